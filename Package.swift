@@ -1,0 +1,45 @@
+// swift-tools-version:6.0
+// Latchkey: a software FIDO2 security key for Linux. No package dependencies:
+// everything outside the toolchain comes from system C libraries.
+import PackageDescription
+
+let package = Package(
+    name: "Latchkey",
+    products: [
+        .executable(name: "latchkey", targets: ["latchkey"]),
+    ],
+    targets: [
+        // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CUdev", pkgConfig: "libudev",
+                       providers: [.apt(["libudev-dev"])]),
+        // C for what Swift cannot import (macros, variadics, kernel struct layouts).
+        .target(name: "CShims", dependencies: ["COpenSSL", "CSQLite"]),
+
+        .target(name: "CBOR"),
+        .target(name: "CTAP", dependencies: ["CBOR"]),
+        .target(name: "CTAPHID"),
+        .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
+        .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto"]),
+        .target(name: "CredentialStore",
+                dependencies: ["Authenticator", "FIDOCrypto", "CSQLite", "CShims"]),
+        .target(name: "LinuxHID", dependencies: ["CTAPHID", "CUdev", "CShims"]),
+        .target(name: "Service",
+                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR", "FIDOCrypto"]),
+        .executableTarget(name: "latchkey", dependencies: ["Service"]),
+
+        .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
+        .testTarget(name: "FIDOCryptoTests", dependencies: ["FIDOCrypto", "COpenSSL", "CShims"]),
+        .testTarget(name: "CTAPTests", dependencies: ["CTAP", "CBOR"]),
+        .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"]),
+        .testTarget(name: "AuthenticatorTests",
+                    dependencies: ["Authenticator", "CTAP", "CBOR", "FIDOCrypto", "COpenSSL", "CShims"]),
+        .testTarget(name: "CredentialStoreTests",
+                    dependencies: ["CredentialStore", "Authenticator", "FIDOCrypto"]),
+        .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "CShims"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service"]),
+    ]
+)
