@@ -1,0 +1,13 @@
+/// CTAPHID_ERROR codes (CTAP 2.1 §11.2.9.1.6). An error response is the
+/// ERROR command (0xBF on the wire) with this code as its one-byte payload.
+public enum CTAPHIDError: UInt8, Error, Sendable {
+    case invalidCommand = 0x01
+    case invalidParameter = 0x02
+    case invalidLength = 0x03
+    case invalidSequence = 0x04
+    case messageTimeout = 0x05
+    case channelBusy = 0x06
+    case lockRequired = 0x0A
+    case invalidChannel = 0x0B
+    case other = 0x7F
+}

@@ -1,0 +1,69 @@
+/// The device's allocated channel IDs, bounded, with least-recently-used eviction.
+///
+/// IDs come from an incrementing counter started at a seed (deterministic for
+/// tests), skipping the reserved ID 0, the broadcast ID and IDs in use.
+struct ChannelTable: Sendable {
+    let capacity: Int
+    private var lastUse: [UInt32: UInt64] = [:]
+    private var useClock: UInt64 = 0
+    private var nextCandidate: UInt32
+
+    init(capacity: Int, seed: UInt32) {
+        self.capacity = max(1, capacity)
+        self.nextCandidate = seed
+    }
+
+    var count: Int { lastUse.count }
+
+    func contains(_ channel: UInt32) -> Bool {
+        lastUse[channel] != nil
+    }
+
+    /// Marks a channel as just used (for LRU eviction); no-op for unknown channels.
+    mutating func touch(_ channel: UInt32) {
+        guard lastUse[channel] != nil else { return }
+        useClock += 1
+        lastUse[channel] = useClock
+    }
+
+    /// Allocates a fresh channel ID, evicting the least recently used channel
+    /// (preferably one not in `protected`) if the table is full.
+    mutating func allocate(protecting protected: [UInt32]) -> UInt32 {
+        makeRoom(protecting: protected)
+        while true {
+            let candidate = nextCandidate
+            nextCandidate &+= 1
+            // §11.2.3: 0 is reserved and 0xFFFFFFFF is broadcast; never hand them out.
+            if candidate == CTAPHIDPacket.reservedChannel || candidate == CTAPHIDPacket.broadcastChannel { continue }
+            if lastUse[candidate] != nil { continue }
+            insert(candidate)
+            return candidate
+        }
+    }
+
+    /// Registers a channel ID chosen by the host (INIT on an unknown channel).
+    mutating func adopt(_ channel: UInt32, protecting protected: [UInt32]) {
+        guard lastUse[channel] == nil else { touch(channel); return }
+        makeRoom(protecting: protected)
+        insert(channel)
+    }
+
+    private mutating func insert(_ channel: UInt32) {
+        useClock += 1
+        lastUse[channel] = useClock
+    }
+
+    // Bounded memory: a client allocating channels in a loop can't exhaust the device.
+    private mutating func makeRoom(protecting protected: [UInt32]) {
+        while lastUse.count >= capacity {
+            var victim: (channel: UInt32, use: UInt64)?
+            var fallback: (channel: UInt32, use: UInt64)?
+            for (channel, use) in lastUse {
+                if fallback == nil || use < fallback!.use { fallback = (channel, use) }
+                if !protected.contains(channel), victim == nil || use < victim!.use { victim = (channel, use) }
+            }
+            guard let evict = victim ?? fallback else { return }
+            lastUse[evict.channel] = nil
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import XCTest
+@testable import CTAPHID
+
+final class CTAPHIDChannelTests: XCTestCase {
+    func test_channelZero_isInvalidChannel() {
+        var machine = CTAPHIDStateMachine()
+        XCTAssertEqual(machine.receive(report: initReport(0, 0x01, data: [1]), from: 0, now: t(0)),
+                       [.send(report: errorReport(0, .invalidChannel), to: 0)])
+        XCTAssertEqual(machine.receive(report: initReport(0, 0x06, data: nonce), from: 0, now: t(0)),
+                       [.send(report: errorReport(0, .invalidChannel), to: 0)])
+    }
+
+    func test_nonINITOnBroadcast_isInvalidChannel() {
+        var machine = CTAPHIDStateMachine()
+        for command: UInt8 in [0x01, 0x03, 0x04, 0x08, 0x10, 0x11] {
+            XCTAssertEqual(machine.receive(report: initReport(broadcast, command, data: [1]), from: 0, now: t(0)),
+                           [.send(report: errorReport(broadcast, .invalidChannel), to: 0)], "command \(command)")
+        }
+    }
+
+    func test_unallocatedChannel_nonINIT_isInvalidChannel() {
+        var machine = CTAPHIDStateMachine()
+        _ = machine.allocateChannel()
+        XCTAssertEqual(machine.receive(report: initReport(0x1234_5678, 0x01, data: [1]), from: 3, now: t(0)),
+                       [.send(report: errorReport(0x1234_5678, .invalidChannel), to: 3)])
+        XCTAssertEqual(machine.receive(report: initReport(0x1234_5678, 0x10, data: [4]), from: 3, now: t(0)),
+                       [.send(report: errorReport(0x1234_5678, .invalidChannel), to: 3)])
+        XCTAssertFalse(machine.isBusy)
+    }
+
+    func test_channelTable_isBounded() {
+        var machine = CTAPHIDStateMachine()
+        let channels = (0..<1100).map { _ in machine.allocateChannel() }
+        XCTAssertEqual(machine.allocatedChannelCount, 1024)
+        // The oldest were evicted; the newest still work.
+        XCTAssertEqual(machine.send(channels[0], 0x01, [1]).reports, [errorReport(channels[0], .invalidChannel)])
+        XCTAssertEqual(machine.send(channels[1099], 0x01, [1]).message()?.payload, [1])
+    }
+
+    func test_channelTable_evictsTheLeastRecentlyUsedChannel() {
+        var machine = CTAPHIDStateMachine(configuration: .init(maxChannels: 3))
+        let a = machine.allocateChannel()
+        let b = machine.allocateChannel()
+        let c = machine.allocateChannel()
+        XCTAssertEqual(machine.send(a, 0x01, [1]).message()?.payload, [1])  // A is now more recent than B
+        let d = machine.allocateChannel()
+        XCTAssertEqual(machine.allocatedChannelCount, 3)
+        XCTAssertEqual(machine.send(b, 0x01, [1]).reports, [errorReport(b, .invalidChannel)])
+        for channel in [a, c, d] {
+            XCTAssertEqual(machine.send(channel, 0x01, [2]).message()?.payload, [2])
+        }
+    }
+
+    func test_channelTable_sparesTheChannelWithARunningRequest() {
+        var machine = CTAPHIDStateMachine(configuration: .init(maxChannels: 2))
+        let a = machine.allocateChannel()
+        guard let request = machine.startCBOR(a) else { return }
+        let b = machine.allocateChannel()
+        _ = machine.allocateChannel()  // table full: B goes, not the busy (and older) A
+        XCTAssertEqual(machine.send(b, 0x01, [1]).reports, [errorReport(b, .invalidChannel)])
+        XCTAssertEqual(machine.receive(report: initReport(a, 0x11), from: 0, now: t(1)),
+                       [.cancelRequest(transactionID: request.transactionID)])
+    }
+}
