@@ -1,0 +1,64 @@
+import CBOR
+
+/// authenticatorGetInfo response (CTAP 2.1 §6.4). Only what the key really does goes in here.
+public struct AuthenticatorInfo: Sendable, Equatable {
+    public var versions: [String]
+    public var extensions: [String]
+    public var aaguid: [UInt8]
+    public var options: [String: Bool]
+    public var maxMsgSize: Int
+    public var pinUvAuthProtocols: [Int]
+    public var maxCredentialCountInList: Int
+    public var maxCredentialIdLength: Int
+    public var transports: [String]
+    public var algorithms: [CredentialParameters]
+    public var maxSerializedLargeBlobArray: Int?
+    public var forcePINChange: Bool?
+    public var minPINLength: Int?
+    public var firmwareVersion: Int?
+    public var maxCredBlobLength: Int?
+    public var maxRPIDsForSetMinPINLength: Int?
+    public var remainingDiscoverableCredentials: Int?
+
+    public init(versions: [String], extensions: [String], aaguid: [UInt8], options: [String: Bool],
+                maxMsgSize: Int, pinUvAuthProtocols: [Int], maxCredentialCountInList: Int,
+                maxCredentialIdLength: Int, transports: [String], algorithms: [CredentialParameters],
+                maxSerializedLargeBlobArray: Int? = nil, forcePINChange: Bool? = nil, minPINLength: Int? = nil,
+                firmwareVersion: Int? = nil, maxCredBlobLength: Int? = nil,
+                maxRPIDsForSetMinPINLength: Int? = nil, remainingDiscoverableCredentials: Int? = nil) {
+        self.versions = versions; self.extensions = extensions; self.aaguid = aaguid; self.options = options
+        self.maxMsgSize = maxMsgSize; self.pinUvAuthProtocols = pinUvAuthProtocols
+        self.maxCredentialCountInList = maxCredentialCountInList; self.maxCredentialIdLength = maxCredentialIdLength
+        self.transports = transports; self.algorithms = algorithms
+        self.maxSerializedLargeBlobArray = maxSerializedLargeBlobArray; self.forcePINChange = forcePINChange
+        self.minPINLength = minPINLength; self.firmwareVersion = firmwareVersion
+        self.maxCredBlobLength = maxCredBlobLength; self.maxRPIDsForSetMinPINLength = maxRPIDsForSetMinPINLength
+        self.remainingDiscoverableCredentials = remainingDiscoverableCredentials
+    }
+
+    public var cborValue: CBORValue {
+        var map: [CBORValue: CBORValue] = [
+            0x01: .array(versions.map { .textString($0) }),
+            0x03: .byteString(aaguid),
+            0x05: CBORValue(maxMsgSize),
+            0x07: CBORValue(maxCredentialCountInList),
+            0x08: CBORValue(maxCredentialIdLength),
+            0x09: .array(transports.map { .textString($0) }),
+            0x0A: .array(algorithms.map(\.cborValue)),
+        ]
+        if !extensions.isEmpty { map[0x02] = .array(extensions.map { .textString($0) }) }
+        if !options.isEmpty {
+            map[0x04] = .map(Dictionary(uniqueKeysWithValues: options.map { (CBORValue.textString($0.key), CBORValue.boolean($0.value)) }))
+        }
+        // Arrays keep their meaning-order: pinUvAuthProtocols lists preference.
+        if !pinUvAuthProtocols.isEmpty { map[0x06] = .array(pinUvAuthProtocols.map { CBORValue($0) }) }
+        if let maxSerializedLargeBlobArray { map[0x0B] = CBORValue(maxSerializedLargeBlobArray) }
+        if let forcePINChange { map[0x0C] = .boolean(forcePINChange) }
+        if let minPINLength { map[0x0D] = CBORValue(minPINLength) }
+        if let firmwareVersion { map[0x0E] = CBORValue(firmwareVersion) }
+        if let maxCredBlobLength { map[0x0F] = CBORValue(maxCredBlobLength) }
+        if let maxRPIDsForSetMinPINLength { map[0x10] = CBORValue(maxRPIDsForSetMinPINLength) }
+        if let remainingDiscoverableCredentials { map[0x14] = CBORValue(remainingDiscoverableCredentials) }
+        return .map(map)
+    }
+}

@@ -1,0 +1,82 @@
+import CBOR
+
+/// authenticatorMakeCredential (0x01) parameters (CTAP 2.1 §6.1).
+public struct MakeCredentialRequest: Sendable, Equatable {
+    public var clientDataHash: [UInt8]
+    public var rp: RelyingPartyEntity
+    public var user: UserEntity
+    public var pubKeyCredParams: [CredentialParameters]
+    public var excludeList: [CredentialDescriptor]
+    public var extensions: [CBORValue: CBORValue]
+    public var options: RequestOptions
+    public var pinUvAuthParam: [UInt8]?
+    public var pinUvAuthProtocol: UInt64?
+    public var enterpriseAttestation: UInt64?
+    public var attestationFormatsPreference: [String]?
+
+    public init(clientDataHash: [UInt8], rp: RelyingPartyEntity, user: UserEntity,
+                pubKeyCredParams: [CredentialParameters], excludeList: [CredentialDescriptor] = [],
+                extensions: [CBORValue: CBORValue] = [:], options: RequestOptions = .init(),
+                pinUvAuthParam: [UInt8]? = nil, pinUvAuthProtocol: UInt64? = nil,
+                enterpriseAttestation: UInt64? = nil, attestationFormatsPreference: [String]? = nil) {
+        self.clientDataHash = clientDataHash; self.rp = rp; self.user = user
+        self.pubKeyCredParams = pubKeyCredParams; self.excludeList = excludeList
+        self.extensions = extensions; self.options = options
+        self.pinUvAuthParam = pinUvAuthParam; self.pinUvAuthProtocol = pinUvAuthProtocol
+        self.enterpriseAttestation = enterpriseAttestation
+        self.attestationFormatsPreference = attestationFormatsPreference
+    }
+
+    /// Parse the request map. Unknown keys are ignored; missing required ones are
+    /// CTAP2_ERR_MISSING_PARAMETER; wrong types CTAP2_ERR_CBOR_UNEXPECTED_TYPE.
+    public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
+        guard let map = value.mapValue else { throw .cborUnexpectedType }
+        guard let hashValue = map[1], let rpValue = map[2], let userValue = map[3],
+              let paramsValue = map[4] else { throw .missingParameter }
+        guard let clientDataHash = hashValue.bytesValue else { throw .cborUnexpectedType }
+        self.clientDataHash = clientDataHash
+        self.rp = try RelyingPartyEntity(parsing: rpValue)
+        self.user = try UserEntity(parsing: userValue)
+        guard let params = paramsValue.arrayValue else { throw .cborUnexpectedType }
+        var parsedParams: [CredentialParameters] = []
+        for entry in params { parsedParams.append(try CredentialParameters(parsing: entry)) }
+        self.pubKeyCredParams = parsedParams
+        var excludes: [CredentialDescriptor] = []
+        for entry in try map[5].optionalArray() ?? [] { excludes.append(try CredentialDescriptor(parsing: entry)) }
+        self.excludeList = excludes
+        self.extensions = try map[6].optionalMap() ?? [:]
+        self.options = try RequestOptions(parsing: map[7])
+        self.pinUvAuthParam = try map[8].optionalBytes()
+        self.pinUvAuthProtocol = try map[9].optionalUnsigned()
+        self.enterpriseAttestation = try map[10].optionalUnsigned()
+        if let formats = try map[11].optionalArray() {
+            var names: [String] = []
+            for format in formats {
+                guard let name = format.stringValue else { throw .cborUnexpectedType }
+                names.append(name)
+            }
+            self.attestationFormatsPreference = names
+        } else {
+            self.attestationFormatsPreference = nil
+        }
+    }
+
+    /// The request map (clients, tests and the benchmark's native client use this).
+    public var cborValue: CBORValue {
+        var map: [CBORValue: CBORValue] = [
+            1: .byteString(clientDataHash), 2: rp.cborValue,
+            3: user.cborValue(includeIdentifyingInfo: true),
+            4: .array(pubKeyCredParams.map(\.cborValue)),
+        ]
+        if !excludeList.isEmpty { map[5] = .array(excludeList.map(\.cborValue)) }
+        if !extensions.isEmpty { map[6] = .map(extensions) }
+        if !options.values.isEmpty {
+            map[7] = .map(Dictionary(uniqueKeysWithValues: options.values.map { (CBORValue.textString($0.key), CBORValue.boolean($0.value)) }))
+        }
+        if let pinUvAuthParam { map[8] = .byteString(pinUvAuthParam) }
+        if let pinUvAuthProtocol { map[9] = .unsignedInt(pinUvAuthProtocol) }
+        if let enterpriseAttestation { map[10] = .unsignedInt(enterpriseAttestation) }
+        if let attestationFormatsPreference { map[11] = .array(attestationFormatsPreference.map { .textString($0) }) }
+        return .map(map)
+    }
+}

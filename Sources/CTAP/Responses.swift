@@ -1,0 +1,48 @@
+import CBOR
+
+/// authenticatorMakeCredential response map (CTAP 2.1 §6.1.2).
+public struct MakeCredentialResponse: Sendable, Equatable {
+    public var format: String
+    public var authenticatorData: [UInt8]
+    public var attestationStatement: CBORValue
+    public var largeBlobKey: [UInt8]?
+
+    public init(format: String, authenticatorData: [UInt8], attestationStatement: CBORValue, largeBlobKey: [UInt8]? = nil) {
+        self.format = format; self.authenticatorData = authenticatorData
+        self.attestationStatement = attestationStatement; self.largeBlobKey = largeBlobKey
+    }
+
+    public var cborValue: CBORValue {
+        var map: [CBORValue: CBORValue] = [1: .textString(format), 2: .byteString(authenticatorData), 3: attestationStatement]
+        if let largeBlobKey { map[5] = .byteString(largeBlobKey) }
+        return .map(map)
+    }
+}
+
+/// authenticatorGetAssertion / GetNextAssertion response map (CTAP 2.1 §6.2.2).
+public struct GetAssertionResponse: Sendable, Equatable {
+    public var credential: CredentialDescriptor
+    public var authenticatorData: [UInt8]
+    public var signature: [UInt8]
+    public var user: CBORValue?
+    public var numberOfCredentials: Int?
+    public var userSelected: Bool?
+    public var largeBlobKey: [UInt8]?
+
+    public init(credential: CredentialDescriptor, authenticatorData: [UInt8], signature: [UInt8],
+                user: CBORValue? = nil, numberOfCredentials: Int? = nil, userSelected: Bool? = nil,
+                largeBlobKey: [UInt8]? = nil) {
+        self.credential = credential; self.authenticatorData = authenticatorData
+        self.signature = signature; self.user = user; self.numberOfCredentials = numberOfCredentials
+        self.userSelected = userSelected; self.largeBlobKey = largeBlobKey
+    }
+
+    public var cborValue: CBORValue {
+        var map: [CBORValue: CBORValue] = [1: credential.cborValue, 2: .byteString(authenticatorData), 3: .byteString(signature)]
+        if let user { map[4] = user }
+        if let numberOfCredentials { map[5] = CBORValue(numberOfCredentials) }
+        if let userSelected { map[6] = .boolean(userSelected) }
+        if let largeBlobKey { map[7] = .byteString(largeBlobKey) }
+        return .map(map)
+    }
+}
