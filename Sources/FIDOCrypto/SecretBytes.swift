@@ -1,0 +1,87 @@
+import COpenSSL
+
+/// Secret key material: an immutable heap buffer, wiped with `OPENSSL_cleanse`
+/// when the last reference goes away, readable only inside a closure.
+///
+/// The bytes live in a dedicated allocation rather than an `Array` so no
+/// copy-on-write duplicate can outlive the wipe. `description`,
+/// `debugDescription` and the reflection mirror show only the length.
+public final class SecretBytes: @unchecked Sendable {
+    // Immutable after init; concurrent readers are therefore safe.
+    private let storage: UnsafeMutableRawBufferPointer
+    /// Number of secret bytes.
+    public let count: Int
+
+    /// Copies `bytes`. The caller should drop its own copy as soon as possible.
+    public init(_ bytes: [UInt8]) {
+        storage = Self.allocate(count: bytes.count)
+        count = bytes.count
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+        }
+    }
+
+    /// `count` bytes from OpenSSL's private CSPRNG (`RAND_priv_bytes`).
+    /// Traps only if the CSPRNG itself fails.
+    public convenience init(randomCount: Int) {
+        precondition(randomCount >= 0 && randomCount <= Int(Int32.max), "SecretBytes: invalid length")
+        self.init(uninitializedCount: randomCount)
+        mustSucceed { () throws(CryptoError) in
+            if randomCount > 0 {
+                try check("RAND_priv_bytes", RAND_priv_bytes(storage.uint8Pointer, Int32(randomCount)))
+            }
+        }
+    }
+
+    /// Builds a secret in place: `fill` writes exactly `count` bytes directly into
+    /// the wiped-on-release buffer, so the secret never passes through an array.
+    init(count: Int, fill: (UnsafeMutableRawBufferPointer) throws(CryptoError) -> Void) throws(CryptoError) {
+        let buffer = Self.allocate(count: count)
+        do {
+            try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
+        } catch {
+            OPENSSL_cleanse(buffer.baseAddress, buffer.count)
+            buffer.deallocate()
+            throw error
+        }
+        storage = buffer
+        self.count = count
+    }
+
+    private init(uninitializedCount count: Int) {
+        storage = Self.allocate(count: count)
+        self.count = count
+    }
+
+    private static func allocate(count: Int) -> UnsafeMutableRawBufferPointer {
+        precondition(count >= 0, "SecretBytes: negative length")
+        // Never allocate zero bytes so `baseAddress` is always valid.
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        return buffer
+    }
+
+    deinit {
+        OPENSSL_cleanse(storage.baseAddress, storage.count)
+        storage.deallocate()
+    }
+
+    /// Read access to the secret. Do not let the pointer escape `body`.
+    /// (Generic over the error type; callers see the same behaviour as `rethrows`.)
+    public func withUnsafeBytes<R, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> R
+    ) throws(Failure) -> R {
+        try body(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+    }
+
+    /// Explicit escape hatch: returns an ordinary (un-wiped) copy of the bytes.
+    public func copyBytes() -> [UInt8] {
+        Array(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+    }
+}
+
+extension SecretBytes: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String { "SecretBytes(\(count) bytes)" }
+    public var debugDescription: String { description }
+    public var customMirror: Mirror { Mirror(self, children: ["count": count], displayStyle: .class) }
+}
