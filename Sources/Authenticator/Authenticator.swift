@@ -1,0 +1,137 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+/// The sans-IO CTAP2 + U2F core: one request in, one response out.
+///
+/// Not reentrant: the transport hands it one request at a time (from its worker), and routes
+/// power cycles through the same worker. Presence may block inside a request; the transport
+/// keeps serving KEEPALIVE and CANCEL meanwhile and signals through `RequestContext`.
+public final class Authenticator: @unchecked Sendable {
+    let configuration: AuthenticatorConfiguration
+    let store: CredentialStorePort
+    let presence: UserPresence
+    let clock: AuthenticatorClock
+    let random: RandomSource
+
+    var secrets: DeviceSecrets
+    var codec: CredentialIDCodec
+    var attestationKey: P256.Signing.PrivateKey
+    /// Monotonic time of the last power-up (device creation or SIGHUP).
+    var poweredUpAt: UInt64
+    /// authenticatorGetNextAssertion state: one at a time, bound to its channel.
+    var pendingAssertions: PendingAssertions?
+
+    public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
+                presence: UserPresence, clock: AuthenticatorClock, random: RandomSource = SystemRandom()) throws(StoreError) {
+        self.configuration = configuration
+        self.store = store
+        self.presence = presence
+        self.clock = clock
+        self.random = random
+        let secrets = try store.loadDeviceSecrets(orCreate: { try DeviceSecrets.generate() })
+        guard let attestationKey = try? P256.Signing.PrivateKey(rawRepresentation: secrets.attestationPrivateKey.copyBytes()) else {
+            throw .corrupt("attestation key")
+        }
+        self.secrets = secrets
+        self.codec = CredentialIDCodec(wrappingKey: secrets.wrappingKey)
+        self.attestationKey = attestationKey
+        self.poweredUpAt = clock.monotonicMilliseconds()
+    }
+
+    /// The key's "power cycle" (device recreated, SIGHUP): reopens the reset window and drops
+    /// all volatile state.
+    public func powerCycle() {
+        poweredUpAt = clock.monotonicMilliseconds()
+        pendingAssertions = nil
+    }
+
+    /// The attestation CA certificate (DER), for relying parties that want to trust this key.
+    public var attestationCACertificate: [UInt8] { secrets.attestationCACertificate }
+    public var aaguid: [UInt8] { secrets.aaguid }
+
+    /// Handle one CTAPHID_CBOR message: command byte ‖ CBOR parameters. Returns status ‖ CBOR.
+    public func handleCTAP2(_ message: [UInt8], context: RequestContext) -> [UInt8] {
+        guard let commandByte = message.first else { return [CTAP2StatusCode.invalidLength.rawValue] }
+        guard let command = CTAPCommand(rawValue: commandByte) else {
+            return [CTAP2StatusCode.invalidCommand.rawValue]
+        }
+        // CTAP 2.1 §6.3: getNextAssertion must directly follow on the same channel; any other
+        // command from that channel ends the sequence.
+        if command != .getNextAssertion, pendingAssertions?.channel == context.channel {
+            pendingAssertions = nil
+        }
+        do throws(CTAP2StatusCode) {
+            let parameters = try Self.decodeParameters(message.dropFirst())
+            let body: CBORValue?
+            switch command {
+            case .getInfo: body = try getInfo().cborValue
+            case .makeCredential:
+                body = try makeCredential(MakeCredentialRequest(cbor: try Self.require(parameters)), context: context)
+            case .getAssertion:
+                body = try getAssertion(GetAssertionRequest(cbor: try Self.require(parameters)), context: context)
+            case .getNextAssertion: body = try getNextAssertion(context: context)
+            case .reset: body = try reset(context: context)
+            case .selection: body = try selection(context: context)
+            case .clientPIN, .bioEnrollment, .credentialManagement, .largeBlobs, .config,
+                 .credentialManagementPreview:
+                // Not offered in getInfo; CTAP 2.1 §8: unsupported commands are INVALID_COMMAND.
+                throw .invalidCommand
+            }
+            return [CTAP2StatusCode.success.rawValue] + (body?.encoded() ?? [])
+        } catch {
+            return [error.rawValue]
+        }
+    }
+
+    static func decodeParameters(_ bytes: ArraySlice<UInt8>) throws(CTAP2StatusCode) -> CBORValue? {
+        guard !bytes.isEmpty else { return nil }
+        do {
+            return try CBORDecoder.decode(Array(bytes))
+        } catch {
+            throw CTAP2StatusCode(error)
+        }
+    }
+
+    static func require(_ parameters: CBORValue?) throws(CTAP2StatusCode) -> CBORValue {
+        guard let parameters else { throw .missingParameter }
+        return parameters
+    }
+
+    /// Ask for the user's touch, mapping the answer to CTAP status codes.
+    func collectPresence(_ operation: PresenceRequest.Operation, rpID: String?, userName: String? = nil,
+                         context: RequestContext, timeoutMilliseconds: UInt64? = nil) throws(CTAP2StatusCode) {
+        if context.cancellation.isCancelled { throw .keepaliveCancel }
+        context.reportStatus(.userPresenceNeeded)
+        defer { context.reportStatus(.processing) }
+        let request = PresenceRequest(operation: operation, rpID: rpID, userName: userName,
+                                      timeoutMilliseconds: timeoutMilliseconds ?? configuration.presenceTimeoutMilliseconds)
+        switch presence.confirmPresence(request, cancellation: context.cancellation) {
+        case .approved:
+            if context.cancellation.isCancelled { throw .keepaliveCancel }
+        case .denied: throw .operationDenied
+        case .timedOut: throw .userActionTimeout
+        case .cancelled: throw .keepaliveCancel
+        }
+    }
+
+    func nonce() -> [UInt8] { random.bytes(count: 12) }
+
+    func signatureCounter(credentialID: [UInt8]?) throws(CTAP2StatusCode) -> UInt32 {
+        do {
+            return try store.nextSignatureCounter(credentialID: credentialID)
+        } catch {
+            throw CTAP2StatusCode(error)
+        }
+    }
+}
+
+extension CTAP2StatusCode {
+    /// The one mapping from store failures to the wire.
+    public init(_ error: StoreError) {
+        switch error {
+        case .full: self = .keyStoreFull
+        case .corrupt, .io, .locked, .permissions: self = .other
+        }
+    }
+}

@@ -1,0 +1,67 @@
+import CTAP
+import FIDOCrypto
+
+/// What a credential ID carries once opened.
+struct CredentialSource {
+    var isResident: Bool
+    var algorithm: COSEAlgorithm
+    var credProtect: UInt8
+    var privateKey: SecretBytes
+}
+
+/// Credential IDs are the credential's private key sealed with AES-256-GCM under the device
+/// wrapping key, with the rpIdHash as associated data (ARCHITECTURE.md, Credential model):
+/// non-discoverable credentials need no storage, and an ID presented for another RP, from
+/// another key, or altered in any bit simply fails to open.
+///
+/// Layout (64 bytes): version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(32)) ‖ tag(16)
+struct CredentialIDCodec {
+    static let version: UInt8 = 0x01
+    static let length = 1 + 12 + 35 + 16
+
+    let wrappingKey: SecretBytes
+
+    func seal(_ source: CredentialSource, rpIDHash: [UInt8], nonce: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
+        var plaintext: [UInt8] = [source.isResident ? 0x01 : 0x00, Self.algorithmByte(source.algorithm), source.credProtect]
+        plaintext += source.privateKey.copyBytes()
+        defer { for index in plaintext.indices { plaintext[index] = 0 } }
+        do {
+            let sealed = try AES256GCM.seal(plaintext, key: wrappingKey, nonce: nonce, authenticating: rpIDHash)
+            return [Self.version] + nonce + sealed.ciphertext + sealed.tag
+        } catch {
+            throw .other
+        }
+    }
+
+    /// The credential behind `id` if this key sealed it for `rpIDHash`; nil otherwise.
+    func open(_ id: [UInt8], rpIDHash: [UInt8]) -> CredentialSource? {
+        guard id.count == Self.length, id[0] == Self.version else { return nil }
+        let nonce = Array(id[1..<13])
+        let ciphertext = Array(id[13..<48])
+        let tag = Array(id[48..<64])
+        guard var plaintext = try? AES256GCM.open(ciphertext, tag: tag, key: wrappingKey, nonce: nonce, authenticating: rpIDHash) else {
+            return nil
+        }
+        defer { for index in plaintext.indices { plaintext[index] = 0 } }
+        guard plaintext.count == 35, let algorithm = Self.algorithm(plaintext[1]),
+              (1...3).contains(plaintext[2]) else { return nil }
+        return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,
+                                credProtect: plaintext[2], privateKey: SecretBytes(Array(plaintext[3...])))
+    }
+
+    private static func algorithmByte(_ algorithm: COSEAlgorithm) -> UInt8 {
+        switch algorithm {
+        case .es256: 1
+        case .edDSA: 2
+        case .ecdhESHKDF256: 0
+        }
+    }
+
+    private static func algorithm(_ byte: UInt8) -> COSEAlgorithm? {
+        switch byte {
+        case 1: .es256
+        case 2: .edDSA
+        default: nil
+        }
+    }
+}

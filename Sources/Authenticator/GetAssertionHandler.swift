@@ -1,0 +1,155 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+/// A credential located for an assertion.
+struct AssertionCandidate {
+    var credentialID: [UInt8]
+    var key: CredentialPrivateKey
+    var resident: ResidentCredential?
+}
+
+/// authenticatorGetNextAssertion state (CTAP 2.1 §6.3).
+struct PendingAssertions {
+    var channel: UInt32
+    var rpIDHash: [UInt8]
+    var clientDataHash: [UInt8]
+    var flags: AuthenticatorData.Flags
+    var remaining: [ResidentCredential]
+    var total: Int
+    var userVerified: Bool
+    var wantsCredBlob: Bool
+    var lastUsed: UInt64
+}
+
+extension Authenticator {
+    /// authenticatorGetAssertion (0x02), CTAP 2.1 §6.2.2.
+    func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
+        if let param = request.pinUvAuthParam, param.isEmpty {
+            try collectPresence(.touchProbe, rpID: request.rpID, context: context)
+            throw .pinNotSet
+        }
+        if request.pinUvAuthParam != nil {
+            if request.pinUvAuthProtocol == nil { throw .missingParameter }
+            throw .pinNotSet
+        }
+        // Options: "rk" is not an option of getAssertion; "uv" needs built-in UV.
+        if request.options["rk"] != nil { throw .unsupportedOption }
+        if request.options["uv"] == true { throw .invalidOption }
+        let userPresence = request.options["up"] ?? true
+        let userVerified = false
+        var wantsCredBlob = false
+        if let value = request.extensions["credBlob"] {
+            guard let flag = value.boolValue else { throw .cborUnexpectedType }
+            wantsCredBlob = flag
+        }
+
+        let rpIDHash = SHA256.hash(Array(request.rpID.utf8))
+        var flags: AuthenticatorData.Flags = []
+        if userVerified { flags.insert(.userVerified) }
+
+        if !request.allowList.isEmpty {
+            // With an allowList: the first listed credential of ours for this RP.
+            guard let candidate = try locate(request.allowList, rpIDHash: rpIDHash, userVerified: userVerified) else {
+                throw .noCredentials
+            }
+            if userPresence {
+                try collectPresence(.getAssertion, rpID: request.rpID, userName: candidate.resident?.userName, context: context)
+                flags.insert(.userPresent)
+            }
+            return try assertion(for: candidate, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
+                                 flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
+                                 numberOfCredentials: nil)
+        }
+
+        // Without an allowList: discoverable credentials of this RP, newest first; credProtect
+        // level ≥ 2 needs UV here (uvOptionalWithCredentialIDList / uvRequired).
+        let stored: [ResidentCredential]
+        do { stored = try store.residentCredentials(rpIDHash: rpIDHash) } catch { throw CTAP2StatusCode(error) }
+        let applicable = stored.filter { $0.hiddenSince == nil && ($0.credProtect == 1 || userVerified) }
+        guard let first = applicable.first else { throw .noCredentials }
+        if userPresence {
+            try collectPresence(.getAssertion, rpID: request.rpID, context: context)
+            flags.insert(.userPresent)
+        }
+        if applicable.count > 1 {
+            pendingAssertions = PendingAssertions(
+                channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
+                remaining: Array(applicable.dropFirst()), total: applicable.count, userVerified: userVerified,
+                wantsCredBlob: wantsCredBlob, lastUsed: clock.monotonicMilliseconds())
+        }
+        return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
+                             flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
+                             numberOfCredentials: applicable.count)
+    }
+
+    /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
+    func getNextAssertion(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
+        guard var pending = pendingAssertions, pending.channel == context.channel else { throw .notAllowed }
+        let now = clock.monotonicMilliseconds()
+        guard now &- pending.lastUsed <= configuration.getNextAssertionTimeoutMilliseconds,
+              !pending.remaining.isEmpty else {
+            pendingAssertions = nil
+            throw .notAllowed
+        }
+        let next = pending.remaining.removeFirst()
+        pending.lastUsed = now
+        pendingAssertions = pending.remaining.isEmpty ? nil : pending
+        // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
+        let current: ResidentCredential?
+        do { current = try store.residentCredential(id: next.credentialID) } catch { throw CTAP2StatusCode(error) }
+        guard let current, current.hiddenSince == nil else { throw .noCredentials }
+        return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
+                             clientDataHash: pending.clientDataHash, flags: pending.flags,
+                             userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,
+                             numberOfCredentials: nil)
+    }
+
+    /// The first descriptor that is one of our credentials for this RP and usable now.
+    func locate(_ allowList: [CredentialDescriptor], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> AssertionCandidate? {
+        for descriptor in allowList where descriptor.type == "public-key" {
+            guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
+            // credProtect level 3 (uvRequired) is never usable without UV.
+            if source.credProtect == 3 && !userVerified { continue }
+            if source.isResident {
+                let stored: ResidentCredential?
+                do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
+                // A deleted or hidden discoverable credential is gone, even if its ID still opens.
+                guard let stored, stored.hiddenSince == nil else { continue }
+                return try candidate(from: stored)
+            }
+            guard let key = CredentialPrivateKey(algorithm: source.algorithm, raw: source.privateKey.copyBytes()) else { continue }
+            return AssertionCandidate(credentialID: descriptor.id, key: key, resident: nil)
+        }
+        return nil
+    }
+
+    func candidate(from credential: ResidentCredential) throws(CTAP2StatusCode) -> AssertionCandidate {
+        guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
+              let key = CredentialPrivateKey(algorithm: algorithm, raw: credential.privateKey.copyBytes()) else {
+            throw .other
+        }
+        return AssertionCandidate(credentialID: credential.credentialID, key: key, resident: credential)
+    }
+
+    func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
+                   flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool,
+                   numberOfCredentials: Int?) throws(CTAP2StatusCode) -> CBORValue {
+        var extensionOutputs: [CBORValue: CBORValue] = [:]
+        if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
+        let counter = try signatureCounter(credentialID: candidate.resident?.credentialID)
+        let authenticatorData = AuthenticatorData(
+            rpIDHash: rpIDHash, flags: flags, signCount: counter,
+            extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
+        let signature = try candidate.key.signature(for: authenticatorData + clientDataHash)
+        // CTAP 2.1 §6.2.2: user identifiable information only after user verification; the
+        // user handle of a discoverable credential always.
+        let user = candidate.resident.map {
+            UserEntity(id: $0.userHandle, name: $0.userName, displayName: $0.userDisplayName)
+                .cborValue(includeIdentifyingInfo: userVerified)
+        }
+        return GetAssertionResponse(credential: CredentialDescriptor(id: candidate.credentialID),
+                                    authenticatorData: authenticatorData, signature: signature, user: user,
+                                    numberOfCredentials: numberOfCredentials).cborValue
+    }
+}

@@ -1,0 +1,119 @@
+import FIDOCrypto
+import Synchronization
+
+/// A store that forgets everything at exit: for unit tests of the core and for throwaway keys.
+public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Sendable {
+    private struct State {
+        var secrets: DeviceSecrets?
+        var credentials: [ResidentCredential] = []
+        var counters: [[UInt8]: UInt32] = [:]
+        var globalCounter: UInt32 = 0
+        var pin: PINState?
+        var settings: [String: [UInt8]] = [:]
+    }
+    private let state = Mutex(State())
+    public let maxResidentCredentials: Int
+
+    public init(maxResidentCredentials: Int = 1000) {
+        self.maxResidentCredentials = maxResidentCredentials
+    }
+
+    public func loadDeviceSecrets(orCreate create: () throws -> DeviceSecrets) throws(StoreError) -> DeviceSecrets {
+        if let existing = state.withLock({ $0.secrets }) { return existing }
+        let created: DeviceSecrets
+        do { created = try create() } catch { throw .io("cannot create device secrets") }
+        state.withLock { $0.secrets = created }
+        return created
+    }
+
+    public func replaceWrappingKey(_ key: SecretBytes) throws(StoreError) {
+        state.withLock { $0.secrets?.wrappingKey = key }
+    }
+
+    public func residentCredentials(rpIDHash: [UInt8]) throws(StoreError) -> [ResidentCredential] {
+        state.withLock { state in
+            state.credentials.filter { $0.rpIDHash == rpIDHash && $0.hiddenSince == nil }.reversed()
+        }
+    }
+
+    public func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? {
+        state.withLock { $0.credentials.first { $0.credentialID == id } }
+    }
+
+    public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
+        let full: Bool = state.withLock { state in
+            state.credentials.removeAll { $0.rpIDHash == credential.rpIDHash && $0.userHandle == credential.userHandle }
+            guard state.credentials.count < maxResidentCredentials else { return true }
+            state.credentials.append(credential)
+            return false
+        }
+        if full { throw .full }
+    }
+
+    public func deleteResidentCredential(id: [UInt8]) throws(StoreError) -> Bool {
+        state.withLock { state in
+            let before = state.credentials.count
+            state.credentials.removeAll { $0.credentialID == id }
+            return state.credentials.count != before
+        }
+    }
+
+    public func updateUser(credentialID: [UInt8], name: String?, displayName: String?) throws(StoreError) {
+        state.withLock { state in
+            for index in state.credentials.indices where state.credentials[index].credentialID == credentialID {
+                state.credentials[index].userName = name
+                state.credentials[index].userDisplayName = displayName
+            }
+        }
+    }
+
+    public func residentCredentialCount() throws(StoreError) -> Int {
+        state.withLock { $0.credentials.count }
+    }
+
+    public func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32 {
+        state.withLock { state in
+            if let credentialID {
+                let next = (state.counters[credentialID] ?? 0) &+ 1
+                state.counters[credentialID] = next
+                return next
+            }
+            state.globalCounter &+= 1
+            return state.globalCounter
+        }
+    }
+
+    public func relyingParties() throws(StoreError) -> [RelyingPartyEntry] {
+        state.withLock { state in
+            var seen: [[UInt8]: RelyingPartyEntry] = [:]
+            for credential in state.credentials where credential.hiddenSince == nil && seen[credential.rpIDHash] == nil {
+                seen[credential.rpIDHash] = RelyingPartyEntry(rpID: credential.rpID, rpIDHash: credential.rpIDHash,
+                                                              name: credential.rpName)
+            }
+            return seen.values.sorted { $0.rpID < $1.rpID }
+        }
+    }
+
+    public func loadPINState() throws(StoreError) -> PINState? { state.withLock { $0.pin } }
+    public func savePINState(_ pin: PINState?) throws(StoreError) { state.withLock { $0.pin = pin } }
+    public func loadSetting(_ key: String) throws(StoreError) -> [UInt8]? { state.withLock { $0.settings[key] } }
+    public func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError) { state.withLock { $0.settings[key] = value } }
+
+    public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
+        state.withLock { state in
+            state.credentials = []
+            state.pin = nil
+            state.settings = [:]
+            state.secrets?.wrappingKey = newWrappingKey
+        }
+    }
+
+    /// Test hook: mark a credential hidden as a signal would.
+    public func hide(credentialID: [UInt8], at time: Int64) {
+        state.withLock { state in
+            for index in state.credentials.indices where state.credentials[index].credentialID == credentialID {
+                state.credentials[index].hiddenSince = time
+            }
+        }
+    }
+}

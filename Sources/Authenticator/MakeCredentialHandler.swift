@@ -1,0 +1,127 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+extension Authenticator {
+    /// authenticatorMakeCredential (0x01), CTAP 2.1 §6.1.2.
+    func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
+        // §6.1.2 step 1: a zero-length pinUvAuthParam is the "touch to select" probe.
+        if let param = request.pinUvAuthParam, param.isEmpty {
+            try collectPresence(.touchProbe, rpID: request.rp.id, context: context)
+            throw .pinNotSet
+        }
+        // Step 2: no PIN/UV protocol is offered (getInfo lists none), so any pinUvAuthParam
+        // refers to a PIN this key does not have.
+        if request.pinUvAuthParam != nil {
+            if request.pinUvAuthProtocol == nil { throw .missingParameter }
+            throw .pinNotSet
+        }
+        // Step 3: the first supported algorithm in the RP's order of preference.
+        var chosen: COSEAlgorithm?
+        for parameter in request.pubKeyCredParams where parameter.type == "public-key" {
+            if let algorithm = COSEAlgorithm(rawValue: parameter.algorithm), algorithm != .ecdhESHKDF256 {
+                chosen = algorithm
+                break
+            }
+        }
+        guard let algorithm = chosen else { throw .unsupportedAlgorithm }
+        // Step 4: options. "up": false is invalid for makeCredential; "uv" needs built-in UV,
+        // which this key does not offer.
+        if request.options["up"] == false { throw .invalidOption }
+        if request.options["uv"] == true { throw .invalidOption }
+        let isResident = request.options["rk"] ?? false
+        // Step 7: enterprise attestation is not offered.
+        if request.enterpriseAttestation != nil { throw .invalidParameter }
+
+        let rpIDHash = SHA256.hash(Array(request.rp.id.utf8))
+        let userVerified = false
+
+        // Extensions (CTAP 2.1 §12): unknown ones are ignored.
+        var credProtect: UInt8 = 1
+        var credProtectRequested = false
+        if let value = request.extensions["credProtect"] {
+            guard let level = value.uint64Value else { throw .cborUnexpectedType }
+            guard (1...3).contains(level) else { throw .invalidOption }
+            credProtect = UInt8(level)
+            credProtectRequested = true
+        }
+        var credBlob: [UInt8]?
+        if let value = request.extensions["credBlob"] {
+            guard let blob = value.bytesValue else { throw .cborUnexpectedType }
+            credBlob = blob
+        }
+
+        // Step 8: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
+        // credProtect level 3 credentials are invisible without UV.
+        for descriptor in request.excludeList where descriptor.type == "public-key" {
+            guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
+            if source.isResident {
+                let stored: ResidentCredential?
+                do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
+                guard let stored, stored.hiddenSince == nil else { continue }
+            }
+            if source.credProtect == 3 && !userVerified { continue }
+            try? collectPresence(.credentialExcluded, rpID: request.rp.id, context: context)
+            if context.cancellation.isCancelled { throw .keepaliveCancel }
+            throw .credentialExcluded
+        }
+
+        if isResident {
+            let count: Int
+            do { count = try store.residentCredentialCount() } catch { throw CTAP2StatusCode(error) }
+            let replacing: Bool
+            do {
+                replacing = try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
+            } catch { throw CTAP2StatusCode(error) }
+            if count >= store.maxResidentCredentials && !replacing { throw .keyStoreFull }
+        }
+
+        // Step 9/10: user presence.
+        try collectPresence(.makeCredential, rpID: request.rp.id, userName: request.user.name, context: context)
+
+        // Step 11: the credential.
+        let key = try CredentialPrivateKey.generate(algorithm)
+        let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
+                                      privateKey: key.rawRepresentation)
+        let credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
+
+        var storedBlob = false
+        if isResident {
+            if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
+            let credential = ResidentCredential(
+                credentialID: credentialID, rpID: request.rp.id, rpIDHash: rpIDHash, rpName: request.rp.name,
+                userHandle: request.user.id, userName: request.user.name, userDisplayName: request.user.displayName,
+                algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
+                credProtect: credProtect, credBlob: credBlob)
+            do { try store.saveResidentCredential(credential) } catch { throw CTAP2StatusCode(error) }
+        }
+
+        var extensionOutputs: [CBORValue: CBORValue] = [:]
+        if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect)) }
+        if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
+
+        let counter = try signatureCounter(credentialID: isResident ? credentialID : nil)
+        var flags: AuthenticatorData.Flags = [.userPresent]
+        if userVerified { flags.insert(.userVerified) }
+        let authenticatorData = AuthenticatorData(
+            rpIDHash: rpIDHash, flags: flags, signCount: counter,
+            attestedCredentialData: .init(aaguid: secrets.aaguid, credentialID: credentialID,
+                                          publicKey: key.cosePublicKey.cborValue),
+            extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
+
+        // Attestation: the first format in the client's preference that we support
+        // (CTAP 2.2 attestationFormatsPreference); packed with the batch certificate by default.
+        let format = (request.attestationFormatsPreference ?? []).first { $0 == "packed" || $0 == "none" } ?? "packed"
+        let statement: CBORValue
+        if format == "none" {
+            statement = .map([:])
+        } else {
+            let signature: [UInt8]
+            do { signature = try attestationKey.signature(for: authenticatorData + request.clientDataHash) } catch { throw .other }
+            statement = .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
+                              "x5c": .array([.byteString(secrets.attestationCertificate)])])
+        }
+        return MakeCredentialResponse(format: format, authenticatorData: authenticatorData,
+                                      attestationStatement: statement).cborValue
+    }
+}

@@ -1,0 +1,94 @@
+import FIDOCrypto
+
+/// The store port: everything the authenticator keeps across requests and power cycles.
+///
+/// Implementations: `SQLiteCredentialStore` (module CredentialStore) for real keys,
+/// `InMemoryCredentialStore` (this module) for tests and throwaway keys.
+/// The authenticator calls the port from one worker thread at a time; implementations
+/// must still tolerate other processes (the CLI) changing the same store between calls.
+public protocol CredentialStorePort: AnyObject {
+    /// Device secrets, created on first use by `create` and stable afterwards (until `reset`
+    /// replaces the wrapping key).
+    func loadDeviceSecrets(orCreate create: () throws -> DeviceSecrets) throws(StoreError) -> DeviceSecrets
+
+    /// Replace the wrapping key (authenticatorReset invalidates every non-resident credential).
+    func replaceWrappingKey(_ key: SecretBytes) throws(StoreError)
+
+    /// Visible (not hidden) resident credentials of one RP, newest first.
+    func residentCredentials(rpIDHash: [UInt8]) throws(StoreError) -> [ResidentCredential]
+
+    /// One resident credential by ID, hidden or not (callers check `hiddenSince`).
+    func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential?
+
+    /// Insert, replacing any credential with the same (rpIdHash, userHandle) — CTAP 2.1
+    /// §6.1.2 step 17: a new discoverable credential for the same account overwrites the old.
+    /// Durable when it returns.
+    func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError)
+
+    /// Delete one resident credential; false when there was none.
+    @discardableResult
+    func deleteResidentCredential(id: [UInt8]) throws(StoreError) -> Bool
+
+    /// Replace user name / display name of a stored credential (nil removes the field).
+    func updateUser(credentialID: [UInt8], name: String?, displayName: String?) throws(StoreError)
+
+    /// Number of stored resident credentials (hidden ones included: they still take space).
+    func residentCredentialCount() throws(StoreError) -> Int
+
+    /// The most resident credentials the store accepts.
+    var maxResidentCredentials: Int { get }
+
+    /// The next signature counter value. `credentialID == nil` is the device-global counter
+    /// (non-resident and U2F credentials); otherwise the resident credential's own counter.
+    /// Never returns a value at or below one handed out before, across crashes: implementations
+    /// reserve blocks durably ahead and hand out values below the durable high-water mark.
+    func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32
+
+    /// Distinct RPs that have visible resident credentials (credentialManagement enumerateRPs).
+    func relyingParties() throws(StoreError) -> [RelyingPartyEntry]
+
+    /// Persistent PIN state (nil: no PIN set).
+    func loadPINState() throws(StoreError) -> PINState?
+    func savePINState(_ state: PINState?) throws(StoreError)
+
+    /// Key-wide settings persisted for authenticatorConfig (alwaysUv, minPINLength, …).
+    func loadSetting(_ key: String) throws(StoreError) -> [UInt8]?
+    func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError)
+
+    /// authenticatorReset: delete every credential, the PIN and settings; keep AAGUID and
+    /// attestation; install `newWrappingKey`. One transaction.
+    func reset(newWrappingKey: SecretBytes) throws(StoreError)
+}
+
+/// One RP as listed by credential management.
+public struct RelyingPartyEntry: Sendable, Equatable {
+    public var rpID: String
+    public var rpIDHash: [UInt8]
+    public var name: String?
+    public init(rpID: String, rpIDHash: [UInt8], name: String?) {
+        self.rpID = rpID; self.rpIDHash = rpIDHash; self.name = name
+    }
+}
+
+/// Persistent clientPIN state (CTAP 2.1 §6.5).
+public struct PINState: Sendable, Equatable {
+    /// LEFT(SHA-256(PIN), 16); nil when no PIN is set but retries are tracked.
+    public var pinHash: [UInt8]?
+    /// Code points of the current PIN (for minPINLength checks after setMinPINLength).
+    public var pinCodePoints: Int
+    public var retries: Int
+    public var forcePINChange: Bool
+    public init(pinHash: [UInt8]?, pinCodePoints: Int, retries: Int, forcePINChange: Bool) {
+        self.pinHash = pinHash; self.pinCodePoints = pinCodePoints
+        self.retries = retries; self.forcePINChange = forcePINChange
+    }
+}
+
+/// Errors of the store layer. Mapped to the wire in one place (`CTAP2StatusCode.init(_:)`).
+public enum StoreError: Error, Equatable, Sendable {
+    case full                       // → CTAP2_ERR_KEY_STORE_FULL
+    case corrupt(String)            // a row failed to decrypt or parse → CTAP2_ERR_OTHER
+    case io(String)                 // SQLite or file system failure → CTAP2_ERR_OTHER
+    case locked                     // another process holds the store's lock
+    case permissions(String)        // directory or files readable by group/others
+}

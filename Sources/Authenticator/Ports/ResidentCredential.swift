@@ -1,0 +1,42 @@
+import FIDOCrypto
+
+/// A discoverable credential as the store keeps it (ARCHITECTURE.md, Credential model).
+public struct ResidentCredential: Sendable {
+    public var credentialID: [UInt8]
+    public var rpID: String
+    public var rpIDHash: [UInt8]
+    public var rpName: String?
+    public var userHandle: [UInt8]
+    public var userName: String?
+    public var userDisplayName: String?
+    /// COSE algorithm identifier (-7 ES256, -8 EdDSA).
+    public var algorithm: Int
+    /// Raw private key: P-256 scalar or Ed25519 seed.
+    public var privateKey: SecretBytes
+    /// Unix seconds.
+    public var createdAt: Int64
+    /// credProtect level 1…3.
+    public var credProtect: UInt8
+    public var credBlob: [UInt8]?
+    public var largeBlobKey: SecretBytes?
+    /// hmac-secret CredRandom values (32 bytes each) for requests with and without UV.
+    public var hmacSecretWithUV: SecretBytes?
+    public var hmacSecretWithoutUV: SecretBytes?
+    /// Unix seconds since a signal hid it; nil when visible.
+    public var hiddenSince: Int64?
+
+    public init(credentialID: [UInt8], rpID: String, rpIDHash: [UInt8], rpName: String?,
+                userHandle: [UInt8], userName: String?, userDisplayName: String?,
+                algorithm: Int, privateKey: SecretBytes, createdAt: Int64,
+                credProtect: UInt8 = 1, credBlob: [UInt8]? = nil, largeBlobKey: SecretBytes? = nil,
+                hmacSecretWithUV: SecretBytes? = nil, hmacSecretWithoutUV: SecretBytes? = nil,
+                hiddenSince: Int64? = nil) {
+        self.credentialID = credentialID; self.rpID = rpID; self.rpIDHash = rpIDHash
+        self.rpName = rpName; self.userHandle = userHandle; self.userName = userName
+        self.userDisplayName = userDisplayName; self.algorithm = algorithm
+        self.privateKey = privateKey; self.createdAt = createdAt; self.credProtect = credProtect
+        self.credBlob = credBlob; self.largeBlobKey = largeBlobKey
+        self.hmacSecretWithUV = hmacSecretWithUV; self.hmacSecretWithoutUV = hmacSecretWithoutUV
+        self.hiddenSince = hiddenSince
+    }
+}

@@ -1,0 +1,27 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+extension Authenticator {
+    /// authenticatorReset (0x07), CTAP 2.1 §6.6.
+    func reset(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+        // Only within 10 s of power-up, else NOT_ALLOWED.
+        guard clock.monotonicMilliseconds() &- poweredUpAt <= configuration.resetWindowMilliseconds else {
+            throw .notAllowed
+        }
+        try collectPresence(.reset, rpID: nil, context: context)
+        // A new wrapping key makes every old non-resident credential ID unopenable.
+        let newKey = SecretBytes(randomCount: 32)
+        do { try store.reset(newWrappingKey: newKey) } catch { throw CTAP2StatusCode(error) }
+        secrets.wrappingKey = newKey
+        codec = CredentialIDCodec(wrappingKey: newKey)
+        pendingAssertions = nil
+        return nil
+    }
+
+    /// authenticatorSelection (0x0B), CTAP 2.1 §6.9: a touch, nothing else.
+    func selection(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+        try collectPresence(.selection, rpID: nil, context: context)
+        return nil
+    }
+}

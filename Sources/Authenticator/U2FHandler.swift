@@ -1,0 +1,101 @@
+import CTAP
+import FIDOCrypto
+
+extension Authenticator {
+    /// Handle one CTAPHID_MSG message: a U2F APDU (FIDO U2F Raw Message Formats). Returns
+    /// response data ‖ status word.
+    public func handleU2F(_ message: [UInt8], context: RequestContext) -> [UInt8] {
+        do throws(U2FStatusWord) {
+            let apdu = try U2FAPDU(parsing: message)
+            guard apdu.cla == 0 else { throw .claNotSupported }
+            switch U2FAPDU.Instruction(rawValue: apdu.ins) {
+            case .version:
+                // U2F §6.1: U2F_VERSION takes no data.
+                guard apdu.data.isEmpty else { throw .wrongLength }
+                return Array("U2F_V2".utf8) + U2FStatusWord.noError.bytes
+            case .register:
+                return try u2fRegister(apdu, context: context) + U2FStatusWord.noError.bytes
+            case .authenticate:
+                return try u2fAuthenticate(apdu, context: context) + U2FStatusWord.noError.bytes
+            case nil:
+                throw .insNotSupported
+            }
+        } catch {
+            return error.bytes
+        }
+    }
+
+    /// U2F_REGISTER (§4.1): challenge(32) ‖ application(32).
+    func u2fRegister(_ apdu: U2FAPDU, context: RequestContext) throws(U2FStatusWord) -> [UInt8] {
+        guard apdu.data.count == 64 else { throw .wrongLength }
+        let challenge = Array(apdu.data[0..<32])
+        let application = Array(apdu.data[32..<64])
+        // U2F clients poll: without a touch now, answer CONDITIONS_NOT_SATISFIED and let them retry.
+        try u2fPresence(.u2fRegister, context: context)
+        guard let key = try? P256.Signing.PrivateKey() else { throw .conditionsNotSatisfied }
+        // The key handle is a CTAP2 credential ID sealed for the application parameter, so the
+        // same credential works in CTAP2 getAssertion with rpIdHash = SHA-256(appId).
+        let source = CredentialSource(isResident: false, algorithm: .es256, credProtect: 1, privateKey: key.rawRepresentation)
+        guard let keyHandle = try? codec.seal(source, rpIDHash: application, nonce: nonce()) else {
+            throw .conditionsNotSatisfied
+        }
+        let publicKey = key.publicKey.x963Representation
+        // U2F §4.3: signature over 0x00 ‖ application ‖ challenge ‖ keyHandle ‖ publicKey.
+        let signed: [UInt8] = [0x00] + application + challenge + keyHandle + publicKey
+        guard let signature = try? attestationKey.signature(for: signed) else { throw .conditionsNotSatisfied }
+        return [0x05] + publicKey + [UInt8(keyHandle.count)] + keyHandle + secrets.attestationCertificate + signature
+    }
+
+    /// U2F_AUTHENTICATE (§5.1): control byte in P1; challenge(32) ‖ application(32) ‖ L ‖ keyHandle.
+    func u2fAuthenticate(_ apdu: U2FAPDU, context: RequestContext) throws(U2FStatusWord) -> [UInt8] {
+        guard apdu.data.count >= 65 else { throw .wrongLength }
+        let challenge = Array(apdu.data[0..<32])
+        let application = Array(apdu.data[32..<64])
+        let handleLength = Int(apdu.data[64])
+        guard apdu.data.count == 65 + handleLength else { throw .wrongLength }
+        let keyHandle = Array(apdu.data[65...])
+        guard let source = codec.open(keyHandle, rpIDHash: application), source.algorithm == .es256,
+              source.credProtect == 1 else { throw .wrongData }
+        if source.isResident {
+            // A discoverable credential that was deleted or hidden is gone for U2F too.
+            guard let stored = try? store.residentCredential(id: keyHandle), stored.hiddenSince == nil else {
+                throw .wrongData
+            }
+        }
+        let userPresent: UInt8
+        switch apdu.p1 {
+        case 0x07:
+            // check-only: a valid key handle answers CONDITIONS_NOT_SATISFIED (§5.1).
+            throw .conditionsNotSatisfied
+        case 0x03:
+            try u2fPresence(.u2fAuthenticate, context: context)
+            userPresent = 0x01
+        case 0x08:
+            userPresent = 0x00
+        default:
+            throw .wrongData
+        }
+        guard let key = try? P256.Signing.PrivateKey(rawRepresentation: source.privateKey.copyBytes()) else {
+            throw .wrongData
+        }
+        guard let counter = try? store.nextSignatureCounter(credentialID: source.isResident ? keyHandle : nil) else {
+            throw .conditionsNotSatisfied
+        }
+        let counterBytes: [UInt8] = [UInt8(truncatingIfNeeded: counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
+                                     UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
+        // U2F §5.4: signature over application ‖ user presence ‖ counter ‖ challenge.
+        guard let signature = try? key.signature(for: application + [userPresent] + counterBytes + challenge) else {
+            throw .conditionsNotSatisfied
+        }
+        return [userPresent] + counterBytes + signature
+    }
+
+    private func u2fPresence(_ operation: PresenceRequest.Operation, context: RequestContext) throws(U2FStatusWord) {
+        do {
+            try collectPresence(operation, rpID: nil, context: context,
+                                timeoutMilliseconds: configuration.u2fPresenceTimeoutMilliseconds)
+        } catch {
+            throw .conditionsNotSatisfied
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import COpenSSL
+import CShims
+
+/// Signature checks that go straight to libcrypto, not through FIDOCrypto, so a test does not
+/// verify with the code that signed.
+enum IndependentVerifier {
+    /// SubjectPublicKeyInfo prefix for an uncompressed P-256 point (RFC 5480).
+    static let p256SPKIPrefix: [UInt8] = [
+        0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01,
+        0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04,
+    ]
+
+    static func verifyES256(x: [UInt8], y: [UInt8], signature: [UInt8], message: [UInt8]) -> Bool {
+        let spki = p256SPKIPrefix + x + y
+        let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_PUBKEY(nil, &pointer, buffer.count)
+        }
+        guard let key else { return false }
+        defer { EVP_PKEY_free(key) }
+        return verify(key: key, digest: EVP_sha256(), signature: signature, message: message)
+    }
+
+    static func verifyEd25519(publicKey: [UInt8], signature: [UInt8], message: [UInt8]) -> Bool {
+        guard let key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, publicKey, publicKey.count) else { return false }
+        defer { EVP_PKEY_free(key) }
+        return verify(key: key, digest: nil, signature: signature, message: message)
+    }
+
+    /// Verify with the public key inside a DER certificate.
+    static func verifyWithCertificate(_ der: [UInt8], signature: [UInt8], message: [UInt8]) -> Bool {
+        let cert: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_X509(nil, &pointer, buffer.count)
+        }
+        guard let cert else { return false }
+        defer { X509_free(cert) }
+        guard let key = X509_get_pubkey(cert) else { return false }
+        defer { EVP_PKEY_free(key) }
+        return verify(key: key, digest: EVP_sha256(), signature: signature, message: message)
+    }
+
+    private static func verify(key: OpaquePointer, digest: OpaquePointer?, signature: [UInt8], message: [UInt8]) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, digest, nil, key) == 1 else { return false }
+        return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+    }
+}

@@ -1,0 +1,63 @@
+import Authenticator
+import CBOR
+import CTAP
+import XCTest
+
+final class ResetAndInfoTests: XCTestCase {
+    func testGetInfoAdvertisesWhatWorks() throws {
+        let harness = try AuthenticatorHarness()
+        let (status, body) = harness.send(.getInfo)
+        XCTAssertEqual(status, .success)
+        let info = try XCTUnwrap(body)
+        XCTAssertEqual(info[1]?.arrayValue?.compactMap(\.stringValue), ["U2F_V2", "FIDO_2_0"])
+        XCTAssertEqual(info[3]?.bytesValue, AuthenticatorConfiguration.latchkeyAAGUID)
+        XCTAssertEqual(info[4]?["rk"]?.boolValue, true)
+        XCTAssertEqual(info[4]?["up"]?.boolValue, true)
+        XCTAssertNil(info[4]?["clientPin"], "no PIN support is advertised until it exists")
+        XCTAssertEqual(info[5]?.intValue, 7609)
+        XCTAssertEqual(info[9]?.arrayValue, ["usb"])
+        XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8])
+        XCTAssertEqual(info[0x14]?.intValue, 1000)
+        _ = try harness.register(harness.makeCredentialRequest(resident: true))
+        XCTAssertEqual(harness.send(.getInfo).body?[0x14]?.intValue, 999)
+    }
+
+    func testResetWithinTenSecondsWipesEverything() throws {
+        let harness = try AuthenticatorHarness()
+        let resident = try harness.register(harness.makeCredentialRequest(resident: true))
+        let plain = try harness.register(harness.makeCredentialRequest(userID: [7]))
+        XCTAssertEqual(harness.send(.reset).status, .success)
+        XCTAssertEqual(try harness.store.residentCredentialCount(), 0)
+        // Non-resident IDs were sealed under the old wrapping key: gone too.
+        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: [plain.credentialID]).cborValue).status, .noCredentials)
+        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: [resident.credentialID]).cborValue).status, .noCredentials)
+    }
+
+    func testResetAfterTheWindowIsNotAllowedUntilPowerCycle() throws {
+        let presence = ScriptedPresence()
+        let harness = try AuthenticatorHarness(presence: presence)
+        harness.clock.advance(byMilliseconds: 10_001)
+        XCTAssertEqual(harness.send(.reset).status, .notAllowed)
+        XCTAssertTrue(presence.asked.isEmpty)
+        harness.authenticator.powerCycle()
+        presence.queue(.denied)
+        XCTAssertEqual(harness.send(.reset).status, .operationDenied)
+        presence.queue(.timedOut)
+        XCTAssertEqual(harness.send(.reset).status, .userActionTimeout)
+        XCTAssertEqual(harness.send(.reset).status, .success)
+    }
+
+    func testSelectionNeedsATouch() throws {
+        let presence = ScriptedPresence()
+        let harness = try AuthenticatorHarness(presence: presence)
+        XCTAssertEqual(harness.send(.selection).status, .success)
+        presence.queue(.denied)
+        XCTAssertEqual(harness.send(.selection).status, .operationDenied)
+        XCTAssertEqual(presence.asked.first?.operation, .selection)
+    }
+
+    func testEmptyMessageIsInvalidLength() throws {
+        let harness = try AuthenticatorHarness()
+        XCTAssertEqual(harness.sendRaw([]).status, .invalidLength)
+    }
+}
