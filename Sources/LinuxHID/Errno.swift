@@ -1,0 +1,57 @@
+import Glibc
+
+/// A POSIX error number with the names this module acts on (after
+/// swift-system's `Errno`). Thrown by the thin syscall wrappers; the
+/// transports turn it into a `TransportError` in one place
+/// (`TransportError.init(call:errno:path:)`).
+public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: Int32
+
+    public init(rawValue: Int32) {
+        self.rawValue = rawValue
+    }
+
+    /// The calling thread's `errno`.
+    public static var current: Errno {
+        Errno(rawValue: errno)
+    }
+
+    public static let notPermitted = Errno(rawValue: EPERM)
+    public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
+    public static let interrupted = Errno(rawValue: EINTR)
+    public static let ioError = Errno(rawValue: EIO)
+    public static let noSuchDeviceOrAddress = Errno(rawValue: ENXIO)
+    public static let badFileDescriptor = Errno(rawValue: EBADF)
+    public static let wouldBlock = Errno(rawValue: EAGAIN)
+    public static let permissionDenied = Errno(rawValue: EACCES)
+    public static let noDevice = Errno(rawValue: ENODEV)
+    public static let invalidArgument = Errno(rawValue: EINVAL)
+    public static let brokenPipe = Errno(rawValue: EPIPE)
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    public static let badMessage = Errno(rawValue: EBADMSG)
+    public static let wrongProtocolType = Errno(rawValue: EPROTOTYPE)
+    public static let addressInUse = Errno(rawValue: EADDRINUSE)
+    public static let connectionAborted = Errno(rawValue: ECONNABORTED)
+    public static let connectionReset = Errno(rawValue: ECONNRESET)
+    public static let noBufferSpace = Errno(rawValue: ENOBUFS)
+    public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
+
+    /// `strerror(3)` text, e.g. "No such file or directory".
+    public var description: String {
+        String(cString: strerror(rawValue))
+    }
+
+    /// Runs a syscall-style `body` (−1 and `errno` on failure), retrying on
+    /// EINTR; returns its non-negative result or throws the error.
+    @inline(__always)
+    static func retryingInterrupts<Result: BinaryInteger>(
+        _ body: () -> Result
+    ) throws(Errno) -> Result {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let error = Errno.current
+            if error != .interrupted { throw error }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import CShims
+import Glibc
+
+/// Socket calls on an owned descriptor (UNIX-domain, as the socket transport
+/// uses them). All retry EINTR except `connect`, whose retry semantics differ
+/// (a repeated call reports EALREADY), so its EINTR is thrown.
+extension FileDescriptor {
+    /// A UNIX-domain socket of `type` (e.g. SOCK_SEQPACKET), always
+    /// close-on-exec, non-blocking if asked.
+    static func unixSocket(type: __socket_type, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
+        var flags = Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        if nonBlocking { flags |= Int32(SOCK_NONBLOCK.rawValue) }
+        let descriptor = try Errno.retryingInterrupts { Glibc.socket(AF_UNIX, flags, 0) }
+        return FileDescriptor(owning: descriptor)
+    }
+
+    func bind(to address: UnixSocketAddress) throws(Errno) {
+        let descriptor = rawValue
+        _ = try Errno.retryingInterrupts {
+            address.withSocketAddress { Glibc.bind(descriptor, $0, $1) }
+        }
+    }
+
+    func connect(to address: UnixSocketAddress) throws(Errno) {
+        let descriptor = rawValue
+        if address.withSocketAddress({ Glibc.connect(descriptor, $0, $1) }) < 0 {
+            throw Errno.current
+        }
+    }
+
+    func listen(backlog: Int32) throws(Errno) {
+        let descriptor = rawValue
+        _ = try Errno.retryingInterrupts { Glibc.listen(descriptor, backlog) }
+    }
+
+    /// accept4(2): the new connection is close-on-exec and non-blocking from
+    /// the start (no window in which a fork could inherit it).
+    func accept() throws(Errno) -> FileDescriptor {
+        let descriptor = rawValue
+        let client = try Errno.retryingInterrupts { lk_uhid_accept4_cloexec_nonblock(descriptor) }
+        return FileDescriptor(owning: client)
+    }
+
+    /// Receives one packet into a buffer of `capacity` bytes with MSG_TRUNC,
+    /// so `size` is the packet's true length even when it did not fit
+    /// (`bytes` holds at most `capacity` of them). `size` 0 is either an empty
+    /// packet or the peer's end of stream.
+    func receivePacket(capacity: Int, flags: Int32 = 0) throws(Errno) -> (bytes: [UInt8], size: Int) {
+        let descriptor = rawValue
+        var buffer = [UInt8](repeating: 0, count: max(capacity, 1))
+        let size = try Errno.retryingInterrupts {
+            buffer.withUnsafeMutableBytes {
+                Glibc.recv(descriptor, $0.baseAddress, capacity, flags | Int32(MSG_TRUNC))
+            }
+        }
+        buffer.removeSubrange(min(size, capacity)...)
+        return (buffer, size)
+    }
+
+    /// One `send(2)` of `bytes` as a single packet; returns the bytes sent.
+    @discardableResult
+    func send(_ bytes: [UInt8], flags: Int32) throws(Errno) -> Int {
+        let descriptor = rawValue
+        return try Errno.retryingInterrupts {
+            bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, flags) }
+        }
+    }
+
+    /// Whether the peer has hung up or shut down its sending side: poll(2)
+    /// for POLLRDHUP with a zero timeout.
+    var isPeerHungUp: Bool {
+        let hangUp = Int16(lk_uhid_pollrdhup()) | Int16(POLLHUP)
+        var entry = pollfd(fd: rawValue, events: Int16(lk_uhid_pollrdhup()), revents: 0)
+        return Glibc.poll(&entry, 1, 0) > 0 && entry.revents & hangUp != 0
+    }
+}

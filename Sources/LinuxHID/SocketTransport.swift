@@ -1,0 +1,246 @@
+import Glibc
+
+/// The socket transport (SOCKET-TRANSPORT.md, a public contract): a UNIX
+/// SOCK_SEQPACKET listening socket, mode 0600, whose clients each behave like
+/// their own open handle on the HID device. Every packet in either direction
+/// is one 64-byte CTAPHID report without a report-ID byte; a client packet of
+/// any other size is dropped (reported as `.droppedPacket`) and the
+/// connection keeps working.
+public final class SocketTransport: ReportTransport {
+    static let listenBacklog: Int32 = 16
+    /// At most this many accepts or packets per `readEvents` call, so one busy
+    /// client cannot starve the others (poll is level-triggered).
+    static let maximumPacketsPerRead = 64
+
+    public let path: String
+    private let listener: FileDescriptor
+    /// Device and inode of the socket file this transport bound, so
+    /// `shutdown` unlinks only its own file.
+    private let socketFile: (device: UInt64, inode: UInt64)
+    private var clients: [TransportConnection: FileDescriptor] = [:]
+    private var connectionsByDescriptor: [Int32: TransportConnection] = [:]
+    private var nextConnection: TransportConnection = 1
+    /// Reports `send` could not queue: the client does not read (its queue is
+    /// full) or is gone. Log-worthy, never fatal.
+    public private(set) var lostReportCount = 0
+
+    /// Listens on `path`. An existing socket file nobody listens on
+    /// (connect → ECONNREFUSED) is replaced; a live one is `.socketInUse`;
+    /// anything else at `path` is left alone and reported.
+    public init(path: String) throws(TransportError) {
+        let address = try UnixSocketAddress(path: path)
+        self.path = path
+        do {
+            listener = try .unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+        } catch {
+            throw TransportError(error, call: "socket")
+        }
+        try Self.bind(listener, to: address)
+        do throws(TransportError) {
+            // Mode 0600 between bind and listen: until listen(2) every connect
+            // is refused, so no client can get in under the umask's mode.
+            guard chmod(path, 0o600) == 0 else {
+                throw TransportError(Errno.current, call: "chmod", path: path)
+            }
+            let status = try Self.status(ofSocketAt: path)
+            guard status.st_mode & 0o7777 == 0o600 else {
+                throw TransportError.system(
+                    call: "chmod", errno: EPERM,
+                    message: "\(path) has mode \(String(status.st_mode & 0o7777, radix: 8)) after chmod 0600; use a directory on a filesystem that keeps UNIX permissions")
+            }
+            socketFile = (UInt64(status.st_dev), UInt64(status.st_ino))
+            do {
+                try listener.listen(backlog: Self.listenBacklog)
+            } catch {
+                throw TransportError(error, call: "listen", path: path)
+            }
+        } catch {
+            unlink(path)
+            throw error
+        }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    public var pollDescriptors: [Int32] {
+        guard listener.isOpen else { return [] }
+        return [listener.rawValue] + clients.keys.sorted().compactMap { clients[$0]?.rawValue }
+    }
+
+    public func readEvents(from fd: Int32) -> [TransportEvent] {
+        guard listener.isOpen else { return [] }
+        if fd == listener.rawValue {
+            return acceptClients()
+        }
+        guard let connection = connectionsByDescriptor[fd] else { return [] }
+        return receivePackets(from: connection)
+    }
+
+    /// Queues `report` for the client without waiting (MSG_DONTWAIT; and
+    /// MSG_NOSIGNAL: a gone client is EPIPE, not SIGPIPE). If the client's
+    /// queue is full the report is lost and counted in `lostReportCount`.
+    public func send(_ report: [UInt8], to connection: TransportConnection) {
+        guard let client = clients[connection] else { return }
+        do {
+            try client.send(report, flags: Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+        } catch {
+            lostReportCount += 1   // a hang-up is reported by readEvents when poll sees it
+        }
+    }
+
+    /// Closes every client, closes the listening socket and unlinks its file
+    /// (only if it is still the file this transport created). Later calls do
+    /// nothing.
+    public func shutdown() {
+        guard listener.isOpen else { return }
+        for client in clients.values { client.close() }
+        clients = [:]
+        connectionsByDescriptor = [:]
+        listener.close()
+        if let status = try? Self.status(ofSocketAt: path),
+           UInt64(status.st_dev) == socketFile.device, UInt64(status.st_ino) == socketFile.inode {
+            unlink(path)
+        }
+    }
+
+    // MARK: Reading
+
+    private func acceptClients() -> [TransportEvent] {
+        var events: [TransportEvent] = []
+        for _ in 0..<Self.maximumPacketsPerRead {
+            let client: FileDescriptor
+            do {
+                client = try listener.accept()
+            } catch {
+                if error == .connectionAborted { continue }
+                break   // EAGAIN: nobody else waiting (EMFILE & co.: try again next turn)
+            }
+            let connection = nextConnection
+            nextConnection += 1
+            clients[connection] = client
+            connectionsByDescriptor[client.rawValue] = connection
+            events.append(.connectionOpened(connection))
+        }
+        return events
+    }
+
+    private func receivePackets(from connection: TransportConnection) -> [TransportEvent] {
+        guard let client = clients[connection] else { return [] }
+        var events: [TransportEvent] = []
+        for _ in 0..<Self.maximumPacketsPerRead {
+            let packet: (bytes: [UInt8], size: Int)
+            do {
+                // MSG_TRUNC: `size` is the packet's true length, so a 65-byte
+                // packet is seen as 65 (and dropped), not as its first 64 bytes.
+                packet = try client.receivePacket(capacity: reportSize, flags: Int32(MSG_DONTWAIT))
+            } catch {
+                if error == .wouldBlock { break }
+                // ECONNRESET or worse: the connection is over.
+                close(connection)
+                events.append(.connectionClosed(connection))
+                break
+            }
+            if packet.size == 0 {
+                // SEQPACKET returns 0 both for an empty packet and at end of
+                // stream; only the latter leaves the socket hung up.
+                if client.isPeerHungUp {
+                    close(connection)
+                    events.append(.connectionClosed(connection))
+                    break
+                }
+                events.append(.droppedPacket(size: 0, from: connection))
+            } else if packet.size == reportSize {
+                events.append(.report(packet.bytes, from: connection))
+            } else {
+                events.append(.droppedPacket(size: packet.size, from: connection))
+            }
+        }
+        return events
+    }
+
+    private func close(_ connection: TransportConnection) {
+        guard let client = clients.removeValue(forKey: connection) else { return }
+        connectionsByDescriptor[client.rawValue] = nil
+        client.close()
+    }
+
+    // MARK: Creating the socket file
+
+    /// bind(2), replacing a stale socket file once.
+    private static func bind(_ listener: FileDescriptor, to address: UnixSocketAddress) throws(TransportError) {
+        do {
+            try listener.bind(to: address)
+            return
+        } catch {
+            guard error == .addressInUse else {
+                throw TransportError(error, call: "bind", path: address.path)
+            }
+        }
+        try removeStaleSocket(at: address)
+        do {
+            try listener.bind(to: address)
+        } catch {
+            if error == .addressInUse { throw .socketInUse(path: address.path) }
+            throw TransportError(error, call: "bind", path: address.path)
+        }
+    }
+
+    /// Unlinks the socket file at `address` if nobody listens on it
+    /// (SOCKET-TRANSPORT.md: "an existing stale socket file is replaced, a
+    /// live one is an error"). Not a socket → error, the file is kept.
+    private static func removeStaleSocket(at address: UnixSocketAddress) throws(TransportError) {
+        let path = address.path
+        let status: stat
+        do {
+            status = try Self.status(ofSocketAt: path)
+        } catch {
+            if case .system(_, ENOENT, _) = error { return }   // gone meanwhile: bind again
+            throw error
+        }
+        guard status.st_mode & S_IFMT == S_IFSOCK else {
+            throw TransportError.system(
+                call: "bind", errno: EADDRINUSE,
+                message: "\(path) exists and is not a socket; remove it or choose another path")
+        }
+        let probe: FileDescriptor
+        do {
+            probe = try .unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+        } catch {
+            throw TransportError(error, call: "socket")
+        }
+        do {
+            try probe.connect(to: address)
+        } catch {
+            switch error {
+            case .connectionRefused:
+                break   // stale: nobody listens
+            case .noSuchFileOrDirectory:
+                return
+            default:
+                // Accepted-but-busy (EAGAIN), another socket type (EPROTOTYPE),
+                // or anything else: something lives there; leave it alone.
+                if error == .permissionDenied || error == .notPermitted {
+                    throw .permissionDenied(path: path)
+                }
+                throw .socketInUse(path: path)
+            }
+            guard unlink(path) == 0 || Errno.current == .noSuchFileOrDirectory else {
+                throw TransportError(Errno.current, call: "unlink", path: path,
+                                     hint: "cannot remove the stale socket file")
+            }
+            return
+        }
+        throw .socketInUse(path: path)   // connected: a live key listens there
+    }
+
+    /// lstat(2) of `path`.
+    private static func status(ofSocketAt path: String) throws(TransportError) -> stat {
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            throw TransportError(Errno.current, call: "lstat", path: path)
+        }
+        return status
+    }
+}

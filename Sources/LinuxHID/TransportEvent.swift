@@ -1,0 +1,21 @@
+/// One open handle on the key: the uhid transport has a single connection,
+/// 0 (the kernel merges every hidraw opener into it); the socket transport
+/// numbers its accepted clients 1, 2, 3… and never reuses a number.
+public typealias TransportConnection = Int
+
+/// What a transport saw when its descriptor became readable.
+public enum TransportEvent: Sendable, Equatable {
+    /// One CTAPHID report: exactly 64 bytes, no report-ID byte.
+    case report([UInt8], from: TransportConnection)
+    case connectionOpened(TransportConnection)
+    /// The client hung up (socket) or the last hidraw opener closed the node
+    /// (uhid CLOSE): the caller cancels that connection's pending work.
+    case connectionClosed(TransportConnection)
+    /// A packet or output report of the wrong size was discarded; `size` is
+    /// its true length. The caller logs it; the connection keeps working.
+    case droppedPacket(size: Int, from: TransportConnection)
+    /// uhid START: a HID driver bound to the device.
+    case deviceStarted
+    /// uhid STOP: the HID driver let go of the device.
+    case deviceStopped
+}

@@ -1,0 +1,31 @@
+extension UHIDDevice {
+    /// How the device presents itself in UHID_CREATE2: what `lsusb`-like
+    /// tools, udev rules and browsers' device lists see.
+    public struct Identity: Sendable, Equatable {
+        /// Product name (at most 127 bytes of UTF-8 reach the kernel).
+        public var name: String
+        public var vendorID: UInt32
+        public var productID: UInt32
+        public var version: UInt32
+        /// HID country code (0: not localised).
+        public var country: UInt32
+        /// Serial-like unique string; ASCII only: anything else is replaced
+        /// by '?' when set (at most 63 bytes reach the kernel).
+        public var uniq: String {
+            didSet { uniq = UHIDEvent.asciiSanitized(uniq) }
+        }
+        /// Physical location string (at most 63 bytes reach the kernel).
+        public var phys: String
+
+        public init(name: String, vendorID: UInt32, productID: UInt32, version: UInt32 = 0,
+                    country: UInt32 = 0, uniq: String = "", phys: String = "") {
+            self.name = name
+            self.vendorID = vendorID
+            self.productID = productID
+            self.version = version
+            self.country = country
+            self.uniq = UHIDEvent.asciiSanitized(uniq)
+            self.phys = phys
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Glibc
+@testable import LinuxHID
+import XCTest
+
+/// UHIDDevice against a fake kernel: one end of a SOCK_SEQPACKET socket pair,
+/// which, like /dev/uhid, delivers one whole event per read in each direction.
+final class UHIDDeviceTests: XCTestCase {
+    private var kernel: Int32 = -1
+    private var device: UHIDDevice!
+    private let identity = UHIDDevice.Identity(
+        name: "Latchkey test key", vendorID: 0x1209, productID: 0x0001, version: 2,
+        country: 0, uniq: "serial-ß", phys: "latchkey-test")
+
+    override func setUpWithError() throws {
+        var pair: [Int32] = [-1, -1]
+        let socketType = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, socketType, 0, &pair) == 0 else { throw Errno.current }
+        kernel = pair[0]
+        let flags = fcntl(pair[1], F_GETFL)
+        XCTAssertEqual(fcntl(pair[1], F_SETFL, flags | O_NONBLOCK), 0)
+        device = try UHIDDevice(device: FileDescriptor(owning: pair[1]), path: "/fake/uhid", identity: identity)
+    }
+
+    override func tearDown() {
+        device = nil
+        if kernel >= 0 { close(kernel) }
+    }
+
+    private func kernelReads(waitMilliseconds: Int32 = 500) throws -> UHIDEvent? {
+        var entry = pollfd(fd: kernel, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, waitMilliseconds) == 1 else { return nil }
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let count = recv(kernel, &buffer, buffer.count, 0)
+        guard count > 0 else { return nil }   // the device closed its end
+        XCTAssertEqual(count, 4380, "every event is written as the full struct")
+        return try UHIDEvent(decoding: Array(buffer[..<count]))
+    }
+
+    private func kernelWrites(_ event: UHIDEvent) {
+        let bytes = event.encoded()
+        XCTAssertEqual(send(kernel, bytes, bytes.count, 0), bytes.count)
+    }
+
+    private func deviceReads() -> [TransportEvent] {
+        device.pollDescriptors.flatMap { device.readEvents(from: $0) }
+    }
+
+    func testCreatesTheDeviceWithCreate2OnBusUSB() throws {
+        XCTAssertEqual(try kernelReads(), .create2(
+            name: "Latchkey test key", phys: "latchkey-test", uniq: "serial-?", bus: 0x03,
+            vendor: 0x1209, product: 0x0001, version: 2, country: 0,
+            descriptor: UHIDDevice.fidoReportDescriptor))
+    }
+
+    func testKernelEventsBecomeTransportEvents() throws {
+        _ = try kernelReads()
+        let report = KernelBytes.report(0x11)
+        kernelWrites(.start(flags: 0))
+        kernelWrites(.open)
+        kernelWrites(.output(data: [0] + report, reportType: 1))
+        kernelWrites(.output(data: Array(report.prefix(10)), reportType: 1))
+        kernelWrites(.close)
+        kernelWrites(.stop)
+        XCTAssertEqual(deviceReads(), [
+            .deviceStarted, .connectionOpened(0), .report(report, from: 0),
+            .droppedPacket(size: 10, from: 0), .connectionClosed(0), .deviceStopped,
+        ])
+        XCTAssertEqual(deviceReads(), [], "nothing more: EAGAIN ends the read")
+    }
+
+    func testSendWritesInput2() throws {
+        _ = try kernelReads()
+        let report = KernelBytes.report(0x80)
+        device.send(report, to: 0)
+        XCTAssertEqual(try kernelReads(), .input2(data: report))
+        device.send(report, to: 1)   // uhid has only connection 0
+        XCTAssertNil(try kernelReads(waitMilliseconds: 20))
+        XCTAssertEqual(device.lostReportCount, 0)
+    }
+
+    /// The kernel waits (with a timeout) for a reply to GET_REPORT and
+    /// SET_REPORT; the FIDO descriptor has no such reports, so answer EIO.
+    func testGetAndSetReportAreAnsweredWithEIO() throws {
+        _ = try kernelReads()
+        kernelWrites(.getReport(id: 41, reportNumber: 0, reportType: 0))
+        XCTAssertEqual(deviceReads(), [])
+        XCTAssertEqual(try kernelReads(), .getReportReply(id: 41, error: UInt16(EIO), data: []))
+        kernelWrites(.setReport(id: 42, reportNumber: 0, reportType: 0, data: [1, 2]))
+        XCTAssertEqual(deviceReads(), [])
+        XCTAssertEqual(try kernelReads(), .setReportReply(id: 42, error: UInt16(EIO)))
+    }
+
+    func testMalformedAndUnknownEventsAreSkipped() throws {
+        _ = try kernelReads()
+        XCTAssertEqual(send(kernel, [6, 0, 0, 0, 1], 5, 0), 5)   // OUTPUT cut short
+        kernelWrites(.unknown(type: 7))
+        kernelWrites(.open)
+        XCTAssertEqual(deviceReads(), [.connectionOpened(0)])
+    }
+
+    func testShutdownDestroysThenCloses() throws {
+        _ = try kernelReads()
+        device.shutdown()
+        XCTAssertEqual(try kernelReads(), .destroy)
+        XCTAssertEqual(device.pollDescriptors, [])
+        device.shutdown()   // idempotent: nothing more is written
+        XCTAssertNil(try kernelReads(waitMilliseconds: 20))
+    }
+
+    func testMissingUHIDNodeIsUnavailableAndTellsTheFix() {
+        XCTAssertThrowsError(try UHIDDevice(path: "/nonexistent/uhid", identity: identity)) { error in
+            XCTAssertEqual(error as? TransportError, .uhidUnavailable(path: "/nonexistent/uhid"))
+            let message = (error as? TransportError)?.description ?? ""
+            XCTAssertTrue(message.contains("sudo modprobe uhid"), message)
+            XCTAssertTrue(message.contains("udev"), message)
+            XCTAssertTrue(message.contains("--transport socket:"), message)
+        }
+    }
+
+    func testPermissionDeniedMessageNamesTheUdevRule() {
+        let message = TransportError.permissionDenied(path: "/dev/uhid").description
+        XCTAssertTrue(message.contains("udev"), message)
+        XCTAssertTrue(message.contains("--transport socket:"), message)
+    }
+}
