@@ -1,0 +1,67 @@
+import Authenticator
+extension SQLiteCredentialStore {
+    /// The next value of `scope`, or nil when the scope is a credential that is not stored.
+    /// Called with the connection held (`withConnection`).
+    func nextCounter(_ scope: CounterScope, db: SQLiteConnection) throws(StoreError) -> UInt32? {
+        let dataVersion = try db.dataVersion()
+        if var block = counters[scope] {
+            if block.verifiedDataVersion != dataVersion {
+                // Another process committed something. Our block stays usable only while the
+                // durable mark is still the one we wrote: if someone reserved past it, values
+                // from our block could fall below theirs.
+                if try highWater(scope, db: db) == block.limit {
+                    block.verifiedDataVersion = dataVersion
+                    counters[scope] = block
+                } else {
+                    counters[scope] = nil
+                }
+            }
+            if counters[scope] != nil, !block.isExhausted {
+                block.last += 1
+                counters[scope] = block
+                return UInt32(block.last)
+            }
+        }
+
+        // Reserve the next block durably before the first of its values leaves.
+        let blockSize = UInt64(max(1, options.counterReservationBlock))
+        let ceiling = UInt64(UInt32.max)
+        let base = try db.transaction { () throws(StoreError) -> UInt64? in
+            guard let durable = try highWater(scope, db: db) else { return nil }
+            let limit = min(durable + blockSize, ceiling)
+            if limit > durable { try setHighWater(scope, limit, db: db) }
+            return durable
+        }
+        guard let base else {
+            counters[scope] = nil
+            return nil
+        }
+        guard base < ceiling else {
+            return UInt32.max   // saturated: a 32-bit counter cannot move further
+        }
+        let block = CounterReservation(last: base + 1, limit: min(base + blockSize, ceiling),
+                                       verifiedDataVersion: dataVersion)
+        counters[scope] = block
+        return UInt32(block.last)
+    }
+
+    /// The durable high-water mark of `scope`; nil for a credential that is not stored.
+    private func highWater(_ scope: CounterScope, db: SQLiteConnection) throws(StoreError) -> UInt64? {
+        switch scope {
+        case .global:
+            let value = try db.queryFirst(StoreSQL.scopeHighWater, [.text(CounterScope.globalName)]) { $0.int64(0) }
+            return UInt64(max(0, value ?? 0))
+        case .credential(let key):
+            return try db.queryFirst(StoreSQL.credentialHighWater, [.blob(key)]) { UInt64(max(0, $0.int64(0))) }
+        }
+    }
+
+    private func setHighWater(_ scope: CounterScope, _ value: UInt64, db: SQLiteConnection) throws(StoreError) {
+        switch scope {
+        case .global:
+            try db.run(StoreSQL.setScopeHighWater, [.text(CounterScope.globalName), .integer(Int64(value))])
+        case .credential(let key):
+            try db.run(StoreSQL.setCredentialHighWater, [.integer(Int64(value)), .blob(key)])
+        }
+    }
+}

@@ -1,0 +1,391 @@
+import Authenticator
+import FIDOCrypto
+
+/// The store port over SQLite (ARCHITECTURE.md, Store): one database per key in a 0700
+/// directory, every identifying or secret field sealed with AES-256-GCM, lookups by keyed hash,
+/// one transaction per logical change, signature counters reserved in durable blocks.
+///
+/// Thread-safe: calls are serialized on one connection. Other processes may use the same
+/// store at the same time (`StoreLock.none`); SQLite's locking orders their writes and every
+/// read sees the latest commit.
+public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendable {
+    /// The store directory.
+    public let directory: String
+    public let maxResidentCredentials: Int
+
+    let options: StoreOptions
+    let files: StoreDirectory
+    let sealer: RowSealer
+    private let mutex = StoreMutex()
+
+    // Guarded by `mutex`.
+    private var connection: SQLiteConnection?
+    private var lockFile: FileDescriptor?
+    var counters = CounterReservations()
+
+    /// Opens the store in `directory`, creating it (0700) and its files (0600) when missing.
+    ///
+    /// - `lock: .exclusive` (`latchkey serve`) holds `DIR/lock` until `close()`; a second
+    ///   exclusive open fails with `StoreError.locked`.
+    /// - A directory or file that group or others can access is refused (`.permissions`, with
+    ///   the fix in the message); a database without its master.key is `.corrupt`.
+    /// - Hidden credentials past their retention are purged.
+    public static func open(directory: String, lock: StoreLock = .exclusive,
+                            options: StoreOptions = .init()) throws(StoreError) -> SQLiteCredentialStore {
+        let files = StoreDirectory(path: directory)
+        try files.createIfMissing()
+        try files.checkPermissions()
+        let lockFile: FileDescriptor?   // released (closed) on any failure below
+        switch lock {
+        case .exclusive: lockFile = try files.lockExclusively()
+        case .none: lockFile = nil
+        }
+        let masterKey = try files.loadOrCreateMasterKey()
+        try files.createDatabaseFileIfMissing()
+        let db = try SQLiteConnection(path: files.databasePath)
+        try configure(db)
+        try files.checkPermissions()   // now with -wal and -shm
+        try SchemaMigrator.migrate(db, migrations: options.migrations)
+        files.synchronizeDirectory()
+        let store = SQLiteCredentialStore(files: files, options: options, masterKey: masterKey,
+                                          connection: db, lockFile: lockFile)
+        try store.verifyMasterKey()
+        try store.purgeHidden()
+        return store
+    }
+
+    private init(files: StoreDirectory, options: StoreOptions, masterKey: SecretBytes,
+                 connection: SQLiteConnection, lockFile: FileDescriptor?) {
+        self.directory = files.path
+        self.files = files
+        self.options = options
+        self.maxResidentCredentials = options.maxResidentCredentials
+        self.sealer = RowSealer(masterKey: masterKey)
+        self.connection = connection
+        self.lockFile = lockFile
+    }
+
+    deinit {
+        connection?.close()   // before the lock file is released
+        lockFile = nil
+    }
+
+    /// Closes the database and releases the store lock. Later calls fail with `.io`.
+    public func close() {
+        mutex.withLock {
+            connection?.close()
+            connection = nil
+            lockFile = nil
+            counters = CounterReservations()
+        }
+    }
+
+    private static func configure(_ db: SQLiteConnection) throws(StoreError) {
+        try db.setBusyTimeout(milliseconds: 5000)
+        let mode = try db.textRows("PRAGMA journal_mode = WAL").first
+        guard mode == "wal" else { throw .io("\(db.path) cannot use WAL journaling (got \(mode ?? "nothing"))") }
+        try db.execute("""
+            PRAGMA synchronous = FULL;
+            PRAGMA foreign_keys = ON;
+            PRAGMA temp_store = MEMORY;
+            PRAGMA trusted_schema = OFF;
+            PRAGMA journal_size_limit = 16777216;
+            """)
+    }
+
+    /// Runs `body` on the open connection, serialized with every other call.
+    func withConnection<R>(_ body: (SQLiteConnection) throws(StoreError) -> R) throws(StoreError) -> R {
+        try mutex.withLock { () throws(StoreError) -> R in
+            guard let connection else { throw StoreError.io("the credential store at \(directory) is closed") }
+            return try body(connection)
+        }
+    }
+
+    /// A fixed record sealed under this master key: a different master.key fails here, at open,
+    /// rather than on the first credential.
+    private func verifyMasterKey() throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            let binding = RowBinding.device(name: DeviceRow.keyCheck)
+            if let sealed = try db.queryFirst(StoreSQL.deviceRow, [.text(DeviceRow.keyCheck)], { $0.blob(0) }) {
+                let value = try sealer.openRecord(sealed, binding: binding, kind: .keyCheck) { record throws(StoreError) in
+                    record.bytes(ValueField.value)
+                }
+                guard value == Self.keyCheckValue else { throw .corrupt("the key check row of \(files.databasePath) is wrong") }
+                return
+            }
+            var writer = RecordWriter(kind: .keyCheck)
+            writer.append(ValueField.value, bytes: Self.keyCheckValue)
+            var record = writer.bytes
+            let sealed = try sealer.seal(&record, binding: binding)
+            try db.transaction { () throws(StoreError) in
+                try db.run(StoreSQL.insertDeviceRowIfAbsent, [.text(DeviceRow.keyCheck), .blob(sealed)])
+            }
+        }
+    }
+
+    private static let keyCheckValue = Array("latchkey master key check".utf8)
+
+    // MARK: Rows
+
+    /// Decrypts a row selected with `StoreSQL.credentialColumns`.
+    func credential(from row: SQLiteRow) throws(StoreError) -> ResidentCredential {
+        let binding = RowBinding.credential(credentialKey: row.blob(0), relyingPartyKey: row.blob(1),
+                                            userKey: row.blob(2))
+        return try sealer.openRecord(row.blob(5), binding: binding, kind: .residentCredential) { record throws(StoreError) in
+            try ResidentCredential(record: record, createdAt: row.int64(3), hiddenSince: row.optionalInt64(4))
+        }
+    }
+
+    /// Re-seals a changed credential into its row (same keys).
+    func rewrite(_ credential: ResidentCredential, db: SQLiteConnection) throws(StoreError) {
+        let credentialKey = sealer.credentialKey(credentialID: credential.credentialID)
+        var record = credential.record()
+        let sealed = try sealer.seal(&record, binding: .credential(
+            credentialKey: credentialKey,
+            relyingPartyKey: sealer.relyingPartyKey(rpIDHash: credential.rpIDHash),
+            userKey: sealer.userKey(rpIDHash: credential.rpIDHash, userHandle: credential.userHandle)))
+        try db.run(StoreSQL.updateCredentialSealed, [.blob(sealed), .blob(credentialKey)])
+    }
+
+    /// Inserts one credential inside the caller's transaction, replacing the same account's
+    /// (and the same ID's) row. CTAP 2.1 §6.1.2 step 17: a new discoverable credential for the
+    /// same (rpId, user handle) overwrites the old one.
+    func insert(_ credential: ResidentCredential, db: SQLiteConnection) throws(StoreError) {
+        let credentialKey = sealer.credentialKey(credentialID: credential.credentialID)
+        let relyingPartyKey = sealer.relyingPartyKey(rpIDHash: credential.rpIDHash)
+        let userKey = sealer.userKey(rpIDHash: credential.rpIDHash, userHandle: credential.userHandle)
+
+        var removed = try db.query(StoreSQL.deleteCredentialByUser, [.blob(userKey)]) { $0.blob(0) }
+        removed += try db.query(StoreSQL.deleteCredentialByKey, [.blob(credentialKey)]) { $0.blob(0) }
+        counters.forgetCredentials(keys: removed + [credentialKey])
+
+        guard try credentialCount(db: db) < maxResidentCredentials else { throw .full }
+
+        var rpRecord = RelyingPartyEntry(rpID: credential.rpID, rpIDHash: credential.rpIDHash,
+                                         name: credential.rpName).record()
+        let rpSealed = try sealer.seal(&rpRecord, binding: .relyingParty(relyingPartyKey: relyingPartyKey))
+        // The newest registration names the RP; one without a name keeps the name already known.
+        try db.run(credential.rpName == nil ? StoreSQL.insertRelyingPartyIfAbsent : StoreSQL.upsertRelyingParty,
+                   [.blob(relyingPartyKey), .blob(rpSealed)])
+
+        var record = credential.record()
+        let sealed = try sealer.seal(&record, binding: .credential(
+            credentialKey: credentialKey, relyingPartyKey: relyingPartyKey, userKey: userKey))
+        try db.run(StoreSQL.insertCredential, [
+            .blob(credentialKey), .blob(relyingPartyKey), .blob(userKey),
+            .integer(credential.createdAt), .optionalInteger(credential.hiddenSince), .blob(sealed),
+        ])
+    }
+
+    func credentialCount(db: SQLiteConnection) throws(StoreError) -> Int {
+        guard let count = try db.queryFirst(StoreSQL.credentialCount, [], { $0.int64(0) }) else {
+            throw .corrupt("\(files.databasePath) has no credential count")
+        }
+        return Int(count)
+    }
+
+    func loadDeviceRow<R>(_ name: String, kind: RecordKind, db: SQLiteConnection,
+                          _ decode: (RecordReader) throws(StoreError) -> R) throws(StoreError) -> R? {
+        guard let sealed = try db.queryFirst(StoreSQL.deviceRow, [.text(name)], { $0.blob(0) }) else { return nil }
+        return try sealer.openRecord(sealed, binding: .device(name: name), kind: kind, decode)
+    }
+
+    /// Seals `record` (and wipes it) into the device row `name`.
+    func saveDeviceRow(_ name: String, record: inout [UInt8], db: SQLiteConnection) throws(StoreError) {
+        let sealed = try sealer.seal(&record, binding: .device(name: name))
+        try db.run(StoreSQL.upsertDeviceRow, [.text(name), .blob(sealed)])
+    }
+}
+
+// MARK: - CredentialStorePort
+
+extension SQLiteCredentialStore {
+    /// `create` runs inside the store's write transaction (so that two processes opening a new
+    /// store agree on one set of secrets) and must not call back into the store.
+    public func loadDeviceSecrets(orCreate create: () throws -> DeviceSecrets) throws(StoreError) -> DeviceSecrets {
+        try withConnection { db throws(StoreError) in
+            let load = { () throws(StoreError) -> DeviceSecrets? in
+                try self.loadDeviceRow(DeviceRow.secrets, kind: .deviceSecrets, db: db) { record throws(StoreError) in
+                    try DeviceSecrets(record: record)
+                }
+            }
+            if let secrets = try load() { return secrets }
+            // Created inside the write transaction: two processes opening a new store at once
+            // end up with the same secrets (the second finds the first's row).
+            return try db.transaction { () throws(StoreError) -> DeviceSecrets in
+                if let secrets = try load() { return secrets }
+                let secrets: DeviceSecrets
+                do {
+                    secrets = try create()
+                } catch let error as StoreError {
+                    throw error
+                } catch {
+                    throw .io("creating device secrets failed (\(type(of: error)))")
+                }
+                var record = secrets.record()
+                try saveDeviceRow(DeviceRow.secrets, record: &record, db: db)
+                return secrets
+            }
+        }
+    }
+
+    public func replaceWrappingKey(_ key: SecretBytes) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                guard var secrets = try loadDeviceRow(DeviceRow.secrets, kind: .deviceSecrets, db: db, {
+                    record throws(StoreError) in try DeviceSecrets(record: record)
+                }) else {
+                    throw .corrupt("\(files.databasePath) has no device secrets to update")
+                }
+                secrets.wrappingKey = key
+                var record = secrets.record()
+                try saveDeviceRow(DeviceRow.secrets, record: &record, db: db)
+            }
+        }
+    }
+
+    public func residentCredentials(rpIDHash: [UInt8]) throws(StoreError) -> [ResidentCredential] {
+        try withConnection { db throws(StoreError) in
+            try db.query(StoreSQL.visibleCredentialsByRP, [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash))]) {
+                row throws(StoreError) in try credential(from: row)
+            }
+        }
+    }
+
+    public func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? {
+        try withConnection { db throws(StoreError) in
+            try db.queryFirst(StoreSQL.credentialByKey, [.blob(sealer.credentialKey(credentialID: id))]) {
+                row throws(StoreError) in try credential(from: row)
+            }
+        }
+    }
+
+    public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
+        try saveResidentCredentials([credential])
+    }
+
+    @discardableResult
+    public func deleteResidentCredential(id: [UInt8]) throws(StoreError) -> Bool {
+        try withConnection { db throws(StoreError) in
+            let key = sealer.credentialKey(credentialID: id)
+            let removed = try db.transaction { () throws(StoreError) -> [[UInt8]] in
+                try db.query(StoreSQL.deleteCredentialByKey, [.blob(key)]) { $0.blob(0) }
+            }
+            counters.forgetCredentials(keys: removed)
+            return !removed.isEmpty
+        }
+    }
+
+    /// Replaces the user name and display name; nil removes a field. No effect when the
+    /// credential does not exist (the authenticator looks it up first).
+    public func updateUser(credentialID: [UInt8], name: String?, displayName: String?) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                let key = sealer.credentialKey(credentialID: credentialID)
+                guard var stored = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)], {
+                    row throws(StoreError) in try credential(from: row)
+                }) else { return }
+                stored.userName = name
+                stored.userDisplayName = displayName
+                try rewrite(stored, db: db)
+            }
+        }
+    }
+
+    public func residentCredentialCount() throws(StoreError) -> Int {
+        try withConnection { db throws(StoreError) in try credentialCount(db: db) }
+    }
+
+    /// When `credentialID` names no stored resident credential (deleted meanwhile, or a
+    /// non-resident ID), the device-global counter is used: still never going backwards.
+    public func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32 {
+        try withConnection { db throws(StoreError) in
+            if let credentialID,
+               let value = try nextCounter(.credential(key: sealer.credentialKey(credentialID: credentialID)), db: db) {
+                return value
+            }
+            guard let value = try nextCounter(.global, db: db) else {
+                throw .io("the global signature counter is unavailable")
+            }
+            return value
+        }
+    }
+
+    public func relyingParties() throws(StoreError) -> [RelyingPartyEntry] {
+        try withConnection { db throws(StoreError) in
+            let entries = try db.query(StoreSQL.visibleRelyingParties) { row throws(StoreError) in
+                try sealer.openRecord(row.blob(1), binding: .relyingParty(relyingPartyKey: row.blob(0)),
+                                      kind: .relyingParty) { record throws(StoreError) in
+                    try RelyingPartyEntry(record: record)
+                }
+            }
+            return entries.sorted { $0.rpID < $1.rpID }
+        }
+    }
+
+    public func loadPINState() throws(StoreError) -> PINState? {
+        try withConnection { db throws(StoreError) in
+            try loadDeviceRow(DeviceRow.pin, kind: .pinState, db: db) { record throws(StoreError) in
+                try PINState(record: record)
+            }
+        }
+    }
+
+    public func savePINState(_ state: PINState?) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                if let state {
+                    var record = state.record()
+                    try saveDeviceRow(DeviceRow.pin, record: &record, db: db)
+                } else {
+                    try db.run(StoreSQL.deleteDeviceRow, [.text(DeviceRow.pin)])
+                }
+            }
+        }
+    }
+
+    public func loadSetting(_ key: String) throws(StoreError) -> [UInt8]? {
+        try withConnection { db throws(StoreError) in
+            try loadDeviceRow(DeviceRow.setting(key), kind: .setting, db: db) { record throws(StoreError) in
+                try record.requiredBytes(ValueField.value, "setting value")
+            }
+        }
+    }
+
+    public func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                if let value {
+                    var writer = RecordWriter(kind: .setting)
+                    writer.append(ValueField.value, bytes: value)
+                    var record = writer.bytes
+                    try saveDeviceRow(DeviceRow.setting(key), record: &record, db: db)
+                } else {
+                    try db.run(StoreSQL.deleteDeviceRow, [.text(DeviceRow.setting(key))])
+                }
+            }
+        }
+    }
+
+    /// authenticatorReset (CTAP 2.1 §6.6): every credential, the PIN and the settings go; AAGUID
+    /// and attestation stay; the wrapping key is replaced. The global signature counter is kept
+    /// (it only ever moves forward). One transaction.
+    public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                try db.run(StoreSQL.deleteAllCredentials)
+                try db.run(StoreSQL.deleteAllRelyingParties)
+                try db.run(StoreSQL.deleteDeviceRow, [.text(DeviceRow.pin)])
+                try db.run(StoreSQL.deleteSettings)
+                if var secrets = try loadDeviceRow(DeviceRow.secrets, kind: .deviceSecrets, db: db, {
+                    record throws(StoreError) in try DeviceSecrets(record: record)
+                }) {
+                    secrets.wrappingKey = newWrappingKey
+                    var record = secrets.record()
+                    try saveDeviceRow(DeviceRow.secrets, record: &record, db: db)
+                }
+            }
+            counters.forgetAllCredentials()
+        }
+    }
+}

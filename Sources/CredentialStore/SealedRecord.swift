@@ -1,0 +1,174 @@
+import Authenticator
+import FIDOCrypto
+import Glibc
+
+/// The plaintext inside every sealed blob: a small versioned tag-length-value format.
+///
+/// ```
+/// 0x01                      format version
+/// kind                      RecordKind (a credential, an RP, device secrets, …)
+/// repeated:
+///   tag      UInt8          field number, per kind (see the `…Field` enums)
+///   length   UInt32 BE      byte count of value (≤ SealedRecord.maximumSize)
+///   value    length bytes   integers Int64 BE; strings UTF-8; booleans one byte 0/1
+/// ```
+/// An absent field is nil; readers skip tags they do not know (a later version may add fields)
+/// and reject duplicates, truncation, an unknown format version or the wrong kind.
+enum SealedRecord {
+    static let formatVersion: UInt8 = 1
+    /// The largest plaintext the reader accepts (certificates are the biggest fields).
+    static let maximumSize = 1 << 20
+}
+
+/// What a sealed record holds; checked on read so that one kind is never parsed as another.
+enum RecordKind: UInt8 {
+    case residentCredential = 1
+    case relyingParty = 2
+    case deviceSecrets = 3
+    case pinState = 4
+    case setting = 5
+    case keyCheck = 6
+}
+
+/// Builds a record; `RowSealer.seal` wipes `bytes` once it is sealed.
+struct RecordWriter {
+    private(set) var bytes: [UInt8]
+
+    init(kind: RecordKind) {
+        bytes = [SealedRecord.formatVersion, kind.rawValue]
+        // Room for any record without reallocating: a reallocation would free a buffer
+        // holding secret plaintext without wiping it.
+        bytes.reserveCapacity(4096)
+    }
+
+    mutating func append(_ tag: UInt8, bytes value: UnsafeRawBufferPointer) {
+        bytes.append(tag)
+        let count = UInt32(value.count)
+        bytes.append(contentsOf: [UInt8(count >> 24), UInt8((count >> 16) & 0xFF),
+                                  UInt8((count >> 8) & 0xFF), UInt8(count & 0xFF)])
+        bytes.append(contentsOf: value)
+    }
+
+    mutating func append(_ tag: UInt8, bytes value: [UInt8]?) {
+        guard let value else { return }
+        value.withUnsafeBytes { append(tag, bytes: $0) }
+    }
+
+    mutating func append(_ tag: UInt8, secret value: SecretBytes?) {
+        guard let value else { return }
+        value.withUnsafeBytes { append(tag, bytes: $0) }
+    }
+
+    mutating func append(_ tag: UInt8, string value: String?) {
+        guard let value else { return }
+        append(tag, bytes: Array(value.utf8))
+    }
+
+    mutating func append(_ tag: UInt8, integer value: Int64?) {
+        guard let value else { return }
+        let bits = UInt64(bitPattern: value)
+        append(tag, bytes: (0..<8).map { UInt8((bits >> (56 - 8 * UInt64($0))) & 0xFF) })
+    }
+
+    mutating func append(_ tag: UInt8, bool value: Bool) {
+        append(tag, bytes: [value ? 1 : 0])
+    }
+}
+
+/// Parses a record: total (every input gives a reader or `.corrupt`), bounded by the input.
+struct RecordReader {
+    private let bytes: [UInt8]
+    private var fields: [UInt8: Range<Int>] = [:]
+    /// Names the record in error messages (a table name; never content).
+    private let context: String
+
+    init(_ bytes: [UInt8], kind: RecordKind, context: String) throws(StoreError) {
+        self.bytes = bytes
+        self.context = context
+        guard bytes.count <= SealedRecord.maximumSize else { throw .corrupt("\(context): record too large") }
+        guard bytes.count >= 2 else { throw .corrupt("\(context): record truncated") }
+        guard bytes[0] == SealedRecord.formatVersion else {
+            throw .corrupt("\(context): unknown record format \(bytes[0])")
+        }
+        guard bytes[1] == kind.rawValue else { throw .corrupt("\(context): wrong record kind \(bytes[1])") }
+        var offset = 2
+        while offset < bytes.count {
+            guard bytes.count - offset >= 5 else { throw .corrupt("\(context): field header truncated") }
+            let tag = bytes[offset]
+            let length = Int(bytes[offset + 1]) << 24 | Int(bytes[offset + 2]) << 16
+                | Int(bytes[offset + 3]) << 8 | Int(bytes[offset + 4])
+            offset += 5
+            guard length <= bytes.count - offset else { throw .corrupt("\(context): field \(tag) truncated") }
+            guard fields[tag] == nil else { throw .corrupt("\(context): duplicate field \(tag)") }
+            fields[tag] = offset..<(offset + length)
+            offset += length
+        }
+    }
+
+    func bytes(_ tag: UInt8) -> [UInt8]? {
+        fields[tag].map { Array(bytes[$0]) }
+    }
+
+    func requiredBytes(_ tag: UInt8, _ name: String) throws(StoreError) -> [UInt8] {
+        guard let value = bytes(tag) else { throw .corrupt("\(context): missing \(name)") }
+        return value
+    }
+
+    /// Copies the field straight into `SecretBytes` (the caller wipes the reader's buffer).
+    func secret(_ tag: UInt8) -> SecretBytes? {
+        guard let range = fields[tag] else { return nil }
+        var value = Array(bytes[range])   // uniquely owned, so the wipe hits this very buffer
+        defer { wipe(&value) }
+        return SecretBytes(value)         // SecretBytes copies into its own wiped-on-release buffer
+    }
+
+    func requiredSecret(_ tag: UInt8, _ name: String) throws(StoreError) -> SecretBytes {
+        guard let value = secret(tag) else { throw .corrupt("\(context): missing \(name)") }
+        return value
+    }
+
+    func string(_ tag: UInt8) throws(StoreError) -> String? {
+        guard let range = fields[tag] else { return nil }
+        guard let value = String(validating: bytes[range], as: UTF8.self) else {
+            throw .corrupt("\(context): field \(tag) is not UTF-8")
+        }
+        return value
+    }
+
+    func requiredString(_ tag: UInt8, _ name: String) throws(StoreError) -> String {
+        guard let value = try string(tag) else { throw .corrupt("\(context): missing \(name)") }
+        return value
+    }
+
+    func integer(_ tag: UInt8) throws(StoreError) -> Int64? {
+        guard let range = fields[tag] else { return nil }
+        guard range.count == 8 else { throw .corrupt("\(context): field \(tag) is not an integer") }
+        var bits: UInt64 = 0
+        for byte in bytes[range] { bits = bits << 8 | UInt64(byte) }
+        return Int64(bitPattern: bits)
+    }
+
+    func requiredInteger(_ tag: UInt8, _ name: String) throws(StoreError) -> Int64 {
+        guard let value = try integer(tag) else { throw .corrupt("\(context): missing \(name)") }
+        return value
+    }
+
+    func bool(_ tag: UInt8) throws(StoreError) -> Bool? {
+        guard let range = fields[tag] else { return nil }
+        guard range.count == 1, bytes[range.lowerBound] <= 1 else {
+            throw .corrupt("\(context): field \(tag) is not a boolean")
+        }
+        return bytes[range.lowerBound] == 1
+    }
+}
+
+/// Overwrites a buffer that held secret plaintext before it is released (best effort: Swift
+/// arrays may have been copied before; SecretBytes is the real home of long-lived secrets).
+func wipe(_ bytes: inout [UInt8]) {
+    bytes.withUnsafeMutableBytes { raw in
+        guard let base = raw.baseAddress else { return }
+        // explicit_bzero: unlike memset, never elided as a dead store.
+        explicit_bzero(base, raw.count)
+    }
+    bytes.removeAll()
+}

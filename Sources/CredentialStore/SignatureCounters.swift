@@ -1,0 +1,47 @@
+/// A signature counter: the device-global one, or one resident credential's own.
+enum CounterScope: Hashable {
+    case global
+    /// Keyed by the credential's `cred_key` (its durable mark is `credentials.counter_hw`).
+    case credential(key: [UInt8])
+
+    /// The `counters.scope` name of scopes kept in the counters table.
+    static let globalName = "global"
+}
+
+/// A block of counter values reserved durably and handed out from memory.
+///
+/// ARCHITECTURE.md, Store: a signature counter never goes backwards, even across a crash —
+/// what is durable is always at or above any value handed out. So a block `(last, limit]` is
+/// committed as `high_water = limit` *before* its first value leaves, and after a crash the
+/// scope restarts at the durable mark (unused values of the block are skipped).
+struct CounterReservation {
+    /// The last value handed out (the next is `last + 1`).
+    var last: UInt64
+    /// The durable high-water mark this process committed: values ≤ limit may be handed out.
+    var limit: UInt64
+    /// `PRAGMA data_version` when the durable mark was last seen equal to `limit`. When another
+    /// process commits, the mark is re-read: if someone reserved past us, the block is dropped.
+    var verifiedDataVersion: Int64
+
+    var isExhausted: Bool { last >= limit }
+}
+
+/// The reservations of one open store, per scope.
+struct CounterReservations {
+    private var blocks: [CounterScope: CounterReservation] = [:]
+
+    subscript(scope: CounterScope) -> CounterReservation? {
+        get { blocks[scope] }
+        set { blocks[scope] = newValue }
+    }
+
+    /// Forgets the blocks of credentials this process deleted or replaced, so that a row
+    /// re-created with the same ID (durable mark 0) never draws from a stale block.
+    mutating func forgetCredentials<S: Sequence>(keys: S) where S.Element == [UInt8] {
+        for key in keys { blocks[.credential(key: key)] = nil }
+    }
+
+    mutating func forgetAllCredentials() {
+        blocks = blocks.filter { $0.key == .global }
+    }
+}

@@ -1,0 +1,188 @@
+import Authenticator
+import FIDOCrypto
+import Glibc
+
+/// The files of one store: `DIR/credentials.sqlite` (+ `-wal`, `-shm`), `DIR/master.key`,
+/// `DIR/lock`. ARCHITECTURE.md, Store: mode 0600 files in a 0700 directory.
+struct StoreDirectory {
+    static let masterKeyCount = 32
+
+    let path: String
+
+    var databasePath: String { path + "/credentials.sqlite" }
+    var masterKeyPath: String { path + "/master.key" }
+    var lockPath: String { path + "/lock" }
+    var sidecarPaths: [String] { [databasePath + "-wal", databasePath + "-shm"] }
+
+    /// Creates the directory (and missing parents) with mode 0700, whatever the umask.
+    func createIfMissing() throws(StoreError) {
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + component
+            var existing = stat()
+            if stat(prefix, &existing) == 0 { continue }
+            if mkdir(prefix, 0o700) == 0 {
+                // mkdir's mode is filtered by the umask; fix it explicitly.
+                guard chmod(prefix, 0o700) == 0 else {
+                    throw .io("cannot set mode 0700 on \(prefix): \(Errno.current.message)")
+                }
+            } else if errno != EEXIST {
+                throw .io("cannot create directory \(prefix): \(Errno.current.message)")
+            }
+        }
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .io("cannot stat \(path): \(Errno.current.message)") }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .io("\(path) is not a directory") }
+        try Self.requirePrivate(info, path: path, fix: "chmod 700")
+    }
+
+    /// Refuses an existing file that is not a regular file or that group/others can access.
+    func checkFile(_ file: String) throws(StoreError) {
+        var info = stat()
+        guard lstat(file, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw .io("cannot stat \(file): \(Errno.current.message)")
+        }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .permissions("\(file) is not a regular file (symbolic links are refused); move it away")
+        }
+        try Self.requirePrivate(info, path: file, fix: "chmod 600")
+    }
+
+    /// Checks the directory and every store file that exists.
+    func checkPermissions() throws(StoreError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw .io("cannot stat \(path): \(Errno.current.message)") }
+        try Self.requirePrivate(info, path: path, fix: "chmod 700")
+        for file in [databasePath, masterKeyPath, lockPath] + sidecarPaths {
+            try checkFile(file)
+        }
+    }
+
+    private static func requirePrivate(_ info: stat, path: String, fix: String) throws(StoreError) {
+        let mode = info.st_mode & 0o7777
+        guard mode & 0o077 == 0 else {
+            let octal = String(mode, radix: 8)
+            throw .permissions("\(path) is accessible by group or others (mode \(octal)); "
+                + "the store refuses to open until you run: \(fix) '\(path)'")
+        }
+    }
+
+    var databaseExists: Bool {
+        var info = stat()
+        return lstat(databasePath, &info) == 0 && info.st_size > 0
+    }
+
+    /// Creates the database file empty with mode 0600 (SQLite then gives -wal and -shm the
+    /// database file's mode), so that SQLite never creates it under the process umask.
+    func createDatabaseFileIfMissing() throws(StoreError) {
+        do {
+            let fd = try FileDescriptor.open(databasePath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+            try fd.setMode(0o600)
+        } catch where error == .exists {
+            return
+        } catch {
+            throw .io("cannot create \(databasePath): \(error.message)")
+        }
+    }
+
+    /// Reads `master.key`, creating it (32 random bytes, 0600) when the store is new.
+    func loadOrCreateMasterKey() throws(StoreError) -> SecretBytes {
+        if let key = try readMasterKey() { return key }
+        // A database without its key would be unreadable, and a new key would not help.
+        if databaseExists {
+            throw .corrupt("\(masterKeyPath) is missing but \(databasePath) exists; restore master.key from a backup")
+        }
+        try createMasterKey()
+        guard let key = try readMasterKey() else {
+            throw .io("\(masterKeyPath) vanished after it was created")
+        }
+        return key
+    }
+
+    private func readMasterKey() throws(StoreError) -> SecretBytes? {
+        let fd: FileDescriptor
+        do {
+            fd = try FileDescriptor.open(masterKeyPath, flags: O_RDONLY)
+        } catch where error == .noEntry {
+            return nil
+        } catch {
+            throw .io("cannot open \(masterKeyPath): \(error.message)")
+        }
+        do {
+            let info = try fd.status()
+            guard info.st_mode & S_IFMT == S_IFREG else { throw StoreError.permissions("\(masterKeyPath) is not a regular file") }
+            try Self.requirePrivate(info, path: masterKeyPath, fix: "chmod 600")
+            var bytes = try fd.readAll(limit: Self.masterKeyCount)
+            defer { wipe(&bytes) }
+            guard bytes.count == Self.masterKeyCount else {
+                throw StoreError.corrupt("\(masterKeyPath) is not a \(Self.masterKeyCount)-byte key")
+            }
+            return SecretBytes(bytes)
+        } catch let error as StoreError {
+            throw error
+        } catch let error as Errno {
+            throw .io("cannot read \(masterKeyPath): \(error.message)")
+        } catch {
+            throw .io("cannot read \(masterKeyPath)")
+        }
+    }
+
+    /// Writes a new key to a temporary file, then link(2)s it into place: if another process
+    /// created master.key meanwhile, link fails with EEXIST and both processes use the winner's.
+    private func createMasterKey() throws(StoreError) {
+        let temporary = masterKeyPath + ".new-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        defer { unlink(temporary) }
+        var key = SecureRandom.bytes(count: Self.masterKeyCount)
+        defer { wipe(&key) }
+        do {
+            let fd = try FileDescriptor.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
+            try fd.setMode(0o600)
+            try fd.writeAll(key)
+            try fd.synchronize()
+        } catch {
+            throw .io("cannot write \(temporary): \(error.message)")
+        }
+        if link(temporary, masterKeyPath) != 0 && errno != EEXIST {
+            throw .io("cannot create \(masterKeyPath): \(Errno.current.message)")
+        }
+        synchronizeDirectory()
+    }
+
+    /// fsync the directory so that a created file's name is durable.
+    func synchronizeDirectory() {
+        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            _ = fsync(fd)
+            _ = Glibc.close(fd)
+        }
+    }
+
+    /// Takes `DIR/lock` with flock(LOCK_EX | LOCK_NB); held while the descriptor lives.
+    func lockExclusively() throws(StoreError) -> FileDescriptor {
+        let fd: FileDescriptor
+        do {
+            fd = try openLockFile()
+        } catch {
+            throw .io("cannot open \(lockPath): \(error.message)")
+        }
+        let acquired: Bool
+        do {
+            acquired = try fd.tryLockExclusive()
+        } catch {
+            throw .io("cannot lock \(lockPath): \(error.message)")
+        }
+        guard acquired else { throw .locked }   // another `latchkey serve` runs this key
+        return fd
+    }
+
+    private func openLockFile() throws(Errno) -> FileDescriptor {
+        do {
+            let fd = try FileDescriptor.open(lockPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
+            try fd.setMode(0o600)   // created here: make the mode umask-proof
+            return fd
+        } catch where error == .exists {
+            return try FileDescriptor.open(lockPath, flags: O_RDWR)   // checkPermissions vetted it
+        }
+    }
+}

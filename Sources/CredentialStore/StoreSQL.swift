@@ -1,0 +1,66 @@
+/// The statements the store runs (each prepared once per connection). Kept together so that
+/// tests can check their query plans (`EXPLAIN QUERY PLAN`: index searches, no table scans).
+enum StoreSQL {
+    static let credentialColumns = "cred_key, rp_key, user_key, created_at, hidden_since, sealed"
+
+    static let credentialByKey =
+        "SELECT \(credentialColumns) FROM credentials WHERE cred_key = ?"
+    static let credentialsByUser =
+        "SELECT \(credentialColumns) FROM credentials WHERE user_key = ?"
+    static let visibleCredentialsByRP =
+        "SELECT \(credentialColumns) FROM credentials WHERE rp_key = ? AND hidden_since IS NULL ORDER BY created_at DESC, rowid DESC"
+    static let allCredentials =
+        "SELECT \(credentialColumns) FROM credentials ORDER BY created_at DESC, rowid DESC"
+    static let allVisibleCredentials =
+        "SELECT \(credentialColumns) FROM credentials WHERE hidden_since IS NULL ORDER BY created_at DESC, rowid DESC"
+    static let credentialPlacement =
+        "SELECT rp_key, hidden_since FROM credentials WHERE cred_key = ?"
+
+    static let deleteCredentialByKey = "DELETE FROM credentials WHERE cred_key = ? RETURNING cred_key"
+    static let deleteCredentialByUser = "DELETE FROM credentials WHERE user_key = ? RETURNING cred_key"
+    static let insertCredential = """
+        INSERT INTO credentials (cred_key, rp_key, user_key, created_at, hidden_since, counter_hw, sealed)
+        VALUES (?, ?, ?, ?, ?, 0, ?)
+        """
+    static let updateCredentialSealed = "UPDATE credentials SET sealed = ? WHERE cred_key = ?"
+    static let updateHiddenSince = "UPDATE credentials SET hidden_since = ? WHERE cred_key = ?"
+    static let purgeHidden =
+        "DELETE FROM credentials WHERE hidden_since IS NOT NULL AND hidden_since < ? RETURNING cred_key"
+    static let deleteAllCredentials = "DELETE FROM credentials"
+
+    static let upsertRelyingParty = """
+        INSERT INTO rps (rp_key, sealed) VALUES (?, ?)
+        ON CONFLICT (rp_key) DO UPDATE SET sealed = excluded.sealed
+        """
+    static let insertRelyingPartyIfAbsent =
+        "INSERT INTO rps (rp_key, sealed) VALUES (?, ?) ON CONFLICT (rp_key) DO NOTHING"
+    static let visibleRelyingParties = "SELECT rp_key, sealed FROM rps WHERE visible_count > 0"
+    static let deleteAllRelyingParties = "DELETE FROM rps"
+
+    static let credentialCount = "SELECT value FROM meta WHERE name = 'credential_count'"
+
+    static let deviceRow = "SELECT sealed FROM device WHERE name = ?"
+    static let upsertDeviceRow = """
+        INSERT INTO device (name, sealed) VALUES (?, ?)
+        ON CONFLICT (name) DO UPDATE SET sealed = excluded.sealed
+        """
+    static let insertDeviceRowIfAbsent = "INSERT INTO device (name, sealed) VALUES (?, ?) ON CONFLICT (name) DO NOTHING"
+    static let deleteDeviceRow = "DELETE FROM device WHERE name = ?"
+    static let deleteSettings = "DELETE FROM device WHERE name GLOB 'setting:*'"
+
+    static let credentialHighWater = "SELECT counter_hw FROM credentials WHERE cred_key = ?"
+    static let setCredentialHighWater = "UPDATE credentials SET counter_hw = ? WHERE cred_key = ?"
+    static let scopeHighWater = "SELECT high_water FROM counters WHERE scope = ?"
+    static let setScopeHighWater = """
+        INSERT INTO counters (scope, high_water) VALUES (?, ?)
+        ON CONFLICT (scope) DO UPDATE SET high_water = excluded.high_water
+        """
+}
+
+/// Names of the rows of the `device` table.
+enum DeviceRow {
+    static let secrets = "secrets"
+    static let pin = "pin"
+    static let keyCheck = "keycheck"
+    static func setting(_ key: String) -> String { "setting:" + key }
+}

@@ -1,0 +1,72 @@
+/// The store schema, as an ordered list of migrations (SchemaMigrator). Never edit a released
+/// step: add a new one. Identifying columns hold keyed hashes (RowSealer); everything else that
+/// identifies or is secret is inside a `sealed` blob.
+enum StoreSchema {
+    static let migrations: [SchemaMigration] = [version1]
+
+    static let version1 = SchemaMigration(version: 1, summary: "credentials, rps, device, counters, meta", sql: """
+        CREATE TABLE meta (
+            name  TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO meta (name, value) VALUES ('credential_count', 0);
+
+        -- Device secrets ('secrets'), PIN state ('pin'), settings ('setting:<key>'), 'keycheck'.
+        CREATE TABLE device (
+            name   TEXT PRIMARY KEY,
+            sealed BLOB NOT NULL
+        ) WITHOUT ROWID;
+
+        -- Durable signature counter high-water marks of scopes other than resident credentials.
+        CREATE TABLE counters (
+            scope      TEXT PRIMARY KEY,
+            high_water INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        -- One row per RP with resident credentials; counts kept in step by the triggers below,
+        -- so that enumerating RPs never scans credentials.
+        CREATE TABLE rps (
+            rp_key           BLOB PRIMARY KEY,
+            sealed           BLOB NOT NULL,
+            credential_count INTEGER NOT NULL DEFAULT 0,
+            visible_count    INTEGER NOT NULL DEFAULT 0
+        ) WITHOUT ROWID;
+
+        CREATE TABLE credentials (
+            cred_key     BLOB PRIMARY KEY,
+            rp_key       BLOB NOT NULL REFERENCES rps (rp_key),
+            user_key     BLOB NOT NULL UNIQUE,
+            created_at   INTEGER NOT NULL,
+            hidden_since INTEGER,
+            counter_hw   INTEGER NOT NULL DEFAULT 0,
+            sealed       BLOB NOT NULL
+        );
+        CREATE INDEX credentials_by_rp ON credentials (rp_key, created_at);
+        CREATE INDEX credentials_hidden ON credentials (hidden_since) WHERE hidden_since IS NOT NULL;
+
+        CREATE TRIGGER credentials_after_insert AFTER INSERT ON credentials BEGIN
+            UPDATE rps SET credential_count = credential_count + 1,
+                           visible_count = visible_count + (NEW.hidden_since IS NULL)
+             WHERE rp_key = NEW.rp_key;
+            UPDATE meta SET value = value + 1 WHERE name = 'credential_count';
+        END;
+
+        CREATE TRIGGER credentials_after_delete AFTER DELETE ON credentials BEGIN
+            UPDATE rps SET credential_count = credential_count - 1,
+                           visible_count = visible_count - (OLD.hidden_since IS NULL)
+             WHERE rp_key = OLD.rp_key;
+            DELETE FROM rps WHERE rp_key = OLD.rp_key AND credential_count <= 0;
+            UPDATE meta SET value = value - 1 WHERE name = 'credential_count';
+        END;
+
+        CREATE TRIGGER credentials_after_visibility AFTER UPDATE OF hidden_since ON credentials
+        WHEN (OLD.hidden_since IS NULL) != (NEW.hidden_since IS NULL) BEGIN
+            UPDATE rps SET visible_count = visible_count + (NEW.hidden_since IS NULL) - (OLD.hidden_since IS NULL)
+             WHERE rp_key = OLD.rp_key;
+        END;
+
+        CREATE TRIGGER credentials_no_rp_change BEFORE UPDATE OF rp_key ON credentials BEGIN
+            SELECT RAISE(ABORT, 'rp_key is immutable');
+        END;
+        """)
+}

@@ -1,0 +1,130 @@
+import Authenticator
+@testable import CredentialStore
+import FIDOCrypto
+import XCTest
+
+/// ARCHITECTURE.md, Store: a signature counter never goes backwards, even across a crash.
+final class SignatureCounterTests: XCTestCase {
+    func testGlobalCounterStrictlyIncreasesOver3000CallsAndAcrossReopen() throws {
+        let temporary = TemporaryDirectory()
+        var last: UInt32 = 0
+        for _ in 0..<2 {
+            let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+            for _ in 0..<3000 {
+                let value = try store.nextSignatureCounter(credentialID: nil)
+                XCTAssertGreaterThan(value, last)
+                last = value
+            }
+            store.close()
+        }
+    }
+
+    func testFirstValueIsOne() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: nil), 1)
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: nil), 2)
+    }
+
+    func testResidentCredentialsHaveTheirOwnCountersAcrossReopen() throws {
+        let temporary = TemporaryDirectory()
+        let a = makeCredential()
+        let b = makeCredential()
+        var lastA: UInt32 = 0
+        var lastB: UInt32 = 0
+        for round in 0..<3 {
+            let store = try SQLiteCredentialStore.open(directory: temporary.storePath,
+                                                       options: StoreOptions(counterReservationBlock: 7))
+            if round == 0 { try store.saveResidentCredentials([a, b]) }
+            for _ in 0..<20 {
+                let valueA = try store.nextSignatureCounter(credentialID: a.credentialID)
+                XCTAssertGreaterThan(valueA, lastA)
+                lastA = valueA
+            }
+            let valueB = try store.nextSignatureCounter(credentialID: b.credentialID)
+            XCTAssertGreaterThan(valueB, lastB)
+            lastB = valueB
+            store.close()
+        }
+        XCTAssertLessThan(lastB, lastA, "b's counter does not move with a's")
+    }
+
+    func testUnknownCredentialUsesTheGlobalCounter() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let first = try store.nextSignatureCounter(credentialID: nil)
+        let unknown = try store.nextSignatureCounter(credentialID: SecureRandom.bytes(count: 32))
+        XCTAssertGreaterThan(unknown, first)
+        XCTAssertGreaterThan(try store.nextSignatureCounter(credentialID: nil), unknown)
+    }
+
+    /// Reserve, do not close (the process "crashes" with its reservation in memory), reopen:
+    /// the next value is above every value handed out.
+    func testCounterAfterSimulatedCrashIsAboveEveryValueHandedOut() throws {
+        let temporary = TemporaryDirectory()
+        let credential = makeCredential()
+        let crashed = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        try crashed.saveResidentCredential(credential)
+        var maxGlobal: UInt32 = 0
+        var maxOwn: UInt32 = 0
+        for _ in 0..<1500 {
+            maxGlobal = try crashed.nextSignatureCounter(credentialID: nil)
+            maxOwn = try crashed.nextSignatureCounter(credentialID: credential.credentialID)
+        }
+        // `crashed` is never closed (its memory is "lost"); a new process opens the store.
+        let recovered = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        XCTAssertGreaterThan(try recovered.nextSignatureCounter(credentialID: nil), maxGlobal)
+        XCTAssertGreaterThan(try recovered.nextSignatureCounter(credentialID: credential.credentialID), maxOwn)
+        withExtendedLifetime(crashed) {}
+    }
+
+    /// Two processes handing out the same counter (serve and a CLI) never go below each other:
+    /// a block is dropped as soon as someone else has reserved past it.
+    func testInterleavedStoresNeverHandOutALowerValue() throws {
+        let temporary = TemporaryDirectory()
+        let one = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .exclusive)
+        let two = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        var last: UInt32 = 0
+        for step in 0..<500 {
+            let store = (step / 3) % 2 == 0 ? one : two
+            let value = try store.nextSignatureCounter(credentialID: nil)
+            XCTAssertGreaterThan(value, last, "step \(step)")
+            last = value
+        }
+    }
+
+    func testDeletedAndRecreatedCredentialDoesNotReuseAStaleBlock() throws {
+        let temporary = TemporaryDirectory()
+        let credential = makeCredential()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        try store.saveResidentCredential(credential)
+        _ = try store.nextSignatureCounter(credentialID: credential.credentialID)
+        try store.deleteResidentCredential(id: credential.credentialID)
+        try store.saveResidentCredential(credential)   // re-imported: durable mark starts again
+        let handedOut = try store.nextSignatureCounter(credentialID: credential.credentialID)
+        let other = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        XCTAssertGreaterThan(try other.nextSignatureCounter(credentialID: credential.credentialID), handedOut)
+    }
+
+    func testCounterSaturatesAtUInt32Max() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        _ = try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.run("INSERT INTO counters (scope, high_water) VALUES ('global', ?)", [.integer(Int64(UInt32.max) - 2)])
+        }
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: nil), UInt32.max - 1)
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: nil), UInt32.max)
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: nil), UInt32.max)
+    }
+
+    func testOneDurableCommitPerBlock() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath,
+                                                   options: StoreOptions(counterReservationBlock: 100))
+        for _ in 0..<250 { _ = try store.nextSignatureCounter(credentialID: nil) }
+        let durable = try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.queryFirst("SELECT high_water FROM counters WHERE scope = 'global'") { $0.int64(0) }
+        }
+        XCTAssertEqual(durable, 300)
+    }
+}

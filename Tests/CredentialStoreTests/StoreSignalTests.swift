@@ -1,0 +1,143 @@
+import Authenticator
+@testable import CredentialStore
+import FIDOCrypto
+import XCTest
+
+/// The WebAuthn Signal API's three calls (W3C semantics; ARCHITECTURE.md, Credential model),
+/// and purging after the retention period, with a manual clock.
+final class StoreSignalTests: XCTestCase {
+    private var temporary: TemporaryDirectory!
+    private var clock: ManualClock!
+    private var store: SQLiteCredentialStore!
+    private let day: Int64 = 86_400
+
+    override func setUpWithError() throws {
+        temporary = TemporaryDirectory()
+        clock = ManualClock()
+        store = try openStore()
+    }
+
+    override func tearDown() {
+        store?.close()
+        store = nil
+    }
+
+    private func openStore() throws -> SQLiteCredentialStore {
+        try SQLiteCredentialStore.open(directory: temporary.storePath,
+                                       options: StoreOptions(hiddenRetentionSeconds: 30 * day, now: clock.function))
+    }
+
+    // signalAllAcceptedCredentials: credentials of that user not in the list become hidden.
+    func testAllAcceptedHidesTheUnlistedAndUnhidesTheListed() throws {
+        let user = SecureRandom.bytes(count: 16)
+        let credential = makeCredential(rpID: "example.com", userHandle: user)
+        let otherUser = makeCredential(rpID: "example.com")
+        try store.saveResidentCredentials([credential, otherUser])
+
+        let decoys = (0..<10_000).map { _ in SecureRandom.bytes(count: 48) }
+        let started = ContinuousClock.now
+        let result = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: decoys)
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "10,000 IDs handled in one pass")
+        XCTAssertEqual(result.hidden, 1)
+        XCTAssertEqual(result.unhidden, 0)
+        XCTAssertEqual(try store.residentCredential(id: credential.credentialID)?.hiddenSince, clock.now)
+        XCTAssertEqual(try store.residentCredentials(rpIDHash: rpIDHash("example.com")).map(\.credentialID),
+                       [otherUser.credentialID], "hidden credentials are not offered")
+
+        // Hiding again keeps the first mark.
+        clock.advance(by: 100)
+        XCTAssertEqual(try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: []).hidden, 0)
+        XCTAssertEqual(try store.residentCredential(id: credential.credentialID)?.hiddenSince, clock.now - 100)
+
+        let back = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user,
+                                                          acceptedIDs: decoys + [credential.credentialID])
+        XCTAssertEqual(back.hidden, 0)
+        XCTAssertEqual(back.unhidden, 1)
+        XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
+        XCTAssertEqual(try store.residentCredentials(rpIDHash: rpIDHash("example.com")).count, 2)
+        XCTAssertTrue(try store.integrityCheck())
+    }
+
+    func testAllAcceptedForAnotherRPOrUserChangesNothing() throws {
+        let user = SecureRandom.bytes(count: 16)
+        let credential = makeCredential(rpID: "example.com", userHandle: user)
+        try store.saveResidentCredential(credential)
+        let otherRP = try store.signalAllAcceptedCredentials(rpID: "other.example", userHandle: user, acceptedIDs: [])
+        let otherUser = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: [1, 2], acceptedIDs: [])
+        XCTAssertEqual(otherRP.hidden + otherRP.unhidden + otherUser.hidden + otherUser.unhidden, 0)
+        XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
+    }
+
+    // signalUnknownCredential: that credential becomes hidden, only at its own RP.
+    func testUnknownCredentialHidesOnlyAtItsRP() throws {
+        let credential = makeCredential(rpID: "example.com")
+        try store.saveResidentCredential(credential)
+        XCTAssertFalse(try store.signalUnknownCredential(rpID: "evil.example", credentialID: credential.credentialID))
+        XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
+        XCTAssertFalse(try store.signalUnknownCredential(rpID: "example.com", credentialID: [9, 9, 9]))
+        XCTAssertTrue(try store.signalUnknownCredential(rpID: "example.com", credentialID: credential.credentialID))
+        XCTAssertEqual(try store.residentCredential(id: credential.credentialID)?.hiddenSince, clock.now)
+        XCTAssertEqual(try store.relyingParties(), [], "an RP with only hidden credentials is not enumerated")
+        XCTAssertEqual(try store.residentCredentialCount(), 1, "hidden credentials still take space")
+    }
+
+    // signalCurrentUserDetails: names are replaced.
+    func testCurrentUserDetailsRenames() throws {
+        let user = SecureRandom.bytes(count: 16)
+        let credential = makeCredential(rpID: "example.com", userHandle: user, userName: "old", displayName: "Old")
+        try store.saveResidentCredential(credential)
+        XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "example.com", userHandle: user,
+                                                          name: "new", displayName: "New"), 1)
+        var renamed = try XCTUnwrap(try store.residentCredential(id: credential.credentialID))
+        XCTAssertEqual(renamed.userName, "new")
+        XCTAssertEqual(renamed.userDisplayName, "New")
+        XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "example.com", userHandle: user,
+                                                          name: nil, displayName: "Only Display"), 1)
+        renamed = try XCTUnwrap(try store.residentCredential(id: credential.credentialID))
+        XCTAssertEqual(renamed.userName, "new")
+        XCTAssertEqual(renamed.userDisplayName, "Only Display")
+        var expected = credential
+        expected.userName = "new"
+        expected.userDisplayName = "Only Display"
+        assertSameCredential(renamed, expected)
+        XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "other.example", userHandle: user,
+                                                          name: "x", displayName: "y"), 0)
+    }
+
+    func testPurgeDeletesOnlyCredentialsHiddenLongerThanRetention() throws {
+        let early = makeCredential()
+        let late = makeCredential()
+        let visible = makeCredential()
+        try store.saveResidentCredentials([early, late, visible])
+        XCTAssertTrue(try store.signalUnknownCredential(rpID: "example.com", credentialID: early.credentialID))
+        clock.advance(by: 10 * day)
+        XCTAssertTrue(try store.signalUnknownCredential(rpID: "example.com", credentialID: late.credentialID))
+
+        clock.advance(by: 20 * day)   // early: hidden exactly 30 days — not longer
+        XCTAssertEqual(try store.purgeHidden(), 0)
+        clock.advance(by: 1)
+        XCTAssertEqual(try store.purgeHidden(), 1)
+        XCTAssertNil(try store.residentCredential(id: early.credentialID))
+        XCTAssertNotNil(try store.residentCredential(id: late.credentialID))
+
+        // Open also purges.
+        clock.advance(by: 10 * day)
+        store.close()
+        store = try openStore()
+        XCTAssertNil(try store.residentCredential(id: late.credentialID))
+        XCTAssertNotNil(try store.residentCredential(id: visible.credentialID))
+        XCTAssertEqual(try store.residentCredentialCount(), 1)
+        XCTAssertTrue(try store.integrityCheck())
+    }
+
+    func testUnhiddenCredentialIsNotPurged() throws {
+        let credential = makeCredential()
+        try store.saveResidentCredential(credential)
+        _ = try store.signalUnknownCredential(rpID: "example.com", credentialID: credential.credentialID)
+        _ = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: credential.userHandle,
+                                                   acceptedIDs: [credential.credentialID])
+        clock.advance(by: 31 * day)
+        XCTAssertEqual(try store.purgeHidden(), 0)
+        XCTAssertEqual(try store.relyingParties().count, 1)
+    }
+}
