@@ -50,7 +50,8 @@ public struct U2FAPDU: Sendable, Equatable {
                 guard body.count >= 3 else { throw .wrongLength }
                 let lc = Int(body[start + 1]) << 8 | Int(body[start + 2])
                 let remaining = body.count - 3 - lc
-                guard lc > 0, remaining == 0 || remaining == 2 else { throw .wrongLength }
+                // python-fido2 sends an explicit Lc of 0000 for data-less commands, then Le.
+                guard remaining == 0 || remaining == 2 else { throw .wrongLength }
                 data = Array(body[(start + 3)..<(start + 3 + lc)])
             } else {
                 // Short: Lc data [Le]

@@ -46,6 +46,8 @@ final class U2FTests: XCTestCase {
         XCTAssertEqual(String(decoding: data, as: UTF8.self), "U2F_V2")
         // Short encoding with Le only.
         XCTAssertEqual(u2fRaw(harness, [0x00, 0x03, 0x00, 0x00, 0x00]).status, 0x9000)
+        // Extended form with an explicit zero Lc, as python-fido2 sends it.
+        XCTAssertEqual(u2fRaw(harness, [0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]).status, 0x9000)
         XCTAssertEqual(u2f(harness, U2FAPDU(ins: 0x03, data: [1])).status, 0x6700)
     }
 

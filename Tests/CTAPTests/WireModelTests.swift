@@ -1,0 +1,57 @@
+import CBOR
+import CTAP
+import XCTest
+
+final class WireModelTests: XCTestCase {
+    func testAuthenticatorDataRoundTripAndDerivedFlags() throws {
+        let key = COSEKey.ec2P256(algorithm: .es256, x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32))
+        let data = AuthenticatorData(rpIDHash: [UInt8](repeating: 9, count: 32), flags: [.userPresent, .extensionData],
+                                     signCount: 0x0102_0304,
+                                     attestedCredentialData: .init(aaguid: [UInt8](repeating: 7, count: 16),
+                                                                   credentialID: [0xAA, 0xBB], publicKey: key.cborValue))
+        let bytes = data.encoded()
+        // WebAuthn §6.1: rpIdHash(32) flags(1) counter(4, big-endian), then AAGUID, L(2), credentialId, key.
+        XCTAssertEqual(bytes[32], 0x41, "UP and AT; ED cleared because no extensions are present")
+        XCTAssertEqual(Array(bytes[33..<37]), [1, 2, 3, 4])
+        XCTAssertEqual(Array(bytes[53..<55]), [0, 2])
+        let decoded = try AuthenticatorData(decoding: bytes)
+        XCTAssertEqual(decoded, data)
+        XCTAssertEqual(COSEKey(decoded.attestedCredentialData!.publicKey), key)
+        XCTAssertThrowsError(try AuthenticatorData(decoding: Array(bytes.dropLast())))
+        XCTAssertThrowsError(try AuthenticatorData(decoding: bytes + [0]))
+    }
+
+    func testCOSEKeyEncodingIsCanonical() {
+        let key = COSEKey.okpEd25519(x: [UInt8](repeating: 3, count: 32))
+        // {1: 1, 3: -8, -1: 6, -2: h'03…'}: positive keys first, then negatives, by encoded bytes.
+        XCTAssertEqual(Array(key.cborValue.encoded().prefix(8)), [0xA4, 0x01, 0x01, 0x03, 0x27, 0x20, 0x06, 0x21])
+    }
+
+    func testAPDUParsingForms() throws {
+        XCTAssertEqual(try U2FAPDU(parsing: [0, 3, 0, 0]).data, [])
+        XCTAssertEqual(try U2FAPDU(parsing: [0, 3, 0, 0, 0]).data, [])
+        XCTAssertEqual(try U2FAPDU(parsing: [0, 1, 3, 0, 2, 0xAA, 0xBB]).data, [0xAA, 0xBB])
+        XCTAssertEqual(try U2FAPDU(parsing: [0, 1, 3, 0, 2, 0xAA, 0xBB, 0]).data, [0xAA, 0xBB])
+        XCTAssertEqual(try U2FAPDU(parsing: [0, 1, 3, 0, 0, 0, 2, 0xAA, 0xBB, 0, 0]).data, [0xAA, 0xBB])
+        XCTAssertEqual(try U2FAPDU(parsing: [0, 3, 0, 0, 0, 0, 0, 0, 0]).data, [])
+        let apdu = U2FAPDU(ins: 2, p1: 7, data: [1, 2, 3])
+        XCTAssertEqual(try U2FAPDU(parsing: apdu.encoded()), apdu)
+        for bad: [UInt8] in [[0, 1], [0, 1, 0, 0, 5, 1], [0, 1, 0, 0, 0, 0, 5, 1, 2]] {
+            XCTAssertThrowsError(try U2FAPDU(parsing: bad)) { XCTAssertEqual($0 as? U2FStatusWord, .wrongLength) }
+        }
+    }
+
+    func testRequestParsingIgnoresUnknownKeys() throws {
+        let request = GetAssertionRequest(rpID: "a.example", clientDataHash: [1])
+        var map = request.cborValue.mapValue!
+        map[99] = "unknown"
+        map["x"] = 1
+        XCTAssertEqual(try GetAssertionRequest(cbor: .map(map)), request)
+    }
+
+    func testStatusCodesHaveSpecNames() {
+        XCTAssertEqual(CTAP2StatusCode.keepaliveCancel.rawValue, 0x2D)
+        XCTAssertEqual(CTAP2StatusCode.keepaliveCancel.specName, "CTAP2_ERR_KEEPALIVE_CANCEL")
+        XCTAssertEqual(CTAP2StatusCode(CBORDecodingError.truncated), .invalidCBOR)
+    }
+}
