@@ -1,0 +1,199 @@
+import Authenticator
+import CTAP
+import CTAPHID
+import Foundation
+import LinuxHID
+import Synchronization
+
+/// The running key: one poll loop owns the transport's descriptors and the CTAPHID timers;
+/// CBOR/MSG requests run on a serial worker so KEEPALIVE, CANCEL and other channels are served
+/// while the authenticator waits for the user (ARCHITECTURE.md, The data path).
+public final class KeyRunner: @unchecked Sendable {
+    /// What the worker hands back to the loop.
+    private enum Completion: Sendable {
+        case response(transactionID: UInt64, bytes: [UInt8])
+        case status(transactionID: UInt64, status: KeepaliveStatus)
+    }
+
+    /// Worker → loop hand-off: a locked list plus the eventfd that wakes the loop.
+    private final class Mailbox: Sendable {
+        let items = Mutex<[Completion]>([])
+        let wakeup: WakeupEvent
+        init(wakeup: WakeupEvent) { self.wakeup = wakeup }
+        func post(_ completion: Completion) {
+            items.withLock { $0.append(completion) }
+            wakeup.signal()
+        }
+        func take() -> [Completion] {
+            items.withLock { items in
+                defer { items.removeAll() }
+                return items
+            }
+        }
+    }
+
+    let transport: ReportTransport
+    let authenticator: Authenticator
+    let logger: Logger
+    private var stateMachine: CTAPHIDStateMachine
+    private let worker = DispatchQueue(label: "latchkey.authenticator")
+    private let wakeup: WakeupEvent
+    private let mailbox: Mailbox
+    private var cancellations: [UInt64: CancellationFlag] = [:]
+    private let stopRequested = Atomic<Bool>(false)
+    private let powerCycleRequested = Atomic<Bool>(false)
+
+    public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
+                hidConfiguration: CTAPHIDConfiguration? = nil) throws(TransportError) {
+        self.transport = transport
+        self.authenticator = authenticator
+        self.logger = logger
+        var configuration = hidConfiguration ?? CTAPHIDConfiguration()
+        if hidConfiguration == nil {
+            // Random first channel ID, so channels of successive runs do not collide in clients' caches.
+            configuration.channelIDSeed = UInt32.random(in: 1...0x7FFF_FFFF)
+        }
+        self.stateMachine = CTAPHIDStateMachine(configuration: configuration)
+        self.wakeup = try WakeupEvent()
+        self.mailbox = Mailbox(wakeup: wakeup)
+    }
+
+    /// Ask the loop to stop (thread-safe; async-signal-safe apart from the eventfd write).
+    public func requestStop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    /// The key's power cycle (SIGHUP): volatile authenticator state is dropped and the reset
+    /// window reopens; the store is untouched. It runs on the worker, after any request in flight.
+    public func requestPowerCycle() {
+        powerCycleRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    /// Serve until `requestStop()`. Returns after the transport is shut down.
+    public func run() {
+        defer {
+            for flag in cancellations.values { flag.cancel() }
+            transport.shutdown()
+            // Let a request still on the worker finish before the caller closes the store.
+            worker.sync {}
+        }
+        while !stopRequested.load(ordering: .acquiring) {
+            let now = SystemClock.now()
+            var timeout: Int32 = 1_000
+            if let deadline = stateMachine.nextDeadline() {
+                let remaining = deadline.nanoseconds > now.nanoseconds ? (deadline.nanoseconds - now.nanoseconds) / 1_000_000 : 0
+                timeout = Int32(min(UInt64(timeout), remaining + 1))
+            }
+            let descriptors = transport.pollDescriptors + [wakeup.descriptor]
+            let ready: [Int32]
+            do {
+                ready = try Poller.wait(for: descriptors, timeoutMilliseconds: timeout)
+            } catch {
+                logger.error("poll failed: \(error); stopping")
+                return
+            }
+            for fd in ready {
+                if fd == wakeup.descriptor {
+                    wakeup.drain()
+                    continue
+                }
+                for event in transport.readEvents(from: fd) {
+                    handle(event)
+                }
+            }
+            if powerCycleRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                powerCycle()
+            }
+            drainCompletions()
+            perform(stateMachine.tick(now: SystemClock.now()))
+        }
+    }
+
+    private func handle(_ event: TransportEvent) {
+        switch event {
+        case let .report(report, connection):
+            perform(stateMachine.receive(report: report, from: connection, now: SystemClock.now()))
+        case let .connectionOpened(connection):
+            logger.debug("client connected (#\(connection))")
+        case let .connectionClosed(connection):
+            logger.debug("client disconnected (#\(connection))")
+            perform(stateMachine.connectionClosed(connection))
+        case let .droppedPacket(size, connection):
+            logger.warning("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes")
+        case .deviceStarted:
+            logger.debug("uhid device started")
+        case .deviceStopped:
+            logger.debug("uhid device stopped")
+        }
+    }
+
+    private func perform(_ actions: [CTAPHIDAction]) {
+        for action in actions {
+            switch action {
+            case let .send(report, connection):
+                transport.send(report, to: connection)
+            case let .dispatch(request):
+                dispatch(request)
+            case let .cancelRequest(transactionID):
+                logger.debug("request \(transactionID) cancelled")
+                cancellations[transactionID]?.cancel()
+            case .wink:
+                logger.info("wink")
+            }
+        }
+    }
+
+    private func dispatch(_ request: CTAPHIDRequest) {
+        let flag = CancellationFlag()
+        cancellations[request.transactionID] = flag
+        let id = request.transactionID
+        let mailbox = self.mailbox
+        let context = RequestContext(channel: request.channel, cancellation: flag) { status in
+            let mapped: KeepaliveStatus = status == .userPresenceNeeded ? .userPresenceNeeded : .processing
+            mailbox.post(.status(transactionID: id, status: mapped))
+        }
+        let authenticator = self.authenticator
+        let logger = self.logger
+        worker.async {
+            let started = SystemClock.monotonicNanoseconds()
+            let response: [UInt8]
+            let label: String
+            if request.command == CTAPHIDCommand.cbor.rawValue {
+                response = authenticator.handleCTAP2(request.payload, context: context)
+                let command = request.payload.first.flatMap(CTAPCommand.init(rawValue:))?.name
+                    ?? String(format: "command 0x%02x", request.payload.first ?? 0)
+                let status = response.first.flatMap(CTAP2StatusCode.init(rawValue:))?.specName
+                    ?? String(format: "0x%02x", response.first ?? 0)
+                label = "\(command) → \(status)"
+            } else {
+                response = authenticator.handleU2F(request.payload, context: context)
+                let ins = request.payload.count > 1 ? String(format: "0x%02x", request.payload[1]) : "?"
+                let word = response.suffix(2).map { String(format: "%02x", $0) }.joined()
+                label = "U2F ins \(ins) → SW \(word)"
+            }
+            let micros = (SystemClock.monotonicNanoseconds() - started) / 1_000
+            logger.debug("\(label) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
+            mailbox.post(.response(transactionID: id, bytes: response))
+        }
+    }
+
+    private func drainCompletions() {
+        for completion in mailbox.take() {
+            switch completion {
+            case let .response(id, bytes):
+                cancellations[id] = nil
+                perform(stateMachine.complete(transactionID: id, response: bytes, now: SystemClock.now()))
+            case let .status(id, status):
+                perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: SystemClock.now()))
+            }
+        }
+    }
+
+    private func powerCycle() {
+        logger.info("power cycle: volatile state dropped, reset window reopened")
+        let authenticator = self.authenticator
+        worker.async { authenticator.powerCycle() }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+
+/// Leveled logging to standard error. Messages name commands, status codes, sizes and RP IDs,
+/// never key material, PINs, tokens, salts or request payloads.
+public final class Logger: Sendable {
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
+        case error = 0, warning, info, debug, trace
+        public init?(name: String) {
+            switch name.lowercased() {
+            case "error": self = .error
+            case "warning", "warn": self = .warning
+            case "info": self = .info
+            case "debug": self = .debug
+            case "trace": self = .trace
+            default: return nil
+            }
+        }
+        public var name: String {
+            switch self {
+            case .error: "error"
+            case .warning: "warning"
+            case .info: "info"
+            case .debug: "debug"
+            case .trace: "trace"
+            }
+        }
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public let level: Level
+    private let sink: @Sendable (String) -> Void
+    private let lock = Mutex(())
+
+    public init(level: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {
+        self.level = level
+        self.sink = sink ?? { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+    }
+
+    public func log(_ messageLevel: Level, _ message: @autoclosure () -> String) {
+        guard messageLevel <= level else { return }
+        let stamp = Self.timestamp()
+        let line = "\(stamp) latchkey[\(messageLevel.name)] \(message())"
+        lock.withLock { _ in sink(line) }
+    }
+
+    public func error(_ message: @autoclosure () -> String) { log(.error, message()) }
+    public func warning(_ message: @autoclosure () -> String) { log(.warning, message()) }
+    public func info(_ message: @autoclosure () -> String) { log(.info, message()) }
+    public func debug(_ message: @autoclosure () -> String) { log(.debug, message()) }
+    public func trace(_ message: @autoclosure () -> String) { log(.trace, message()) }
+
+    private static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int(now.tv_nsec / 1_000_000))
+    }
+}

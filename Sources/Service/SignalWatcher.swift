@@ -1,0 +1,30 @@
+import Dispatch
+import Foundation
+
+/// SIGINT/SIGTERM stop the key, SIGHUP power-cycles it. Dispatch signal sources run the
+/// handlers on a queue, outside signal context.
+final class SignalWatcher: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private let queue = DispatchQueue(label: "latchkey.signals")
+
+    init(stop: @escaping @Sendable (String) -> Void, powerCycle: @escaping @Sendable () -> Void) {
+        for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { stop(name) }
+            source.resume()
+            sources.append(source)
+        }
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: queue)
+        hup.setEventHandler { powerCycle() }
+        hup.resume()
+        sources.append(hup)
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    func cancel() {
+        for source in sources { source.cancel() }
+        sources = []
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// Where a key's store lives: `--store DIR`, else `$XDG_DATA_HOME/latchkey/<name>`
+/// (`~/.local/share/latchkey/<name>` when XDG_DATA_HOME is unset).
+public enum StoreLocation {
+    public static func directory(explicit: String?, name: String,
+                                 environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let explicit { return explicit }
+        let base: String
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
+            base = xdg
+        } else {
+            let home = environment["HOME"] ?? NSHomeDirectory()
+            base = home + "/.local/share"
+        }
+        return base + "/latchkey/" + name
+    }
+
+    /// A key name is a path component: letters, digits, '-', '_', '.'.
+    public static func isValidName(_ name: String) -> Bool {
+        !name.isEmpty && name.count <= 64 && name != "." && name != ".." &&
+            name.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") }
+    }
+}

@@ -1,0 +1,61 @@
+# Shared helpers for Latchkey's scripts (sourced, not run).
+# shellcheck shell=bash
+
+LATCHKEY_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="/opt/swift/usr/bin:$PATH"
+
+say() { printf '%s\n' "$*" >&2; }
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        say "need root for: $*"; return 1; fi
+}
+
+# Install Debian packages that are missing (apt-get update once, first).
+ensure_debs() {
+    local missing=()
+    for pkg in "$@"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    say "installing Debian packages: ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The C libraries the package links (system-library targets) and pkg-config to find them.
+ensure_build_deps() {
+    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev
+    if ! command -v swift >/dev/null; then
+        say "error: no Swift 6 toolchain on PATH (expected /opt/swift/usr/bin/swift)."
+        say "Install Swift 6 for Debian 12 and put its usr/bin on PATH, then run this again."
+        return 1
+    fi
+}
+
+# A Python venv with python-fido2 2.2.1 for the integration suites.
+ensure_python_venv() {
+    local venv="$LATCHKEY_ROOT/.build/test-venv"
+    if [ ! -x "$venv/bin/python" ]; then
+        python3 -m venv "$venv" 2>/dev/null || { ensure_debs python3-venv && python3 -m venv "$venv"; }
+    fi
+    if ! "$venv/bin/python" -c 'import fido2, importlib.metadata as m; assert m.version("fido2") == "2.2.1"' 2>/dev/null; then
+        say "installing python-fido2 2.2.1 into $venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" >&2
+    fi
+    printf '%s\n' "$venv/bin/python"
+}
+
+# The VM rig's tools: qemu (TCG), a Debian kernel that ships uhid.ko, busybox for virtme-ng's
+# init, the clients the e2e suite drives, and virtme-ng (PyPI) in a venv under .build/.
+ensure_vm_deps() {
+    ensure_debs qemu-system-x86 linux-image-amd64 busybox-static fido2-tools openssh-client python3-venv
+    local venv="$LATCHKEY_ROOT/.build/vng-venv"
+    if [ ! -x "$venv/bin/vng" ]; then
+        python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "virtme-ng==1.42" >&2
+    fi
+    printf '%s\n' "$venv/bin"
+}
+
+# The newest Debian kernel image installed.
+vm_kernel() { ls -1 /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1; }
