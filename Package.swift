@@ -30,6 +30,11 @@ let package = Package(
         .target(name: "Service",
                 dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR", "FIDOCrypto"]),
         .executableTarget(name: "latchkey", dependencies: ["Service"]),
+        // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
+        .executableTarget(name: "latchkey-bench",
+                          dependencies: ["Service", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
+                                         "LinuxHID", "CBOR"],
+                          path: "Benchmarks/LatchkeyBench"),
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "FIDOCryptoTests", dependencies: ["FIDOCrypto", "COpenSSL", "CShims"]),

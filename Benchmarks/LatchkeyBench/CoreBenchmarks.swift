@@ -1,0 +1,131 @@
+import Authenticator
+import CBOR
+import CTAP
+import CredentialStore
+import FIDOCrypto
+import Foundation
+import Service
+
+/// A key on a real SQLite store in a temporary directory, driven in-process.
+final class BenchKey {
+    let directory: String
+    let store: SQLiteCredentialStore
+    let authenticator: Authenticator
+    let context = RequestContext(channel: 1)
+
+    init(counterReservationBlock: Int = 1024, directory: String? = nil) throws {
+        self.directory = directory ?? NSTemporaryDirectory() + "latchkey-bench-\(UUID().uuidString)"
+        store = try SQLiteCredentialStore.open(directory: self.directory, lock: .exclusive,
+                                               options: StoreOptions(counterReservationBlock: counterReservationBlock))
+        authenticator = try Authenticator(store: store, presence: AutoPresence(logger: Logger(level: .error)), clock: SystemClock())
+    }
+
+    func close(removing: Bool = true) {
+        store.close()
+        if removing { try? FileManager.default.removeItem(atPath: directory) }
+    }
+
+    static func makeCredentialMessage(rpID: String, userID: [UInt8], algorithm: Int = -7, resident: Bool,
+                                      format: String? = nil) -> [UInt8] {
+        let request = MakeCredentialRequest(
+            clientDataHash: SHA256.hash(userID), rp: RelyingPartyEntity(id: rpID, name: rpID),
+            user: UserEntity(id: userID, name: "user", displayName: "User"),
+            pubKeyCredParams: [CredentialParameters(algorithm: algorithm)],
+            options: resident ? RequestOptions(["rk": true]) : RequestOptions(),
+            attestationFormatsPreference: format.map { [$0] })
+        return [CTAPCommand.makeCredential.rawValue] + request.cborValue.encoded()
+    }
+
+    static func getAssertionMessage(rpID: String, allow: [[UInt8]]) -> [UInt8] {
+        let request = GetAssertionRequest(rpID: rpID, clientDataHash: SHA256.hash(Array(rpID.utf8)),
+                                          allowList: allow.map { CredentialDescriptor(id: $0) })
+        return [CTAPCommand.getAssertion.rawValue] + request.cborValue.encoded()
+    }
+
+    /// Make a credential and return its ID.
+    func register(rpID: String, userID: [UInt8], algorithm: Int = -7, resident: Bool) throws -> [UInt8] {
+        let response = authenticator.handleCTAP2(Self.makeCredentialMessage(rpID: rpID, userID: userID, algorithm: algorithm,
+                                                                            resident: resident, format: "none"), context: context)
+        guard response.first == 0, let body = try? CBORDecoder.decode(Array(response.dropFirst())),
+              let authData = body[2]?.bytesValue,
+              let credentialID = try AuthenticatorData(decoding: authData).attestedCredentialData?.credentialID else {
+            throw BenchError.failed("makeCredential answered \(response.first ?? 0xFF)")
+        }
+        return credentialID
+    }
+
+    func expectSuccess(_ message: [UInt8]) throws {
+        let response = authenticator.handleCTAP2(message, context: context)
+        guard response.first == 0 else { throw BenchError.failed("status \(response.first ?? 0xFF)") }
+    }
+}
+
+enum BenchError: Error { case failed(String) }
+
+struct CryptoBaselines {
+    var es256Sign: Measurement
+    var es256Keygen: Measurement
+    var ed25519Sign: Measurement
+    var ecdh: Measurement
+
+    static func measure(seconds: Double) throws -> CryptoBaselines {
+        let message = [UInt8](repeating: 0x5A, count: 69)   // authData (37) + clientDataHash (32)
+        let signing = try P256.Signing.PrivateKey()
+        let ed = try Ed25519.PrivateKey()
+        let agreement = try P256.KeyAgreement.PrivateKey()
+        let peer = try P256.KeyAgreement.PrivateKey().publicKey
+        return CryptoBaselines(
+            es256Sign: try Stopwatch.measure("ES256 sign", seconds: seconds) { _ = try signing.signature(for: message) },
+            es256Keygen: try Stopwatch.measure("P-256 keygen", seconds: seconds) { _ = try P256.Signing.PrivateKey() },
+            ed25519Sign: try Stopwatch.measure("Ed25519 sign", seconds: seconds) { _ = try ed.signature(for: message) },
+            ecdh: try Stopwatch.measure("P-256 ECDH", seconds: seconds) { _ = try agreement.sharedSecretX(with: peer) })
+    }
+}
+
+enum CoreBenchmarks {
+    static func run(report: Report, baselines: CryptoBaselines, seconds: Double) throws {
+        let section = "core"
+        let key = try BenchKey()
+        defer { key.close() }
+        let credential = try key.register(rpID: "bench.example", userID: [1], resident: false)
+        let getAssertion = BenchKey.getAssertionMessage(rpID: "bench.example", allow: [credential])
+        report.add(section, try Stopwatch.measure("getAssertion (allowList 1, ES256)", seconds: seconds) {
+            try key.expectSuccess(getAssertion)
+        }, baseline: baselines.es256Sign, target: "≤ 1.3×")
+
+        let edCredential = try key.register(rpID: "bench.example", userID: [2], algorithm: -8, resident: false)
+        let edAssertion = BenchKey.getAssertionMessage(rpID: "bench.example", allow: [edCredential])
+        report.add(section, try Stopwatch.measure("getAssertion (allowList 1, EdDSA)", seconds: seconds) {
+            try key.expectSuccess(edAssertion)
+        }, baseline: baselines.ed25519Sign, target: "≤ 1.3×")
+
+        // Keygen + one signature is the cryptography makeCredential cannot avoid ("none" attestation);
+        // packed attestation adds a second signature.
+        let keygenPlusSign = Measurement(name: "keygen+sign", samples: [baselines.es256Keygen.median + baselines.es256Sign.median])
+        var user: UInt64 = 0
+        report.add(section, try Stopwatch.measure("makeCredential non-rk, none attestation", seconds: seconds) {
+            user += 1
+            try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: false, format: "none"))
+        }, baseline: keygenPlusSign, target: "≤ 1.3×", note: "keygen + sign, no signature needed for none")
+        let keygenPlusTwoSigns = Measurement(name: "keygen+2 signs", samples: [baselines.es256Keygen.median + 2 * baselines.es256Sign.median])
+        report.add(section, try Stopwatch.measure("makeCredential non-rk, packed attestation", seconds: seconds) {
+            user += 1
+            try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: false))
+        }, baseline: keygenPlusTwoSigns, target: "≤ 1.3×")
+        report.add(section, try Stopwatch.measure("makeCredential rk (durable commit), none", seconds: seconds) {
+            user += 1
+            try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: true, format: "none"))
+        }, baseline: keygenPlusSign, note: "includes one synchronous SQLite commit")
+
+        // The same assertion when every counter value is committed before the response.
+        let perCommit = try BenchKey(counterReservationBlock: 1)
+        defer { perCommit.close() }
+        let committedCredential = try perCommit.register(rpID: "bench.example", userID: [3], resident: false)
+        let committedAssertion = BenchKey.getAssertionMessage(rpID: "bench.example", allow: [committedCredential])
+        report.add(section, try Stopwatch.measure("getAssertion, counter committed per assertion", seconds: seconds) {
+            try perCommit.expectSuccess(committedAssertion)
+        }, baseline: baselines.es256Sign, note: "counterReservationBlock = 1, for comparison")
+    }
+
+    static func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
+}

@@ -1,0 +1,71 @@
+import Authenticator
+import CredentialStore
+import FIDOCrypto
+import Foundation
+
+/// How the store behaves as it grows: the same operations at each size.
+enum ScaleBenchmarks {
+    static func run(report: Report, sizes: [Int], seconds: Double) throws {
+        let fillerKey = try P256.Signing.PrivateKey().rawRepresentation
+        for size in sizes {
+            let section = "store \(size)"
+            let directory = NSTemporaryDirectory() + "latchkey-scale-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+
+            // Fill: one RP with 1,000 accounts, the rest spread over many RPs.
+            let fillStarted = Stopwatch.now()
+            do {
+                let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive,
+                                                           options: StoreOptions(maxResidentCredentials: 2_000_000))
+                var batch: [ResidentCredential] = []
+                let bigAccounts = min(999, max(0, size - 2))
+                for index in 0..<max(0, size - 2) {
+                    let rpID = index < bigAccounts ? "big.example" : "rp\(index % 50_000).example"
+                    batch.append(ResidentCredential(
+                        credentialID: SecureRandom.bytes(count: 64), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
+                        rpName: rpID, userHandle: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) },
+                        userName: "user\(index)", userDisplayName: "User \(index)", algorithm: -7,
+                        privateKey: fillerKey, createdAt: 1_700_000_000))
+                    if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
+                }
+                if !batch.isEmpty { try store.saveResidentCredentials(batch) }
+                store.close()
+            }
+            report.addValue(section, "fill with \(size) resident credentials", value: Double(Stopwatch.now() - fillStarted), unit: "ns",
+                            note: "setup, bulk insert")
+
+            let open = try Stopwatch.measure("store open", seconds: 0, minimumIterations: 5) {
+                let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive)
+                store.close()
+            }
+            report.add(section, open, target: size >= 1_000_000 ? "< 300 ms" : nil)
+
+            let key = try BenchKey(directory: directory)
+            defer { key.close(removing: false) }
+            report.addValue(section, "resident memory after open", value: Double(residentMemoryBytes()) / 1_048_576, unit: "MB",
+                            note: size >= 1_000_000 ? "target < 150 MB" : nil)
+            let solo = try key.register(rpID: "solo.example", userID: [0xAA], resident: true)
+            _ = try key.register(rpID: "big.example", userID: [0xBB], resident: true)
+
+            let byID = BenchKey.getAssertionMessage(rpID: "solo.example", allow: [solo])
+            report.add(section, try Stopwatch.measure("getAssertion by allowList (resident)", seconds: seconds) { try key.expectSuccess(byID) })
+            let discoverSolo = BenchKey.getAssertionMessage(rpID: "solo.example", allow: [])
+            report.add(section, try Stopwatch.measure("discoverable getAssertion, RP with 1 account", seconds: seconds) {
+                try key.expectSuccess(discoverSolo)
+            })
+            let discoverBig = BenchKey.getAssertionMessage(rpID: "big.example", allow: [])
+            let accounts = min(1_000, size)
+            report.add(section, try Stopwatch.measure("discoverable getAssertion, RP with \(accounts) accounts", seconds: seconds) {
+                try key.expectSuccess(discoverBig)
+            })
+            let bigHash = SHA256.hash(Array("big.example".utf8))
+            report.add(section, try Stopwatch.measure("enumerate an RP's credentials (\(accounts))", seconds: seconds) {
+                _ = try key.store.residentCredentials(rpIDHash: bigHash)
+            })
+            let accepted = (0..<10_000).map { _ in SecureRandom.bytes(count: 64) } + [solo]
+            report.add(section, try Stopwatch.measure("signal all-accepted over 10,000 IDs", seconds: seconds) {
+                _ = try key.store.signalAllAcceptedCredentials(rpID: "solo.example", userHandle: [0xAA], acceptedIDs: accepted)
+            })
+        }
+    }
+}

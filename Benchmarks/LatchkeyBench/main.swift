@@ -1,0 +1,65 @@
+import Foundation
+
+/// latchkey-bench: how close Latchkey is to the cost of its own cryptography, and how it scales.
+/// Every latency is reported with its median and p99 and, where one applies, as a ratio to a
+/// baseline measured in the same run (these machines are noisy: compare ratios, not seconds).
+///
+///   swift run -c release latchkey-bench [--quick] [--sizes 1000,100000,1000000] [--seconds S] [--json FILE]
+var quick = false
+var sizes = [1_000, 100_000]
+var seconds = 1.0
+var concurrencySeconds = 10.0
+var jsonPath: String?
+var arguments = Array(CommandLine.arguments.dropFirst())
+while let argument = arguments.first {
+    arguments.removeFirst()
+    switch argument {
+    case "--quick":
+        quick = true; sizes = [1_000]; seconds = 0.05; concurrencySeconds = 0.5
+    case "--sizes":
+        sizes = (arguments.first ?? "").split(separator: ",").compactMap { Int($0) }
+        arguments = Array(arguments.dropFirst())
+    case "--seconds":
+        seconds = Double(arguments.first ?? "") ?? seconds
+        arguments = Array(arguments.dropFirst())
+    case "--json":
+        jsonPath = arguments.first
+        arguments = Array(arguments.dropFirst())
+    case "-h", "--help":
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE]")
+        exit(0)
+    default:
+        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE]\n".utf8))
+        exit(64)
+    }
+}
+
+let report = Report()
+report.machine = [
+    "cores": "\(ProcessInfo.processInfo.activeProcessorCount)",
+    "memory": "\(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB",
+    "kernel": ProcessInfo.processInfo.operatingSystemVersionString,
+    "mode": quick ? "quick (smoke test; figures not meaningful)" : "full",
+]
+#if DEBUG
+report.machine["build"] = "debug (use -c release for real figures)"
+#else
+report.machine["build"] = "release"
+#endif
+print("latchkey-bench (\(report.machine["mode"]!), \(report.machine["build"]!), \(report.machine["cores"]!) cores)")
+report.printHeader()
+do {
+    let baselines = try CryptoBaselines.measure(seconds: seconds)
+    for baseline in [baselines.es256Sign, baselines.es256Keygen, baselines.ed25519Sign, baselines.ecdh] {
+        report.add("crypto", baseline, note: "baseline, straight through libcrypto")
+    }
+    try CoreBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
+    try TransportBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
+    try ConcurrencyBenchmarks.run(report: report, seconds: concurrencySeconds)
+    try ScaleBenchmarks.run(report: report, sizes: sizes, seconds: seconds)
+    if let jsonPath { try report.writeJSON(to: jsonPath) }
+    print("benchmark: \(report.rows.count) figures")
+} catch {
+    FileHandle.standardError.write(Data("latchkey-bench failed: \(error)\n".utf8))
+    exit(1)
+}
