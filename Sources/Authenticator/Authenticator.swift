@@ -21,6 +21,8 @@ public final class Authenticator: @unchecked Sendable {
     var poweredUpAt: UInt64
     /// authenticatorGetNextAssertion state: one at a time, bound to its channel.
     var pendingAssertions: PendingAssertions?
+    /// Volatile clientPIN state: key-agreement keys, pinUvAuthTokens, mismatch count.
+    var pinUvAuth: ClientPIN
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, clock: AuthenticatorClock, random: RandomSource = SystemRandom()) throws(StoreError) {
@@ -37,13 +39,17 @@ public final class Authenticator: @unchecked Sendable {
         self.codec = CredentialIDCodec(wrappingKey: secrets.wrappingKey)
         self.attestationKey = attestationKey
         self.poweredUpAt = clock.monotonicMilliseconds()
+        self.pinUvAuth = ClientPIN(initialUsageTimeLimit: configuration.pinUvAuthTokenInitialUsageMilliseconds,
+                                   maxUsageTimePeriod: configuration.pinUvAuthTokenMaxUsageMilliseconds)
     }
 
     /// The key's "power cycle" (device recreated, SIGHUP): reopens the reset window and drops
-    /// all volatile state.
+    /// all volatile state — new PIN/UV key-agreement keys and tokens, and the PIN_AUTH_BLOCKED
+    /// state lifted (CTAP 2.1 §6.5.5.7).
     public func powerCycle() {
         poweredUpAt = clock.monotonicMilliseconds()
         pendingAssertions = nil
+        pinUvAuth.powerUp()
     }
 
     /// The attestation CA certificate (DER), for relying parties that want to trust this key.
@@ -73,7 +79,8 @@ public final class Authenticator: @unchecked Sendable {
             case .getNextAssertion: body = try getNextAssertion(context: context)
             case .reset: body = try reset(context: context)
             case .selection: body = try selection(context: context)
-            case .clientPIN, .bioEnrollment, .credentialManagement, .largeBlobs, .config,
+            case .clientPIN: body = try clientPIN(ClientPINRequest(cbor: try Self.require(parameters)))
+            case .bioEnrollment, .credentialManagement, .largeBlobs, .config,
                  .credentialManagementPreview:
                 // Not offered in getInfo; CTAP 2.1 §8: unsupported commands are INVALID_COMMAND.
                 throw .invalidCommand

@@ -13,6 +13,11 @@ public struct AuthenticatorConfiguration: Sendable {
     public var resetWindowMilliseconds: UInt64 = 10_000
     /// CTAP 2.1 §6.3: getNextAssertion state expires 30 s after the last use.
     public var getNextAssertionTimeoutMilliseconds: UInt64 = 30_000
+    /// CTAP 2.1 §6.5.2.1: a pinUvAuthToken not used within this time after it was obtained
+    /// stops being in use ("initial usage time limit").
+    public var pinUvAuthTokenInitialUsageMilliseconds: UInt64 = 30_000
+    /// …and one that was used stops this long after it was obtained ("max usage time period").
+    public var pinUvAuthTokenMaxUsageMilliseconds: UInt64 = 600_000
     /// getInfo 0x07 / 0x08: generous so Chromium does not split or filter lists.
     public var maxCredentialCountInList = 64
     public var maxCredentialIDLength = 128

@@ -7,6 +7,8 @@ struct CredentialSource {
     var algorithm: COSEAlgorithm
     var credProtect: UInt8
     var privateKey: SecretBytes
+    /// Created with the hmac-secret extension (its CredRandom values are derived, not stored).
+    var hasHMACSecret = false
 }
 
 /// Credential IDs are the credential's private key sealed with AES-256-GCM under the device
@@ -14,7 +16,8 @@ struct CredentialSource {
 /// non-discoverable credentials need no storage, and an ID presented for another RP, from
 /// another key, or altered in any bit simply fails to open.
 ///
-/// Layout (64 bytes): version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(32)) ‖ tag(16)
+/// Layout (64 bytes): version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(32)) ‖ tag(16);
+/// flags: 0x01 resident, 0x02 hmac-secret.
 struct CredentialIDCodec {
     static let version: UInt8 = 0x01
     static let length = 1 + 12 + 35 + 16
@@ -22,7 +25,8 @@ struct CredentialIDCodec {
     let wrappingKey: SecretBytes
 
     func seal(_ source: CredentialSource, rpIDHash: [UInt8], nonce: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
-        var plaintext: [UInt8] = [source.isResident ? 0x01 : 0x00, Self.algorithmByte(source.algorithm), source.credProtect]
+        let flags: UInt8 = (source.isResident ? 0x01 : 0x00) | (source.hasHMACSecret ? 0x02 : 0x00)
+        var plaintext: [UInt8] = [flags, Self.algorithmByte(source.algorithm), source.credProtect]
         plaintext += source.privateKey.copyBytes()
         defer { for index in plaintext.indices { plaintext[index] = 0 } }
         do {
@@ -46,7 +50,8 @@ struct CredentialIDCodec {
         guard plaintext.count == 35, let algorithm = Self.algorithm(plaintext[1]),
               (1...3).contains(plaintext[2]) else { return nil }
         return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,
-                                credProtect: plaintext[2], privateKey: SecretBytes(Array(plaintext[3...])))
+                                credProtect: plaintext[2], privateKey: SecretBytes(Array(plaintext[3...])),
+                                hasHMACSecret: plaintext[0] & 0x02 != 0)
     }
 
     private static func algorithmByte(_ algorithm: COSEAlgorithm) -> UInt8 {

@@ -7,6 +7,8 @@ struct AssertionCandidate {
     var credentialID: [UInt8]
     var key: CredentialPrivateKey
     var resident: ResidentCredential?
+    /// A non-discoverable credential made with hmac-secret (resident ones carry their values).
+    var hasHMACSecret = false
 }
 
 /// authenticatorGetNextAssertion state (CTAP 2.1 §6.3).
@@ -19,30 +21,37 @@ struct PendingAssertions {
     var total: Int
     var userVerified: Bool
     var wantsCredBlob: Bool
+    var hmacSecret: HMACSecretRequest?
     var lastUsed: UInt64
 }
 
 extension Authenticator {
     /// authenticatorGetAssertion (0x02), CTAP 2.1 §6.2.2.
     func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
-        if let param = request.pinUvAuthParam, param.isEmpty {
-            try collectPresence(.touchProbe, rpID: request.rpID, context: context)
-            throw .pinNotSet
-        }
-        if request.pinUvAuthParam != nil {
-            if request.pinUvAuthProtocol == nil { throw .missingParameter }
-            throw .pinNotSet
-        }
-        // Options: "rk" is not an option of getAssertion; "uv" needs built-in UV.
+        // Step 1: a zero-length pinUvAuthParam is the "touch to select" probe.
+        try answerTouchProbe(ifAskedBy: request.pinUvAuthParam, rpID: request.rpID, context: context)
+        // Step 2: a pinUvAuthParam needs a supported pinUvAuthProtocol.
+        let pinUvAuthProtocol = try requestedPinUvAuthProtocol(for: request.pinUvAuthParam, requested: request.pinUvAuthProtocol)
+        // Options: "rk" is not an option of getAssertion. "uv" needs built-in UV; next to a
+        // pinUvAuthParam it is ignored (the token already verified the user).
         if request.options["rk"] != nil { throw .unsupportedOption }
-        if request.options["uv"] == true { throw .invalidOption }
+        if request.options["uv"] == true && request.pinUvAuthParam == nil { throw .invalidOption }
         let userPresence = request.options["up"] ?? true
-        let userVerified = false
+        // Extensions are decoded (and hmac-secret's input checked) before the token is used.
         var wantsCredBlob = false
         if let value = request.extensions["credBlob"] {
             guard let flag = value.boolValue else { throw .cborUnexpectedType }
             wantsCredBlob = flag
         }
+        var hmacSecret: HMACSecretRequest?
+        if let value = request.extensions["hmac-secret"] {
+            hmacSecret = try hmacSecretRequest(value, userPresence: userPresence)
+        }
+
+        // Step 6: the pinUvAuthToken must carry ga for this RP; then UV is done.
+        let userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
+                                         clientDataHash: request.clientDataHash, permission: .getAssertion,
+                                         rpID: request.rpID)
 
         let rpIDHash = SHA256.hash(Array(request.rpID.utf8))
         var flags: AuthenticatorData.Flags = []
@@ -56,10 +65,12 @@ extension Authenticator {
             if userPresence {
                 try collectPresence(.getAssertion, rpID: request.rpID, userName: candidate.resident?.userName, context: context)
                 flags.insert(.userPresent)
+                // Step 9: presence spends the token's flags and permissions (but lbw).
+                pinUvAuth.userPresenceWasCollected()
             }
             return try assertion(for: candidate, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                                  flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
-                                 numberOfCredentials: nil)
+                                 hmacSecret: hmacSecret, numberOfCredentials: nil)
         }
 
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
@@ -71,16 +82,18 @@ extension Authenticator {
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context)
             flags.insert(.userPresent)
+            // Step 9: presence spends the token's flags and permissions (but lbw).
+            pinUvAuth.userPresenceWasCollected()
         }
         if applicable.count > 1 {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
                 remaining: Array(applicable.dropFirst()), total: applicable.count, userVerified: userVerified,
-                wantsCredBlob: wantsCredBlob, lastUsed: clock.monotonicMilliseconds())
+                wantsCredBlob: wantsCredBlob, hmacSecret: hmacSecret, lastUsed: clock.monotonicMilliseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
-                             numberOfCredentials: applicable.count)
+                             hmacSecret: hmacSecret, numberOfCredentials: applicable.count)
     }
 
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
@@ -102,7 +115,7 @@ extension Authenticator {
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
                              userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,
-                             numberOfCredentials: nil)
+                             hmacSecret: pending.hmacSecret, numberOfCredentials: nil)
     }
 
     /// The first descriptor that is one of our credentials for this RP and usable now.
@@ -119,7 +132,7 @@ extension Authenticator {
                 return try candidate(from: stored)
             }
             guard let key = CredentialPrivateKey(algorithm: source.algorithm, raw: source.privateKey.copyBytes()) else { continue }
-            return AssertionCandidate(credentialID: descriptor.id, key: key, resident: nil)
+            return AssertionCandidate(credentialID: descriptor.id, key: key, resident: nil, hasHMACSecret: source.hasHMACSecret)
         }
         return nil
     }
@@ -134,9 +147,14 @@ extension Authenticator {
 
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
                    flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool,
-                   numberOfCredentials: Int?) throws(CTAP2StatusCode) -> CBORValue {
+                   hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?) throws(CTAP2StatusCode) -> CBORValue {
         var extensionOutputs: [CBORValue: CBORValue] = [:]
         if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
+        // hmac-secret: only for credentials created with it; CredRandom by whether UV was done.
+        if let hmacSecret, let credRandom = credRandom(for: candidate) {
+            extensionOutputs["hmac-secret"] = .byteString(try hmacSecret.output(credRandom: credRandom, userVerified: userVerified,
+                                                                               random: random))
+        }
         let counter = try signatureCounter(credentialID: candidate.resident?.credentialID)
         let authenticatorData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: flags, signCount: counter,

@@ -11,18 +11,36 @@ extension Authenticator {
         }
         return AuthenticatorInfo(
             versions: ["U2F_V2", "FIDO_2_0"],
-            extensions: ["credProtect", "credBlob"],
+            extensions: ["credProtect", "credBlob", "hmac-secret"],
             aaguid: secrets.aaguid,
-            options: ["rk": true, "up": true, "plat": false],
+            options: try infoOptions(),
             maxMsgSize: configuration.maxMessageSize,
-            pinUvAuthProtocols: [],
+            pinUvAuthProtocols: PinUvAuthProtocol.preferenceOrder.map { Int($0.rawValue) },
             maxCredentialCountInList: configuration.maxCredentialCountInList,
             maxCredentialIdLength: configuration.maxCredentialIDLength,
             transports: ["usb"],
             algorithms: [CredentialParameters(algorithm: COSEAlgorithm.es256.rawValue),
                          CredentialParameters(algorithm: COSEAlgorithm.edDSA.rawValue)],
+            forcePINChange: try loadPINState()?.forcePINChange ?? false,
+            minPINLength: try minPINLength(),
             firmwareVersion: configuration.firmwareVersion,
             maxCredBlobLength: configuration.maxCredBlobLength,
             remainingDiscoverableCredentials: remaining)
+    }
+
+    /// getInfo 0x04. The pinUvAuthToken permissions a token may carry follow from these
+    /// (`grantablePermissions()`), so a feature appears in both places at once.
+    func infoOptions() throws(CTAP2StatusCode) -> [String: Bool] {
+        [
+            "rk": true,
+            "up": true,
+            "plat": false,
+            // Present and false until a PIN is set (CTAP 2.1 §6.4: false means "capable, not set").
+            "clientPin": try isPINSet(),
+            // getPinUvAuthTokenUsingPinWithPermissions (0x09) and permissions.
+            "pinUvAuthToken": true,
+            // With a PIN set, non-discoverable credentials may still be made without UV.
+            "makeCredUvNotRqd": true,
+        ]
     }
 }

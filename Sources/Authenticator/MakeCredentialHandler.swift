@@ -6,16 +6,9 @@ extension Authenticator {
     /// authenticatorMakeCredential (0x01), CTAP 2.1 §6.1.2.
     func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
         // §6.1.2 step 1: a zero-length pinUvAuthParam is the "touch to select" probe.
-        if let param = request.pinUvAuthParam, param.isEmpty {
-            try collectPresence(.touchProbe, rpID: request.rp.id, context: context)
-            throw .pinNotSet
-        }
-        // Step 2: no PIN/UV protocol is offered (getInfo lists none), so any pinUvAuthParam
-        // refers to a PIN this key does not have.
-        if request.pinUvAuthParam != nil {
-            if request.pinUvAuthProtocol == nil { throw .missingParameter }
-            throw .pinNotSet
-        }
+        try answerTouchProbe(ifAskedBy: request.pinUvAuthParam, rpID: request.rp.id, context: context)
+        // Step 2: a pinUvAuthParam needs a supported pinUvAuthProtocol.
+        let pinUvAuthProtocol = try requestedPinUvAuthProtocol(for: request.pinUvAuthParam, requested: request.pinUvAuthProtocol)
         // Step 3: the first supported algorithm in the RP's order of preference.
         var chosen: COSEAlgorithm?
         for parameter in request.pubKeyCredParams where parameter.type == "public-key" {
@@ -25,18 +18,22 @@ extension Authenticator {
             }
         }
         guard let algorithm = chosen else { throw .unsupportedAlgorithm }
-        // Step 4: options. "up": false is invalid for makeCredential; "uv" needs built-in UV,
-        // which this key does not offer.
+        // Step 4: options. "up": false is invalid for makeCredential. "uv" needs built-in UV,
+        // which this key does not offer; next to a pinUvAuthParam it is ignored (the token
+        // already verified the user; some platforms send both).
         if request.options["up"] == false { throw .invalidOption }
-        if request.options["uv"] == true { throw .invalidOption }
+        if request.options["uv"] == true && request.pinUvAuthParam == nil { throw .invalidOption }
         let isResident = request.options["rk"] ?? false
+        // The makeCredUvNotRqd rule (getInfo says true): on a key protected by a PIN, a
+        // discoverable credential needs a pinUvAuthToken; a non-discoverable one may be made without.
+        if isResident && request.pinUvAuthParam == nil, try isPINSet() { throw .puatRequired }
         // Step 7: enterprise attestation is not offered.
         if request.enterpriseAttestation != nil { throw .invalidParameter }
 
         let rpIDHash = SHA256.hash(Array(request.rp.id.utf8))
-        let userVerified = false
 
-        // Extensions (CTAP 2.1 §12): unknown ones are ignored.
+        // Extensions (CTAP 2.1 §12): unknown ones are ignored. Decoded before the token is
+        // checked, so a malformed request does not bind or use it.
         var credProtect: UInt8 = 1
         var credProtectRequested = false
         if let value = request.extensions["credProtect"] {
@@ -50,8 +47,19 @@ extension Authenticator {
             guard let blob = value.bytesValue else { throw .cborUnexpectedType }
             credBlob = blob
         }
+        // hmac-secret (§12.5): the credential gets CredRandom values.
+        var hasHMACSecret = false
+        if let value = request.extensions["hmac-secret"] {
+            guard let flag = value.boolValue else { throw .cborUnexpectedType }
+            hasHMACSecret = flag
+        }
 
-        // Step 8: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
+        // Step 11: the pinUvAuthToken must carry mc for this RP; then UV is done.
+        let userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
+                                         clientDataHash: request.clientDataHash, permission: .makeCredential,
+                                         rpID: request.rp.id)
+
+        // Step 12: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
         // credProtect level 3 credentials are invisible without UV.
         for descriptor in request.excludeList where descriptor.type == "public-key" {
             guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
@@ -76,29 +84,35 @@ extension Authenticator {
             if count >= store.maxResidentCredentials && !replacing { throw .keyStoreFull }
         }
 
-        // Step 9/10: user presence.
+        // Step 14: user presence; then the token's flags and permissions (but lbw) are spent.
         try collectPresence(.makeCredential, rpID: request.rp.id, userName: request.user.name, context: context)
+        pinUvAuth.userPresenceWasCollected()
 
-        // Step 11: the credential.
+        // Then the credential.
         let key = try CredentialPrivateKey.generate(algorithm)
         let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
-                                      privateKey: key.rawRepresentation)
+                                      privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret)
         let credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
 
         var storedBlob = false
         if isResident {
             if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
+            // Discoverable credentials keep random CredRandom values; non-discoverable ones
+            // derive theirs from the wrapping key and the ID (`CredRandom.derived`).
+            let credRandom = hasHMACSecret ? CredRandom.generate() : nil
             let credential = ResidentCredential(
                 credentialID: credentialID, rpID: request.rp.id, rpIDHash: rpIDHash, rpName: request.rp.name,
                 userHandle: request.user.id, userName: request.user.name, userDisplayName: request.user.displayName,
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
-                credProtect: credProtect, credBlob: credBlob)
+                credProtect: credProtect, credBlob: credBlob,
+                hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
             do { try store.saveResidentCredential(credential) } catch { throw CTAP2StatusCode(error) }
         }
 
         var extensionOutputs: [CBORValue: CBORValue] = [:]
         if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect)) }
         if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
+        if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
 
         let counter = try signatureCounter(credentialID: isResident ? credentialID : nil)
         var flags: AuthenticatorData.Flags = [.userPresent]

@@ -16,6 +16,8 @@ extension Authenticator {
         secrets.wrappingKey = newKey
         codec = CredentialIDCodec(wrappingKey: newKey)
         pendingAssertions = nil
+        // The store dropped the PIN; tokens and key-agreement keys issued under it go too.
+        pinUvAuth.powerUp()
         return nil
     }
 

@@ -12,10 +12,12 @@ final class AuthenticatorHarness {
     let authenticator: Authenticator
     var channel: UInt32 = 0x0102_0304
 
-    init(presence: ScriptedPresence = ScriptedPresence(), store: InMemoryCredentialStore = InMemoryCredentialStore()) throws {
+    /// `port`, when given, is what the authenticator talks to (a wrapper around `store`).
+    init(presence: ScriptedPresence = ScriptedPresence(), store: InMemoryCredentialStore = InMemoryCredentialStore(),
+         port: CredentialStorePort? = nil) throws {
         self.presence = presence
         self.store = store
-        self.authenticator = try Authenticator(store: store, presence: presence, clock: clock, random: SeededRandom(seed: 7))
+        self.authenticator = try Authenticator(store: port ?? store, presence: presence, clock: clock, random: SeededRandom(seed: 7))
     }
 
     /// Send command ‖ CBOR(parameters); return (status, decoded body).

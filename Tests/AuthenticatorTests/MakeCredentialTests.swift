@@ -98,7 +98,8 @@ final class MakeCredentialTests: XCTestCase {
     func testUnknownCommandIsInvalidCommand() throws {
         let harness = try AuthenticatorHarness()
         XCTAssertEqual(harness.sendRaw([0x55]).status, .invalidCommand)
-        XCTAssertEqual(harness.sendRaw([0x06, 0xA0]).status, .invalidCommand)   // clientPIN not offered yet
+        XCTAssertEqual(harness.sendRaw([0x09, 0xA0]).status, .invalidCommand)   // bioEnrollment not offered
+        XCTAssertEqual(harness.sendRaw([0x06, 0xA0]).status, .missingParameter) // clientPIN is: subCommand missing
     }
 
     func testUpFalseIsInvalidOption() throws {

@@ -1,0 +1,33 @@
+import CTAP
+
+/// How a makeCredential / getAssertion request authorises itself with a pinUvAuthToken
+/// (CTAP 2.1 §6.1.2 steps 1, 2, 11 and §6.2.2 steps 1, 2, 6).
+extension Authenticator {
+    /// Step 1: a zero-length pinUvAuthParam is the "touch to select" probe. Collect presence,
+    /// then answer CTAP2_ERR_PIN_INVALID if a PIN is set, CTAP2_ERR_PIN_NOT_SET if not.
+    func answerTouchProbe(ifAskedBy pinUvAuthParam: [UInt8]?, rpID: String, context: RequestContext) throws(CTAP2StatusCode) {
+        guard let pinUvAuthParam, pinUvAuthParam.isEmpty else { return }
+        try collectPresence(.touchProbe, rpID: rpID, context: context)
+        throw try isPINSet() ? .pinInvalid : .pinNotSet
+    }
+
+    /// Step 2: the protocol a pinUvAuthParam was computed with (missing →
+    /// CTAP2_ERR_MISSING_PARAMETER, unsupported → CTAP1_ERR_INVALID_PARAMETER); nil without one.
+    func requestedPinUvAuthProtocol(for pinUvAuthParam: [UInt8]?, requested: UInt64?) throws(CTAP2StatusCode) -> PinUvAuthProtocol? {
+        guard pinUvAuthParam != nil else { return nil }
+        return try PinUvAuthProtocol(requested: requested)
+    }
+
+    /// Step 11 / 6: verify the pinUvAuthParam over clientDataHash with the current token and
+    /// check its permission and RP binding. Returns whether user verification was done
+    /// (always true on success: a token proves the PIN).
+    func authorize(_ pinUvAuthParam: [UInt8]?, pinUvAuthProtocol: PinUvAuthProtocol?, clientDataHash: [UInt8],
+                   permission: PinUvAuthPermissions, rpID: String) throws(CTAP2StatusCode) -> Bool {
+        guard let pinUvAuthParam, let pinUvAuthProtocol else { return false }
+        // No PIN, so no token could exist: say so rather than "wrong MAC".
+        guard try isPINSet() else { throw .pinNotSet }
+        try pinUvAuth.authorize(pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol, clientDataHash: clientDataHash,
+                                permission: permission, rpID: rpID, now: clock.monotonicMilliseconds())
+        return true
+    }
+}
