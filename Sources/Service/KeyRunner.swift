@@ -158,25 +158,29 @@ public final class KeyRunner: @unchecked Sendable {
         let logger = self.logger
         worker.async {
             let started = SystemClock.monotonicNanoseconds()
-            let response: [UInt8]
-            let label: String
-            if request.command == CTAPHIDCommand.cbor.rawValue {
-                response = authenticator.handleCTAP2(request.payload, context: context)
-                let command = request.payload.first.flatMap(CTAPCommand.init(rawValue:))?.name
-                    ?? String(format: "command 0x%02x", request.payload.first ?? 0)
-                let status = response.first.flatMap(CTAP2StatusCode.init(rawValue:))?.specName
-                    ?? String(format: "0x%02x", response.first ?? 0)
-                label = "\(command) → \(status)"
-            } else {
-                response = authenticator.handleU2F(request.payload, context: context)
-                let ins = request.payload.count > 1 ? String(format: "0x%02x", request.payload[1]) : "?"
-                let word = response.suffix(2).map { String(format: "%02x", $0) }.joined()
-                label = "U2F ins \(ins) → SW \(word)"
+            let isCBOR = request.command == CTAPHIDCommand.cbor.rawValue
+            let response = isCBOR ? authenticator.handleCTAP2(request.payload, context: context)
+                                  : authenticator.handleU2F(request.payload, context: context)
+            if logger.level >= .debug {
+                let micros = (SystemClock.monotonicNanoseconds() - started) / 1_000
+                logger.debug("\(Self.describe(request: request, response: response)) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
             }
-            let micros = (SystemClock.monotonicNanoseconds() - started) / 1_000
-            logger.debug("\(label) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
             mailbox.post(.response(transactionID: id, bytes: response))
         }
+    }
+
+    /// "authenticatorGetAssertion → CTAP2_OK" / "U2F ins 0x02 → SW 9000", for the debug log.
+    private static func describe(request: CTAPHIDRequest, response: [UInt8]) -> String {
+        if request.command == CTAPHIDCommand.cbor.rawValue {
+            let command = request.payload.first.flatMap(CTAPCommand.init(rawValue:))?.name
+                ?? String(format: "command 0x%02x", request.payload.first ?? 0)
+            let status = response.first.flatMap(CTAP2StatusCode.init(rawValue:))?.specName
+                ?? String(format: "0x%02x", response.first ?? 0)
+            return "\(command) → \(status)"
+        }
+        let ins = request.payload.count > 1 ? String(format: "0x%02x", request.payload[1]) : "?"
+        let word = response.suffix(2).map { String(format: "%02x", $0) }.joined()
+        return "U2F ins \(ins) → SW \(word)"
     }
 
     private func drainCompletions() {
