@@ -23,6 +23,10 @@ public final class Authenticator: @unchecked Sendable {
     var pendingAssertions: PendingAssertions?
     /// Volatile clientPIN state: key-agreement keys, pinUvAuthTokens, mismatch count.
     var pinUvAuth: ClientPIN
+    /// credentialManagement enumerateRPs / enumerateCredentials state, bound to its channel.
+    var credentialEnumeration: CredentialEnumeration?
+    /// authenticatorLargeBlobs: the array being written in fragments.
+    var largeBlobWrite: LargeBlobWrite?
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, clock: AuthenticatorClock, random: RandomSource = SystemRandom()) throws(StoreError) {
@@ -49,6 +53,8 @@ public final class Authenticator: @unchecked Sendable {
     public func powerCycle() {
         poweredUpAt = clock.monotonicMilliseconds()
         pendingAssertions = nil
+        credentialEnumeration = nil
+        largeBlobWrite = nil
         pinUvAuth.powerUp()
     }
 
@@ -67,6 +73,12 @@ public final class Authenticator: @unchecked Sendable {
         if command != .getNextAssertion, pendingAssertions?.channel == context.channel {
             pendingAssertions = nil
         }
+        // CTAP 2.1 §6.8.3, §6.8.4: likewise for credential-management enumerations (the
+        // handler ends them for its own other subcommands).
+        if command != .credentialManagement, command != .credentialManagementPreview,
+           credentialEnumeration?.channel == context.channel {
+            credentialEnumeration = nil
+        }
         do throws(CTAP2StatusCode) {
             let parameters = try Self.decodeParameters(message.dropFirst())
             let body: CBORValue?
@@ -80,8 +92,12 @@ public final class Authenticator: @unchecked Sendable {
             case .reset: body = try reset(context: context)
             case .selection: body = try selection(context: context)
             case .clientPIN: body = try clientPIN(ClientPINRequest(cbor: try Self.require(parameters)))
-            case .bioEnrollment, .credentialManagement, .largeBlobs, .config,
-                 .credentialManagementPreview:
+            case .credentialManagement, .credentialManagementPreview:
+                body = try credentialManagement(CredentialManagementRequest(cbor: try Self.require(parameters)),
+                                                context: context)
+            case .largeBlobs: body = try largeBlobs(LargeBlobsRequest(cbor: try Self.require(parameters)))
+            case .config: body = try authenticatorConfig(AuthenticatorConfigRequest(cbor: try Self.require(parameters)))
+            case .bioEnrollment:
                 // Not offered in getInfo; CTAP 2.1 §8: unsupported commands are INVALID_COMMAND.
                 throw .invalidCommand
             }

@@ -25,6 +25,10 @@ public struct AuthenticatorConfiguration: Sendable {
     public var maxMessageSize = 7609
     /// credBlob extension: at least 32 bytes (CTAP 2.1 §12.2).
     public var maxCredBlobLength = 32
+    /// getInfo 0x0B: the largest serialized large-blob array (CTAP 2.1 §6.10: at least 1024).
+    public var maxSerializedLargeBlobArray = 4096
+    /// getInfo 0x10: how many RP IDs setMinPINLength's minPinLengthRPIDs may list.
+    public var maxRPIDsForSetMinPINLength = 8
     /// getInfo 0x0E.
     public var firmwareVersion = 0x0001_0000
 

@@ -92,6 +92,25 @@ struct ClientPIN {
         tokenState.markUsed(bindingTo: rpID)
     }
 
+    /// The pinUvAuthParam checks of the commands that authenticate their own message rather
+    /// than a clientDataHash: credentialManagement (CTAP 2.1 §6.8), largeBlobs set (§6.10.2)
+    /// and config (§6.11). A token not in use or a wrong MAC, and a token without `permission`,
+    /// are CTAP2_ERR_PIN_AUTH_INVALID. The token's user-verified flag is not consulted: these
+    /// commands only ask for the permission (lbw deliberately outlives the flag, §6.1.2 step 14).
+    /// A use does not bind the token; the grant (with any permissions RP ID) is returned for the
+    /// caller's RP checks.
+    mutating func authorizeCommand(_ pinUvAuthParam: [UInt8], pinUvAuthProtocol: PinUvAuthProtocol, message: [UInt8],
+                                   permission: PinUvAuthPermissions, now: UInt64) throws(CTAP2StatusCode) -> PinUvAuthTokenState.Grant {
+        guard let grant = tokenState.grant(now: now),
+              pinUvAuthProtocol.verify(token: token(for: pinUvAuthProtocol), message: message,
+                                       signature: pinUvAuthParam) else {
+            throw .pinAuthInvalid
+        }
+        guard grant.permissions.contains(permission) else { throw .pinAuthInvalid }
+        tokenState.markUsed(bindingTo: nil)
+        return grant
+    }
+
     /// After makeCredential / getAssertion collected user presence (CTAP 2.1 §6.1.2 step 14,
     /// §6.2.2 step 9): clear the UP/UV flags and every permission but lbw.
     mutating func userPresenceWasCollected() {

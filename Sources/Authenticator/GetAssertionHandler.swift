@@ -21,6 +21,7 @@ struct PendingAssertions {
     var total: Int
     var userVerified: Bool
     var wantsCredBlob: Bool
+    var wantsLargeBlobKey: Bool
     var hmacSecret: HMACSecretRequest?
     var lastUsed: UInt64
 }
@@ -37,11 +38,20 @@ extension Authenticator {
         if request.options["rk"] != nil { throw .unsupportedOption }
         if request.options["uv"] == true && request.pinUvAuthParam == nil { throw .invalidOption }
         let userPresence = request.options["up"] ?? true
+        // alwaysUv (CTAP 2.1 §6.11.2): an assertion with user presence needs user verification,
+        // i.e. a token. Silent (up: false) probes stay possible, as in OpenSK.
+        if userPresence, request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
         // Extensions are decoded (and hmac-secret's input checked) before the token is used.
         var wantsCredBlob = false
         if let value = request.extensions["credBlob"] {
             guard let flag = value.boolValue else { throw .cborUnexpectedType }
             wantsCredBlob = flag
+        }
+        // largeBlobKey (§12.3): the credential's key in response member 0x07.
+        var wantsLargeBlobKey = false
+        if let value = request.extensions["largeBlobKey"] {
+            guard let flag = value.boolValue else { throw .cborUnexpectedType }
+            wantsLargeBlobKey = flag
         }
         var hmacSecret: HMACSecretRequest?
         if let value = request.extensions["hmac-secret"] {
@@ -70,7 +80,7 @@ extension Authenticator {
             }
             return try assertion(for: candidate, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                                  flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
-                                 hmacSecret: hmacSecret, numberOfCredentials: nil)
+                                 wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret, numberOfCredentials: nil)
         }
 
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
@@ -89,11 +99,13 @@ extension Authenticator {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
                 remaining: Array(applicable.dropFirst()), total: applicable.count, userVerified: userVerified,
-                wantsCredBlob: wantsCredBlob, hmacSecret: hmacSecret, lastUsed: clock.monotonicMilliseconds())
+                wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
+                lastUsed: clock.monotonicMilliseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
-                             hmacSecret: hmacSecret, numberOfCredentials: applicable.count)
+                             wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
+                             numberOfCredentials: applicable.count)
     }
 
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
@@ -115,7 +127,8 @@ extension Authenticator {
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
                              userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,
-                             hmacSecret: pending.hmacSecret, numberOfCredentials: nil)
+                             wantsLargeBlobKey: pending.wantsLargeBlobKey, hmacSecret: pending.hmacSecret,
+                             numberOfCredentials: nil)
     }
 
     /// The first descriptor that is one of our credentials for this RP and usable now.
@@ -146,7 +159,7 @@ extension Authenticator {
     }
 
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
-                   flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool,
+                   flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool,
                    hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?) throws(CTAP2StatusCode) -> CBORValue {
         var extensionOutputs: [CBORValue: CBORValue] = [:]
         if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
@@ -168,6 +181,7 @@ extension Authenticator {
         }
         return GetAssertionResponse(credential: CredentialDescriptor(id: candidate.credentialID),
                                     authenticatorData: authenticatorData, signature: signature, user: user,
-                                    numberOfCredentials: numberOfCredentials).cborValue
+                                    numberOfCredentials: numberOfCredentials,
+                                    largeBlobKey: wantsLargeBlobKey ? candidate.resident?.largeBlobKey?.copyBytes() : nil).cborValue
     }
 }

@@ -9,11 +9,13 @@ extension Authenticator {
         } catch {
             throw CTAP2StatusCode(error)
         }
+        let alwaysUv = try isAlwaysUvEnabled()
         return AuthenticatorInfo(
-            versions: ["U2F_V2", "FIDO_2_0"],
-            extensions: ["credProtect", "credBlob", "hmac-secret"],
+            // U2F (CTAP1) cannot verify the user, so it is off while alwaysUv is on (§6.11.2).
+            versions: (alwaysUv ? [] : ["U2F_V2"]) + ["FIDO_2_0", "FIDO_2_1"],
+            extensions: ["credProtect", "credBlob", "hmac-secret", "largeBlobKey", "minPinLength"],
             aaguid: secrets.aaguid,
-            options: try infoOptions(),
+            options: try infoOptions(alwaysUv: alwaysUv),
             maxMsgSize: configuration.maxMessageSize,
             pinUvAuthProtocols: PinUvAuthProtocol.preferenceOrder.map { Int($0.rawValue) },
             maxCredentialCountInList: configuration.maxCredentialCountInList,
@@ -21,17 +23,21 @@ extension Authenticator {
             transports: ["usb"],
             algorithms: [CredentialParameters(algorithm: COSEAlgorithm.es256.rawValue),
                          CredentialParameters(algorithm: COSEAlgorithm.edDSA.rawValue)],
+            maxSerializedLargeBlobArray: configuration.maxSerializedLargeBlobArray,
             forcePINChange: try loadPINState()?.forcePINChange ?? false,
             minPINLength: try minPINLength(),
             firmwareVersion: configuration.firmwareVersion,
             maxCredBlobLength: configuration.maxCredBlobLength,
+            maxRPIDsForSetMinPINLength: configuration.maxRPIDsForSetMinPINLength,
             remainingDiscoverableCredentials: remaining)
     }
 
     /// getInfo 0x04. The pinUvAuthToken permissions a token may carry follow from these
     /// (`grantablePermissions()`), so a feature appears in both places at once.
-    func infoOptions() throws(CTAP2StatusCode) -> [String: Bool] {
-        [
+    func infoOptions(alwaysUv knownAlwaysUv: Bool? = nil) throws(CTAP2StatusCode) -> [String: Bool] {
+        let alwaysUv: Bool
+        if let knownAlwaysUv { alwaysUv = knownAlwaysUv } else { alwaysUv = try isAlwaysUvEnabled() }
+        return [
             "rk": true,
             "up": true,
             "plat": false,
@@ -39,8 +45,18 @@ extension Authenticator {
             "clientPin": try isPINSet(),
             // getPinUvAuthTokenUsingPinWithPermissions (0x09) and permissions.
             "pinUvAuthToken": true,
-            // With a PIN set, non-discoverable credentials may still be made without UV.
-            "makeCredUvNotRqd": true,
+            // With a PIN set, non-discoverable credentials may still be made without UV —
+            // unless alwaysUv asks for UV every time.
+            "makeCredUvNotRqd": !alwaysUv,
+            // authenticatorCredentialManagement (0x0A), and the same on the preview command 0x41.
+            "credMgmt": true,
+            "credentialMgmtPreview": true,
+            // authenticatorConfig (0x0D): toggleAlwaysUv and setMinPINLength.
+            "authnrCfg": true,
+            "setMinPINLength": true,
+            "alwaysUv": alwaysUv,
+            // authenticatorLargeBlobs (0x0C) with the largeBlobKey extension.
+            "largeBlobs": true,
         ]
     }
 }

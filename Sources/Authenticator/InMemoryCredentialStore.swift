@@ -3,9 +3,19 @@ import Synchronization
 
 /// A store that forgets everything at exit: for unit tests of the core and for throwaway keys.
 public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Sendable {
+    /// (rpIdHash, user handle): one credential per account.
+    private struct Account: Hashable {
+        var rpIDHash: [UInt8]
+        var userHandle: [UInt8]
+        init(_ credential: ResidentCredential) { rpIDHash = credential.rpIDHash; userHandle = credential.userHandle }
+    }
+
     private struct State {
         var secrets: DeviceSecrets?
         var credentials: [ResidentCredential] = []
+        /// The accounts in `credentials`, so that saving a new account needs no scan (tests
+        /// store tens of thousands of credentials).
+        var accounts: Set<Account> = []
         var counters: [[UInt8]: UInt32] = [:]
         var globalCounter: UInt32 = 0
         var pin: PINState?
@@ -42,9 +52,14 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
 
     public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         let full: Bool = state.withLock { state in
-            state.credentials.removeAll { $0.rpIDHash == credential.rpIDHash && $0.userHandle == credential.userHandle }
+            let account = Account(credential)
+            if state.accounts.contains(account) {
+                state.credentials.removeAll { $0.rpIDHash == credential.rpIDHash && $0.userHandle == credential.userHandle }
+                state.accounts.remove(account)
+            }
             guard state.credentials.count < maxResidentCredentials else { return true }
             state.credentials.append(credential)
+            state.accounts.insert(account)
             return false
         }
         if full { throw .full }
@@ -52,9 +67,10 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
 
     public func deleteResidentCredential(id: [UInt8]) throws(StoreError) -> Bool {
         state.withLock { state in
-            let before = state.credentials.count
-            state.credentials.removeAll { $0.credentialID == id }
-            return state.credentials.count != before
+            guard let index = state.credentials.firstIndex(where: { $0.credentialID == id }) else { return false }
+            state.accounts.remove(Account(state.credentials[index]))
+            state.credentials.remove(at: index)
+            return true
         }
     }
 
@@ -102,6 +118,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
         state.withLock { state in
             state.credentials = []
+            state.accounts = []
             state.pin = nil
             state.settings = [:]
             state.secrets?.wrappingKey = newWrappingKey

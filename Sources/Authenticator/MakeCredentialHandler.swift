@@ -27,6 +27,8 @@ extension Authenticator {
         // The makeCredUvNotRqd rule (getInfo says true): on a key protected by a PIN, a
         // discoverable credential needs a pinUvAuthToken; a non-discoverable one may be made without.
         if isResident && request.pinUvAuthParam == nil, try isPINSet() { throw .puatRequired }
+        // alwaysUv (CTAP 2.1 §6.11.2): every credential needs user verification, i.e. a token.
+        if request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
         // Step 7: enterprise attestation is not offered.
         if request.enterpriseAttestation != nil { throw .invalidParameter }
 
@@ -52,6 +54,21 @@ extension Authenticator {
         if let value = request.extensions["hmac-secret"] {
             guard let flag = value.boolValue else { throw .cborUnexpectedType }
             hasHMACSecret = flag
+        }
+
+        // largeBlobKey (§12.3): a per-credential key for the large-blob array, for discoverable
+        // credentials only.
+        var wantsLargeBlobKey = false
+        if let value = request.extensions["largeBlobKey"] {
+            guard let flag = value.boolValue else { throw .cborUnexpectedType }
+            if flag && !isResident { throw .invalidOption }
+            wantsLargeBlobKey = flag
+        }
+        // minPinLength (§12.4): the current minimum, for the RPs setMinPINLength allowed.
+        var reportsMinPINLength = false
+        if let value = request.extensions["minPinLength"] {
+            guard let flag = value.boolValue else { throw .cborUnexpectedType }
+            reportsMinPINLength = flag
         }
 
         // Step 11: the pinUvAuthToken must carry mc for this RP; then UV is done.
@@ -95,6 +112,7 @@ extension Authenticator {
         let credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
 
         var storedBlob = false
+        let largeBlobKey = wantsLargeBlobKey ? SecretBytes(randomCount: 32) : nil
         if isResident {
             if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
             // Discoverable credentials keep random CredRandom values; non-discoverable ones
@@ -104,7 +122,7 @@ extension Authenticator {
                 credentialID: credentialID, rpID: request.rp.id, rpIDHash: rpIDHash, rpName: request.rp.name,
                 userHandle: request.user.id, userName: request.user.name, userDisplayName: request.user.displayName,
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
-                credProtect: credProtect, credBlob: credBlob,
+                credProtect: credProtect, credBlob: credBlob, largeBlobKey: largeBlobKey,
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
             do { try store.saveResidentCredential(credential) } catch { throw CTAP2StatusCode(error) }
         }
@@ -113,6 +131,9 @@ extension Authenticator {
         if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect)) }
         if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
         if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
+        if reportsMinPINLength, try minPinLengthRPIDs().contains(where: { $0.utf8.elementsEqual(request.rp.id.utf8) }) {
+            extensionOutputs["minPinLength"] = .unsignedInt(UInt64(try minPINLength()))
+        }
 
         let counter = try signatureCounter(credentialID: isResident ? credentialID : nil)
         var flags: AuthenticatorData.Flags = [.userPresent]
@@ -136,6 +157,6 @@ extension Authenticator {
                               "x5c": .array([.byteString(secrets.attestationCertificate)])])
         }
         return MakeCredentialResponse(format: format, authenticatorData: authenticatorData,
-                                      attestationStatement: statement).cborValue
+                                      attestationStatement: statement, largeBlobKey: largeBlobKey?.copyBytes()).cborValue
     }
 }

@@ -31,3 +31,18 @@ extension Authenticator {
         return true
     }
 }
+
+/// How credentialManagement, largeBlobs and config authorise themselves with a pinUvAuthToken.
+extension Authenticator {
+    /// A pinUvAuthParam over `message` (missing → CTAP2_ERR_PUAT_REQUIRED) with a supported
+    /// protocol (missing → CTAP2_ERR_MISSING_PARAMETER, unsupported → CTAP1_ERR_INVALID_PARAMETER),
+    /// verified with the current token, which must carry `permission`
+    /// (else CTAP2_ERR_PIN_AUTH_INVALID). Returns the token's grant for RP checks.
+    func authorizeCommand(pinUvAuthParam: [UInt8]?, pinUvAuthProtocol: UInt64?, message: [UInt8],
+                          permission: PinUvAuthPermissions) throws(CTAP2StatusCode) -> PinUvAuthTokenState.Grant {
+        guard let pinUvAuthParam else { throw .puatRequired }
+        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: pinUvAuthProtocol)
+        return try pinUvAuth.authorizeCommand(pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol, message: message,
+                                              permission: permission, now: clock.monotonicMilliseconds())
+    }
+}

@@ -8,6 +8,11 @@ extension Authenticator {
         do throws(U2FStatusWord) {
             let apdu = try U2FAPDU(parsing: message)
             guard apdu.cla == 0 else { throw .claNotSupported }
+            // alwaysUv (CTAP 2.1 §6.11.2): U2F cannot verify the user, so the U2F interface is
+            // off while the option is on — every instruction answers SW_INS_NOT_SUPPORTED (a
+            // client stops at once instead of polling, as it would on CONDITIONS_NOT_SATISFIED),
+            // and getInfo drops "U2F_V2". A store failure here counts as "on".
+            guard (try? isAlwaysUvEnabled()) == false else { throw .insNotSupported }
             switch U2FAPDU.Instruction(rawValue: apdu.ins) {
             case .version:
                 // U2F §6.1: U2F_VERSION takes no data.

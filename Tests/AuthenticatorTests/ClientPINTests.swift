@@ -380,12 +380,18 @@ final class ClientPINTests: XCTestCase {
         // §6.5.5.7.2 step 4: cm needs credMgmt, be bioEnroll, lbw largeBlobs, acfg authnrCfg.
         let harness = try AuthenticatorHarness()
         XCTAssertEqual(try harness.setPIN("1234"), .success)
-        for permissions: PinUvAuthPermissions in [.bioEnrollment, .credentialManagement, .largeBlobWrite,
-                                                  .authenticatorConfiguration, [.getAssertion, .bioEnrollment]] {
+        for permissions: PinUvAuthPermissions in [.bioEnrollment, [.getAssertion, .bioEnrollment],
+                                                  [.credentialManagement, .bioEnrollment]] {
             XCTAssertEqual(try harness.pinToken("1234", permissions: permissions, rpID: "example.com").status,
                            .unauthorizedPermission, "permissions \(permissions.rawValue)")
         }
         XCTAssertEqual(try harness.store.loadPINState()?.retries, 8)
+        // getInfo offers credMgmt, largeBlobs and authnrCfg: cm, lbw and acfg are granted.
+        for permissions: PinUvAuthPermissions in [.credentialManagement, .largeBlobWrite, .authenticatorConfiguration,
+                                                  [.credentialManagement, .largeBlobWrite, .authenticatorConfiguration]] {
+            XCTAssertEqual(try harness.pinToken("1234", permissions: permissions).status, .success,
+                           "permissions \(permissions.rawValue)")
+        }
         // Undefined permission bits are ignored.
         XCTAssertEqual(try harness.pinToken("1234", permissions: [.getAssertion, PinUvAuthPermissions(rawValue: 0x40)],
                                             rpID: "example.com").status, .success)

@@ -9,11 +9,19 @@ final class ResetAndInfoTests: XCTestCase {
         let (status, body) = harness.send(.getInfo)
         XCTAssertEqual(status, .success)
         let info = try XCTUnwrap(body)
-        XCTAssertEqual(info[1]?.arrayValue?.compactMap(\.stringValue), ["U2F_V2", "FIDO_2_0"])
+        XCTAssertEqual(info[1]?.arrayValue?.compactMap(\.stringValue), ["U2F_V2", "FIDO_2_0", "FIDO_2_1"])
         XCTAssertEqual(info[3]?.bytesValue, AuthenticatorConfiguration.latchkeyAAGUID)
         XCTAssertEqual(info[4]?["rk"]?.boolValue, true)
         XCTAssertEqual(info[4]?["up"]?.boolValue, true)
-        XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue), ["credProtect", "credBlob", "hmac-secret"])
+        XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue),
+                       ["credProtect", "credBlob", "hmac-secret", "largeBlobKey", "minPinLength"])
+        // CTAP 2.1 features: credential management (both commands), config, large blobs.
+        for option in ["credMgmt", "credentialMgmtPreview", "authnrCfg", "setMinPINLength", "largeBlobs"] {
+            XCTAssertEqual(info[4]?[.textString(option)]?.boolValue, true, option)
+        }
+        XCTAssertEqual(info[4]?["alwaysUv"]?.boolValue, false)
+        XCTAssertEqual(info[0x0B]?.intValue, 4096, "maxSerializedLargeBlobArray")
+        XCTAssertEqual(info[0x10]?.intValue, 8, "maxRPIDsForSetMinPINLength")
         // clientPIN is offered (false: capable, no PIN set yet), with tokens and permissions.
         XCTAssertEqual(info[4]?["clientPin"]?.boolValue, false)
         XCTAssertEqual(info[4]?["pinUvAuthToken"]?.boolValue, true)

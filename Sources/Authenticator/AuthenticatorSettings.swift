@@ -1,0 +1,40 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+/// The key-wide settings authenticatorConfig and authenticatorLargeBlobs keep in the store
+/// (`loadSetting` / `saveSetting`). authenticatorReset deletes every setting, which puts each
+/// one back to its default. (minPINLength is `PINPolicy.minLengthSetting`.)
+enum AuthenticatorSetting {
+    /// alwaysUv (CTAP 2.1 §6.11.2): one byte, 0x01 on; absent or anything else is off.
+    static let alwaysUv = "alwaysUv"
+    /// minPinLengthRPIDs (§6.11.4): the CBOR array of RP ID text strings last set; absent or
+    /// undecodable is the empty list.
+    static let minPinLengthRPIDs = "minPinLengthRPIDs"
+    /// The serialized large-blob array (§6.10): a CBOR array followed by LEFT(SHA-256, 16);
+    /// absent is the default, the empty array.
+    static let largeBlobArray = "largeBlobArray"
+}
+
+extension Authenticator {
+    func loadSetting(_ key: String) throws(CTAP2StatusCode) -> [UInt8]? {
+        do { return try store.loadSetting(key) } catch { throw CTAP2StatusCode(error) }
+    }
+
+    /// Durable when it returns (one store transaction).
+    func saveSetting(_ key: String, value: [UInt8]?) throws(CTAP2StatusCode) {
+        do { try store.saveSetting(key, value: value) } catch { throw CTAP2StatusCode(error) }
+    }
+
+    /// Whether the alwaysUv option is on (getInfo alwaysUv).
+    func isAlwaysUvEnabled() throws(CTAP2StatusCode) -> Bool {
+        try loadSetting(AuthenticatorSetting.alwaysUv) == [0x01]
+    }
+
+    /// The RP IDs the minPinLength extension answers (setMinPINLength's minPinLengthRPIDs).
+    func minPinLengthRPIDs() throws(CTAP2StatusCode) -> [String] {
+        guard let bytes = try loadSetting(AuthenticatorSetting.minPinLengthRPIDs),
+              let list = (try? CBORDecoder.decode(bytes))?.arrayValue else { return [] }
+        return list.compactMap(\.stringValue)
+    }
+}

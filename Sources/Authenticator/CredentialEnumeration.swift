@@ -1,0 +1,48 @@
+/// authenticatorCredentialManagement enumeration state (CTAP 2.1 §6.8.3, §6.8.4): what
+/// enumerateRPsBegin or enumerateCredentialsBegin found, handed out by the GetNext subcommands.
+///
+/// One enumeration at a time, bound to the channel that began it. The store is asked once, at
+/// Begin; each GetNext is O(1), so enumerating n items costs O(n) in total.
+struct CredentialEnumeration {
+    enum Items {
+        case relyingParties([RelyingPartyEntry])
+        case credentials([ResidentCredential])
+
+        var count: Int {
+            switch self {
+            case let .relyingParties(entries): entries.count
+            case let .credentials(credentials): credentials.count
+            }
+        }
+    }
+
+    /// The CTAPHID channel that began the enumeration.
+    let channel: UInt32
+    let items: Items
+    /// Index of the next item to hand out (Begin handed out item 0).
+    private(set) var next = 1
+    /// Monotonic milliseconds of the last Begin or GetNext.
+    private(set) var lastUsed: UInt64
+
+    init(channel: UInt32, items: Items, now: UInt64) {
+        self.channel = channel
+        self.items = items
+        self.lastUsed = now
+    }
+
+    var isExhausted: Bool { next >= items.count }
+
+    /// The next RP, or nil when this enumeration lists credentials or is exhausted.
+    mutating func nextRelyingParty(now: UInt64) -> RelyingPartyEntry? {
+        guard case let .relyingParties(entries) = items, next < entries.count else { return nil }
+        defer { next += 1; lastUsed = now }
+        return entries[next]
+    }
+
+    /// The next credential, or nil when this enumeration lists RPs or is exhausted.
+    mutating func nextCredential(now: UInt64) -> ResidentCredential? {
+        guard case let .credentials(credentials) = items, next < credentials.count else { return nil }
+        defer { next += 1; lastUsed = now }
+        return credentials[next]
+    }
+}

@@ -1,0 +1,177 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+extension Authenticator {
+    /// authenticatorCredentialManagement (0x0A), CTAP 2.1 §6.8, and the pre-2.1 command 0x41,
+    /// which shares this handler. Both accept every subcommand: libfido2 1.12 (src/credman.c)
+    /// sends all of them, updateUserInformation included, on 0x41 whatever getInfo says.
+    func credentialManagement(_ request: CredentialManagementRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+        let subcommand = request.subcommand
+        // §6.8.3 / §6.8.4: the GetNext subcommands take no pinUvAuthParam and continue the
+        // enumeration their own channel began. Anything else from that channel ends it.
+        switch subcommand {
+        case .enumerateRPsGetNextRP: return try nextRelyingParty(context: context).cborValue
+        case .enumerateCredentialsGetNextCredential: return try nextCredential(context: context).cborValue
+        default:
+            if credentialEnumeration?.channel == context.channel { credentialEnumeration = nil }
+        }
+        guard let subcommand else { throw .invalidSubcommand }
+
+        // Every other subcommand: pinUvAuthParam = authenticate(pinUvAuthToken, subCommand ‖
+        // CBOR(subCommandParams)) with the cm permission (missing → CTAP2_ERR_PUAT_REQUIRED).
+        let grant = try authorizeCommand(pinUvAuthParam: request.pinUvAuthParam,
+                                         pinUvAuthProtocol: request.pinUvAuthProtocol,
+                                         message: request.authenticatedMessage, permission: .credentialManagement)
+        switch subcommand {
+        case .getCredsMetadata:
+            return try credentialsMetadata(grant: grant).cborValue
+        case .enumerateRPsBegin:
+            return try beginRelyingPartyEnumeration(grant: grant, context: context).cborValue
+        case .enumerateCredentialsBegin:
+            return try beginCredentialEnumeration(request, grant: grant, context: context).cborValue
+        case .deleteCredential:
+            try deleteCredential(request, grant: grant)
+            return nil
+        case .updateUserInformation:
+            try updateUserInformation(request, grant: grant)
+            return nil
+        case .enumerateRPsGetNextRP, .enumerateCredentialsGetNextCredential:
+            throw .invalidSubcommand   // answered above
+        }
+    }
+
+    /// getCredsMetadata (0x01), §6.8.2. The count includes hidden credentials (they hold their
+    /// slot until purged), so existing + remaining is the store's capacity, as in getInfo's
+    /// remainingDiscoverableCredentials.
+    private func credentialsMetadata(grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+        // §6.8.2: a token with a permissions RP ID may not read key-wide metadata.
+        guard grant.rpID == nil else { throw .pinAuthInvalid }
+        let existing: Int
+        do { existing = try store.residentCredentialCount() } catch { throw CTAP2StatusCode(error) }
+        return CredentialManagementResponse(existingResidentCredentialsCount: existing,
+                                            maxPossibleRemainingResidentCredentialsCount: max(0, store.maxResidentCredentials - existing))
+    }
+
+    /// enumerateRPsBegin (0x02), §6.8.3: the first RP (by RP ID) and how many there are.
+    private func beginRelyingPartyEnumeration(grant: PinUvAuthTokenState.Grant,
+                                              context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+        guard grant.rpID == nil else { throw .pinAuthInvalid }
+        let entries: [RelyingPartyEntry]
+        do { entries = try store.relyingParties() } catch { throw CTAP2StatusCode(error) }
+        guard let first = entries.first else { throw .noCredentials }
+        if entries.count > 1 {
+            credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .relyingParties(entries),
+                                                          now: clock.monotonicMilliseconds())
+        }
+        var response = Self.response(for: first)
+        response.totalRPs = entries.count
+        return response
+    }
+
+    /// enumerateRPsGetNextRP (0x03), §6.8.3.
+    private func nextRelyingParty(context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+        var enumeration = try continuedEnumeration(context: context)
+        guard let entry = enumeration.nextRelyingParty(now: clock.monotonicMilliseconds()) else {
+            credentialEnumeration = nil
+            throw .notAllowed
+        }
+        credentialEnumeration = enumeration.isExhausted ? nil : enumeration
+        return Self.response(for: entry)
+    }
+
+    /// enumerateCredentialsBegin (0x04), §6.8.4: the RP's first visible credential (newest
+    /// first) and how many there are. Hidden credentials (signals) are never listed.
+    private func beginCredentialEnumeration(_ request: CredentialManagementRequest, grant: PinUvAuthTokenState.Grant,
+                                            context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+        guard let rpIDHash = request.rpIDHash else { throw .missingParameter }
+        // §6.8.4: a token with a permissions RP ID only enumerates that RP.
+        if let boundRPID = grant.rpID, !constantTimeEquals(SHA256.hash(Array(boundRPID.utf8)), rpIDHash) {
+            throw .pinAuthInvalid
+        }
+        let credentials: [ResidentCredential]
+        do { credentials = try store.residentCredentials(rpIDHash: rpIDHash).filter { $0.hiddenSince == nil } }
+        catch { throw CTAP2StatusCode(error) }
+        guard let first = credentials.first else { throw .noCredentials }
+        if credentials.count > 1 {
+            credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .credentials(credentials),
+                                                          now: clock.monotonicMilliseconds())
+        }
+        var response = try Self.response(for: first)
+        response.totalCredentials = credentials.count
+        return response
+    }
+
+    /// enumerateCredentialsGetNextCredential (0x05), §6.8.4.
+    private func nextCredential(context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+        var enumeration = try continuedEnumeration(context: context)
+        guard let credential = enumeration.nextCredential(now: clock.monotonicMilliseconds()) else {
+            credentialEnumeration = nil
+            throw .notAllowed
+        }
+        credentialEnumeration = enumeration.isExhausted ? nil : enumeration
+        return try Self.response(for: credential)
+    }
+
+    /// The enumeration a GetNext continues: begun on this channel and not timed out (same
+    /// 30 s as getNextAssertion), else CTAP2_ERR_NOT_ALLOWED.
+    private func continuedEnumeration(context: RequestContext) throws(CTAP2StatusCode) -> CredentialEnumeration {
+        guard let enumeration = credentialEnumeration, enumeration.channel == context.channel else { throw .notAllowed }
+        guard clock.monotonicMilliseconds() &- enumeration.lastUsed <= configuration.getNextAssertionTimeoutMilliseconds else {
+            credentialEnumeration = nil
+            throw .notAllowed
+        }
+        return enumeration
+    }
+
+    /// deleteCredential (0x06), §6.8.5. Durable when the response leaves.
+    private func deleteCredential(_ request: CredentialManagementRequest, grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) {
+        guard let descriptor = request.credentialID else { throw .missingParameter }
+        let credential = try managedCredential(id: descriptor.id, grant: grant)
+        do { try store.deleteResidentCredential(id: credential.credentialID) } catch { throw CTAP2StatusCode(error) }
+    }
+
+    /// updateUserInformation (0x07), §6.8.6: user.id must be the stored user handle (else
+    /// CTAP1_ERR_INVALID_PARAMETER); name and displayName are replaced, and an absent or empty
+    /// one is removed. Durable when the response leaves.
+    private func updateUserInformation(_ request: CredentialManagementRequest,
+                                       grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) {
+        guard let descriptor = request.credentialID, let user = request.user else { throw .missingParameter }
+        let credential = try managedCredential(id: descriptor.id, grant: grant)
+        guard user.id == credential.userHandle else { throw .invalidParameter }
+        let name = user.name.flatMap { $0.isEmpty ? nil : $0 }
+        let displayName = user.displayName.flatMap { $0.isEmpty ? nil : $0 }
+        do { try store.updateUser(credentialID: credential.credentialID, name: name, displayName: displayName) }
+        catch { throw CTAP2StatusCode(error) }
+    }
+
+    /// The visible resident credential `id` names (else CTAP2_ERR_NO_CREDENTIALS: hidden ones
+    /// are managed through the store's own tools), within the token's permissions RP ID if it
+    /// has one (else CTAP2_ERR_PIN_AUTH_INVALID).
+    private func managedCredential(id: [UInt8], grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) -> ResidentCredential {
+        let stored: ResidentCredential?
+        do { stored = try store.residentCredential(id: id) } catch { throw CTAP2StatusCode(error) }
+        guard let stored, stored.hiddenSince == nil else { throw .noCredentials }
+        if let boundRPID = grant.rpID, !boundRPID.utf8.elementsEqual(stored.rpID.utf8) { throw .pinAuthInvalid }
+        return stored
+    }
+
+    private static func response(for entry: RelyingPartyEntry) -> CredentialManagementResponse {
+        CredentialManagementResponse(rp: RelyingPartyEntity(id: entry.rpID, name: entry.name), rpIDHash: entry.rpIDHash)
+    }
+
+    /// user, credentialID, publicKey (COSE, derived from the stored private key), credProtect
+    /// and largeBlobKey of one credential (§6.8.4).
+    private static func response(for credential: ResidentCredential) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+        guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
+              let key = CredentialPrivateKey(algorithm: algorithm, raw: credential.privateKey.copyBytes()) else {
+            throw .other
+        }
+        return CredentialManagementResponse(
+            user: UserEntity(id: credential.userHandle, name: credential.userName, displayName: credential.userDisplayName),
+            credentialID: CredentialDescriptor(id: credential.credentialID),
+            publicKey: key.cosePublicKey.cborValue,
+            credProtect: Int(credential.credProtect),
+            largeBlobKey: credential.largeBlobKey?.copyBytes())
+    }
+}
