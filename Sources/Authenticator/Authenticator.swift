@@ -21,6 +21,10 @@ public final class Authenticator: @unchecked Sendable {
     var poweredUpAt: UInt64
     /// authenticatorGetNextAssertion state: one at a time, bound to its channel.
     var pendingAssertions: PendingAssertions?
+    /// Recently opened credential IDs with their imported keys (see OpenedCredentialCache).
+    var openedCredentials = OpenedCredentialCache()
+    /// Settings as last read from or written to the store (see `loadSetting`).
+    var settingsCache: [String: [UInt8]?] = [:]
     /// Volatile clientPIN state: key-agreement keys, pinUvAuthTokens, mismatch count.
     var pinUvAuth: ClientPIN
     /// credentialManagement enumerateRPs / enumerateCredentials state, bound to its channel.
@@ -55,6 +59,7 @@ public final class Authenticator: @unchecked Sendable {
         pendingAssertions = nil
         credentialEnumeration = nil
         largeBlobWrite = nil
+        openedCredentials.removeAll()
         pinUvAuth.powerUp()
     }
 
@@ -125,8 +130,9 @@ public final class Authenticator: @unchecked Sendable {
     func collectPresence(_ operation: PresenceRequest.Operation, rpID: String?, userName: String? = nil,
                          context: RequestContext, timeoutMilliseconds: UInt64? = nil) throws(CTAP2StatusCode) {
         if context.cancellation.isCancelled { throw .keepaliveCancel }
-        context.reportStatus(.userPresenceNeeded)
-        defer { context.reportStatus(.processing) }
+        let waitsForUser = !presence.answersImmediately
+        if waitsForUser { context.reportStatus(.userPresenceNeeded) }
+        defer { if waitsForUser { context.reportStatus(.processing) } }
         let request = PresenceRequest(operation: operation, rpID: rpID, userName: userName,
                                       timeoutMilliseconds: timeoutMilliseconds ?? configuration.presenceTimeoutMilliseconds)
         switch presence.confirmPresence(request, cancellation: context.cancellation) {

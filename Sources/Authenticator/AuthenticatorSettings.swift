@@ -18,12 +18,23 @@ enum AuthenticatorSetting {
 
 extension Authenticator {
     func loadSetting(_ key: String) throws(CTAP2StatusCode) -> [UInt8]? {
-        do { return try store.loadSetting(key) } catch { throw CTAP2StatusCode(error) }
+        // Settings change only through this authenticator (authenticatorConfig, clientPIN,
+        // reset), so a value read once stays valid: makeCredential and getAssertion read
+        // alwaysUv on every request and should not pay a store query for it.
+        if let cached = settingsCache[key] { return cached }
+        let value: [UInt8]?
+        do { value = try store.loadSetting(key) } catch { throw CTAP2StatusCode(error) }
+        settingsCache[key] = .some(value)
+        return value
     }
 
     /// Durable when it returns (one store transaction).
     func saveSetting(_ key: String, value: [UInt8]?) throws(CTAP2StatusCode) {
-        do { try store.saveSetting(key, value: value) } catch { throw CTAP2StatusCode(error) }
+        do { try store.saveSetting(key, value: value) } catch {
+            settingsCache[key] = nil
+            throw CTAP2StatusCode(error)
+        }
+        settingsCache[key] = .some(value)
     }
 
     /// Whether the alwaysUv option is on (getInfo alwaysUv).

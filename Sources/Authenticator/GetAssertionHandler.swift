@@ -134,20 +134,30 @@ extension Authenticator {
     /// The first descriptor that is one of our credentials for this RP and usable now.
     func locate(_ allowList: [CredentialDescriptor], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> AssertionCandidate? {
         for descriptor in allowList where descriptor.type == "public-key" {
-            guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
+            guard let opened = openCredential(descriptor.id, rpIDHash: rpIDHash) else { continue }
             // credProtect level 3 (uvRequired) is never usable without UV.
-            if source.credProtect == 3 && !userVerified { continue }
-            if source.isResident {
+            if opened.credProtect == 3 && !userVerified { continue }
+            if opened.isResident {
                 let stored: ResidentCredential?
                 do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
                 // A deleted or hidden discoverable credential is gone, even if its ID still opens.
                 guard let stored, stored.hiddenSince == nil else { continue }
-                return try candidate(from: stored)
+                return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: stored)
             }
-            guard let key = CredentialPrivateKey(algorithm: source.algorithm, raw: source.privateKey.copyBytes()) else { continue }
-            return AssertionCandidate(credentialID: descriptor.id, key: key, resident: nil, hasHMACSecret: source.hasHMACSecret)
+            return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: nil, hasHMACSecret: opened.hasHMACSecret)
         }
         return nil
+    }
+
+    /// Unseal a credential ID for this RP and import its key, through the cache of recent ones.
+    func openCredential(_ id: [UInt8], rpIDHash: [UInt8]) -> OpenedCredential? {
+        if let cached = openedCredentials.credential(id: id, rpIDHash: rpIDHash) { return cached }
+        guard let source = codec.open(id, rpIDHash: rpIDHash),
+              let key = CredentialPrivateKey(algorithm: source.algorithm, raw: source.privateKey.copyBytes()) else { return nil }
+        let opened = OpenedCredential(isResident: source.isResident, credProtect: source.credProtect,
+                                      hasHMACSecret: source.hasHMACSecret, key: key)
+        openedCredentials.insert(opened, id: id, rpIDHash: rpIDHash)
+        return opened
     }
 
     func candidate(from credential: ResidentCredential) throws(CTAP2StatusCode) -> AssertionCandidate {

@@ -15,6 +15,8 @@ extension Authenticator {
         do { try store.reset(newWrappingKey: newKey) } catch { throw CTAP2StatusCode(error) }
         secrets.wrappingKey = newKey
         codec = CredentialIDCodec(wrappingKey: newKey)
+        openedCredentials.removeAll()
+        settingsCache.removeAll()
         pendingAssertions = nil
         credentialEnumeration = nil
         // The store dropped every setting: alwaysUv off, minPINLength and its RP IDs back to the

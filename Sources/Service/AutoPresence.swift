@@ -4,6 +4,7 @@ import Authenticator
 /// says so in its log at start.
 public struct AutoPresence: UserPresence {
     let logger: Logger
+    public var answersImmediately: Bool { true }
     public init(logger: Logger) { self.logger = logger }
     public func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {
         if cancellation.isCancelled { return .cancelled }
@@ -15,6 +16,7 @@ public struct AutoPresence: UserPresence {
 /// `--presence deny`: every request is refused (tests of the denial paths).
 public struct DenyPresence: UserPresence {
     let logger: Logger
+    public var answersImmediately: Bool { true }
     public init(logger: Logger) { self.logger = logger }
     public func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {
         if cancellation.isCancelled { return .cancelled }

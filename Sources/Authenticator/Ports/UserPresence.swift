@@ -35,4 +35,11 @@ public enum PresenceResult: Sendable, Equatable {
 /// `cancellation` is set (CTAPHID_CANCEL, a client disconnecting).
 public protocol UserPresence: Sendable {
     func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult
+    /// True for providers that answer without waiting for anyone (`auto`, `deny`): the key then
+    /// does not tell the client it is waiting for a touch (no KEEPALIVE UPNEEDED round).
+    var answersImmediately: Bool { get }
+}
+
+extension UserPresence {
+    public var answersImmediately: Bool { false }
 }
