@@ -1,0 +1,206 @@
+/// One verdict of `latchkey doctor`: what was checked, what was found, and
+/// — unless it is OK — the command or step that fixes it.
+public struct DoctorCheck: Sendable, Equatable {
+    public enum Status: String, Sendable, Equatable {
+        case ok = "OK"
+        case warn = "WARN"
+        case fail = "FAIL"
+    }
+
+    /// Stable identifier for scripts: `uhid`, `uhid-boot`, `uhid-access`, `udev-rules`,
+    /// `hidraw-access`, `key-running`, `store`, `user-service`.
+    public var id: String
+    public var title: String
+    public var status: Status
+    public var detail: String
+    public var fix: String?
+
+    public init(id: String, title: String, status: Status, detail: String, fix: String? = nil) {
+        self.id = id; self.title = title; self.status = status; self.detail = detail; self.fix = fix
+    }
+
+    static let installHint = "run scripts/install from the Latchkey source tree (it installs udev/70-latchkey.rules, "
+        + "the latchkey group and the user service)"
+    static let ruleCommands = "sudo install -m 0644 udev/70-latchkey.rules /etc/udev/rules.d/ "
+        + "&& sudo udevadm control --reload && sudo udevadm trigger"
+
+    /// Every check, judged from `facts` alone.
+    public static func evaluate(_ facts: DoctorFacts) -> [DoctorCheck] {
+        var checks = [uhid(facts)]
+        if let boot = uhidBoot(facts) { checks.append(boot) }
+        if let access = uhidAccess(facts) { checks.append(access) }
+        checks.append(udevRules(facts))
+        checks.append(hidrawAccess(facts))
+        checks.append(keyRunning(facts))
+        checks.append(store(facts.store))
+        checks.append(userService(facts))
+        return checks
+    }
+
+    static func uhid(_ facts: DoctorFacts) -> DoctorCheck {
+        let title = "uhid kernel module"
+        if facts.uhidNodeExists {
+            let how = facts.uhidBuiltIn ? "built into the kernel" : "module loaded"
+            return DoctorCheck(id: "uhid", title: title, status: .ok, detail: "\(facts.uhidPath) is present (\(how))")
+        }
+        if facts.uhidModuleLoaded || facts.uhidBuiltIn {
+            return DoctorCheck(id: "uhid", title: title, status: .fail,
+                               detail: "uhid is in the kernel but \(facts.uhidPath) is missing",
+                               fix: "check that devtmpfs is mounted on /dev, or create the node: sudo mknod -m 0600 /dev/uhid c 10 239")
+        }
+        if facts.uhidModuleAvailable {
+            return DoctorCheck(id: "uhid", title: title, status: .fail,
+                               detail: "the uhid module is not loaded, so \(facts.uhidPath) does not exist",
+                               fix: "sudo modprobe uhid (scripts/install also makes it load at every boot)")
+        }
+        return DoctorCheck(id: "uhid", title: title, status: .fail,
+                           detail: "this kernel (\(facts.kernelRelease)) has no uhid module",
+                           fix: "use a kernel built with CONFIG_UHID (Debian's is), or run the key without uhid: "
+                               + "latchkey serve --transport socket:PATH (or in the VM rig, scripts/vm-run)")
+    }
+
+    /// Only where uhid exists as a module at all.
+    static func uhidBoot(_ facts: DoctorFacts) -> DoctorCheck? {
+        let title = "uhid loads at boot"
+        if facts.uhidBuiltIn {
+            return DoctorCheck(id: "uhid-boot", title: title, status: .ok, detail: "uhid is built into the kernel")
+        }
+        guard facts.uhidModuleAvailable || facts.uhidModuleLoaded else { return nil }
+        if let file = facts.uhidBootConfiguration {
+            return DoctorCheck(id: "uhid-boot", title: title, status: .ok, detail: "\(file) loads it")
+        }
+        return DoctorCheck(id: "uhid-boot", title: title, status: .warn,
+                           detail: "nothing loads uhid at boot (no modules-load.d entry)",
+                           fix: "sudo install -m 0644 udev/modules-load.d/latchkey.conf /etc/modules-load.d/ (scripts/install does this)")
+    }
+
+    /// Only where /dev/uhid exists.
+    static func uhidAccess(_ facts: DoctorFacts) -> DoctorCheck? {
+        guard facts.uhidNodeExists else { return nil }
+        let title = "access to \(facts.uhidPath)"
+        if facts.uhidAccessible {
+            return DoctorCheck(id: "uhid-access", title: title, status: .ok,
+                               detail: "\(facts.userName) can open \(facts.uhidPath)" + (facts.isRoot ? " (as root)" : ""))
+        }
+        let fix: String
+        if facts.udevRulePath == nil {
+            fix = installHint + ", then log out and in again"
+        } else if !facts.groupExists {
+            fix = "sudo groupadd --system latchkey && sudo usermod -aG latchkey \(facts.userName) "
+                + "&& sudo udevadm trigger --sysname-match=uhid, then log out and in again"
+        } else if !facts.userInGroup {
+            fix = "sudo usermod -aG latchkey \(facts.userName), then log out and in again"
+        } else if !facts.sessionHasGroup {
+            fix = "you joined group latchkey, but this session predates it: log out and in again (or run `newgrp latchkey`)"
+        } else {
+            fix = "the rule has not been applied yet: sudo udevadm control --reload && sudo udevadm trigger --sysname-match=uhid"
+        }
+        return DoctorCheck(id: "uhid-access", title: title, status: .fail,
+                           detail: "\(facts.userName) cannot open \(facts.uhidPath) for reading and writing", fix: fix)
+    }
+
+    static func udevRules(_ facts: DoctorFacts) -> DoctorCheck {
+        let title = "udev rules"
+        if let path = facts.udevRulePath {
+            return DoctorCheck(id: "udev-rules", title: title, status: .ok, detail: "installed at \(path)")
+        }
+        // Without the rule only root (or a hand-made chmod) reaches /dev/uhid.
+        let blocking = facts.uhidNodeExists && !facts.uhidAccessible
+        return DoctorCheck(id: "udev-rules", title: title, status: blocking ? .fail : .warn,
+                           detail: "70-latchkey.rules is not installed (it gives group latchkey and the user at the seat "
+                               + "/dev/uhid and Latchkey's hidraw nodes)",
+                           fix: installHint + "; or by hand: " + ruleCommands)
+    }
+
+    static func hidrawAccess(_ facts: DoctorFacts) -> DoctorCheck {
+        let title = "access to Latchkey's hidraw nodes"
+        guard !facts.runningKeys.isEmpty else {
+            return DoctorCheck(id: "hidraw-access", title: title, status: .ok,
+                               detail: "no Latchkey device is up, nothing to check")
+        }
+        let blocked = facts.runningKeys.filter { !$0.isAccessible }
+        guard !blocked.isEmpty else {
+            return DoctorCheck(id: "hidraw-access", title: title, status: .ok,
+                               detail: "\(facts.userName) can open " + facts.runningKeys.map(\.devicePath).joined(separator: ", "))
+        }
+        let fix = facts.udevRulePath == nil
+            ? installHint + "; browsers and libfido2 run as you and need this access"
+            : "sudo udevadm trigger --subsystem-match=hidraw, and make sure you are in group latchkey "
+                + "(sudo usermod -aG latchkey \(facts.userName), then log in again) or logged in at the seat"
+        return DoctorCheck(id: "hidraw-access", title: title, status: .fail,
+                           detail: "\(facts.userName) cannot open " + blocked.map(\.devicePath).joined(separator: ", ")
+                               + ", so browsers and libfido2 running as \(facts.userName) do not see the key", fix: fix)
+    }
+
+    static func keyRunning(_ facts: DoctorFacts) -> DoctorCheck {
+        let title = "a key is running"
+        var found = facts.runningKeys.map { "key '\($0.name)' on \($0.devicePath)" }
+        found += facts.liveSockets.map { "a key listening on \($0)" }
+        if !found.isEmpty {
+            return DoctorCheck(id: "key-running", title: title, status: .ok, detail: found.joined(separator: "; "))
+        }
+        let fix = facts.userUnitPath != nil
+            ? "systemctl --user start latchkey (its log: journalctl --user -u latchkey)"
+            : "start one: latchkey serve (or install the user service with scripts/install)"
+        return DoctorCheck(id: "key-running", title: title, status: .warn,
+                           detail: "no Latchkey device (uniq latchkey:*) and no live Latchkey socket found", fix: fix)
+    }
+
+    static func store(_ store: DoctorFacts.Store) -> DoctorCheck {
+        let title = "store"
+        let directory = store.directory
+        guard store.exists, let mode = store.directoryMode else {
+            return DoctorCheck(id: "store", title: title, status: .warn,
+                               detail: "no store at \(directory) yet",
+                               fix: "the first `latchkey serve` creates it (use --name or --store to check another key's store)")
+        }
+        if mode & 0o077 != 0 {
+            return DoctorCheck(id: "store", title: title, status: .fail,
+                               detail: "\(directory) is accessible by group or others (mode \(octal(mode)))",
+                               fix: "chmod 700 '\(directory)'")
+        }
+        let exposed = store.fileModes.filter { $0.value & 0o077 != 0 }.sorted { $0.key < $1.key }
+        if !exposed.isEmpty {
+            return DoctorCheck(id: "store", title: title, status: .fail,
+                               detail: exposed.map { "\($0.key) has mode \(octal($0.value))" }.joined(separator: ", ")
+                                   + " (group or others can read it)",
+                               fix: "chmod 600 " + exposed.map { "'\(directory)/\($0.key)'" }.joined(separator: " "))
+        }
+        guard store.databaseExists else {
+            return DoctorCheck(id: "store", title: title, status: .warn,
+                               detail: "\(directory) exists but holds no credentials.sqlite yet",
+                               fix: "the first `latchkey serve` creates it")
+        }
+        switch store.integrity {
+        case .healthy(let credentials):
+            return DoctorCheck(id: "store", title: title, status: .ok,
+                               detail: "\(directory): private (0700/0600), integrity check passed, "
+                                   + "\(credentials) discoverable credential\(credentials == 1 ? "" : "s")")
+        case .failed:
+            return DoctorCheck(id: "store", title: title, status: .fail,
+                               detail: "\(directory) fails its integrity check",
+                               fix: "restore the store from a backup, or stop the key and move the directory aside "
+                                   + "to start a fresh key (its credentials are then lost)")
+        case .unreadable(let message):
+            return DoctorCheck(id: "store", title: title, status: .fail, detail: message,
+                               fix: "see the message; `latchkey serve --store \(directory)` reports the same")
+        case .notChecked:
+            return DoctorCheck(id: "store", title: title, status: .warn, detail: "\(directory) was not checked")
+        }
+    }
+
+    static func userService(_ facts: DoctorFacts) -> DoctorCheck {
+        let title = "systemd user service"
+        if let path = facts.userUnitPath {
+            return DoctorCheck(id: "user-service", title: title, status: .ok, detail: "installed at \(path)")
+        }
+        return DoctorCheck(id: "user-service", title: title, status: .warn,
+                           detail: "latchkey.service is not installed (optional: it starts the key at login)",
+                           fix: installHint)
+    }
+
+    static func octal(_ mode: UInt16) -> String {
+        let digits = String(mode, radix: 8)
+        return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}

@@ -1,0 +1,92 @@
+/// A JSON value for `--json` output, with object members kept in the order
+/// they were written (so the output reads like the text form), rendered with
+/// two-space indentation. Only what the CLI prints: no parsing.
+public indirect enum JSONValue: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case int(Int)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case let (.bool(a), .bool(b)): return a == b
+        case let (.int(a), .int(b)): return a == b
+        case let (.double(a), .double(b)): return a == b
+        case let (.string(a), .string(b)): return a == b
+        case let (.array(a), .array(b)): return a == b
+        case let (.object(a), .object(b)):
+            return a.count == b.count && zip(a, b).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    /// `.string(text)`, or `.null` for nil.
+    public static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
+    /// `.int(number)`, or `.null` for nil.
+    public static func optional(_ number: Int?) -> JSONValue { number.map(JSONValue.int) ?? .null }
+
+    /// The value as pretty-printed JSON text (no trailing newline).
+    public var rendered: String {
+        var out = ""
+        write(into: &out, indent: "")
+        return out
+    }
+
+    private func write(into out: inout String, indent: String) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .int(let value): out += String(value)
+        case .double(let value): out += value.isFinite ? String(value) : "null"
+        case .string(let value): Self.writeString(value, into: &out)
+        case .array(let elements):
+            if elements.isEmpty { out += "[]"; return }
+            let inner = indent + "  "
+            out += "[\n"
+            for (index, element) in elements.enumerated() {
+                out += inner
+                element.write(into: &out, indent: inner)
+                out += index + 1 < elements.count ? ",\n" : "\n"
+            }
+            out += indent + "]"
+        case .object(let members):
+            if members.isEmpty { out += "{}"; return }
+            let inner = indent + "  "
+            out += "{\n"
+            for (index, member) in members.enumerated() {
+                out += inner
+                Self.writeString(member.0, into: &out)
+                out += ": "
+                member.1.write(into: &out, indent: inner)
+                out += index + 1 < members.count ? ",\n" : "\n"
+            }
+            out += indent + "}"
+        }
+    }
+
+    /// RFC 8259 §7: quote, backslash and control characters escaped.
+    private static func writeString(_ text: String, into out: inout String) {
+        out += "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let digits = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
