@@ -42,12 +42,17 @@ public final class KeyRunner: @unchecked Sendable {
     private var cancellations: [UInt64: CancellationFlag] = [:]
     private let stopRequested = Atomic<Bool>(false)
     private let powerCycleRequested = Atomic<Bool>(false)
+    /// `--trace FILE`: every report in and out, secrets blanked (TraceRecord, TraceRecorder).
+    /// Used only from the poll loop.
+    private let traceFile: TraceFile?
+    private var traceRecorder = TraceRecorder()
 
     public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
-                hidConfiguration: CTAPHIDConfiguration? = nil) throws(TransportError) {
+                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil) throws(TransportError) {
         self.transport = transport
         self.authenticator = authenticator
         self.logger = logger
+        self.traceFile = trace
         var configuration = hidConfiguration ?? CTAPHIDConfiguration()
         if hidConfiguration == nil {
             // Random first channel ID, so channels of successive runs do not collide in clients' caches.
@@ -78,6 +83,11 @@ public final class KeyRunner: @unchecked Sendable {
             transport.shutdown()
             // Let a request still on the worker finish before the caller closes the store.
             worker.sync {}
+            if let traceFile {
+                traceFile.write(traceRecorder.finish())
+                flushTrace()
+                traceFile.close()
+            }
         }
         while !stopRequested.load(ordering: .acquiring) {
             let now = SystemClock.now()
@@ -108,20 +118,24 @@ public final class KeyRunner: @unchecked Sendable {
             }
             drainCompletions()
             perform(stateMachine.tick(now: SystemClock.now()))
+            flushTrace()
         }
     }
 
     private func handle(_ event: TransportEvent) {
         switch event {
         case let .report(report, connection):
+            traceReport(report, .toKey, connection)
             perform(stateMachine.receive(report: report, from: connection, now: SystemClock.now()))
         case let .connectionOpened(connection):
             logger.debug("client connected (#\(connection))")
         case let .connectionClosed(connection):
             logger.debug("client disconnected (#\(connection))")
+            if let traceFile { traceFile.write(traceRecorder.connectionClosed(connection, time: Self.traceTime())) }
             perform(stateMachine.connectionClosed(connection))
         case let .droppedPacket(size, connection):
             logger.warning("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes")
+            if let traceFile { traceFile.write(traceRecorder.droppedPacket(size: size, connection: connection, time: Self.traceTime())) }
         case .deviceStarted:
             logger.debug("uhid device started")
         case .deviceStopped:
@@ -133,6 +147,7 @@ public final class KeyRunner: @unchecked Sendable {
         for action in actions {
             switch action {
             case let .send(report, connection):
+                traceReport(report, .fromKey, connection)
                 transport.send(report, to: connection)
             case let .dispatch(request):
                 dispatch(request)
@@ -194,6 +209,20 @@ public final class KeyRunner: @unchecked Sendable {
             }
         }
     }
+
+    private func traceReport(_ report: [UInt8], _ direction: TraceRecord.Direction, _ connection: ConnectionID) {
+        guard let traceFile, traceFile.failure == nil else { return }
+        traceFile.write(traceRecorder.record(report: report, direction: direction, connection: connection,
+                                             time: Self.traceTime()))
+    }
+
+    private func flushTrace() {
+        guard let traceFile, traceFile.failure == nil else { return }
+        if let failure = traceFile.flush() { logger.error(failure.description) }
+    }
+
+    /// Trace timestamps: CLOCK_MONOTONIC in microseconds.
+    static func traceTime() -> UInt64 { SystemClock.monotonicNanoseconds() / 1_000 }
 
     private func powerCycle() {
         logger.info("power cycle: volatile state dropped, reset window reopened")

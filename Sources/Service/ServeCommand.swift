@@ -12,9 +12,19 @@ public enum ServeCommand {
             .init("transport", value: "uhid|socket:PATH", help: "Where the key appears (default: uhid)."),
             .init("store", value: "DIR", help: "Store directory (default: $XDG_DATA_HOME/latchkey/<name>)."),
             .init("name", value: "NAME", help: "Key name: store subdirectory and device name (default: default)."),
-            .init("presence", value: "auto|deny|prompt", help: "How a touch is given (default: prompt)."),
+            .init("presence", value: "auto|deny|prompt|notify|control",
+                  help: "How a touch is given: prompt (ask on the terminal; the default), notify (a desktop "
+                      + "notification with Approve/Deny), control (`latchkey approve` / `latchkey deny`), "
+                      + "auto (approve all: test rigs only), deny (refuse all)."),
+            .init("control", value: "PATH", help: "The control socket of --presence control (default: "
+                  + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or /tmp/latchkey-<uid>/<name>.control)."),
+            .init("trace", value: "FILE", help: "Record every CTAPHID report in and out to FILE (mode 0600, secrets blanked); "
+                  + "decode it with `latchkey trace FILE`."),
             .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
         ])
+
+    /// The `--presence` choices.
+    public static let presenceModes = ["auto", "deny", "prompt", "notify", "control"]
 
     public enum Transport: Equatable, Sendable {
         case uhid(path: String)
@@ -27,6 +37,12 @@ public enum ServeCommand {
         public var name = "default"
         public var presence = "prompt"
         public var logLevel: Logger.Level = .info
+        /// `--trace FILE`.
+        public var tracePath: String?
+        /// The control socket (`--presence control` only): `--control PATH` or the default.
+        public var controlPath: String?
+        /// Whether `controlPath` is the default one, whose directory `serve` creates private.
+        public var controlPathIsDefault = false
     }
 
     public static func options(from parsed: ParsedArguments,
@@ -48,10 +64,24 @@ public enum ServeCommand {
             }
         }
         if let presence = parsed.value("presence") {
-            guard ["auto", "deny", "prompt"].contains(presence) else {
-                throw UsageError("invalid --presence '\(presence)': use auto, deny or prompt")
+            guard presenceModes.contains(presence) else {
+                throw UsageError("invalid --presence '\(presence)': use auto, deny, prompt, notify or control")
             }
             options.presence = presence
+        }
+        if let control = parsed.value("control") {
+            guard options.presence == "control" else {
+                throw UsageError("--control is for --presence control")
+            }
+            guard !control.isEmpty else { throw UsageError("invalid --control '': give a socket path") }
+            options.controlPath = control
+        } else if options.presence == "control" {
+            options.controlPath = ControlSocket.defaultPath(name: name, environment: environment)
+            options.controlPathIsDefault = true
+        }
+        if let trace = parsed.value("trace") {
+            guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }
+            options.tracePath = trace
         }
         if let level = parsed.value("log-level") {
             guard let parsedLevel = Logger.Level(name: level) else {
@@ -66,6 +96,8 @@ public enum ServeCommand {
     public static func run(_ options: Options) -> Int32 {
         let logger = Logger(level: options.logLevel)
         let presence: UserPresence
+        var controlSocket: ControlSocket?
+        defer { controlSocket?.stop() }
         switch options.presence {
         case "auto":
             logger.warning("presence auto: every request is approved without asking (for test rigs only)")
@@ -73,6 +105,32 @@ public enum ServeCommand {
         case "deny":
             logger.warning("presence deny: every request that needs a touch is refused")
             presence = DenyPresence(logger: logger)
+        case "notify":
+            let executable: String
+            do {
+                executable = try NotifyPresence.checkEnvironment()
+            } catch {
+                logger.error(error.description)
+                return 1
+            }
+            logger.info("presence notify: requests are shown as desktop notifications with Approve and Deny")
+            presence = NotifyPresence(executable: executable, logger: logger)
+        case "control":
+            let control = ControlPresence(logger: logger)
+            let path = options.controlPath ?? ControlSocket.defaultPath(name: options.name)
+            do {
+                if options.controlPathIsDefault {
+                    try ControlSocket.preparePrivateDirectory((path as NSString).deletingLastPathComponent)
+                }
+                let socket = try ControlSocket(path: path, presence: control, logger: logger)
+                socket.start()
+                controlSocket = socket
+            } catch {
+                logger.error(error.description)
+                return 1
+            }
+            logger.info("presence control: answer requests with `latchkey approve` or `latchkey deny` (control socket \(path))")
+            presence = control
         default:
             guard TerminalPresence.terminalAvailable() else {
                 logger.error("--presence prompt needs a terminal (/dev/tty); none is available. Use --presence auto for rigs.")
@@ -113,9 +171,30 @@ public enum ServeCommand {
             return 1
         }
 
+        var traceFile: TraceFile?
+        if let tracePath = options.tracePath {
+            let transportName: String
+            switch options.transport {
+            case .uhid: transportName = "uhid"
+            case let .socket(path): transportName = "socket:\(path)"
+            }
+            let clock = ISO8601DateFormatter()
+            clock.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let header = TraceHeader(started: clock.string(from: Date()), time: KeyRunner.traceTime(),
+                                     key: options.name, transport: transportName)
+            do {
+                traceFile = try TraceFile.create(path: tracePath, header: header)
+            } catch {
+                logger.error(error.description)
+                transport.shutdown()
+                return 1
+            }
+            logger.info("tracing CTAPHID traffic to \(tracePath) (secrets blanked); decode it with `latchkey trace \(tracePath)`")
+        }
+
         let runner: KeyRunner
         do {
-            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger)
+            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger, trace: traceFile)
         } catch {
             logger.error(error.description)
             transport.shutdown()

@@ -1,0 +1,295 @@
+import Authenticator
+import Foundation
+import Synchronization
+
+/// `--presence notify`: a desktop notification with Approve and Deny buttons, through
+/// `notify-send --action=… --wait` (libnotify-bin ≥ 0.8), which prints the chosen action's
+/// name and exits when the notification is answered or closed.
+///
+/// Results: "approve" → approved; "deny" → denied; closed without an action → denied, unless
+/// that happens at the request's deadline (the server expired it) → timed out; the deadline
+/// → the notification is closed, timed out; cancellation → closed, cancelled. notify-send
+/// closes its notification on SIGINT, which is how it is closed here.
+///
+/// U2F clients poll (each request waits 500 ms, then the client asks again): when a request
+/// shorter than `holdMilliseconds` (2 s) times out, its notification stays up, and the next
+/// request of the same operation and RP ID within 2 s takes it over — including an answer
+/// clicked in between. Otherwise (no such request in 2 s) the notification is closed.
+public final class NotifyPresence: UserPresence, @unchecked Sendable {
+    public struct Failure: Error, CustomStringConvertible, Equatable {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// How long a short request's notification outlives its timeout, waiting for the next poll
+    /// (requests shorter than this are polls).
+    public static let defaultHoldMilliseconds: UInt64 = 2_000
+    /// The notification's own expiry is at least this (a U2F poll is much shorter than a person).
+    static let minimumExpireMilliseconds: UInt64 = 30_000
+    /// A notification closed without an action this close to the deadline has expired.
+    static let expiryMarginMilliseconds: UInt64 = 500
+    static let pollMicroseconds: UInt32 = 20_000
+
+    private struct Open: Sendable {
+        var operation: PresenceRequest.Operation
+        var rpID: String?
+        var process: NotificationProcess
+        /// When the last request using it timed out (nil while a request waits on it).
+        var idleSince: UInt64?
+        var generation: UInt64
+    }
+
+    let executable: String
+    let runner: NotificationRunner
+    let logger: Logger
+    let holdMilliseconds: UInt64
+    private let open = Mutex<Open?>(nil)
+    private let generations = Atomic<UInt64>(0)
+
+    public init(executable: String = "notify-send", runner: NotificationRunner = ProcessNotificationRunner(), logger: Logger,
+                holdMilliseconds: UInt64 = defaultHoldMilliseconds) {
+        self.executable = executable
+        self.runner = runner
+        self.logger = logger
+        self.holdMilliseconds = holdMilliseconds
+    }
+
+    static func now() -> UInt64 { SystemClock().monotonicMilliseconds() }
+
+    // MARK: Command
+
+    /// notify-send's arguments for `request`.
+    public static func arguments(for request: PresenceRequest) -> [String] {
+        let expire = max(request.timeoutMilliseconds, minimumExpireMilliseconds)
+        return ["--app-name=Latchkey", "--urgency=critical", "--icon=security-high",
+                "--action=approve=Approve", "--action=deny=Deny", "--wait", "--expire-time=\(expire)",
+                "--", "Latchkey", body(for: request)]
+    }
+
+    /// "register at example.com for alice", escaped for notify-send (which expands backslash
+    /// escapes in the body) and for servers that render body markup.
+    static func body(for request: PresenceRequest) -> String {
+        var text = request.operation.rawValue
+        if let rpID = request.rpID { text += " at \(rpID)" }
+        if let user = request.userName, !user.isEmpty { text += " for \(user)" }
+        var escaped = ""
+        for character in text {
+            switch character {
+            case "\\": escaped += "\\\\"
+            case "&": escaped += "&amp;"
+            case "<": escaped += "&lt;"
+            case ">": escaped += "&gt;"
+            default: escaped.append(character)
+            }
+        }
+        return escaped
+    }
+
+    /// What a finished notify-send means for a request whose deadline is `deadline`.
+    static func result(of exit: NotificationExit, finishedAt now: UInt64, deadline: UInt64) -> PresenceResult {
+        switch exit.output.trimmingCharacters(in: .whitespacesAndNewlines) {
+        case "approve": return .approved
+        case "deny": return .denied
+        default:
+            if exit.status == 0, now + expiryMarginMilliseconds >= deadline { return .timedOut }
+            return .denied
+        }
+    }
+
+    /// Checks at `serve` start that notifications can work: a session bus and notify-send
+    /// ≥ 0.8 (actions). Returns notify-send's path.
+    public static func checkEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment,
+                                        version: (String) -> String? = ProcessNotificationRunner.version(of:)) throws(Failure) -> String {
+        guard let bus = environment["DBUS_SESSION_BUS_ADDRESS"], !bus.isEmpty else {
+            throw Failure("--presence notify needs a desktop session bus, and DBUS_SESSION_BUS_ADDRESS is not set: run the key "
+                          + "inside your desktop session (e.g. as the systemd user service), or use --presence prompt or control")
+        }
+        let directories = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
+        let candidates: [String] = directories.map { String($0) + "/notify-send" }
+        guard let path = candidates.first(where: { (candidate: String) in access(candidate, X_OK) == 0 }) else {
+            throw Failure("--presence notify needs notify-send, which is not installed (Debian: apt install libnotify-bin)")
+        }
+        if let text = version(path) {
+            // "notify-send 0.8.1": actions (--action) came with 0.8.
+            let numbers = text.split(whereSeparator: { !$0.isNumber && $0 != "." }).last?
+                .split(separator: ".").compactMap { Int($0) } ?? []
+            if numbers.count >= 2, (numbers[0], numbers[1]) < (0, 8) {
+                throw Failure("--presence notify needs notify-send 0.8 or later for its Approve/Deny buttons; \(path) is "
+                              + "\(text.trimmingCharacters(in: .whitespacesAndNewlines))")
+            }
+        }
+        return path
+    }
+
+    // MARK: Presence
+
+    public func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {
+        if cancellation.isCancelled { return .cancelled }
+        let start = Self.now()
+        let deadline = start &+ request.timeoutMilliseconds
+        let (reused, stale) = open.withLock { current -> (NotificationProcess?, NotificationProcess?) in
+            guard let existing = current else { return (nil, nil) }
+            if existing.operation == request.operation, existing.rpID == request.rpID,
+               let idle = existing.idleSince, start &- idle <= holdMilliseconds {
+                current?.idleSince = nil
+                return (existing.process, nil)
+            }
+            current = nil
+            return (nil, existing.process)
+        }
+        stale?.close()
+        let process: NotificationProcess
+        let generation: UInt64
+        if let reused {
+            process = reused
+            generation = open.withLock { $0?.generation ?? 0 }
+        } else {
+            do {
+                process = try runner.start(executable: executable, arguments: Self.arguments(for: request))
+            } catch {
+                logger.error("presence notify: \(error.description); denying")
+                return .denied
+            }
+            generation = generations.add(1, ordering: .relaxed).newValue
+            open.withLock { $0 = Open(operation: request.operation, rpID: request.rpID, process: process,
+                                      idleSince: nil, generation: generation) }
+            logger.info("presence: notification shown: \(ControlPresence.describe(request))")
+        }
+        while true {
+            if let exit = process.exit {
+                forget(generation)
+                if exit.status != 0, !exit.errorOutput.isEmpty {
+                    logger.warning("presence notify: notify-send: \(exit.errorOutput.trimmingCharacters(in: .whitespacesAndNewlines))")
+                }
+                let result = Self.result(of: exit, finishedAt: Self.now(), deadline: deadline)
+                logger.info("presence \(result == .approved ? "approved" : result == .denied ? "denied" : "timed out") in the notification")
+                return result
+            }
+            if cancellation.isCancelled {
+                forget(generation)
+                process.close()
+                return .cancelled
+            }
+            let now = Self.now()
+            if now >= deadline {
+                if request.timeoutMilliseconds < holdMilliseconds {
+                    keepForNextPoll(generation: generation, idleSince: now)
+                } else {
+                    forget(generation)
+                    process.close()
+                    logger.info("presence timed out: \(ControlPresence.describe(request))")
+                }
+                return .timedOut
+            }
+            usleep(Self.pollMicroseconds)
+        }
+    }
+
+    /// Drops the open notification if it is still `generation`.
+    private func forget(_ generation: UInt64) {
+        open.withLock { if $0?.generation == generation { $0 = nil } }
+    }
+
+    /// A short request timed out: the notification waits `holdMilliseconds` for the next poll,
+    /// then is closed if nobody took it over.
+    private func keepForNextPoll(generation: UInt64, idleSince: UInt64) {
+        open.withLock { if $0?.generation == generation { $0?.idleSince = idleSince } }
+        // Holds `self` for those 2 s: a key's presence provider lives as long as the key anyway.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(holdMilliseconds) + 50)) { [self] in
+            let expired = open.withLock { current -> NotificationProcess? in
+                guard let existing = current, existing.generation == generation, existing.idleSince == idleSince else { return nil }
+                current = nil
+                return existing.process
+            }
+            expired?.close()
+        }
+    }
+}
+
+/// How a notify-send run ended.
+public struct NotificationExit: Equatable, Sendable {
+    public var status: Int32
+    /// Standard output: the chosen action's name, or nothing.
+    public var output: String
+    public var errorOutput: String
+
+    public init(status: Int32, output: String, errorOutput: String = "") {
+        self.status = status; self.output = output; self.errorOutput = errorOutput
+    }
+}
+
+/// A running notify-send.
+public protocol NotificationProcess: AnyObject, Sendable {
+    /// nil while it runs.
+    var exit: NotificationExit? { get }
+    /// Closes the notification (SIGINT) and makes sure the process ends.
+    func close()
+}
+
+/// Starts notify-send (tests pass a fake).
+public protocol NotificationRunner: Sendable {
+    func start(executable: String, arguments: [String]) throws(NotifyPresence.Failure) -> NotificationProcess
+}
+
+/// The real runner: Foundation's `Process`, output through pipes.
+public struct ProcessNotificationRunner: NotificationRunner {
+    public init() {}
+
+    public func start(executable: String, arguments: [String]) throws(NotifyPresence.Failure) -> NotificationProcess {
+        do {
+            return try RunningNotification(executable: executable, arguments: arguments)
+        } catch {
+            throw NotifyPresence.Failure("cannot run \(executable): \(error)")
+        }
+    }
+
+    /// `notify-send --version`, or nil if it cannot be run.
+    public static func version(of executable: String) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--version"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return nil }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+final class RunningNotification: NotificationProcess, @unchecked Sendable {
+    private let process = Process()
+    private let output = Pipe()
+    private let errors = Pipe()
+    private let finished = Mutex<NotificationExit?>(nil)
+
+    init(executable: String, arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = errors
+        process.standardInput = FileHandle.nullDevice
+        process.terminationHandler = { [weak self] process in
+            guard let self else { return }
+            let out = output.fileHandleForReading.readDataToEndOfFile()
+            let err = errors.fileHandleForReading.readDataToEndOfFile()
+            let exit = NotificationExit(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+                                        errorOutput: String(decoding: err.prefix(2_000), as: UTF8.self))
+            finished.withLock { $0 = exit }
+        }
+        try process.run()
+    }
+
+    var exit: NotificationExit? { finished.withLock { $0 } }
+
+    func close() {
+        guard process.isRunning else { return }
+        let pid = process.processIdentifier
+        kill(pid, SIGINT)   // notify-send closes its notification and exits
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
+            if process.isRunning { kill(pid, SIGKILL) }
+        }
+    }
+}
