@@ -5,6 +5,17 @@ import Service
 let version = "0.1.0"
 let subcommands: [(spec: CommandSpec, run: (ParsedArguments) throws(UsageError) -> Int32)] = [
     (ServeCommand.spec, { parsed throws(UsageError) in ServeCommand.run(try ServeCommand.options(from: parsed)) }),
+    (TraceCommand.spec, { parsed throws(UsageError) in TraceCommand.run(parsed) }),
+    (ApproveCommand.approveSpec, { parsed throws(UsageError) in ApproveCommand.run(.approve, try ApproveCommand.options(from: parsed)) }),
+    (ApproveCommand.denySpec, { parsed throws(UsageError) in ApproveCommand.run(.deny, try ApproveCommand.options(from: parsed)) }),
+    (ApproveCommand.presenceSpec, { parsed throws(UsageError) in try ApproveCommand.runStatus(parsed) }),
+    (DevicesCommand.spec, { parsed throws(UsageError) in try DevicesCommand.run(parsed) }),
+    (ProbeCommand.spec, { parsed throws(UsageError) in try ProbeCommand.run(parsed) }),
+    (WinkCommand.spec, { parsed throws(UsageError) in try WinkCommand.run(parsed) }),
+    (DoctorCommand.spec, { parsed throws(UsageError) in try DoctorCommand.run(parsed) }),
+    (CredentialsCommand.spec, { parsed throws(UsageError) in try CredentialsCommand.run(parsed) }),
+    (SignalCommand.spec, { parsed throws(UsageError) in try SignalCommand.run(parsed) }),
+    (PinCommand.spec, { parsed throws(UsageError) in try PinCommand.run(parsed) }),
 ]
 
 @MainActor func topLevelHelp() -> String {
@@ -43,13 +54,23 @@ guard let entry = subcommands.first(where: { $0.spec.name == first }) else {
     fail("unknown subcommand '\(first)'", usage: "Usage: latchkey <subcommand> [options] (see latchkey --help)")
 }
 arguments.removeFirst()
+/// Commands with their own subcommands (`latchkey credentials list …`) give help and usage for
+/// the subcommand named on the line, not only for the group.
+let groups: [String: CommandGroup] = [
+    "credentials": CredentialsCommand.group(), "signal": SignalCommand.group(), "pin": PinCommand.group(),
+]
+let parsed: ParsedArguments
 do {
-    let parsed = try CommandLineParser.parse(arguments, spec: entry.spec)
-    if parsed.wantsHelp {
-        print(entry.spec.help)
-        exit(0)
-    }
-    exit(try entry.run(parsed))
+    parsed = try CommandLineParser.parse(arguments, spec: entry.spec)
 } catch {
     fail(error.message, usage: entry.spec.usage)
+}
+if parsed.wantsHelp {
+    print(groups[entry.spec.name]?.help(for: parsed) ?? entry.spec.help)
+    exit(0)
+}
+do {
+    exit(try entry.run(parsed))
+} catch {
+    fail(error.message, usage: groups[entry.spec.name]?.usage(for: parsed) ?? entry.spec.usage)
 }

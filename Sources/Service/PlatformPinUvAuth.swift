@@ -1,0 +1,187 @@
+import CBOR
+import CTAP
+import FIDOCrypto
+
+/// The platform (client) side of PIN/UV auth protocols one and two (CTAP 2.1 §6.5.6, §6.5.7):
+/// what `latchkey pin` and the device commands use to talk clientPIN to any key. Written apart
+/// from the authenticator's implementation (module Authenticator), which it is tested against.
+public enum PlatformPinUvAuthProtocol: UInt64, Sendable, CaseIterable {
+    /// Protocol one: SHA-256(Z) is both keys; AES-256-CBC with a zero IV; 16-byte MACs.
+    case one = 1
+    /// Protocol two: HKDF-SHA-256 HMAC and AES keys; AES-256-CBC with a random IV; 32-byte MACs.
+    case two = 2
+
+    /// The protocol to use with a key that lists `supported` (getInfo 0x06, most preferred
+    /// first): CTAP 2.1 §6.5.4, the first one the platform also speaks. A key that lists none
+    /// (CTAP 2.0 without the field) speaks protocol one.
+    public static func negotiate(_ supported: [Int]?) -> PlatformPinUvAuthProtocol? {
+        guard let supported, !supported.isEmpty else { return .one }
+        for value in supported {
+            if let known = PlatformPinUvAuthProtocol(rawValue: UInt64(clamping: max(value, 0))) { return known }
+        }
+        return nil
+    }
+
+    /// authenticate(key, message): LEFT(HMAC-SHA-256, 16) for protocol one, the whole HMAC for two.
+    public func authenticate(key: SecretBytes, message: [UInt8]) -> [UInt8] {
+        let mac = HMACSHA256.authenticationCode(key: key, data: message)
+        return self == .one ? Array(mac.prefix(16)) : mac
+    }
+
+    /// encapsulate(peerCoseKey): a fresh ECDH key (or `ephemeral`, for known-answer tests), the
+    /// COSE_Key to send as keyAgreement, and the shared secret from this protocol's KDF.
+    public func encapsulate(_ authenticatorKey: CBORValue,
+                            ephemeral: P256.KeyAgreement.PrivateKey? = nil) throws(PlatformPinUvAuthError) -> PlatformPinUvAuthSession {
+        // §6.5.6: the peer key must be a P-256 COSE_Key (kty 2, crv 1) on the curve.
+        guard case let .ec2P256(_, x, y)? = COSEKey(authenticatorKey),
+              let peer = try? P256.KeyAgreement.PublicKey(x: x, y: y) else {
+            throw .malformedKeyAgreement
+        }
+        let key: P256.KeyAgreement.PrivateKey
+        if let ephemeral {
+            key = ephemeral
+        } else {
+            guard let generated = try? P256.KeyAgreement.PrivateKey() else { throw .crypto }
+            key = generated
+        }
+        guard let z = try? key.sharedSecretX(with: peer) else { throw .malformedKeyAgreement }
+        // COSE_Key {1: 2 (EC2), 3: -25 (ECDH-ES+HKDF-256), -1: 1 (P-256), -2: x, -3: y}.
+        let platformKey = COSEKey.ec2P256(algorithm: .ecdhESHKDF256, x: key.publicKey.x, y: key.publicKey.y).cborValue
+        return PlatformPinUvAuthSession(protocol: self, platformKey: platformKey, z: z)
+    }
+}
+
+/// One encapsulate(): the key agreement to send and the shared secret's operations.
+public struct PlatformPinUvAuthSession: Sendable {
+    public let pinUvAuthProtocol: PlatformPinUvAuthProtocol
+    /// The platform's COSE_Key, sent as clientPIN keyAgreement (0x03).
+    public let platformKey: CBORValue
+    let hmacKey: SecretBytes
+    let aesKey: SecretBytes
+
+    init(protocol pinUvAuthProtocol: PlatformPinUvAuthProtocol, platformKey: CBORValue, z: SecretBytes) {
+        self.pinUvAuthProtocol = pinUvAuthProtocol
+        self.platformKey = platformKey
+        var ikm = z.copyBytes()
+        defer { ikm.wipe() }
+        switch pinUvAuthProtocol {
+        case .one:
+            // §6.5.6 kdf(Z) = SHA-256(Z).
+            let key = SecretBytes(FIDOCrypto.SHA256.hash(ikm))
+            hmacKey = key
+            aesKey = key
+        case .two:
+            // §6.5.7 kdf(Z) = HKDF-SHA-256(salt = 32 zero bytes, Z, "CTAP2 HMAC key") ‖
+            //                 HKDF-SHA-256(salt = 32 zero bytes, Z, "CTAP2 AES key").
+            let salt = [UInt8](repeating: 0, count: 32)
+            var hmac = HKDFSHA256.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("CTAP2 HMAC key".utf8),
+                                            outputByteCount: 32)
+            var aes = HKDFSHA256.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("CTAP2 AES key".utf8),
+                                           outputByteCount: 32)
+            hmacKey = SecretBytes(hmac)
+            aesKey = SecretBytes(aes)
+            hmac.wipe()
+            aes.wipe()
+        }
+    }
+
+    /// encrypt(key, demPlaintext): protocol one with a zero IV; protocol two with a random IV
+    /// (or `iv`, for known-answer tests) that is prepended. Whole 16-byte blocks only.
+    public func encrypt(_ plaintext: [UInt8], iv fixedIV: [UInt8]? = nil) throws(PlatformPinUvAuthError) -> [UInt8] {
+        var key = aesKey.copyBytes()
+        defer { key.wipe() }
+        do {
+            switch pinUvAuthProtocol {
+            case .one:
+                return try AES256CBC.encrypt(plaintext, key: key, iv: [UInt8](repeating: 0, count: 16))
+            case .two:
+                let iv = fixedIV ?? SecureRandom.bytes(count: 16)
+                return iv + (try AES256CBC.encrypt(plaintext, key: key, iv: iv))
+            }
+        } catch {
+            throw .crypto
+        }
+    }
+
+    /// decrypt(key, demCiphertext); protocol two takes the IV from the first 16 bytes.
+    public func decrypt(_ ciphertext: [UInt8]) throws(PlatformPinUvAuthError) -> [UInt8] {
+        var key = aesKey.copyBytes()
+        defer { key.wipe() }
+        do {
+            switch pinUvAuthProtocol {
+            case .one:
+                return try AES256CBC.decrypt(ciphertext, key: key, iv: [UInt8](repeating: 0, count: 16))
+            case .two:
+                guard ciphertext.count >= 16 else { throw PlatformPinUvAuthError.malformedReply("a ciphertext shorter than its IV") }
+                return try AES256CBC.decrypt(Array(ciphertext[16...]), key: key, iv: Array(ciphertext[..<16]))
+            }
+        } catch let error as PlatformPinUvAuthError {
+            throw error
+        } catch {
+            throw .malformedReply("a ciphertext that is not whole AES blocks")
+        }
+    }
+
+    /// authenticate(shared secret, message).
+    public func authenticate(_ message: [UInt8]) -> [UInt8] {
+        pinUvAuthProtocol.authenticate(key: hmacKey, message: message)
+    }
+
+    // MARK: clientPIN payloads
+
+    /// newPinEnc: the PIN's UTF-8 padded with zeros to 64 bytes, encrypted (§6.5.5.5).
+    public func newPinEnc(_ pin: PIN) throws(PlatformPinUvAuthError) -> [UInt8] {
+        var padded = pin.paddedBytes()
+        defer { padded.wipe() }
+        return try encrypt(padded)
+    }
+
+    /// pinHashEnc: LEFT(SHA-256(PIN), 16), encrypted (§6.5.5.6, §6.5.5.7).
+    public func pinHashEnc(_ pin: PIN) throws(PlatformPinUvAuthError) -> [UInt8] {
+        var hash = pin.leftHash()
+        defer { hash.wipe() }
+        return try encrypt(hash)
+    }
+
+    /// The pinUvAuthToken from a clientPIN response (decrypt(shared secret, pinUvAuthToken)).
+    /// Protocol two tokens are 32 bytes; protocol one tokens 16 or 32 (CTAP 2.0 keys use 16).
+    public func token(fromEncrypted encrypted: [UInt8]) throws(PlatformPinUvAuthError) -> PinUvAuthToken {
+        var bytes = try decrypt(encrypted)
+        defer { bytes.wipe() }
+        let valid = pinUvAuthProtocol == .two ? bytes.count == 32 : (bytes.count == 16 || bytes.count == 32)
+        guard valid else { throw .malformedReply("a \(bytes.count)-byte pinUvAuthToken") }
+        return PinUvAuthToken(protocol: pinUvAuthProtocol, key: SecretBytes(bytes))
+    }
+}
+
+/// A pinUvAuthToken and the protocol it was obtained with.
+public struct PinUvAuthToken: Sendable {
+    public let pinUvAuthProtocol: PlatformPinUvAuthProtocol
+    let key: SecretBytes
+
+    public init(protocol pinUvAuthProtocol: PlatformPinUvAuthProtocol, key: SecretBytes) {
+        self.pinUvAuthProtocol = pinUvAuthProtocol
+        self.key = key
+    }
+
+    /// pinUvAuthParam = authenticate(pinUvAuthToken, message).
+    public func authenticate(_ message: [UInt8]) -> [UInt8] {
+        pinUvAuthProtocol.authenticate(key: key, message: message)
+    }
+}
+
+public enum PlatformPinUvAuthError: Error, Equatable, Sendable {
+    /// The key's keyAgreement is not a P-256 COSE_Key on the curve.
+    case malformedKeyAgreement
+    case malformedReply(String)
+    /// libcrypto failed (key generation, cipher).
+    case crypto
+
+    public var message: String {
+        switch self {
+        case .malformedKeyAgreement: "the key's clientPIN keyAgreement is not a P-256 public key"
+        case .malformedReply(let what): "the key answered clientPIN with \(what)"
+        case .crypto: "a cryptographic operation failed (libcrypto)"
+        }
+    }
+}
