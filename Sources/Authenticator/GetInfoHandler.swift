@@ -13,7 +13,7 @@ extension Authenticator {
         return AuthenticatorInfo(
             // U2F (CTAP1) cannot verify the user, so it is off while alwaysUv is on (§6.11.2).
             versions: (alwaysUv ? [] : ["U2F_V2"]) + ["FIDO_2_0", "FIDO_2_1"],
-            extensions: ["credProtect", "credBlob", "hmac-secret", "largeBlobKey", "minPinLength"],
+            extensions: ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"],
             aaguid: secrets.aaguid,
             options: try infoOptions(alwaysUv: alwaysUv),
             maxMsgSize: configuration.maxMessageSize,

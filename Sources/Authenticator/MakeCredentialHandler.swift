@@ -55,6 +55,13 @@ extension Authenticator {
             guard let flag = value.boolValue else { throw .cborUnexpectedType }
             hasHMACSecret = flag
         }
+        // hmac-secret-mc (CTAP 2.2 §12.7): the hmac-secret output for the new credential, already
+        // at registration; same input as getAssertion's hmac-secret, and only with hmac-secret.
+        var hmacSecretAtCreation: HMACSecretRequest?
+        if let value = request.extensions["hmac-secret-mc"] {
+            guard hasHMACSecret else { throw .invalidOption }
+            hmacSecretAtCreation = try hmacSecretRequest(value, userPresence: true)
+        }
 
         // largeBlobKey (§12.3): a per-credential key for the large-blob array, for discoverable
         // credentials only.
@@ -113,11 +120,12 @@ extension Authenticator {
 
         var storedBlob = false
         let largeBlobKey = wantsLargeBlobKey ? SecretBytes(randomCount: 32) : nil
+        // Discoverable credentials keep random CredRandom values; non-discoverable ones derive
+        // theirs from the wrapping key and the ID (`CredRandom.derived`).
+        let credRandom: CredRandom? = !hasHMACSecret ? nil
+            : isResident ? CredRandom.generate() : CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: credentialID)
         if isResident {
             if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
-            // Discoverable credentials keep random CredRandom values; non-discoverable ones
-            // derive theirs from the wrapping key and the ID (`CredRandom.derived`).
-            let credRandom = hasHMACSecret ? CredRandom.generate() : nil
             let credential = ResidentCredential(
                 credentialID: credentialID, rpID: request.rp.id, rpIDHash: rpIDHash, rpName: request.rp.name,
                 userHandle: request.user.id, userName: request.user.name, userDisplayName: request.user.displayName,
@@ -131,6 +139,10 @@ extension Authenticator {
         if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect)) }
         if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
         if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
+        if let hmacSecretAtCreation, let credRandom {
+            extensionOutputs["hmac-secret-mc"] = .byteString(try hmacSecretAtCreation.output(
+                credRandom: credRandom, userVerified: userVerified, random: random))
+        }
         if reportsMinPINLength, try minPinLengthRPIDs().contains(where: { $0.utf8.elementsEqual(request.rp.id.utf8) }) {
             extensionOutputs["minPinLength"] = .unsignedInt(UInt64(try minPINLength()))
         }

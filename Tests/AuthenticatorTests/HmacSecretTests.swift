@@ -205,3 +205,40 @@ final class HmacSecretTests: XCTestCase {
         XCTAssertEqual(status(input), .success)
     }
 }
+
+/// hmac-secret-mc (CTAP 2.2 §12.7): the output a later assertion would give, at registration.
+extension HmacSecretTests {
+    var mcSalt: [UInt8] { PlatformCrypto.sha256(Array("mc salt".utf8)) }
+
+    func testHmacSecretMCOutputEqualsTheAssertionOutputForTheSameSalt() throws {
+        for resident in [false, true] {
+            for pinProtocol in PlatformPinProtocol.both {
+                let harness = try AuthenticatorHarness()
+                let (input, session) = try hmacSecretInput(harness, salts: mcSalt, pinProtocol)
+                let (status, body) = harness.send(.makeCredential, harness.makeCredentialRequest(
+                    resident: resident, extensions: ["hmac-secret": true, "hmac-secret-mc": input]).cborValue)
+                XCTAssertEqual(status, .success)
+                let authData = try AuthenticatorData(decoding: try XCTUnwrap(body?[2]?.bytesValue))
+                XCTAssertEqual(authData.extensions?["hmac-secret"], true)
+                let encrypted = try XCTUnwrap(authData.extensions?["hmac-secret-mc"]?.bytesValue)
+                let atCreation = try XCTUnwrap(session.decrypt(encrypted))
+                XCTAssertEqual(atCreation.count, 32)
+                let credentialID = try XCTUnwrap(authData.attestedCredentialData?.credentialID)
+                XCTAssertEqual(try hmacSecret(harness, credential: credentialID, salts: mcSalt, pinProtocol), atCreation)
+                XCTAssertNotEqual(try hmacSecret(harness, credential: credentialID, salts: PlatformCrypto.sha256([1]), pinProtocol),
+                                  atCreation)
+            }
+        }
+    }
+
+    func testHmacSecretMCNeedsHmacSecretAndAValidInput() throws {
+        let harness = try AuthenticatorHarness()
+        let (input, _) = try hmacSecretInput(harness, salts: mcSalt, .two)
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["hmac-secret-mc": input]).cborValue).status,
+                       .invalidOption)
+        var tampered = input.mapValue!
+        tampered[3] = .byteString([UInt8](repeating: 0, count: 32))   // saltAuth
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(
+            extensions: ["hmac-secret": true, "hmac-secret-mc": .map(tampered)]).cborValue).status, .pinAuthInvalid)
+    }
+}
