@@ -39,9 +39,9 @@ ensure_python_venv() {
     if [ ! -x "$venv/bin/python" ]; then
         python3 -m venv "$venv" 2>/dev/null || { ensure_debs python3-venv && python3 -m venv "$venv"; }
     fi
-    if ! "$venv/bin/python" -c 'import fido2, importlib.metadata as m; assert m.version("fido2") == "2.2.1"' 2>/dev/null; then
-        say "installing python-fido2 2.2.1 into $venv"
-        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" >&2
+    if ! "$venv/bin/python" -c 'import fido2, selenium, importlib.metadata as m; assert m.version("fido2") == "2.2.1"' 2>/dev/null; then
+        say "installing python-fido2 2.2.1 and selenium into $venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" "selenium==4.51.0" >&2
     fi
     printf '%s\n' "$venv/bin/python"
 }
@@ -49,7 +49,8 @@ ensure_python_venv() {
 # The VM rig's tools: qemu (TCG), a Debian kernel that ships uhid.ko, busybox for virtme-ng's
 # init, the clients the e2e suite drives, and virtme-ng (PyPI) in a venv under .build/.
 ensure_vm_deps() {
-    ensure_debs qemu-system-x86 linux-image-amd64 busybox-static fido2-tools openssh-client python3-venv
+    ensure_debs qemu-system-x86 linux-image-amd64 busybox-static fido2-tools openssh-client python3-venv \
+        chromium chromium-driver
     local venv="$LATCHKEY_ROOT/.build/vng-venv"
     if [ ! -x "$venv/bin/vng" ]; then
         python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "virtme-ng==1.42" >&2

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Headless Chromium (Debian's chromium + chromedriver, driven through selenium) calls
+navigator.credentials.create() and .get() on an http://localhost page; the key behind it is
+Latchkey on uhid. The results are checked by python-fido2's Fido2Server as a relying party.
+Usage: e2e_browser.py WORK_DIR"""
+
+import http.server
+import json
+import os
+import sys
+import threading
+import time
+
+from fido2.server import Fido2Server
+from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequirement, UserVerificationRequirement
+from selenium import webdriver
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+
+PORT = 8765
+ORIGIN = f"http://localhost:{PORT}"
+PAGE = b"<!doctype html><html><head><title>Latchkey e2e</title></head><body>Latchkey e2e</body></html>"
+
+CREATE = """
+const [json, done] = arguments;
+try {
+  const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(json.publicKey);
+  navigator.credentials.create({publicKey}).then(c => done({ok: c.toJSON()}), e => done({error: e.name + ': ' + e.message}));
+} catch (e) { done({error: 'script: ' + e}); }
+"""
+GET = """
+const [json, done] = arguments;
+try {
+  const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(json.publicKey);
+  navigator.credentials.get({publicKey}).then(c => done({ok: c.toJSON()}), e => done({error: e.name + ': ' + e.message}));
+} catch (e) { done({error: 'script: ' + e}); }
+"""
+
+
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def log_message(self, *args):
+        pass
+
+
+def main(work):
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Page)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--no-first-run", f"--user-data-dir={work}/chromium-profile",
+                     # Chromium logs its FIDO decisions ("FIDO:" lines) at -v=1; kept in chromedriver.log.
+                     "--enable-logging=stderr", "--v=1"):
+        options.add_argument(argument)
+    service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, "chromedriver.log"),
+                      service_args=["--enable-chrome-logs"])
+    started = time.time()
+    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        print(f"chromium {driver.capabilities.get('browserVersion')} up after {time.time() - started:.1f} s", flush=True)
+        driver.set_script_timeout(90)
+        driver.set_page_load_timeout(120)
+        driver.get(ORIGIN + "/")
+        print(f"page loaded after {time.time() - started:.1f} s", flush=True)
+        server = Fido2Server({"id": "localhost", "name": "Latchkey e2e"},
+                             attestation=AttestationConveyancePreference.NONE,
+                             verify_origin=lambda origin: origin == ORIGIN)
+        user = {"id": os.urandom(16), "name": "browser-user", "displayName": "Browser User"}
+        creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
+                                                user_verification=UserVerificationRequirement.DISCOURAGED)
+        began = time.time()
+        created = driver.execute_async_script(CREATE, dict(creation))
+        assert "ok" in created, f"create() failed: {created}"
+        credential = server.register_complete(state, created["ok"]).credential_data
+        print(f"create() ok in {time.time() - began:.1f} s: credential {credential.credential_id.hex()[:16]}…", flush=True)
+
+        request, state = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.DISCOURAGED)
+        began = time.time()
+        asserted = driver.execute_async_script(GET, dict(request))
+        assert "ok" in asserted, f"get() failed: {asserted}"
+        server.authenticate_complete(state, [credential], asserted["ok"])
+        print(f"get() ok in {time.time() - began:.1f} s, verified by Fido2Server", flush=True)
+    finally:
+        driver.quit()
+        httpd.shutdown()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
