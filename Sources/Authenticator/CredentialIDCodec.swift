@@ -28,7 +28,7 @@ struct CredentialIDCodec {
         let flags: UInt8 = (source.isResident ? 0x01 : 0x00) | (source.hasHMACSecret ? 0x02 : 0x00)
         var plaintext: [UInt8] = [flags, Self.algorithmByte(source.algorithm), source.credProtect]
         plaintext += source.privateKey.copyBytes()
-        defer { for index in plaintext.indices { plaintext[index] = 0 } }
+        defer { plaintext.wipe() }
         do {
             let sealed = try AES256GCM.seal(plaintext, key: wrappingKey, nonce: nonce, authenticating: rpIDHash)
             return [Self.version] + nonce + sealed.ciphertext + sealed.tag
@@ -46,7 +46,7 @@ struct CredentialIDCodec {
         guard var plaintext = try? AES256GCM.open(ciphertext, tag: tag, key: wrappingKey, nonce: nonce, authenticating: rpIDHash) else {
             return nil
         }
-        defer { for index in plaintext.indices { plaintext[index] = 0 } }
+        defer { plaintext.wipe() }
         guard plaintext.count == 35, let algorithm = Self.algorithm(plaintext[1]),
               (1...3).contains(plaintext[2]) else { return nil }
         return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,

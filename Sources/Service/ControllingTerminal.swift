@@ -1,4 +1,5 @@
 import Foundation
+import FIDOCrypto
 
 /// The process's controlling terminal, `/dev/tty`, opened for each question so that standard
 /// input and output stay free for data (`latchkey credentials list --json > file` still asks on

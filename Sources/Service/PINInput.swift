@@ -1,4 +1,5 @@
 import Foundation
+import FIDOCrypto
 
 /// Where PINs come from: a file (`--pin-file`, `--new-pin-file`), an environment variable
 /// (`LATCHKEY_PIN`, `LATCHKEY_NEW_PIN`) for rigs, or the terminal without echo. Never argv,

@@ -368,6 +368,9 @@ with_tty() {  # with_tty "COMMAND" INPUT_LINES...: run COMMAND on a pseudo-termi
     return "$status"
 }
 check_token_set_pin() {
+    # The PIN steps talk to key "pin" alone: OpenSSH asks every FIDO device for a touch and
+    # takes the first that answers, and key "main" (no PIN, presence auto) would win.
+    stop_key main 2>/dev/null
     start_key pin || return 1
     with_tty "fido2-token -S $(node_of pin)" "$E2E_PIN" "$E2E_PIN" || return 1
     fido2-token -I "$(node_of pin)" | tee "$WORK/pin-info.txt" | grep -E "clientPin|options"
