@@ -1297,6 +1297,37 @@ def test_notify_presence_with_stand_in():
         assert key.stop() == 0, key.log()
 
 
+@check("presence notify with the real notify-send and D-Bus (a stand-in notification server clicks): Approve → created, Deny → OPERATION_DENIED")
+def test_notify_real_dbus():
+    work = tempfile.mkdtemp(prefix="notify-", dir=WORK)
+    log, key_log, socket_path = os.path.join(work, "notifications"), os.path.join(work, "key.log"), os.path.join(work, "k.sock")
+    daemon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_notification_daemon.py")
+    script = f"""
+{sys.executable} {daemon} {log} &
+for i in $(seq 100); do grep -q ready {log} 2>/dev/null && break; sleep 0.1; done
+exec {BINARY} serve --transport socket:{socket_path} --presence notify --store {work}/store --log-level debug >{key_log} 2>&1
+"""
+    session = subprocess.Popen(["dbus-run-session", "--", "bash", "-c", script], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 20
+        while not os.path.exists(socket_path):
+            assert time.time() < deadline and session.poll() is None, f"key did not come up: {open(key_log).read() if os.path.exists(key_log) else ''}"
+            time.sleep(0.1)
+        ctap = Ctap2(open_device(socket_path))
+        params = [{"type": "public-key", "alg": -7}]
+        created = ctap.make_credential(hashlib.sha256(b"n1").digest(), {"id": "approve.example"}, {"id": b"n1", "name": "alice"}, params)
+        assert created.auth_data.is_user_present()
+        expect_ctap_error(CtapError.ERR.OPERATION_DENIED, ctap.make_credential, hashlib.sha256(b"n2").digest(),
+                          {"id": "deny-me.example"}, {"id": b"n2", "name": "bob"}, params)
+        shown = open(log).read()
+        assert "register at approve.example for alice" in shown and "approve,Approve,deny,Deny" in shown, shown
+        assert "register at deny-me.example for bob" in shown, shown
+    finally:
+        os.killpg(session.pid, signal.SIGTERM)
+        session.wait(timeout=10)
+
+
 def main():
     print(f"socket integration suite: {BINARY}, work dir {WORK}", flush=True)
     key = Key("main").start()
@@ -1313,6 +1344,7 @@ def main():
         print("FAIL  key exit status", key.process.returncode, key.log())
     test_cancel_and_prompt()
     test_restart_and_lock()
+    test_notify_real_dbus()
     test_control_presence_and_trace()
     test_notify_presence_with_stand_in()
     test_cli_store_signals()
