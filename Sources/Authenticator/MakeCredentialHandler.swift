@@ -101,11 +101,15 @@ extension Authenticator {
         if isResident {
             let count: Int
             do { count = try store.residentCredentialCount() } catch { throw CTAP2StatusCode(error) }
-            let replacing: Bool
-            do {
-                replacing = try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
-            } catch { throw CTAP2StatusCode(error) }
-            if count >= store.maxResidentCredentials && !replacing { throw .keyStoreFull }
+            // Only a full store needs to know whether this replaces an existing account's
+            // credential; reading the RP's credentials decrypts every one of them.
+            if count >= store.maxResidentCredentials {
+                let replacing: Bool
+                do {
+                    replacing = try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
+                } catch { throw CTAP2StatusCode(error) }
+                if !replacing { throw .keyStoreFull }
+            }
         }
 
         // Step 14: user presence; then the token's flags and permissions (but lbw) are spent.
