@@ -164,14 +164,16 @@ private struct Reader {
             let keyStart = position
             let key = try readItem(depth: depth)
             let keyRange = keyStart..<position
-            // RFC 8949 §5.6 / CTAP 2.1 §8: duplicate keys are an error.
-            guard entries.index(forKey: key) == nil else { throw .duplicateMapKey }
             if requireCanonicalMapOrder, let previous = previousKey,
                !CBORValue.canonicalKeyPrecedes(bytes[previous], bytes[keyRange]) {
-                throw .mapKeysOutOfOrder
+                // In canonical order a repeated key can only follow itself.
+                throw bytes[previous].elementsEqual(bytes[keyRange]) ? .duplicateMapKey : .mapKeysOutOfOrder
             }
             previousKey = keyRange
-            entries[key] = try readItem(depth: depth)
+            // RFC 8949 §5.6 / CTAP 2.1 §8: duplicate keys are an error. One hash per key: the
+            // insertion itself reports a key that was already there.
+            let value = try readItem(depth: depth)
+            guard entries.updateValue(value, forKey: key) == nil else { throw .duplicateMapKey }
         }
         return .map(entries)
     }

@@ -81,16 +81,31 @@ extension CBORValue {
     }
 
     /// RFC 8949 §4.2.1 / CTAP2 canonical: keys sorted by encoded bytes, shorter first.
+    /// Every key is encoded once into one scratch buffer (not one array per key: this runs for
+    /// every request and response, and the allocations showed in the profile).
     static func appendMap(_ entries: [CBORValue: CBORValue], into buffer: inout [UInt8]) {
-        var encodedEntries: [(key: [UInt8], value: CBORValue)] = []
-        encodedEntries.reserveCapacity(entries.count)
-        for (key, value) in entries {
-            encodedEntries.append((key.encoded(), value))
-        }
-        encodedEntries.sort { canonicalKeyPrecedes($0.key, $1.key) }
         appendHead(major: 5, argument: UInt64(entries.count), into: &buffer)
-        for entry in encodedEntries {
-            buffer.append(contentsOf: entry.key)
+        if entries.count < 2 {
+            for (key, value) in entries {
+                key.encode(into: &buffer)
+                value.encode(into: &buffer)
+            }
+            return
+        }
+        var keys: [UInt8] = []
+        keys.reserveCapacity(entries.count * 8)
+        var order: [(start: Int, end: Int, value: CBORValue)] = []
+        order.reserveCapacity(entries.count)
+        for (key, value) in entries {
+            let start = keys.count
+            key.encode(into: &keys)
+            order.append((start, keys.count, value))
+        }
+        keys.withUnsafeBufferPointer { keys in
+            order.sort { canonicalKeyPrecedes(keys[$0.start..<$0.end], keys[$1.start..<$1.end]) }
+        }
+        for entry in order {
+            buffer.append(contentsOf: keys[entry.start..<entry.end])
             entry.value.encode(into: &buffer)
         }
     }

@@ -9,7 +9,7 @@
 ///   such as "\u{E9}" and "e\u{301}");
 /// - floats compare by bit pattern (so `0.0 != -0.0`), and every NaN equals
 ///   every other NaN (the encoder writes all NaNs as `f9 7e00`).
-public indirect enum CBORValue: Hashable, Sendable {
+public enum CBORValue: Hashable, Sendable {
     /// Major type 0.
     case unsignedInt(UInt64)
     /// Major type 1: the represented integer is `-1 - n`.
@@ -66,7 +66,13 @@ extension CBORValue {
         case .textString(let s):
             hasher.combine(3 as UInt8)
             hasher.combine(s.utf8.count)
-            for byte in s.utf8 { hasher.combine(byte) }
+            // Native strings hash their UTF-8 storage in one call; bridged ones byte by byte.
+            let hashedContiguously = s.utf8.withContiguousStorageIfAvailable {
+                hasher.combine(bytes: UnsafeRawBufferPointer($0))
+            } != nil
+            if !hashedContiguously {
+                for byte in s.utf8 { hasher.combine(byte) }
+            }
         case .array(let a):
             hasher.combine(4 as UInt8); hasher.combine(a)
         case .map(let m):
