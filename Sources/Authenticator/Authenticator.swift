@@ -10,7 +10,7 @@ import FIDOCrypto
 public final class Authenticator: @unchecked Sendable {
     let configuration: AuthenticatorConfiguration
     let store: CredentialStorePort
-    let presence: UserPresence
+    public let presence: UserPresence
     let clock: AuthenticatorClock
     let random: RandomSource
 
@@ -23,6 +23,8 @@ public final class Authenticator: @unchecked Sendable {
     var pendingAssertions: PendingAssertions?
     /// Recently opened credential IDs with their imported keys (see OpenedCredentialCache).
     var openedCredentials = OpenedCredentialCache()
+    /// SHA-256 of recently seen RP IDs (see RPIDHashCache).
+    var rpIDHashes = RPIDHashCache()
     /// Settings as last read from or written to the store (see `loadSetting`).
     var settingsCache: [String: [UInt8]?] = [:]
     /// Volatile clientPIN state: key-agreement keys, pinUvAuthTokens, mismatch count.

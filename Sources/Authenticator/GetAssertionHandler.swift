@@ -63,7 +63,7 @@ extension Authenticator {
                                          clientDataHash: request.clientDataHash, permission: .getAssertion,
                                          rpID: request.rpID)
 
-        let rpIDHash = SHA256.hash(Array(request.rpID.utf8))
+        let rpIDHash = rpIDHashes.hash(of: request.rpID)
         var flags: AuthenticatorData.Flags = []
         if userVerified { flags.insert(.userVerified) }
 

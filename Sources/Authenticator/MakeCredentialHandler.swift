@@ -32,7 +32,7 @@ extension Authenticator {
         // Step 7: enterprise attestation is not offered.
         if request.enterpriseAttestation != nil { throw .invalidParameter }
 
-        let rpIDHash = SHA256.hash(Array(request.rp.id.utf8))
+        let rpIDHash = rpIDHashes.hash(of: request.rp.id)
 
         // Extensions (CTAP 2.1 §12): unknown ones are ignored. Decoded before the token is
         // checked, so a malformed request does not bind or use it.

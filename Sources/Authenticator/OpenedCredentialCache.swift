@@ -1,3 +1,5 @@
+import FIDOCrypto
+
 /// A credential ID that has been opened (unsealed) and whose private key is ready to sign.
 struct OpenedCredential {
     var isResident: Bool
@@ -37,4 +39,28 @@ struct OpenedCredentialCache {
     }
 
     mutating func removeAll() { entries.removeAll() }
+}
+
+/// SHA-256 of the last few RP IDs seen. Clients repeat the same RP ID request after request, and
+/// a one-shot EVP digest of a short string costs about as much as the rest of the request
+/// parsing (see `scripts/profile`). RP IDs and their hashes are public, so nothing here is secret.
+struct RPIDHashCache {
+    private var entries: [(rpID: String, hash: [UInt8])] = []   // most recently used last
+    let capacity: Int
+
+    init(capacity: Int = 8) { self.capacity = capacity }
+
+    mutating func hash(of rpID: String) -> [UInt8] {
+        if let index = entries.lastIndex(where: { $0.rpID.utf8.elementsEqual(rpID.utf8) }) {
+            if index != entries.count - 1 { entries.append(entries.remove(at: index)) }
+            return entries[entries.count - 1].hash
+        }
+        let hash = SHA256.hash(Array(rpID.utf8))
+        if entries.count >= capacity { entries.removeFirst() }
+        entries.append((rpID, hash))
+        return hash
+    }
+
+    /// The cached RP IDs, least recently used first (for tests).
+    var cachedRPIDs: [String] { entries.map(\.rpID) }
 }
