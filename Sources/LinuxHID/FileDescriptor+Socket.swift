@@ -57,6 +57,54 @@ extension FileDescriptor {
         return (buffer, size)
     }
 
+    /// Up to `maximumCount` waiting packets in one recvmmsg(2), each cut to `capacity` bytes with
+    /// its true length beside it (MSG_TRUNC). An empty result never happens: no packet throws
+    /// `.wouldBlock` (with MSG_DONTWAIT).
+    func receivePackets(capacity: Int, maximumCount: Int, flags: Int32 = 0) throws(Errno) -> [(bytes: [UInt8], size: Int)] {
+        let descriptor = rawValue
+        let slots = max(1, min(maximumCount, 64))
+        // Uninitialized: only the bytes the kernel wrote are copied out.
+        var buffer = [UInt8](unsafeUninitializedCapacity: max(capacity, 1) * slots) { _, count in
+            count = max(capacity, 1) * slots
+        }
+        var sizes = [Int](repeating: 0, count: slots)
+        let count = try Errno.retryingInterrupts {
+            buffer.withUnsafeMutableBufferPointer { buffer in
+                sizes.withUnsafeMutableBufferPointer { sizes in
+                    sizes.withMemoryRebound(to: size_t.self) { sizes in
+                        Int(lk_receive_packets(descriptor, buffer.baseAddress, max(capacity, 1), UInt32(slots), sizes.baseAddress, flags))
+                    }
+                }
+            }
+        }
+        return (0..<count).map { index in
+            let start = index * max(capacity, 1)
+            return (Array(buffer[start..<start + min(sizes[index], capacity)]), sizes[index])
+        }
+    }
+
+    /// Packets of `size` bytes stored back to back in `packets`, in one sendmmsg(2): returns how
+    /// many were sent (a full socket buffer can stop it early); throws only if none was.
+    @discardableResult
+    func sendPackets(_ packets: [UInt8], size: Int, flags: Int32) throws(Errno) -> Int {
+        precondition(size > 0 && packets.count % size == 0, "packets must be whole")
+        let descriptor = rawValue
+        let count = packets.count / size
+        var sent = 0
+        while sent < count {
+            let batch = min(count - sent, 64)
+            let offset = sent * size
+            let result = try Errno.retryingInterrupts {
+                packets.withUnsafeBufferPointer {
+                    Int(lk_send_packets(descriptor, $0.baseAddress! + offset, size, UInt32(batch), flags))
+                }
+            }
+            sent += result
+            if result < batch { break }
+        }
+        return sent
+    }
+
     /// One `send(2)` of `bytes` as a single packet; returns the bytes sent.
     @discardableResult
     func send(_ bytes: [UInt8], flags: Int32) throws(Errno) -> Int {

@@ -14,9 +14,18 @@ public protocol ReportTransport: AnyObject {
     /// block indefinitely: a socket client that does not read may lose
     /// reports (log-worthy) but never stalls the key.
     func send(_ report: [UInt8], to connection: TransportConnection)
+    /// Send several reports to one connection, in order (a reply's fragments). Transports that
+    /// can hand the kernel a batch in one call do (the socket: sendmmsg); the default sends each.
+    func send(reports: [[UInt8]], to connection: TransportConnection)
     /// Close every descriptor (uhid: UHID_DESTROY first; socket: close
     /// clients, close + unlink the listening socket). Safe to call twice.
     func shutdown()
+}
+
+extension ReportTransport {
+    public func send(reports: [[UInt8]], to connection: TransportConnection) {
+        for report in reports { send(report, to: connection) }
+    }
 }
 
 /// The size of every report, in both directions (CTAPHID packet size of a

@@ -7,8 +7,12 @@ public final class SocketClient {
     /// The largest packet `receive` returns whole (the key sends 64 bytes).
     static let receiveCapacity = 4096
 
+    static let packetsPerReceive = 16
+
     public let path: String
     private let socket: FileDescriptor
+    /// Packets received but not yet handed out by `receive`.
+    private var pending: ArraySlice<(bytes: [UInt8], size: Int)> = []
 
     public init(path: String) throws(TransportError) {
         let address = try UnixSocketAddress(path: path)
@@ -33,6 +37,24 @@ public final class SocketClient {
         close()
     }
 
+    /// Sends `reports` in order, batched into sendmmsg(2) calls when they are all the same size
+    /// (a request's fragments); blocks until all are queued.
+    public func send(reports: [[UInt8]]) throws(TransportError) {
+        guard let size = reports.first?.count, size > 0, reports.allSatisfy({ $0.count == size }) else {
+            for report in reports { try send(report) }
+            return
+        }
+        var packets = reports.flatMap { $0 }
+        do {
+            while !packets.isEmpty {
+                let sent = try socket.sendPackets(packets, size: size, flags: Int32(MSG_NOSIGNAL))
+                packets.removeFirst(sent * size)
+            }
+        } catch {
+            throw TransportError(error, call: "sendmmsg", path: path)
+        }
+    }
+
     /// Sends `report` as one packet (normally 64 bytes).
     public func send(_ report: [UInt8]) throws(TransportError) {
         do {
@@ -44,20 +66,26 @@ public final class SocketClient {
 
     /// The next packet from the key, or nil if none arrives within the
     /// timeout (−1: wait forever). The key closing the connection throws.
+    /// Every waiting packet is fetched in one recvmmsg(2) (a reply's fragments arrive together)
+    /// and handed out one per call.
     public func receive(timeoutMilliseconds: Int32) throws(TransportError) -> [UInt8]? {
         guard socket.isOpen else {
             throw TransportError(.badFileDescriptor, call: "recv", path: path)
         }
-        let ready = try Poller.wait(for: [socket.rawValue], timeoutMilliseconds: timeoutMilliseconds)
-        guard !ready.isEmpty else { return nil }
-        let packet: (bytes: [UInt8], size: Int)
-        do {
-            packet = try socket.receivePacket(capacity: Self.receiveCapacity, flags: Int32(MSG_DONTWAIT))
-        } catch {
-            if error == .wouldBlock { return nil }
-            throw TransportError(error, call: "recv", path: path)
+        if pending.isEmpty {
+            let ready = try Poller.wait(for: [socket.rawValue], timeoutMilliseconds: timeoutMilliseconds)
+            guard !ready.isEmpty else { return nil }
+            do {
+                pending = try socket.receivePackets(capacity: Self.receiveCapacity, maximumCount: Self.packetsPerReceive,
+                                                    flags: Int32(MSG_DONTWAIT))[...]
+            } catch {
+                if error == .wouldBlock { return nil }
+                throw TransportError(error, call: "recvmmsg", path: path)
+            }
         }
+        guard let packet = pending.popFirst() else { return nil }
         if packet.size == 0, socket.isPeerHungUp {
+            pending = []
             throw .system(call: "recv", errno: ECONNRESET,
                           message: "the key on \(path) closed the connection")
         }

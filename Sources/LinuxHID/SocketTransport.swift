@@ -11,6 +11,8 @@ public final class SocketTransport: ReportTransport {
     /// At most this many accepts or packets per `readEvents` call, so one busy
     /// client cannot starve the others (poll is level-triggered).
     static let maximumPacketsPerRead = 64
+    /// Packets fetched per recvmmsg(2): a getAssertion request is 2–4 reports.
+    static let packetsPerReceive = 16
 
     public let path: String
     private let listener: FileDescriptor
@@ -82,11 +84,23 @@ public final class SocketTransport: ReportTransport {
     /// MSG_NOSIGNAL: a gone client is EPIPE, not SIGPIPE). If the client's
     /// queue is full the report is lost and counted in `lostReportCount`.
     public func send(_ report: [UInt8], to connection: TransportConnection) {
-        guard let client = clients[connection] else { return }
+        send(reports: [report], to: connection)
+    }
+
+    /// One sendmmsg(2) for all of a reply's reports instead of one send(2) each.
+    public func send(reports: [[UInt8]], to connection: TransportConnection) {
+        guard let client = clients[connection], !reports.isEmpty else { return }
+        var packets: [UInt8] = []
+        packets.reserveCapacity(reports.count * reportSize)
+        for report in reports {
+            precondition(report.count == reportSize, "reports are exactly \(reportSize) bytes")
+            packets += report
+        }
         do {
-            try client.send(report, flags: Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            let sent = try client.sendPackets(packets, size: reportSize, flags: Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            lostReportCount += reports.count - sent
         } catch {
-            lostReportCount += 1   // a hang-up is reported by readEvents when poll sees it
+            lostReportCount += reports.count   // a hang-up is reported by readEvents when poll sees it
         }
     }
 
@@ -129,12 +143,15 @@ public final class SocketTransport: ReportTransport {
     private func receivePackets(from connection: TransportConnection) -> [TransportEvent] {
         guard let client = clients[connection] else { return [] }
         var events: [TransportEvent] = []
-        for _ in 0..<Self.maximumPacketsPerRead {
-            let packet: (bytes: [UInt8], size: Int)
+        var received = 0
+        reading: while received < Self.maximumPacketsPerRead {
+            let packets: [(bytes: [UInt8], size: Int)]
             do {
-                // MSG_TRUNC: `size` is the packet's true length, so a 65-byte
-                // packet is seen as 65 (and dropped), not as its first 64 bytes.
-                packet = try client.receivePacket(capacity: reportSize, flags: Int32(MSG_DONTWAIT))
+                // recvmmsg: every waiting packet (a request's fragments) in one call. MSG_TRUNC:
+                // `size` is each packet's true length, so a 65-byte packet is seen as 65 (and
+                // dropped), not as its first 64 bytes.
+                packets = try client.receivePackets(capacity: reportSize, maximumCount: Self.packetsPerReceive,
+                                                    flags: Int32(MSG_DONTWAIT))
             } catch {
                 if error == .wouldBlock { break }
                 // ECONNRESET or worse: the connection is over.
@@ -142,20 +159,24 @@ public final class SocketTransport: ReportTransport {
                 events.append(.connectionClosed(connection))
                 break
             }
-            if packet.size == 0 {
-                // SEQPACKET returns 0 both for an empty packet and at end of
-                // stream; only the latter leaves the socket hung up.
-                if client.isPeerHungUp {
-                    close(connection)
-                    events.append(.connectionClosed(connection))
-                    break
+            received += packets.count
+            for packet in packets {
+                if packet.size == 0 {
+                    // SEQPACKET returns 0 both for an empty packet and at end of
+                    // stream; only the latter leaves the socket hung up.
+                    if client.isPeerHungUp {
+                        close(connection)
+                        events.append(.connectionClosed(connection))
+                        break reading
+                    }
+                    events.append(.droppedPacket(size: 0, from: connection))
+                } else if packet.size == reportSize {
+                    events.append(.report(packet.bytes, from: connection))
+                } else {
+                    events.append(.droppedPacket(size: packet.size, from: connection))
                 }
-                events.append(.droppedPacket(size: 0, from: connection))
-            } else if packet.size == reportSize {
-                events.append(.report(packet.bytes, from: connection))
-            } else {
-                events.append(.droppedPacket(size: packet.size, from: connection))
             }
+            if packets.count < Self.packetsPerReceive { break }   // the queue is empty now
         }
         return events
     }

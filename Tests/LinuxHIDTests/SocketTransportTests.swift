@@ -132,6 +132,51 @@ final class SocketTransportTests: XCTestCase {
         XCTAssertEqual(try client.receive(timeoutMilliseconds: 1000), KernelBytes.report(4))
     }
 
+    /// Batched I/O (recvmmsg/sendmmsg) keeps the contract: every packet is its own report, in
+    /// order, wrong sizes are still dropped one by one, across more packets than one batch holds.
+    func testBatchesKeepOrderAndDropWrongSizesAcrossBatchBoundaries() throws {
+        let transport = try SocketTransport(path: path)
+        defer { transport.shutdown() }
+        let (client, connection) = try connect(to: transport)
+        let count = SocketTransport.packetsPerReceive * 2 + 5
+        var expected: [TransportEvent] = []
+        for index in 0..<count {
+            if index == SocketTransport.packetsPerReceive {
+                try client.send(KernelBytes.report(0xEE) + [0xEE])   // 65 bytes, at a batch edge
+                expected.append(.droppedPacket(size: 65, from: connection))
+            }
+            try client.send(KernelBytes.report(UInt8(index)))
+            expected.append(.report(KernelBytes.report(UInt8(index)), from: connection))
+        }
+        XCTAssertEqual(try collectEvents(from: transport, count: expected.count), expected)
+
+        let replies = (0..<20).map { KernelBytes.report(UInt8(100 + $0)) }
+        transport.send(reports: replies, to: connection)
+        var received: [[UInt8]] = []
+        while received.count < replies.count, let packet = try client.receive(timeoutMilliseconds: 1000) {
+            received.append(packet)
+        }
+        XCTAssertEqual(received, replies)
+        XCTAssertEqual(transport.lostReportCount, 0)
+    }
+
+    /// SocketClient.send(reports:) batches equal-sized packets and still sends odd sizes as they
+    /// are (rigs use it to test the key's size checks).
+    func testClientBatchSendKeepsOrderAndOddSizes() throws {
+        let transport = try SocketTransport(path: path)
+        defer { transport.shutdown() }
+        let (client, connection) = try connect(to: transport)
+        try client.send(reports: (0..<3).map { KernelBytes.report(UInt8($0)) })
+        try client.send(reports: [KernelBytes.report(9), [1, 2, 3]])
+        XCTAssertEqual(try collectEvents(from: transport, count: 5), [
+            .report(KernelBytes.report(0), from: connection),
+            .report(KernelBytes.report(1), from: connection),
+            .report(KernelBytes.report(2), from: connection),
+            .report(KernelBytes.report(9), from: connection),
+            .droppedPacket(size: 3, from: connection),
+        ])
+    }
+
     /// "A client that disconnects mid-transaction cancels its pending request;
     /// the key stays up": the transport reports the close, others carry on.
     func testClientCloseIsReportedAndOthersCarryOn() throws {

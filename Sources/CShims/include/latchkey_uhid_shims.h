@@ -90,6 +90,19 @@ int lk_uhid_eventfd_cloexec_nonblock(void);
 /// Why a shim: <poll.h> defines it only under _GNU_SOURCE.
 short lk_uhid_pollrdhup(void);
 
+/// sendmmsg(2) of `count` packets of `size` bytes each, stored back to back at `packets`:
+/// the number sent (possibly fewer than `count`), or −1 and errno if none was.
+/// Why a shim: sendmmsg and struct mmsghdr are declared only under _GNU_SOURCE. One call
+/// instead of one per 64-byte report: on the key's hot path the syscalls cost more than the
+/// work between them (latchkey-bench, "socket" section).
+int lk_send_packets(int fd, const uint8_t *packets, size_t size, unsigned count, int flags);
+
+/// recvmmsg(2) of up to `count` packets into consecutive slots of `capacity` bytes at
+/// `buffer`, with MSG_TRUNC so `sizes[i]` is each packet's true length (a longer packet is
+/// cut to `capacity`): the number received, or −1 and errno.
+/// Why a shim: as above, recvmmsg is GNU-only.
+int lk_receive_packets(int fd, uint8_t *buffer, size_t capacity, unsigned count, size_t *sizes, int flags);
+
 #ifdef __cplusplus
 }
 #endif
