@@ -7,7 +7,8 @@ import Synchronization
 
 /// The running key: one poll loop owns the transport's descriptors and the CTAPHID timers;
 /// CBOR/MSG requests run on a serial worker so KEEPALIVE, CANCEL and other channels are served
-/// while the authenticator waits for the user (ARCHITECTURE.md, The data path).
+/// while the authenticator waits for the user (ARCHITECTURE.md, The data path). With a presence
+/// provider that never waits (auto, deny) the loop runs requests itself (see `dispatch`).
 public final class KeyRunner: @unchecked Sendable {
     /// What the worker hands back to the loop.
     private enum Completion: Sendable {
@@ -70,7 +71,7 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     /// The key's power cycle (SIGHUP): volatile authenticator state is dropped and the reset
-    /// window reopens; the store is untouched. It runs on the worker, after any request in flight.
+    /// window reopens; the store is untouched. It runs after any request in flight.
     public func requestPowerCycle() {
         powerCycleRequested.store(true, ordering: .releasing)
         wakeup.signal()
@@ -144,11 +145,28 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     private func perform(_ actions: [CTAPHIDAction]) {
+        // Consecutive reports to one connection (a reply's fragments) go to the transport as one
+        // batch: one sendmmsg(2) on the socket instead of one send(2) per report.
+        var batch: [[UInt8]] = []
+        var batchConnection: TransportConnection?
+        func flush() {
+            if let batchConnection, !batch.isEmpty { transport.send(reports: batch, to: batchConnection) }
+            batch = []
+            batchConnection = nil
+        }
+        defer { flush() }
         for action in actions {
-            switch action {
-            case let .send(report, connection):
+            if case let .send(report, connection) = action {
                 traceReport(report, .fromKey, connection)
-                transport.send(report, to: connection)
+                if batchConnection != connection { flush() }
+                batchConnection = connection
+                batch.append(report)
+                continue
+            }
+            flush()
+            switch action {
+            case .send:
+                break   // handled above
             case let .dispatch(request):
                 dispatch(request)
             case let .cancelRequest(transactionID):
@@ -161,27 +179,44 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     private func dispatch(_ request: CTAPHIDRequest) {
-        let flag = CancellationFlag()
-        cancellations[request.transactionID] = flag
         let id = request.transactionID
+        let authenticator = self.authenticator
+        let logger = self.logger
+        if authenticator.presence.answersImmediately {
+            // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
+            // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
+            // more than the request on a VM (latchkey-bench, "socket" section). The only waits
+            // left are SQLite's for a concurrent CLI write (milliseconds), well inside the 100 ms
+            // KEEPALIVE interval; CANCEL cannot arrive mid-request, as the loop is busy with it.
+            let context = RequestContext(channel: request.channel)
+            let response = Self.run(request, on: authenticator, context: context, logger: logger)
+            perform(stateMachine.complete(transactionID: id, response: response, now: SystemClock.now()))
+            return
+        }
+        let flag = CancellationFlag()
+        cancellations[id] = flag
         let mailbox = self.mailbox
         let context = RequestContext(channel: request.channel, cancellation: flag) { status in
             let mapped: KeepaliveStatus = status == .userPresenceNeeded ? .userPresenceNeeded : .processing
             mailbox.post(.status(transactionID: id, status: mapped))
         }
-        let authenticator = self.authenticator
-        let logger = self.logger
         worker.async {
-            let started = SystemClock.monotonicNanoseconds()
-            let isCBOR = request.command == CTAPHIDCommand.cbor.rawValue
-            let response = isCBOR ? authenticator.handleCTAP2(request.payload, context: context)
-                                  : authenticator.handleU2F(request.payload, context: context)
-            if logger.level >= .debug {
-                let micros = (SystemClock.monotonicNanoseconds() - started) / 1_000
-                logger.debug("\(Self.describe(request: request, response: response)) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
-            }
-            mailbox.post(.response(transactionID: id, bytes: response))
+            mailbox.post(.response(transactionID: id, bytes: Self.run(request, on: authenticator, context: context, logger: logger)))
         }
+    }
+
+    /// One CBOR or MSG request through the authenticator, logged at debug level with its time.
+    private static func run(_ request: CTAPHIDRequest, on authenticator: Authenticator, context: RequestContext,
+                            logger: Logger) -> [UInt8] {
+        let started = SystemClock.monotonicNanoseconds()
+        let isCBOR = request.command == CTAPHIDCommand.cbor.rawValue
+        let response = isCBOR ? authenticator.handleCTAP2(request.payload, context: context)
+                              : authenticator.handleU2F(request.payload, context: context)
+        if logger.level >= .debug {
+            let micros = (SystemClock.monotonicNanoseconds() - started) / 1_000
+            logger.debug("\(describe(request: request, response: response)) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
+        }
+        return response
     }
 
     /// "authenticatorGetAssertion → CTAP2_OK" / "U2F ins 0x02 → SW 9000", for the debug log.
@@ -227,6 +262,12 @@ public final class KeyRunner: @unchecked Sendable {
     private func powerCycle() {
         logger.info("power cycle: volatile state dropped, reset window reopened")
         let authenticator = self.authenticator
-        worker.async { authenticator.powerCycle() }
+        // The authenticator is used from one thread at a time: the loop's when it runs requests
+        // itself (presence never waits), otherwise the worker's, after any request in flight.
+        if authenticator.presence.answersImmediately {
+            authenticator.powerCycle()
+        } else {
+            worker.async { authenticator.powerCycle() }
+        }
     }
 }
