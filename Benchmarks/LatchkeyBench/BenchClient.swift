@@ -19,9 +19,8 @@ final class BenchClient {
 
     /// One transaction: the request's reports out, the reply reassembled. CTAPHID ERROR → `.hid`.
     func transact(command: UInt8, payload: [UInt8], timeoutMilliseconds: Int32 = 10_000) throws -> [UInt8] {
-        for report in MessageFragmenter.reports(channel: channel, command: command, payload: payload) {
-            do { try socket.send(report) } catch { throw Failure.transport(error) }
-        }
+        do { try socket.send(reports: MessageFragmenter.reports(channel: channel, command: command, payload: payload)) }
+        catch { throw Failure.transport(error) }
         var assembler = MessageAssembler(channel: channel, skipKeepalives: true)
         while true {
             let packet: [UInt8]?

@@ -5,11 +5,14 @@ import Foundation
 /// baseline measured in the same run (these machines are noisy: compare ratios, not seconds).
 ///
 ///   swift run -c release latchkey-bench [--quick] [--sizes 1000,100000,1000000] [--seconds S] [--json FILE]
+///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
 var quick = false
 var sizes = [1_000, 100_000]
 var seconds = 1.0
 var concurrencySeconds = 10.0
 var jsonPath: String?
+var profile: String?
+var iterations = 1000
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
     arguments.removeFirst()
@@ -25,13 +28,27 @@ while let argument = arguments.first {
     case "--json":
         jsonPath = arguments.first
         arguments = Array(arguments.dropFirst())
+    case "--profile":
+        profile = arguments.first
+        arguments = Array(arguments.dropFirst())
+    case "--iterations":
+        iterations = Int(arguments.first ?? "") ?? iterations
+        arguments = Array(arguments.dropFirst())
     case "-h", "--help":
-        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE]")
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] | --profile NAME [--iterations N]")
         exit(0)
     default:
-        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE]\n".utf8))
+        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] | --profile NAME [--iterations N]\n".utf8))
         exit(64)
     }
+}
+
+if let profile {
+    do { try Profile.run(profile, iterations: iterations) } catch {
+        FileHandle.standardError.write(Data("latchkey-bench --profile failed: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
 }
 
 let report = Report()

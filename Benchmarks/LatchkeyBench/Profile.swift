@@ -1,0 +1,43 @@
+import CTAPHID
+import FIDOCrypto
+import Foundation
+
+/// Fixed-count loops of one hot path, for `valgrind --tool=callgrind` (scripts/profile). Callgrind
+/// counts instructions, which repeat exactly from run to run where wall-clock time does not; the
+/// per-operation cost is the difference between two runs of different lengths, so set-up cancels.
+enum Profile {
+    static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping"]
+
+    static func run(_ name: String, iterations: Int) throws {
+        switch name {
+        case "es256-sign":
+            let signing = try P256.Signing.PrivateKey()
+            let message = [UInt8](repeating: 0x5A, count: 69)
+            for _ in 0..<iterations { _ = try signing.signature(for: message) }
+        case "core-getassertion":
+            let key = try BenchKey()
+            defer { key.close() }
+            let credential = try key.register(rpID: "bench.example", userID: [1], resident: false)
+            let message = BenchKey.getAssertionMessage(rpID: "bench.example", allow: [credential])
+            for _ in 0..<iterations { try key.expectSuccess(message) }
+        case "socket-getassertion", "socket-ping":
+            let server = try InProcessServer()
+            defer { server.stop() }
+            let client = try BenchClient(path: server.path)
+            defer { client.close() }
+            if name == "socket-ping" {
+                let payload = [UInt8](repeating: 0xA5, count: 57)
+                for _ in 0..<iterations { _ = try client.transact(command: CTAPHIDCommand.ping.rawValue, payload: payload) }
+            } else {
+                let credential = try server.key.register(rpID: "bench.example", userID: [9], resident: false)
+                let message = BenchKey.getAssertionMessage(rpID: "bench.example", allow: [credential])
+                for _ in 0..<iterations {
+                    let reply = try client.transact(command: CTAPHIDCommand.cbor.rawValue, payload: message)
+                    guard reply.first == 0 else { throw BenchError.failed("status \(reply.first ?? 0xFF)") }
+                }
+            }
+        default:
+            throw BenchError.failed("unknown profile '\(name)' (one of: \(names.joined(separator: ", ")))")
+        }
+    }
+}
