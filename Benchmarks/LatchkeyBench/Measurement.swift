@@ -40,6 +40,27 @@ enum Stopwatch {
     }
 }
 
+extension Stopwatch {
+    /// Two operations timed in alternation (a, b, a, b, …), so that a machine that speeds up or
+    /// slows down during the run moves both alike and their ratio stays meaningful.
+    static func measureInterleaved(_ nameA: String, _ nameB: String, seconds: Double, minimumIterations: Int = 20,
+                                   _ a: () throws -> Void, _ b: () throws -> Void) rethrows -> (Measurement, Measurement) {
+        for _ in 0..<min(50, minimumIterations) { try a(); try b() }
+        var samplesA: [Double] = [], samplesB: [Double] = []
+        samplesA.reserveCapacity(4096); samplesB.reserveCapacity(4096)
+        let deadline = now() + UInt64(seconds * 1e9)
+        while samplesA.count < minimumIterations || now() < deadline {
+            var start = now()
+            try a()
+            samplesA.append(Double(now() - start))
+            start = now()
+            try b()
+            samplesB.append(Double(now() - start))
+        }
+        return (Measurement(name: nameA, samples: samplesA), Measurement(name: nameB, samples: samplesB))
+    }
+}
+
 /// Resident set size of this process, from /proc/self/status.
 func residentMemoryBytes() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
