@@ -8,16 +8,25 @@ import Glibc
 ///
 /// Kernel facts relied on (drivers/hid/uhid.c): every read returns exactly
 /// one whole event; a non-blocking read of an empty queue is EAGAIN; writes
-/// never block.
+/// never block — and the kernel queues at most 32 events for us (UHID_BUFSIZE):
+/// a client's hidraw writes do not wait, so a request of more than 32 reports
+/// written back to back is cut short unless we read as fast as it writes.
+/// Hence `readEvents` does not return to poll(2) while a message's
+/// continuation packets are still due (`MessageFraming`): it spins for them
+/// for up to `burstSpinNanoseconds`.
 public final class UHIDDevice: ReportTransport {
     /// At most this many events are taken per `readEvents` call, so one busy
     /// descriptor cannot starve the poll loop (poll is level-triggered: the
     /// rest is read on the next turn).
-    static let maximumEventsPerRead = 64
+    static let maximumEventsPerRead = 256
+    /// How long `readEvents` waits, without sleeping, for the next report of a message.
+    static let burstSpinNanoseconds: UInt64 = 2_000_000
 
     public let path: String
     public let identity: Identity
     private let device: FileDescriptor
+    /// One event's worth of bytes, reused by every read (the loop is the only reader).
+    private var readBuffer = [UInt8](repeating: 0, count: UHIDEventLayout.eventSize)
     /// Reports `send` could not hand to the kernel (log-worthy, never fatal).
     public private(set) var lostReportCount = 0
 
@@ -70,14 +79,25 @@ public final class UHIDDevice: ReportTransport {
     public func readEvents(from fd: Int32) -> [TransportEvent] {
         guard device.isOpen, fd == device.rawValue else { return [] }
         var events: [TransportEvent] = []
+        var framing = MessageFraming()
         for _ in 0..<Self.maximumEventsPerRead {
-            let bytes: [UInt8]
-            do {
-                bytes = try device.read(upToCount: UHIDEventLayout.eventSize)
-            } catch {
-                break   // EAGAIN: queue empty (any other error: nothing to read either)
+            let descriptor = device.rawValue
+            let count = readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                // EAGAIN: queue empty (any other error: nothing to read either). Mid-message,
+                // the rest is on its way: wait for it here rather than sleep in poll(2).
+                if count < 0, framing.expectsMore, spinUntilReadable() { continue }
+                break
             }
-            if bytes.isEmpty { break }
+            // Output reports, nearly every event, are taken straight from the buffer: the reader
+            // has to keep pace with a client's back-to-back writes (see the type's comment).
+            if let output = outputReport(count: count) {
+                if case let .report(report, _) = output { framing.observe(report: report) }
+                events.append(output)
+                continue
+            }
+            let bytes = Array(readBuffer[..<count])
             // The kernel writes whole events; one it could not have written is skipped.
             guard let event = try? UHIDEvent(decoding: bytes) else { continue }
             if let transportEvent = handle(event) {
@@ -85,6 +105,36 @@ public final class UHIDDevice: ReportTransport {
             }
         }
         return events
+    }
+
+    /// The transport event of a UHID_OUTPUT event in `readBuffer`, read off its fixed fields
+    /// (the same ones `UHIDEvent(decoding:)` reads); nil for any other event.
+    private func outputReport(count: Int) -> TransportEvent? {
+        typealias Output = UHIDEventLayout.Output
+        guard count >= Output.reportType + 1 else { return nil }
+        return readBuffer.withUnsafeBytes { raw -> TransportEvent? in
+            guard raw.loadUnaligned(fromByteOffset: UHIDEventLayout.typeOffset, as: UInt32.self)
+                    == UHIDEventLayout.EventType.output.rawValue else { return nil }
+            let size = Int(raw.loadUnaligned(fromByteOffset: Output.size, as: UInt16.self))
+            guard size <= UHIDEventLayout.dataCapacity else { return nil }   // the full decoder reports it
+            let reportType = raw[Output.reportType]
+            return Self.report(fromOutput: Array(raw[Output.data..<Output.data + size]), reportType: reportType)
+        }
+    }
+
+    /// Polls without sleeping (yielding the CPU between tries) until the device is readable or
+    /// the spin window ends; true if an event is waiting.
+    private func spinUntilReadable() -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let start = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        var entry = pollfd(fd: device.rawValue, events: Int16(POLLIN), revents: 0)
+        while true {
+            if poll(&entry, 1, 0) > 0 { return entry.revents & Int16(POLLIN) != 0 }
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            if UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - start > Self.burstSpinNanoseconds { return false }
+            sched_yield()
+        }
     }
 
     /// Sends `report` as UHID_INPUT2 (`connection` must be 0, the only one).

@@ -41,8 +41,9 @@ final class UHIDDeviceTests: XCTestCase {
         XCTAssertEqual(send(kernel, bytes, bytes.count, 0), bytes.count)
     }
 
-    private func deviceReads() -> [TransportEvent] {
-        device.pollDescriptors.flatMap { device.readEvents(from: $0) }
+    /// What the device delivers within a short quiet period.
+    private func deviceReads() throws -> [TransportEvent] {
+        try pendingEvents(from: device, waitMilliseconds: 100)
     }
 
     func testCreatesTheDeviceWithCreate2OnBusUSB() throws {
@@ -61,11 +62,11 @@ final class UHIDDeviceTests: XCTestCase {
         kernelWrites(.output(data: Array(report.prefix(10)), reportType: 1))
         kernelWrites(.close)
         kernelWrites(.stop)
-        XCTAssertEqual(deviceReads(), [
+        XCTAssertEqual(try deviceReads(), [
             .deviceStarted, .connectionOpened(0), .report(report, from: 0),
             .droppedPacket(size: 10, from: 0), .connectionClosed(0), .deviceStopped,
         ])
-        XCTAssertEqual(deviceReads(), [], "nothing more: EAGAIN ends the read")
+        XCTAssertEqual(try deviceReads(), [], "nothing more: EAGAIN ends the read")
     }
 
     func testSendWritesInput2() throws {
@@ -83,10 +84,10 @@ final class UHIDDeviceTests: XCTestCase {
     func testGetAndSetReportAreAnsweredWithEIO() throws {
         _ = try kernelReads()
         kernelWrites(.getReport(id: 41, reportNumber: 0, reportType: 0))
-        XCTAssertEqual(deviceReads(), [])
+        XCTAssertEqual(try deviceReads(), [])
         XCTAssertEqual(try kernelReads(), .getReportReply(id: 41, error: UInt16(EIO), data: []))
         kernelWrites(.setReport(id: 42, reportNumber: 0, reportType: 0, data: [1, 2]))
-        XCTAssertEqual(deviceReads(), [])
+        XCTAssertEqual(try deviceReads(), [])
         XCTAssertEqual(try kernelReads(), .setReportReply(id: 42, error: UInt16(EIO)))
     }
 
@@ -95,7 +96,43 @@ final class UHIDDeviceTests: XCTestCase {
         XCTAssertEqual(send(kernel, [6, 0, 0, 0, 1], 5, 0), 5)   // OUTPUT cut short
         kernelWrites(.unknown(type: 7))
         kernelWrites(.open)
-        XCTAssertEqual(deviceReads(), [.connectionOpened(0)])
+        XCTAssertEqual(try deviceReads(), [.connectionOpened(0)])
+    }
+
+    /// Every event is handed over, in order, however many come back to back (the kernel's own
+    /// queue holds 32; here the fake kernel writes 300 output reports).
+    func testABurstOfReportsArrivesWholeAndInOrder() throws {
+        _ = try kernelReads()
+        let reports = (0..<300).map { KernelBytes.report(UInt8(truncatingIfNeeded: $0)) }
+        let writer = Thread { [kernel] in
+            for report in reports {
+                let bytes = UHIDEvent.output(data: [0] + report, reportType: 1).encoded()
+                _ = send(kernel, bytes, bytes.count, 0)   // blocks while the socket buffer is full
+            }
+        }
+        writer.start()
+        XCTAssertEqual(try collectEvents(from: device, count: reports.count, timeoutMilliseconds: 10_000),
+                       reports.map { .report($0, from: 0) })
+    }
+
+    /// The hint that a message's continuation packets are still due.
+    func testMessageFramingKnowsWhenMoreReportsAreDue() {
+        func output(_ report: [UInt8]) -> [UInt8] { report }
+        func initPacket(length: Int) -> [UInt8] {
+            [0x11, 0x22, 0x33, 0x44, 0x81, UInt8(length >> 8), UInt8(length & 0xFF)] + [UInt8](repeating: 0, count: 57)
+        }
+        let continuation = [0x11, 0x22, 0x33, 0x44, 0x00] + [UInt8](repeating: 0, count: 59)
+        var framing = MessageFraming()
+        framing.observe(report: output(initPacket(length: 57)))
+        XCTAssertFalse(framing.expectsMore, "57 bytes fit in the initialization packet")
+        framing.observe(report: output(initPacket(length: 7609)))
+        XCTAssertTrue(framing.expectsMore)
+        for _ in 0..<127 { framing.observe(report: output(continuation)) }
+        XCTAssertTrue(framing.expectsMore, "7609 bytes need 128 continuation packets")
+        framing.observe(report: output(continuation))
+        XCTAssertFalse(framing.expectsMore)
+        framing.observe(report: [0x81, 0, 0])
+        XCTAssertFalse(framing.expectsMore, "a packet that is not 64 bytes changes nothing")
     }
 
     func testShutdownDestroysThenCloses() throws {
