@@ -1,30 +1,47 @@
 import CTAPHID
 import LinuxHID
 
-/// A native CTAPHID client over the socket transport, so the benchmark measures the key and not
-/// a Python client: INIT once, then whole messages out and in, KEEPALIVEs skipped.
+/// A native CTAPHID client over any client link — a key's socket or a hidraw node — so the
+/// benchmark measures the key and not a Python client: INIT once, then whole messages out and
+/// in, KEEPALIVEs skipped.
 final class BenchClient {
     enum Failure: Error { case timeout, hid(UInt8), protocolError(String), transport(TransportError) }
 
-    let socket: SocketClient
+    let link: ClientReportTransport
     private(set) var channel: UInt32 = 0xFFFF_FFFF
 
-    init(path: String) throws {
-        socket = try SocketClient(path: path)
+    init(link: ClientReportTransport) throws {
+        self.link = link
         let nonce: [UInt8] = (0..<8).map { _ in UInt8.random(in: 0...255) }
         let reply = try transact(command: CTAPHIDCommand.initialize.rawValue, payload: nonce)
         guard reply.count >= 17, Array(reply[0..<8]) == nonce else { throw Failure.protocolError("bad INIT reply") }
         channel = UInt32(reply[8]) << 24 | UInt32(reply[9]) << 16 | UInt32(reply[10]) << 8 | UInt32(reply[11])
     }
 
+    convenience init(path: String) throws {
+        try self.init(link: try SocketClient(path: path))
+    }
+
+    /// A link named the way `latchkey probe` names one: `socket:PATH` or a hidraw node.
+    static func open(_ target: String) throws -> BenchClient {
+        if target.hasPrefix("socket:") { return try BenchClient(path: String(target.dropFirst(7))) }
+        return try BenchClient(link: try HIDRawDevice.open(path: target))
+    }
+
     /// One transaction: the request's reports out, the reply reassembled. CTAPHID ERROR → `.hid`.
     func transact(command: UInt8, payload: [UInt8], timeoutMilliseconds: Int32 = 10_000) throws -> [UInt8] {
-        do { try socket.send(reports: MessageFragmenter.reports(channel: channel, command: command, payload: payload)) }
-        catch { throw Failure.transport(error) }
+        let reports = MessageFragmenter.reports(channel: channel, command: command, payload: payload)
+        do {
+            if let socket = link as? SocketClient {
+                try socket.send(reports: reports)   // one sendmmsg, as a C client would batch
+            } else {
+                for report in reports { try link.sendReport(report) }
+            }
+        } catch { throw Failure.transport(error) }
         var assembler = MessageAssembler(channel: channel, skipKeepalives: true)
         while true {
             let packet: [UInt8]?
-            do { packet = try socket.receive(timeoutMilliseconds: timeoutMilliseconds) } catch { throw Failure.transport(error) }
+            do { packet = try link.receiveReport(timeoutMilliseconds: timeoutMilliseconds) } catch { throw Failure.transport(error) }
             guard let packet else { throw Failure.timeout }
             switch assembler.feed(report: packet) {
             case let .complete(replyCommand, replyPayload):
@@ -39,5 +56,8 @@ final class BenchClient {
         }
     }
 
-    func close() { socket.close() }
+    func close() {
+        if let socket = link as? SocketClient { socket.close() }
+        if let device = link as? HIDRawDevice { device.close() }
+    }
 }

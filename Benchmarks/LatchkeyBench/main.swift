@@ -5,6 +5,8 @@ import Foundation
 /// baseline measured in the same run (these machines are noisy: compare ratios, not seconds).
 ///
 ///   swift run -c release latchkey-bench [--quick] [--sizes 1000,100000,1000000] [--seconds S] [--json FILE]
+///   latchkey-bench --remote socket:PATH --remote /dev/hidrawN [--seconds S] [--json FILE]
+///                                                    running keys only (scripts/bench --vm)
 ///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
 var quick = false
 var sizes = [1_000, 100_000]
@@ -12,6 +14,7 @@ var seconds = 1.0
 var concurrencySeconds = 10.0
 var jsonPath: String?
 var profile: String?
+var remotes: [String] = []
 var iterations = 1000
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
@@ -28,6 +31,9 @@ while let argument = arguments.first {
     case "--json":
         jsonPath = arguments.first
         arguments = Array(arguments.dropFirst())
+    case "--remote":
+        remotes.append(arguments.first ?? "")
+        arguments = Array(arguments.dropFirst())
     case "--profile":
         profile = arguments.first
         arguments = Array(arguments.dropFirst())
@@ -35,10 +41,10 @@ while let argument = arguments.first {
         iterations = Int(arguments.first ?? "") ?? iterations
         arguments = Array(arguments.dropFirst())
     case "-h", "--help":
-        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] | --profile NAME [--iterations N]")
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]")
         exit(0)
     default:
-        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] | --profile NAME [--iterations N]\n".utf8))
+        FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]\n".utf8))
         exit(64)
     }
 }
@@ -66,6 +72,12 @@ report.machine["build"] = "release"
 print("latchkey-bench (\(report.machine["mode"]!), \(report.machine["build"]!), \(report.machine["cores"]!) cores)")
 report.printHeader()
 do {
+    if !remotes.isEmpty {
+        try RemoteBenchmarks.run(report: report, targets: remotes, seconds: seconds)
+        if let jsonPath { try report.writeJSON(to: jsonPath) }
+        print("benchmark: \(report.rows.count) figures")
+        exit(0)
+    }
     let baselines = try CryptoBaselines.measure(seconds: seconds)
     for baseline in [baselines.es256Sign, baselines.es256Keygen, baselines.ed25519Sign, baselines.ecdh] {
         report.add("crypto", baseline, note: "baseline, straight through libcrypto")

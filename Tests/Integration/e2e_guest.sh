@@ -434,6 +434,8 @@ step "headless Chromium: navigator.credentials.create() and .get(), verified by 
 step "stopping the key removes its hidraw node" check_stop_removes_node
 step "restarting the key keeps its credentials" check_restart_keeps_credentials
 step "two keys at once appear as two devices" check_two_keys
+step "latchkey-bench --remote: native client through hidraw/uhid and through a socket (smoke; figures: scripts/bench --vm)" \
+    "$HERE/bench_guest.sh" "$BIN" "$(dirname "$BIN")/latchkey-bench" "$WORK" 0.2
 step "latchkey devices --json lists the running key (uniq latchkey:main, 1209:4c4b, FIDO page)" check_cli_devices
 step "latchkey probe over hidraw: INIT, 20 PINGs, 7609-byte echo, WINK, getInfo (JSON)" check_cli_probe
 step "latchkey probe by key name (text, 1500-byte echo checked) and latchkey wink reach the key" check_cli_probe_text_and_wink
