@@ -65,6 +65,9 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         self.lockFile = lockFile
     }
 
+    /// Whether this store holds `DIR/lock` (`StoreLock.exclusive`). Read with `mutex` held.
+    var holdsExclusiveLock: Bool { lockFile != nil }
+
     deinit {
         connection?.close()   // before the lock file is released
         lockFile = nil
@@ -298,16 +301,23 @@ extension SQLiteCredentialStore {
 
     /// When `credentialID` names no stored resident credential (deleted meanwhile, or a
     /// non-resident ID), the device-global counter is used: still never going backwards.
+    /// Counters are handed out only while this store holds `DIR/lock`: a store opened with
+    /// `.exclusive` holds it throughout (and so may trust its reserved blocks without re-reading
+    /// the database, see `nextCounter`); a `.none` store takes it for the call and gets
+    /// `StoreError.locked` while a key is running on the store.
     public func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32 {
         try withConnection { db throws(StoreError) in
-            if let credentialID,
-               let value = try nextCounter(.credential(key: sealer.credentialKey(credentialID: credentialID)), db: db) {
+            let temporaryLock = holdsExclusiveLock ? nil : try files.lockExclusively()
+            return try withExtendedLifetime(temporaryLock) { () throws(StoreError) -> UInt32 in   // unlocked in deinit
+                if let credentialID,
+                   let value = try nextCounter(.credential(key: sealer.credentialKey(credentialID: credentialID)), db: db) {
+                    return value
+                }
+                guard let value = try nextCounter(.global, db: db) else {
+                    throw .io("the global signature counter is unavailable")
+                }
                 return value
             }
-            guard let value = try nextCounter(.global, db: db) else {
-                throw .io("the global signature counter is unavailable")
-            }
-            return value
         }
     }
 

@@ -3,7 +3,8 @@ import Glibc
 /// How `SQLiteCredentialStore.open` guards the store against other processes.
 public enum StoreLock: Sendable {
     /// flock(LOCK_EX | LOCK_NB) on `DIR/lock` for the store's lifetime; a second holder gets
-    /// `StoreError.locked`. Used by `latchkey serve`: one running key per store.
+    /// `StoreError.locked`. Used by `latchkey serve`: one running key per store. Only the holder
+    /// reserves signature counters (see `nextSignatureCounter`).
     case exclusive
     /// No store lock: CLI tools that edit the store while the key runs. SQLite's own locking
     /// (busy_timeout 5000 ms) serializes the writes.

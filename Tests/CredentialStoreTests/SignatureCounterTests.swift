@@ -78,15 +78,23 @@ final class SignatureCounterTests: XCTestCase {
         withExtendedLifetime(crashed) {}
     }
 
-    /// Two processes handing out the same counter (serve and a CLI) never go below each other:
-    /// a block is dropped as soon as someone else has reserved past it.
-    func testInterleavedStoresNeverHandOutALowerValue() throws {
+    /// Only the holder of the store lock hands out counters, so the running key may trust the
+    /// blocks it reserved: a lock-less store (the CLI) is refused while the key runs, and after it
+    /// stops, continues above everything the key handed out. Two lock-less stores taking turns
+    /// never go below each other either (each re-checks the durable mark).
+    func testOnlyTheLockHolderHandsOutCountersAndNobodyGoesBelow() throws {
         let temporary = TemporaryDirectory()
-        let one = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .exclusive)
-        let two = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        let key = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .exclusive)
+        let cli = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
         var last: UInt32 = 0
-        for step in 0..<500 {
-            let store = (step / 3) % 2 == 0 ? one : two
+        for _ in 0..<5 { last = try key.nextSignatureCounter(credentialID: nil) }
+        XCTAssertThrowsError(try cli.nextSignatureCounter(credentialID: nil)) { error in
+            XCTAssertEqual(error as? StoreError, .locked)
+        }
+        key.close()
+        let other = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        for step in 0..<300 {
+            let store = (step / 3) % 2 == 0 ? cli : other
             let value = try store.nextSignatureCounter(credentialID: nil)
             XCTAssertGreaterThan(value, last, "step \(step)")
             last = value
