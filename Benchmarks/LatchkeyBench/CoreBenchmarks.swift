@@ -109,18 +109,23 @@ enum CoreBenchmarks {
         report.add(section, eddsa, baseline: edSign, target: "≤ 1.3×", note: "timed alternately with the baseline")
 
         // Keygen + one signature is the cryptography makeCredential cannot avoid ("none" attestation);
-        // packed attestation adds a second signature.
-        let keygenPlusSign = Measurement(name: "keygen+sign", samples: [baselines.es256Keygen.median + baselines.es256Sign.median])
+        // packed attestation adds a second signature. Each is timed alternately with its baseline.
         var user: UInt64 = 0
-        report.add(section, try Stopwatch.measure("makeCredential non-rk, none attestation", seconds: seconds) {
+        let (noneAttestation, keygenPlusSign) = try Stopwatch.measureInterleaved(
+            "makeCredential non-rk, none attestation", "keygen+sign", seconds: seconds) {
             user += 1
             try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: false, format: "none"))
-        }, baseline: keygenPlusSign, target: "≤ 1.3×", note: "keygen + sign, no signature needed for none")
-        let keygenPlusTwoSigns = Measurement(name: "keygen+2 signs", samples: [baselines.es256Keygen.median + 2 * baselines.es256Sign.median])
-        report.add(section, try Stopwatch.measure("makeCredential non-rk, packed attestation", seconds: seconds) {
+        } _: { _ = try P256.Signing.PrivateKey().signature(for: message) }
+        report.add(section, noneAttestation, baseline: keygenPlusSign, target: "≤ 1.3×", note: "keygen + sign, no signature needed for none")
+        let (packed, keygenPlusTwoSigns) = try Stopwatch.measureInterleaved(
+            "makeCredential non-rk, packed attestation", "keygen+2 signs", seconds: seconds) {
             user += 1
             try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: false))
-        }, baseline: keygenPlusTwoSigns, target: "≤ 1.3×")
+        } _: {
+            _ = try P256.Signing.PrivateKey().signature(for: message)
+            _ = try signing.signature(for: message)
+        }
+        report.add(section, packed, baseline: keygenPlusTwoSigns, target: "≤ 1.3×")
         report.add(section, try Stopwatch.measure("makeCredential rk (durable commit), none", seconds: seconds) {
             user += 1
             try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: true, format: "none"))
