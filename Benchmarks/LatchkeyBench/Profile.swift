@@ -1,3 +1,4 @@
+import Authenticator
 import CTAPHID
 import FIDOCrypto
 import Foundation
@@ -6,7 +7,7 @@ import Foundation
 /// counts instructions, which repeat exactly from run to run where wall-clock time does not; the
 /// per-operation cost is the difference between two runs of different lengths, so set-up cancels.
 enum Profile {
-    static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping"]
+    static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "discoverable-1000"]
 
     static func run(_ name: String, iterations: Int) throws {
         switch name {
@@ -36,6 +37,20 @@ enum Profile {
                     guard reply.first == 0 else { throw BenchError.failed("status \(reply.first ?? 0xFF)") }
                 }
             }
+        case "discoverable-1000":
+            // Discoverable getAssertion for an RP with 1,000 accounts (ScaleBenchmarks' case).
+            let key = try BenchKey()
+            defer { key.close() }
+            let privateKey = try P256.Signing.PrivateKey().rawRepresentation
+            let rpID = "big.example"
+            try key.store.saveResidentCredentials((0..<1_000).map { index in
+                ResidentCredential(credentialID: SecureRandom.bytes(count: 64), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
+                                   rpName: rpID, userHandle: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) },
+                                   userName: "user\(index)", userDisplayName: "User \(index)", algorithm: -7,
+                                   privateKey: privateKey, createdAt: 1_700_000_000)
+            })
+            let message = BenchKey.getAssertionMessage(rpID: rpID, allow: [])
+            for _ in 0..<iterations { try key.expectSuccess(message) }
         default:
             throw BenchError.failed("unknown profile '\(name)' (one of: \(names.joined(separator: ", ")))")
         }

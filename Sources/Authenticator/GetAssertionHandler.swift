@@ -17,7 +17,7 @@ struct PendingAssertions {
     var rpIDHash: [UInt8]
     var clientDataHash: [UInt8]
     var flags: AuthenticatorData.Flags
-    var remaining: [ResidentCredential]
+    var remaining: [CredentialReference]
     var total: Int
     var userVerified: Bool
     var wantsCredBlob: Bool
@@ -84,11 +84,12 @@ extension Authenticator {
         }
 
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
-        // level ≥ 2 needs UV here (uvOptionalWithCredentialIDList / uvRequired).
-        let stored: [ResidentCredential]
-        do { stored = try store.residentCredentials(rpIDHash: rpIDHash) } catch { throw CTAP2StatusCode(error) }
-        let applicable = stored.filter { $0.hiddenSince == nil && ($0.credProtect == 1 || userVerified) }
-        guard let first = applicable.first else { throw .noCredentials }
+        // level ≥ 2 needs UV here (uvOptionalWithCredentialIDList / uvRequired). Only the first
+        // is read whole; getNextAssertion reads the others one at a time.
+        let found: DiscoverableCredentials?
+        do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified) } catch { throw CTAP2StatusCode(error) }
+        guard let applicable = found else { throw .noCredentials }
+        let first = applicable.first
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context)
             flags.insert(.userPresent)
@@ -98,7 +99,7 @@ extension Authenticator {
         if applicable.count > 1 {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
-                remaining: Array(applicable.dropFirst()), total: applicable.count, userVerified: userVerified,
+                remaining: applicable.remaining, total: applicable.count, userVerified: userVerified,
                 wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
                 lastUsed: clock.monotonicMilliseconds())
         }
@@ -122,7 +123,7 @@ extension Authenticator {
         pendingAssertions = pending.remaining.isEmpty ? nil : pending
         // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
         let current: ResidentCredential?
-        do { current = try store.residentCredential(id: next.credentialID) } catch { throw CTAP2StatusCode(error) }
+        do { current = try store.residentCredential(reference: next) } catch { throw CTAP2StatusCode(error) }
         guard let current, current.hiddenSince == nil else { throw .noCredentials }
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,

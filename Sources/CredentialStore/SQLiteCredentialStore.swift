@@ -50,6 +50,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         let store = SQLiteCredentialStore(files: files, options: options, masterKey: masterKey,
                                           connection: db, lockFile: lockFile)
         try store.verifyMasterKey()
+        try store.classifyCredentials()
         try store.purgeHidden()
         return store
     }
@@ -147,7 +148,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
             credentialKey: credentialKey,
             relyingPartyKey: sealer.relyingPartyKey(rpIDHash: credential.rpIDHash),
             userKey: sealer.userKey(rpIDHash: credential.rpIDHash, userHandle: credential.userHandle)))
-        try db.run(StoreSQL.updateCredentialSealed, [.blob(sealed), .blob(credentialKey)])
+        try db.run(StoreSQL.updateCredentialSealed, [.blob(sealed), .integer(Int64(credential.credProtect)), .blob(credentialKey)])
     }
 
     /// Inserts one credential inside the caller's transaction, replacing the same account's
@@ -177,6 +178,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         try db.run(StoreSQL.insertCredential, [
             .blob(credentialKey), .blob(relyingPartyKey), .blob(userKey),
             .integer(credential.createdAt), .optionalInteger(credential.hiddenSince), .blob(sealed),
+            .integer(Int64(credential.credProtect)),
         ])
     }
 
@@ -251,6 +253,44 @@ extension SQLiteCredentialStore {
         try withConnection { db throws(StoreError) in
             try db.query(StoreSQL.visibleCredentialsByRP, [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash))]) {
                 row throws(StoreError) in try credential(from: row)
+            }
+        }
+    }
+
+    /// One decryption however many accounts the RP has: the usable credentials are counted and
+    /// ordered from the index (cred_protect, hidden_since, created_at), the rest stay references.
+    public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
+        try withConnection { db throws(StoreError) in
+            let keys = try db.query(StoreSQL.discoverableCredentialKeys,
+                                    [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) { $0.blob(0) }
+            guard let firstKey = keys.first,
+                  let first = try db.queryFirst(StoreSQL.credentialByKey, [.blob(firstKey)], { row throws(StoreError) in
+                      try credential(from: row)
+                  }) else { return nil }
+            return DiscoverableCredentials(first: first, remaining: keys.dropFirst().map(CredentialReference.init))
+        }
+    }
+
+    public func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential? {
+        try withConnection { db throws(StoreError) in
+            try db.queryFirst(StoreSQL.credentialByKey, [.blob(reference.bytes)]) { row throws(StoreError) in
+                try credential(from: row)
+            }
+        }
+    }
+
+    /// Fills in `cred_protect` for rows written before schema version 2 (once; later opens find
+    /// none through the partial index).
+    func classifyCredentials() throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            let rows = try db.query(StoreSQL.unclassifiedCredentials, []) { row throws(StoreError) in
+                (row.blob(0), try credential(from: row).credProtect)
+            }
+            guard !rows.isEmpty else { return }
+            try db.transaction { () throws(StoreError) in
+                for (key, level) in rows {
+                    try db.run("UPDATE credentials SET cred_protect = ? WHERE cred_key = ?", [.integer(Int64(level)), .blob(key)])
+                }
             }
         }
     }

@@ -78,7 +78,9 @@ struct RecordWriter {
 /// Parses a record: total (every input gives a reader or `.corrupt`), bounded by the input.
 struct RecordReader {
     private let bytes: [UInt8]
-    private var fields: [UInt8: Range<Int>] = [:]
+    /// (tag, range) in record order. A record has a dozen fields, so a linear search beats a
+    /// Dictionary, whose hashing and allocation were most of a row's decoding time (perf).
+    private var fields: [(tag: UInt8, range: Range<Int>)] = []
     /// Names the record in error messages (a table name; never content).
     private let context: String
 
@@ -92,6 +94,8 @@ struct RecordReader {
         }
         guard bytes[1] == kind.rawValue else { throw .corrupt("\(context): wrong record kind \(bytes[1])") }
         var offset = 2
+        var seen = (UInt64(0), UInt64(0), UInt64(0), UInt64(0))   // a bit per tag, for duplicates
+        fields.reserveCapacity(16)
         while offset < bytes.count {
             guard bytes.count - offset >= 5 else { throw .corrupt("\(context): field header truncated") }
             let tag = bytes[offset]
@@ -99,14 +103,27 @@ struct RecordReader {
                 | Int(bytes[offset + 3]) << 8 | Int(bytes[offset + 4])
             offset += 5
             guard length <= bytes.count - offset else { throw .corrupt("\(context): field \(tag) truncated") }
-            guard fields[tag] == nil else { throw .corrupt("\(context): duplicate field \(tag)") }
-            fields[tag] = offset..<(offset + length)
+            let bit = UInt64(1) << UInt64(tag & 63)
+            let alreadySeen: Bool
+            switch tag >> 6 {
+            case 0: alreadySeen = seen.0 & bit != 0; seen.0 |= bit
+            case 1: alreadySeen = seen.1 & bit != 0; seen.1 |= bit
+            case 2: alreadySeen = seen.2 & bit != 0; seen.2 |= bit
+            default: alreadySeen = seen.3 & bit != 0; seen.3 |= bit
+            }
+            guard !alreadySeen else { throw .corrupt("\(context): duplicate field \(tag)") }
+            fields.append((tag, offset..<(offset + length)))
             offset += length
         }
     }
 
+    private func range(_ tag: UInt8) -> Range<Int>? {
+        for field in fields where field.tag == tag { return field.range }
+        return nil
+    }
+
     func bytes(_ tag: UInt8) -> [UInt8]? {
-        fields[tag].map { Array(bytes[$0]) }
+        range(tag).map { Array(bytes[$0]) }
     }
 
     func requiredBytes(_ tag: UInt8, _ name: String) throws(StoreError) -> [UInt8] {
@@ -116,7 +133,7 @@ struct RecordReader {
 
     /// Copies the field straight into `SecretBytes` (the caller wipes the reader's buffer).
     func secret(_ tag: UInt8) -> SecretBytes? {
-        guard let range = fields[tag] else { return nil }
+        guard let range = range(tag) else { return nil }
         var value = Array(bytes[range])   // uniquely owned, so the wipe hits this very buffer
         defer { wipe(&value) }
         return SecretBytes(value)         // SecretBytes copies into its own wiped-on-release buffer
@@ -128,7 +145,7 @@ struct RecordReader {
     }
 
     func string(_ tag: UInt8) throws(StoreError) -> String? {
-        guard let range = fields[tag] else { return nil }
+        guard let range = range(tag) else { return nil }
         guard let value = String(validating: bytes[range], as: UTF8.self) else {
             throw .corrupt("\(context): field \(tag) is not UTF-8")
         }
@@ -141,7 +158,7 @@ struct RecordReader {
     }
 
     func integer(_ tag: UInt8) throws(StoreError) -> Int64? {
-        guard let range = fields[tag] else { return nil }
+        guard let range = range(tag) else { return nil }
         guard range.count == 8 else { throw .corrupt("\(context): field \(tag) is not an integer") }
         var bits: UInt64 = 0
         for byte in bytes[range] { bits = bits << 8 | UInt64(byte) }
@@ -154,7 +171,7 @@ struct RecordReader {
     }
 
     func bool(_ tag: UInt8) throws(StoreError) -> Bool? {
-        guard let range = fields[tag] else { return nil }
+        guard let range = range(tag) else { return nil }
         guard range.count == 1, bytes[range.lowerBound] <= 1 else {
             throw .corrupt("\(context): field \(tag) is not a boolean")
         }

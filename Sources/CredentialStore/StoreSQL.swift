@@ -18,11 +18,20 @@ enum StoreSQL {
 
     static let deleteCredentialByKey = "DELETE FROM credentials WHERE cred_key = ? RETURNING cred_key"
     static let deleteCredentialByUser = "DELETE FROM credentials WHERE user_key = ? RETURNING cred_key"
-    static let insertCredential = """
-        INSERT INTO credentials (cred_key, rp_key, user_key, created_at, hidden_since, counter_hw, sealed)
-        VALUES (?, ?, ?, ?, ?, 0, ?)
+    /// Keys of an RP's visible credentials that may be used without a credential ID list
+    /// (credProtect 1, or any level when the second parameter is 1: user verified), newest first.
+    static let discoverableCredentialKeys = """
+        SELECT cred_key FROM credentials WHERE rp_key = ? AND hidden_since IS NULL AND (cred_protect = 1 OR ?)
+        ORDER BY created_at DESC, rowid DESC
         """
-    static let updateCredentialSealed = "UPDATE credentials SET sealed = ? WHERE cred_key = ?"
+    static let unclassifiedCredentials =
+        "SELECT \(credentialColumns) FROM credentials WHERE cred_protect IS NULL"
+
+    static let insertCredential = """
+        INSERT INTO credentials (cred_key, rp_key, user_key, created_at, hidden_since, counter_hw, sealed, cred_protect)
+        VALUES (?, ?, ?, ?, ?, 0, ?, ?)
+        """
+    static let updateCredentialSealed = "UPDATE credentials SET sealed = ?, cred_protect = ? WHERE cred_key = ?"
     static let updateHiddenSince = "UPDATE credentials SET hidden_since = ? WHERE cred_key = ?"
     static let purgeHidden =
         "DELETE FROM credentials WHERE hidden_since IS NOT NULL AND hidden_since < ? RETURNING cred_key"

@@ -2,7 +2,7 @@
 /// step: add a new one. Identifying columns hold keyed hashes (RowSealer); everything else that
 /// identifies or is secret is inside a `sealed` blob.
 enum StoreSchema {
-    static let migrations: [SchemaMigration] = [version1]
+    static let migrations: [SchemaMigration] = [version1, version2]
 
     static let version1 = SchemaMigration(version: 1, summary: "credentials, rps, device, counters, meta", sql: """
         CREATE TABLE meta (
@@ -68,5 +68,14 @@ enum StoreSchema {
         CREATE TRIGGER credentials_no_rp_change BEFORE UPDATE OF rp_key ON credentials BEGIN
             SELECT RAISE(ABORT, 'rp_key is immutable');
         END;
+        """)
+
+    /// credProtect in the clear, so a discoverable getAssertion counts and orders an RP's usable
+    /// credentials from the index and decrypts only the one it signs with (a level 1–3 policy value,
+    /// no more telling than `created_at`). Rows of older stores are filled in at open
+    /// (`SQLiteCredentialStore.classifyCredentials`), found through the partial index.
+    static let version2 = SchemaMigration(version: 2, summary: "credentials.cred_protect", sql: """
+        ALTER TABLE credentials ADD COLUMN cred_protect INTEGER;
+        CREATE INDEX credentials_unclassified ON credentials (cred_key) WHERE cred_protect IS NULL;
         """)
 }

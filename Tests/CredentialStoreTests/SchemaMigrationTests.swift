@@ -7,7 +7,9 @@ import XCTest
 /// Versioned schema: `PRAGMA user_version` and an ordered list of migration steps.
 final class SchemaMigrationTests: XCTestCase {
     /// A hypothetical later step, as a future issue would add it.
-    private static let step2 = SchemaMigration(version: 2, summary: "credentials.sync_state", sql: """
+    /// The first version after the real list (the tests add hypothetical steps from there).
+    private static let next = StoreSchema.migrations.count + 1
+    private static let step2 = SchemaMigration(version: next, summary: "credentials.sync_state", sql: """
         ALTER TABLE credentials ADD COLUMN sync_state INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX credentials_sync ON credentials (sync_state) WHERE sync_state != 0;
         """)
@@ -48,6 +50,17 @@ final class SchemaMigrationTests: XCTestCase {
         XCTAssertGreaterThan(Int64(try store.nextSignatureCounter(credentialID: nil)), StoreFixtureV1.globalCounterHighWater)
         try store.saveResidentCredential(makeCredential(rpID: "fixture.example"))
         XCTAssertEqual(try store.residentCredentials(rpIDHash: rpIDHash("fixture.example")).count, 2)
+
+        // Version 2 classified the version-1 rows by credProtect at open, from their sealed records.
+        let classified = try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.query("SELECT cred_protect FROM credentials", []) { $0.optionalInt64(0) }
+        }
+        XCTAssertFalse(classified.contains(nil), "every row has cred_protect")
+        for credential in StoreFixtureV1.credentials where credential.hiddenSince == nil {
+            let found = try store.discoverableCredentials(rpIDHash: credential.rpIDHash, userVerified: true)
+            XCTAssertTrue(try ([found?.first] + (found?.remaining ?? []).map { try store.residentCredential(reference: $0) })
+                .contains { $0?.credentialID == credential.credentialID })
+        }
     }
 
     /// A version-1 store is upgraded by a later step, in place, keeping its data.
@@ -57,7 +70,7 @@ final class SchemaMigrationTests: XCTestCase {
         var options = StoreOptions(now: { StoreFixtureV1.clock })
         options.migrations = StoreSchema.migrations + [Self.step2]
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath, options: options)
-        XCTAssertEqual(try store.schemaVersion(), 2)
+        XCTAssertEqual(try store.schemaVersion(), Self.next)
         let columns = try store.withDatabaseForTesting { db throws(StoreError) in
             try db.textRows("SELECT name FROM pragma_table_info('credentials')")
         }
@@ -82,7 +95,7 @@ final class SchemaMigrationTests: XCTestCase {
         try SQLiteCredentialStore.open(directory: temporary.storePath).close()
         var options = StoreOptions()
         options.migrations = StoreSchema.migrations + [
-            SchemaMigration(version: 2, summary: "fails halfway") { (db: SQLiteConnection) throws(StoreError) in
+            SchemaMigration(version: Self.next, summary: "fails halfway") { (db: SQLiteConnection) throws(StoreError) in
                 try db.execute("CREATE TABLE half_done (x INTEGER)")
                 throw .io("step 2 failed")
             },
@@ -91,7 +104,7 @@ final class SchemaMigrationTests: XCTestCase {
             try SQLiteCredentialStore.open(directory: temporary.storePath, options: options)
         }
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
-        XCTAssertEqual(try store.schemaVersion(), 1)
+        XCTAssertEqual(try store.schemaVersion(), StoreSchema.migrations.count)
         let tables = try store.withDatabaseForTesting { db throws(StoreError) in
             try db.textRows("SELECT name FROM sqlite_schema WHERE type = 'table'")
         }
@@ -101,7 +114,7 @@ final class SchemaMigrationTests: XCTestCase {
     func testMigrationListMustBeNumberedFromOne() throws {
         let temporary = TemporaryDirectory()
         var options = StoreOptions()
-        options.migrations = StoreSchema.migrations + [SchemaMigration(version: 3, summary: "gap", sql: "SELECT 1")]
+        options.migrations = StoreSchema.migrations + [SchemaMigration(version: Self.next + 1, summary: "gap", sql: "SELECT 1")]
         XCTAssertThrowsError(try SQLiteCredentialStore.open(directory: temporary.storePath, options: options))
     }
 }

@@ -20,6 +20,14 @@ public protocol CredentialStorePort: AnyObject {
     /// One resident credential by ID, hidden or not (callers check `hiddenSince`).
     func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential?
 
+    /// What a getAssertion without an allowList may use: the RP's visible credentials that need
+    /// no credential ID list (credProtect 1, or any level when `userVerified`), newest first —
+    /// the first whole, the rest as references for `residentCredential(reference:)`. Nil: none.
+    func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials?
+
+    /// A credential named by `discoverableCredentials`, hidden or not; nil once deleted.
+    func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential?
+
     /// Insert, replacing any credential with the same (rpIdHash, userHandle) — CTAP 2.1
     /// §6.1.2 step 17: a new discoverable credential for the same account overwrites the old.
     /// Durable when it returns.
@@ -85,6 +93,39 @@ public struct PINState: Sendable, Equatable {
 }
 
 /// Errors of the store layer. Mapped to the wire in one place (`CTAP2StatusCode.init(_:)`).
+/// A stored credential as `discoverableCredentials` names it; opaque to the authenticator (the
+/// SQLite store uses its row key, so naming a credential needs no decryption).
+public struct CredentialReference: Sendable, Hashable {
+    public let bytes: [UInt8]
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// The answer of `discoverableCredentials`: `1 + remaining.count` credentials in all.
+public struct DiscoverableCredentials: Sendable {
+    public var first: ResidentCredential
+    public var remaining: [CredentialReference]
+    public init(first: ResidentCredential, remaining: [CredentialReference]) {
+        self.first = first; self.remaining = remaining
+    }
+    public var count: Int { 1 + remaining.count }
+}
+
+extension CredentialStorePort {
+    /// From `residentCredentials(rpIDHash:)`, referencing by credential ID: right for stores
+    /// that hold their credentials decoded anyway (InMemoryCredentialStore).
+    public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
+        let usable = try residentCredentials(rpIDHash: rpIDHash).filter {
+            $0.hiddenSince == nil && ($0.credProtect == 1 || userVerified)
+        }
+        guard let first = usable.first else { return nil }
+        return DiscoverableCredentials(first: first, remaining: usable.dropFirst().map { CredentialReference($0.credentialID) })
+    }
+
+    public func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential? {
+        try residentCredential(id: reference.bytes)
+    }
+}
+
 public enum StoreError: Error, Equatable, Sendable {
     case full                       // → CTAP2_ERR_KEY_STORE_FULL
     case corrupt(String)            // a row failed to decrypt or parse → CTAP2_ERR_OTHER

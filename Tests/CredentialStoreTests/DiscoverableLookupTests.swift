@@ -1,0 +1,75 @@
+import Authenticator
+@testable import CredentialStore
+import FIDOCrypto
+import XCTest
+
+/// `discoverableCredentials`: what a getAssertion without an allowList may use, counted and
+/// ordered from the index, with only the first credential decrypted.
+final class DiscoverableLookupTests: XCTestCase {
+    func credential(_ rpID: String, level: UInt8, createdAt: Int64, hidden: Bool = false) -> ResidentCredential {
+        var credential = makeCredential(rpID: rpID, createdAt: createdAt, hiddenSince: hidden ? createdAt + 1 : nil)
+        credential.credProtect = level
+        return credential
+    }
+
+    func testNewestFirstVisibleOnlyAndCredProtectNeedsUV() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let open1 = credential("rp.example", level: 1, createdAt: 100)
+        let open2 = credential("rp.example", level: 1, createdAt: 300)
+        let optional = credential("rp.example", level: 2, createdAt: 200)
+        let required = credential("rp.example", level: 3, createdAt: 400)
+        let hidden = credential("rp.example", level: 1, createdAt: 500, hidden: true)
+        let elsewhere = credential("other.example", level: 1, createdAt: 600)
+        try store.saveResidentCredentials([open1, open2, optional, required, hidden, elsewhere])
+
+        func ids(userVerified: Bool) throws -> [[UInt8]] {
+            guard let found = try store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: userVerified) else {
+                return []
+            }
+            let rest = try found.remaining.map { try XCTUnwrap(store.residentCredential(reference: $0)) }
+            XCTAssertEqual(found.count, 1 + rest.count)
+            return ([found.first] + rest).map(\.credentialID)
+        }
+        XCTAssertEqual(try ids(userVerified: false), [open2, open1].map(\.credentialID))
+        XCTAssertEqual(try ids(userVerified: true), [required, open2, optional, open1].map(\.credentialID))
+        XCTAssertNil(try store.discoverableCredentials(rpIDHash: rpIDHash("none.example"), userVerified: true))
+
+        // The same answer as the port's generic default, built from residentCredentials(rpIDHash:)
+        // (the in-memory store orders by when credentials were saved, so save them in time order).
+        let generic = InMemoryCredentialStore()
+        for credential in [open1, optional, open2, required, hidden, elsewhere] { try generic.saveResidentCredential(credential) }
+        let viaDefault = try XCTUnwrap(generic.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: true))
+        XCTAssertEqual(([viaDefault.first] + viaDefault.remaining.map { try! generic.residentCredential(reference: $0)! }).map(\.credentialID),
+                       [required, open2, optional, open1].map(\.credentialID))
+    }
+
+    /// Only the first row is decrypted: a damaged older row does not stop the lookup, and is
+    /// reported when (and only when) it is read by its reference.
+    func testOnlyTheFirstCredentialIsDecrypted() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let newest = credential("rp.example", level: 1, createdAt: 200)
+        let older = credential("rp.example", level: 1, createdAt: 100)
+        try store.saveResidentCredentials([newest, older])
+        let olderKey = store.sealer.credentialKey(credentialID: older.credentialID)
+        try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.run("UPDATE credentials SET sealed = zeroblob(80) WHERE cred_key = ?", [.blob(olderKey)])
+        }
+        let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
+        XCTAssertEqual(found.first.credentialID, newest.credentialID)
+        XCTAssertEqual(found.count, 2)
+        XCTAssertThrowsError(try store.residentCredential(reference: found.remaining[0]))
+    }
+
+    func testADeletedReferenceReadsAsNil() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let newest = credential("rp.example", level: 1, createdAt: 200)
+        let older = credential("rp.example", level: 1, createdAt: 100)
+        try store.saveResidentCredentials([newest, older])
+        let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
+        XCTAssertTrue(try store.deleteResidentCredential(id: older.credentialID))
+        XCTAssertNil(try store.residentCredential(reference: found.remaining[0]))
+    }
+}
