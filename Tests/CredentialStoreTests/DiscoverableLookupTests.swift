@@ -12,6 +12,16 @@ final class DiscoverableLookupTests: XCTestCase {
         return credential
     }
 
+    /// A store with two credentials of rp.example, the newer first.
+    func storeWithTwoAccounts() throws -> (TemporaryDirectory, SQLiteCredentialStore, ResidentCredential, ResidentCredential) {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let newest = credential("rp.example", level: 1, createdAt: 200)
+        let older = credential("rp.example", level: 1, createdAt: 100)
+        try store.saveResidentCredentials([newest, older])
+        return (temporary, store, newest, older)
+    }
+
     func testNewestFirstVisibleOnlyAndCredProtectNeedsUV() throws {
         let temporary = TemporaryDirectory()
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
@@ -47,11 +57,8 @@ final class DiscoverableLookupTests: XCTestCase {
     /// Only the first row is decrypted: a damaged older row does not stop the lookup, and is
     /// reported when (and only when) it is read by its reference.
     func testOnlyTheFirstCredentialIsDecrypted() throws {
-        let temporary = TemporaryDirectory()
-        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
-        let newest = credential("rp.example", level: 1, createdAt: 200)
-        let older = credential("rp.example", level: 1, createdAt: 100)
-        try store.saveResidentCredentials([newest, older])
+        let (temporary, store, newest, older) = try storeWithTwoAccounts()
+        defer { withExtendedLifetime(temporary) {} }
         let olderKey = store.sealer.credentialKey(credentialID: older.credentialID)
         try store.withDatabaseForTesting { db throws(StoreError) in
             try db.run("UPDATE credentials SET sealed = zeroblob(80) WHERE cred_key = ?", [.blob(olderKey)])
@@ -63,11 +70,8 @@ final class DiscoverableLookupTests: XCTestCase {
     }
 
     func testADeletedReferenceReadsAsNil() throws {
-        let temporary = TemporaryDirectory()
-        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
-        let newest = credential("rp.example", level: 1, createdAt: 200)
-        let older = credential("rp.example", level: 1, createdAt: 100)
-        try store.saveResidentCredentials([newest, older])
+        let (temporary, store, _, older) = try storeWithTwoAccounts()
+        defer { withExtendedLifetime(temporary) {} }
         let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
         XCTAssertTrue(try store.deleteResidentCredential(id: older.credentialID))
         XCTAssertNil(try store.residentCredential(reference: found.remaining[0]))

@@ -8,14 +8,7 @@ BIN="$1"; BENCH="$2"; RESULTS="$3"; SECONDS_PER_FIGURE="$4"
 WORK=$(mktemp -d /tmp/latchkey-bench.XXXXXX)
 cleanup() { kill -TERM $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$WORK"; }
 trap cleanup EXIT
-hidraw_for() {  # the /dev/hidrawN whose HID uniq is latchkey:NAME
-    local dir
-    for dir in /sys/class/hidraw/hidraw*; do
-        [ -e "$dir" ] || continue
-        if grep -qx "HID_UNIQ=latchkey:$1" "$dir/device/uevent" 2>/dev/null; then echo "/dev/$(basename "$dir")"; return 0; fi
-    done
-    return 1
-}
+source "$(dirname "$0")/guest_lib.sh"
 [ -e /dev/uhid ] || modprobe uhid 2>/dev/null
 "$BIN" serve --transport uhid --presence auto --name bench-uhid --store "$WORK/store-uhid" --log-level warning \
     >"$WORK/uhid.log" 2>&1 &

@@ -5,6 +5,7 @@
 set -u
 BIN="$1"; PYTHON="$2"; RESULTS="$3"
 HERE="$(cd "$(dirname "$0")" && pwd)"
+source "$HERE/guest_lib.sh"
 WORK=/tmp/e2e; rm -rf "$WORK"; mkdir -p "$WORK"
 export HOME="$WORK/home"; mkdir -p "$HOME"
 passed=0; failed=0
@@ -33,14 +34,6 @@ start_key() {  # start_key NAME: a key on uhid with its own store; waits for its
 }
 stop_key() { local pid; pid=$(cat "$WORK/key-$1.pid"); kill -TERM "$pid"; wait "$pid"; }
 node_of() { cat "$WORK/key-$1.node"; }
-hidraw_for() {  # the /dev/hidrawN whose HID uniq is latchkey:NAME
-    local dir
-    for dir in /sys/class/hidraw/hidraw*; do
-        [ -e "$dir" ] || continue
-        if grep -qx "HID_UNIQ=latchkey:$1" "$dir/device/uevent" 2>/dev/null; then echo "/dev/$(basename "$dir")"; return 0; fi
-    done
-    return 1
-}
 b64() { base64 -w0; }
 
 # --- checks -------------------------------------------------------------------------------------
