@@ -17,6 +17,11 @@ public protocol ReportTransport: AnyObject {
     /// Send several reports to one connection, in order (a reply's fragments). Transports that
     /// can hand the kernel a batch in one call do (the socket: sendmmsg); the default sends each.
     func send(reports: [[UInt8]], to connection: TransportConnection)
+    /// When the transport next wants `sendPending` called (CLOCK_MONOTONIC nanoseconds); nil
+    /// while it holds nothing back. The poll loop waits no longer than this.
+    var pendingSendDeadline: UInt64? { get }
+    /// Hands over whatever pacing held back and is now due (uhid: the tail of a long reply).
+    func sendPending(nowNanoseconds: UInt64)
     /// Close every descriptor (uhid: UHID_DESTROY first; socket: close
     /// clients, close + unlink the listening socket). Safe to call twice.
     func shutdown()
@@ -26,6 +31,10 @@ extension ReportTransport {
     public func send(reports: [[UInt8]], to connection: TransportConnection) {
         for report in reports { send(report, to: connection) }
     }
+
+    public var pendingSendDeadline: UInt64? { nil }
+
+    public func sendPending(nowNanoseconds: UInt64) {}
 }
 
 /// The size of every report, in both directions (CTAPHID packet size of a

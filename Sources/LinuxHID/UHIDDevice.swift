@@ -14,6 +14,13 @@ import Glibc
 /// Hence `readEvents` does not return to poll(2) while a message's
 /// continuation packets are still due (`MessageFraming`): it spins for them
 /// for up to `burstSpinNanoseconds`.
+///
+/// The other direction has the same hazard: hidraw keeps at most 64 input reports per open
+/// handle and drops the rest, and a real full-speed USB key never sends faster than one report
+/// per millisecond, which clients are written for. So a reply of more than `unpacedReports`
+/// reports sends those at once and the rest one per `pacedReportIntervalNanoseconds` (KeyRunner calls
+/// `sendPending` when due): every usual reply is untouched, a 7609-byte one takes ~50 ms (a
+/// USB key: 129 ms), and a client may stall for ~30 ms mid-reply without losing reports.
 public final class UHIDDevice: ReportTransport {
     /// At most this many events are taken per `readEvents` call, so one busy
     /// descriptor cannot starve the poll loop (poll is level-triggered: the
@@ -21,6 +28,15 @@ public final class UHIDDevice: ReportTransport {
     static let maximumEventsPerRead = 256
     /// How long `readEvents` waits, without sleeping, for the next report of a message.
     static let burstSpinNanoseconds: UInt64 = 2_000_000
+    /// Replies up to this many reports go to the kernel at once; longer ones are paced.
+    static let defaultUnpacedReports = 32
+    let unpacedReports: Int
+    static let pacedReportIntervalNanoseconds: UInt64 = 500_000
+    /// Reports of a long reply not yet handed to the kernel, oldest first.
+    private var paced: [[UInt8]] = []
+    private var pacedIndex = 0
+    private var nextPacedRelease: UInt64 = 0
+    private let clock: () -> UInt64
 
     public let path: String
     public let identity: Identity
@@ -50,10 +66,14 @@ public final class UHIDDevice: ReportTransport {
 
     /// Creates the device on an already open uhid descriptor (tests pass one
     /// end of a SOCK_SEQPACKET pair, which keeps event boundaries as uhid does).
-    init(device: FileDescriptor, path: String, identity: Identity) throws(TransportError) {
+    init(device: FileDescriptor, path: String, identity: Identity,
+         clock: @escaping () -> UInt64 = UHIDDevice.monotonicNanoseconds,
+         unpacedReports: Int = UHIDDevice.defaultUnpacedReports) throws(TransportError) {
         self.device = device
         self.path = path
         self.identity = identity
+        self.clock = clock
+        self.unpacedReports = unpacedReports
         let create = UHIDEvent.create2(
             name: identity.name, phys: identity.phys, uniq: identity.uniq,
             bus: UHIDEventLayout.busUSB, vendor: identity.vendorID, product: identity.productID,
@@ -125,21 +145,56 @@ public final class UHIDDevice: ReportTransport {
     /// Polls without sleeping (yielding the CPU between tries) until the device is readable or
     /// the spin window ends; true if an event is waiting.
     private func spinUntilReadable() -> Bool {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let start = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+        let start = Self.monotonicNanoseconds()
         var entry = pollfd(fd: device.rawValue, events: Int16(POLLIN), revents: 0)
         while true {
             if poll(&entry, 1, 0) > 0 { return entry.revents & Int16(POLLIN) != 0 }
-            clock_gettime(CLOCK_MONOTONIC, &now)
-            if UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec) - start > Self.burstSpinNanoseconds { return false }
+            if Self.monotonicNanoseconds() - start > Self.burstSpinNanoseconds { return false }
             sched_yield()
         }
     }
 
     /// Sends `report` as UHID_INPUT2 (`connection` must be 0, the only one).
     public func send(_ report: [UInt8], to connection: TransportConnection) {
-        guard connection == 0, device.isOpen else { return }
+        send(reports: [report], to: connection)
+    }
+
+    /// Sends `reports` as UHID_INPUT2 events, in order after anything still paced; a long reply
+    /// is paced (see the type's comment).
+    public func send(reports: [[UInt8]], to connection: TransportConnection) {
+        guard connection == 0, device.isOpen, !reports.isEmpty else { return }
+        if pacedIndex < paced.count {
+            paced += reports
+            return
+        }
+        paced = []
+        pacedIndex = 0
+        for report in reports.prefix(unpacedReports) { input(report) }
+        if reports.count > unpacedReports {
+            paced = Array(reports.dropFirst(unpacedReports))
+            nextPacedRelease = clock() + Self.pacedReportIntervalNanoseconds
+        }
+    }
+
+    public var pendingSendDeadline: UInt64? {
+        pacedIndex < paced.count ? nextPacedRelease : nil
+    }
+
+    /// Releases the paced reports that are due: one per interval since the last release.
+    public func sendPending(nowNanoseconds now: UInt64) {
+        guard pacedIndex < paced.count, now >= nextPacedRelease, device.isOpen else { return }
+        let due = 1 + Int((now - nextPacedRelease) / Self.pacedReportIntervalNanoseconds)
+        let end = min(paced.count, pacedIndex + due)
+        for report in paced[pacedIndex..<end] { input(report) }
+        pacedIndex = end
+        nextPacedRelease = now + Self.pacedReportIntervalNanoseconds
+        if pacedIndex == paced.count {
+            paced = []
+            pacedIndex = 0
+        }
+    }
+
+    private func input(_ report: [UInt8]) {
         do {
             try write(.input2(data: report))
         } catch {
@@ -147,9 +202,17 @@ public final class UHIDDevice: ReportTransport {
         }
     }
 
+    static func monotonicNanoseconds() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
+    }
+
     /// UHID_DESTROY, then close. Later calls do nothing.
     public func shutdown() {
         guard device.isOpen else { return }
+        paced = []
+        pacedIndex = 0
         try? write(.destroy)
         device.close()
     }
@@ -165,6 +228,8 @@ public final class UHIDDevice: ReportTransport {
         case .open:
             return .connectionOpened(0)
         case .close:
+            paced = []   // nobody reads them any more
+            pacedIndex = 0
             return .connectionClosed(0)
         case let .output(data, reportType):
             return Self.report(fromOutput: data, reportType: reportType)

@@ -93,9 +93,9 @@ public final class KeyRunner: @unchecked Sendable {
         while !stopRequested.load(ordering: .acquiring) {
             let now = SystemClock.now()
             var timeout: Int32 = 1_000
-            if let deadline = stateMachine.nextDeadline() {
-                let remaining = deadline.nanoseconds > now.nanoseconds ? (deadline.nanoseconds - now.nanoseconds) / 1_000_000 : 0
-                timeout = Int32(min(UInt64(timeout), remaining + 1))
+            for deadline in [stateMachine.nextDeadline()?.nanoseconds, transport.pendingSendDeadline].compactMap({ $0 }) {
+                let remaining = deadline > now.nanoseconds ? (deadline - now.nanoseconds) / 1_000_000 : 0
+                timeout = min(timeout, Int32(min(1_000, remaining + 1)))
             }
             let descriptors = transport.pollDescriptors + [wakeup.descriptor]
             let ready: [Int32]
@@ -119,6 +119,7 @@ public final class KeyRunner: @unchecked Sendable {
             }
             drainCompletions()
             perform(stateMachine.tick(now: SystemClock.now()))
+            transport.sendPending(nowNanoseconds: SystemClock.monotonicNanoseconds())
             flushTrace()
         }
     }

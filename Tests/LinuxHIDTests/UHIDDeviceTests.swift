@@ -135,6 +135,66 @@ final class UHIDDeviceTests: XCTestCase {
         XCTAssertFalse(framing.expectsMore, "a packet that is not 64 bytes changes nothing")
     }
 
+    /// A reply longer than the unpaced limit (32; 4 here, to stay inside a socketpair's buffer):
+    /// that many at once, the rest one per 0.5 ms as `sendPending` is called; later replies queue
+    /// behind it; the client closing drops what is left.
+    func testLongRepliesArePacedForHidrawsBuffer() throws {
+        final class Clock: @unchecked Sendable { var now: UInt64 = 1_000_000_000 }
+        let clock = Clock()
+        var pair: [Int32] = [-1, -1]
+        let socketType = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, socketType, 0, &pair) == 0 else { throw Errno.current }
+        let kernel = pair[0]
+        defer { close(kernel) }
+        XCTAssertEqual(fcntl(pair[1], F_SETFL, fcntl(pair[1], F_GETFL) | O_NONBLOCK), 0)   // as /dev/uhid is opened
+        let paced = try UHIDDevice(device: FileDescriptor(owning: pair[1]), path: "/fake/uhid", identity: identity,
+                                   clock: { clock.now }, unpacedReports: 4)
+        func kernelInputs() -> [[UInt8]] {
+            var inputs: [[UInt8]] = []
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            while true {
+                var entry = pollfd(fd: kernel, events: Int16(POLLIN), revents: 0)
+                guard poll(&entry, 1, 20) == 1 else { return inputs }
+                let count = recv(kernel, &buffer, buffer.count, 0)
+                guard count > 0, let event = try? UHIDEvent(decoding: Array(buffer[..<count])) else { return inputs }
+                if case let .input2(data) = event { inputs.append(data) }
+            }
+        }
+        _ = kernelInputs()   // CREATE2
+        let reply = (0..<10).map { KernelBytes.report(UInt8($0)) }
+        paced.send(reports: Array(reply.prefix(4)), to: 0)
+        XCTAssertEqual(kernelInputs(), Array(reply.prefix(4)), "a reply within the limit goes at once")
+        XCTAssertNil(paced.pendingSendDeadline)
+
+        paced.send(reports: reply, to: 0)
+        XCTAssertEqual(kernelInputs(), Array(reply.prefix(4)))
+        XCTAssertEqual(paced.pendingSendDeadline, clock.now + 500_000)
+        paced.send(KernelBytes.report(0xF0), to: 0)   // queued behind the tail
+        XCTAssertEqual(kernelInputs(), [])
+
+        clock.now += 400_000
+        paced.sendPending(nowNanoseconds: clock.now)
+        XCTAssertEqual(kernelInputs(), [], "not due yet")
+        clock.now += 100_000
+        paced.sendPending(nowNanoseconds: clock.now)
+        XCTAssertEqual(kernelInputs(), [reply[4]])
+        clock.now += 1_000_000   // 1 ms later: 2 more are due
+        paced.sendPending(nowNanoseconds: clock.now)
+        XCTAssertEqual(kernelInputs(), Array(reply[5..<7]))
+        clock.now += 5_000_000
+        paced.sendPending(nowNanoseconds: clock.now)
+        XCTAssertEqual(kernelInputs(), Array(reply[7...]) + [KernelBytes.report(0xF0)])
+        XCTAssertNil(paced.pendingSendDeadline)
+
+        paced.send(reports: reply, to: 0)
+        XCTAssertEqual(kernelInputs().count, 4)
+        let closeEvent = UHIDEvent.close.encoded()
+        XCTAssertEqual(send(kernel, closeEvent, closeEvent.count, 0), closeEvent.count)
+        XCTAssertEqual(try pendingEvents(from: paced, waitMilliseconds: 100), [.connectionClosed(0)])
+        XCTAssertNil(paced.pendingSendDeadline, "nobody reads the rest")
+        XCTAssertEqual(paced.lostReportCount, 0)
+    }
+
     func testShutdownDestroysThenCloses() throws {
         _ = try kernelReads()
         device.shutdown()
