@@ -19,7 +19,7 @@ import Glibc
 /// handle and drops the rest, and a real full-speed USB key never sends faster than one report
 /// per millisecond, which clients are written for. So a reply of more than `unpacedReports`
 /// reports sends those at once and the rest one per `pacedReportIntervalNanoseconds` (KeyRunner calls
-/// `sendPending` when due): every usual reply is untouched, a 7609-byte one takes ~50 ms (a
+/// `sendPending` when due): every usual reply is untouched, a 7609-byte one takes ~100 ms (a
 /// USB key: 129 ms), and a client may stall for ~30 ms mid-reply without losing reports.
 public final class UHIDDevice: ReportTransport {
     /// At most this many events are taken per `readEvents` call, so one busy
@@ -31,7 +31,7 @@ public final class UHIDDevice: ReportTransport {
     /// Replies up to this many reports go to the kernel at once; longer ones are paced.
     static let defaultUnpacedReports = 32
     let unpacedReports: Int
-    static let pacedReportIntervalNanoseconds: UInt64 = 500_000
+    static let pacedReportIntervalNanoseconds: UInt64 = 1_000_000
     /// Reports of a long reply not yet handed to the kernel, oldest first.
     private var paced: [[UInt8]] = []
     private var pacedIndex = 0

@@ -84,6 +84,7 @@ check_tampered_rejected() {
     ! fido2-assert -V -p -i "$WORK/tampered.verify" "$WORK/es.pub.pem" es256
 }
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
+check_slow_reader() { "$PYTHON" "$HERE/e2e_slow_reader.py" "$(node_of main)"; }
 check_ssh() {  # check_ssh TYPE: ssh-keygen makes an -sk key on the device, signs, verifies
     local type="$1" key="$WORK/id_$1"
     ssh-keygen -q -t "$type" -f "$key" -N "" -C "e2e@latchkey" </dev/null || return 1
@@ -421,6 +422,7 @@ step "fido2-cred -M -r (resident), fido2-assert -G -r without a credential ID" c
 step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
+step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
 step "OpenSSH ecdsa-sk key: ssh-keygen -Y sign/verify" check_ssh ecdsa-sk
 step "OpenSSH ed25519-sk key: ssh-keygen -Y sign/verify" check_ssh ed25519-sk
 step "headless Chromium: navigator.credentials.create() and .get(), verified by Fido2Server" check_browser

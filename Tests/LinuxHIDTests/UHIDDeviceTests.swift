@@ -136,7 +136,7 @@ final class UHIDDeviceTests: XCTestCase {
     }
 
     /// A reply longer than the unpaced limit (32; 4 here, to stay inside a socketpair's buffer):
-    /// that many at once, the rest one per 0.5 ms as `sendPending` is called; later replies queue
+    /// that many at once, the rest one per 1 ms as `sendPending` is called; later replies queue
     /// behind it; the client closing drops what is left.
     func testLongRepliesArePacedForHidrawsBuffer() throws {
         final class Clock: @unchecked Sendable { var now: UInt64 = 1_000_000_000 }
@@ -168,17 +168,17 @@ final class UHIDDeviceTests: XCTestCase {
 
         paced.send(reports: reply, to: 0)
         XCTAssertEqual(kernelInputs(), Array(reply.prefix(4)))
-        XCTAssertEqual(paced.pendingSendDeadline, clock.now + 500_000)
+        XCTAssertEqual(paced.pendingSendDeadline, clock.now + 1_000_000)
         paced.send(KernelBytes.report(0xF0), to: 0)   // queued behind the tail
         XCTAssertEqual(kernelInputs(), [])
 
-        clock.now += 400_000
+        clock.now += 900_000
         paced.sendPending(nowNanoseconds: clock.now)
         XCTAssertEqual(kernelInputs(), [], "not due yet")
         clock.now += 100_000
         paced.sendPending(nowNanoseconds: clock.now)
         XCTAssertEqual(kernelInputs(), [reply[4]])
-        clock.now += 1_000_000   // 1 ms later: 2 more are due
+        clock.now += 2_000_000   // 2 ms later: 2 more are due
         paced.sendPending(nowNanoseconds: clock.now)
         XCTAssertEqual(kernelInputs(), Array(reply[5..<7]))
         clock.now += 5_000_000
