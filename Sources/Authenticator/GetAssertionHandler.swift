@@ -88,7 +88,8 @@ extension Authenticator {
         // is read whole; getNextAssertion reads the others one at a time.
         let found: DiscoverableCredentials?
         do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified) } catch { throw CTAP2StatusCode(error) }
-        guard let applicable = found else { throw .noCredentials }
+        guard let applicable = found, applicable.first.hiddenSince == nil,
+              applicable.first.credProtect == 1 || userVerified else { throw .noCredentials }
         let first = applicable.first
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context)
@@ -124,7 +125,9 @@ extension Authenticator {
         // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
         let current: ResidentCredential?
         do { current = try store.residentCredential(reference: next) } catch { throw CTAP2StatusCode(error) }
-        guard let current, current.hiddenSince == nil else { throw .noCredentials }
+        guard let current, current.hiddenSince == nil, current.credProtect == 1 || pending.userVerified else {
+            throw .noCredentials
+        }
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
                              userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,

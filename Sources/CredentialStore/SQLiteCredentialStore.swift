@@ -263,11 +263,19 @@ extension SQLiteCredentialStore {
         try withConnection { db throws(StoreError) in
             let keys = try db.query(StoreSQL.discoverableCredentialKeys,
                                     [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) { $0.blob(0) }
-            guard let firstKey = keys.first,
-                  let first = try db.queryFirst(StoreSQL.credentialByKey, [.blob(firstKey)], { row throws(StoreError) in
-                      try credential(from: row)
-                  }) else { return nil }
-            return DiscoverableCredentials(first: first, remaining: keys.dropFirst().map(CredentialReference.init))
+            // The first that still exists (the CLI may delete one between the two queries).
+            for (index, key) in keys.enumerated() {
+                guard let first = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)], { row throws(StoreError) in
+                    try credential(from: row)
+                }) else { continue }
+                // cred_protect is outside the sealed record: the record has the last word, so an
+                // edited column can never offer a credential that needs UV without it.
+                guard first.credProtect == 1 || userVerified else {
+                    throw .corrupt("credentials: cred_protect disagrees with the sealed record")
+                }
+                return DiscoverableCredentials(first: first, remaining: keys[(index + 1)...].map(CredentialReference.init))
+            }
+            return nil
         }
     }
 
@@ -283,9 +291,11 @@ extension SQLiteCredentialStore {
     /// none through the partial index).
     func classifyCredentials() throws(StoreError) {
         try withConnection { db throws(StoreError) in
+            // A row that does not open stays unclassified (and out of discoverable answers without
+            // UV): it breaks only the lookups that touch it, as before, not the store's open.
             let rows = try db.query(StoreSQL.unclassifiedCredentials, []) { row throws(StoreError) in
-                (row.blob(0), try credential(from: row).credProtect)
-            }
+                (row.blob(0), try? credential(from: row).credProtect)
+            }.compactMap { key, level in level.map { (key, $0) } }
             guard !rows.isEmpty else { return }
             try db.transaction { () throws(StoreError) in
                 for (key, level) in rows {

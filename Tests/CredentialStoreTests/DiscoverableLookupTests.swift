@@ -77,3 +77,44 @@ final class DiscoverableLookupTests: XCTestCase {
         XCTAssertNil(try store.residentCredential(reference: found.remaining[0]))
     }
 }
+
+/// cred_protect lives outside the sealed record, so nothing may trust it alone.
+final class DiscoverableLookupTamperingTests: XCTestCase {
+    /// A uvRequired credential whose column was edited to 1 is not offered without UV.
+    func testAnEditedCredProtectColumnNeverSkipsUserVerification() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        var protected = makeCredential(rpID: "rp.example", createdAt: 200)
+        protected.credProtect = 3
+        try store.saveResidentCredential(protected)
+        let key = store.sealer.credentialKey(credentialID: protected.credentialID)
+        try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.run("UPDATE credentials SET cred_protect = 1 WHERE cred_key = ?", [.blob(key)])
+        }
+        XCTAssertThrowsError(try store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false)) { error in
+            guard case StoreError.corrupt = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(try store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: true)?.first.credentialID,
+                       protected.credentialID)
+    }
+
+    /// A row that does not open does not stop the store from opening (and classifying the rest).
+    func testAnUndecryptableUnclassifiedRowDoesNotStopTheOpen() throws {
+        let temporary = TemporaryDirectory()
+        let good = makeCredential(rpID: "rp.example", createdAt: 100, full: false)
+        let bad = makeCredential(rpID: "rp.example", createdAt: 200, full: false)
+        do {
+            let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+            try store.saveResidentCredentials([good, bad])
+            let badKey = store.sealer.credentialKey(credentialID: bad.credentialID)
+            try store.withDatabaseForTesting { db throws(StoreError) in
+                try db.run("UPDATE credentials SET cred_protect = NULL")   // as a version-1 store had them
+                try db.run("UPDATE credentials SET sealed = zeroblob(80) WHERE cred_key = ?", [.blob(badKey)])
+            }
+            store.close()
+        }
+        let reopened = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        XCTAssertEqual(try reopened.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false)?.first.credentialID,
+                       good.credentialID, "the good row was classified; the bad one stays out")
+    }
+}

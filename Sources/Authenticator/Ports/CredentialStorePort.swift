@@ -92,7 +92,6 @@ public struct PINState: Sendable, Equatable {
     }
 }
 
-/// Errors of the store layer. Mapped to the wire in one place (`CTAP2StatusCode.init(_:)`).
 /// A stored credential as `discoverableCredentials` names it; opaque to the authenticator (the
 /// SQLite store uses its row key, so naming a credential needs no decryption).
 public struct CredentialReference: Sendable, Hashable {
@@ -126,6 +125,7 @@ extension CredentialStorePort {
     }
 }
 
+/// Errors of the store layer. Mapped to the wire in one place (`CTAP2StatusCode.init(_:)`).
 public enum StoreError: Error, Equatable, Sendable {
     case full                       // → CTAP2_ERR_KEY_STORE_FULL
     case corrupt(String)            // a row failed to decrypt or parse → CTAP2_ERR_OTHER
