@@ -94,10 +94,16 @@ extension FileDescriptor {
         while sent < count {
             let batch = min(count - sent, 64)
             let offset = sent * size
-            let result = try Errno.retryingInterrupts {
-                packets.withUnsafeBufferPointer {
-                    Int(lk_send_packets(descriptor, $0.baseAddress! + offset, size, UInt32(batch), flags))
+            let result: Int
+            do {
+                result = try Errno.retryingInterrupts {
+                    packets.withUnsafeBufferPointer {
+                        Int(lk_send_packets(descriptor, $0.baseAddress! + offset, size, UInt32(batch), flags))
+                    }
                 }
+            } catch {
+                if sent > 0 { return sent }   // what went out counts; the caller sees the shortfall
+                throw error
             }
             sent += result
             if result < batch { break }

@@ -13,7 +13,8 @@ import Glibc
 /// written back to back is cut short unless we read as fast as it writes.
 /// Hence `readEvents` does not return to poll(2) while a message's
 /// continuation packets are still due (`MessageFraming`): it spins for them
-/// for up to `burstSpinNanoseconds`.
+/// for up to `burstSpinNanoseconds` per gap and `burstSpinBudgetNanoseconds` per call, so a
+/// client dribbling reports cannot keep the loop from its KEEPALIVEs and other channels.
 ///
 /// The other direction has the same hazard: hidraw keeps at most 64 input reports per open
 /// handle and drops the rest, and a real full-speed USB key never sends faster than one report
@@ -28,6 +29,7 @@ public final class UHIDDevice: ReportTransport {
     static let maximumEventsPerRead = 256
     /// How long `readEvents` waits, without sleeping, for the next report of a message.
     static let burstSpinNanoseconds: UInt64 = 2_000_000
+    static let burstSpinBudgetNanoseconds: UInt64 = 10_000_000
     /// Replies up to this many reports go to the kernel at once; longer ones are paced.
     static let defaultUnpacedReports = 32
     let unpacedReports: Int
@@ -100,6 +102,7 @@ public final class UHIDDevice: ReportTransport {
         guard device.isOpen, fd == device.rawValue else { return [] }
         var events: [TransportEvent] = []
         var framing = MessageFraming()
+        let started = Self.monotonicNanoseconds()
         for _ in 0..<Self.maximumEventsPerRead {
             let descriptor = device.rawValue
             let count = readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
@@ -107,7 +110,8 @@ public final class UHIDDevice: ReportTransport {
             guard count > 0 else {
                 // EAGAIN: queue empty (any other error: nothing to read either). Mid-message,
                 // the rest is on its way: wait for it here rather than sleep in poll(2).
-                if count < 0, framing.expectsMore, spinUntilReadable() { continue }
+                if count < 0, framing.expectsMore, Self.monotonicNanoseconds() - started < Self.burstSpinBudgetNanoseconds,
+                   spinUntilReadable() { continue }
                 break
             }
             // Output reports, nearly every event, are taken straight from the buffer: the reader

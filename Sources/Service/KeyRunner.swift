@@ -186,9 +186,10 @@ public final class KeyRunner: @unchecked Sendable {
         if authenticator.presence.answersImmediately {
             // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
             // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
-            // more than the request on a VM (latchkey-bench, "socket" section). The only waits
-            // left are SQLite's for a concurrent CLI write (milliseconds), well inside the 100 ms
-            // KEEPALIVE interval; CANCEL cannot arrive mid-request, as the loop is busy with it.
+            // more than the request on a VM (latchkey-bench, "socket" section). The only wait
+            // left is SQLite's for a concurrent CLI write: as long as that write (milliseconds for
+            // the CLI's edits; busy_timeout caps it at 5 s), during which the loop sends no
+            // KEEPALIVE and answers no other channel. CANCEL cannot arrive mid-request.
             let context = RequestContext(channel: request.channel)
             let response = Self.run(request, on: authenticator, context: context, logger: logger)
             perform(stateMachine.complete(transactionID: id, response: response, now: SystemClock.now()))
