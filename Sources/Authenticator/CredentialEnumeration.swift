@@ -6,7 +6,9 @@
 struct CredentialEnumeration {
     enum Items {
         case relyingParties([RelyingPartyEntry])
-        case credentials([ResidentCredential])
+        /// By reference, read one at a time: no snapshot of an RP's credentials (and their
+        /// private keys) is decrypted up front or held between requests.
+        case credentials([CredentialReference])
 
         var count: Int {
             switch self {
@@ -40,7 +42,7 @@ struct CredentialEnumeration {
     }
 
     /// The next credential, or nil when this enumeration lists RPs or is exhausted.
-    mutating func nextCredential(now: UInt64) -> ResidentCredential? {
+    mutating func nextCredential(now: UInt64) -> CredentialReference? {
         guard case let .credentials(credentials) = items, next < credentials.count else { return nil }
         defer { next += 1; lastUsed = now }
         return credentials[next]

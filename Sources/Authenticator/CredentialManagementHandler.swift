@@ -89,15 +89,17 @@ extension Authenticator {
         if let boundRPID = grant.rpID, !constantTimeEquals(SHA256.hash(Array(boundRPID.utf8)), rpIDHash) {
             throw .pinAuthInvalid
         }
-        let credentials: [ResidentCredential]
-        do { credentials = try store.residentCredentials(rpIDHash: rpIDHash).filter { $0.hiddenSince == nil } }
+        // Every visible credential, whatever its credProtect (the token stands for UV); only the
+        // first is read whole, GetNext reads the others one at a time.
+        let found: DiscoverableCredentials?
+        do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: true) }
         catch { throw CTAP2StatusCode(error) }
-        guard let first = credentials.first else { throw .noCredentials }
+        guard let credentials = found, credentials.first.hiddenSince == nil else { throw .noCredentials }
         if credentials.count > 1 {
-            credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .credentials(credentials),
+            credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .credentials(credentials.references),
                                                           now: clock.monotonicMilliseconds())
         }
-        var response = try Self.response(for: first)
+        var response = try Self.response(for: credentials.first)
         response.totalCredentials = credentials.count
         return response
     }
@@ -105,12 +107,16 @@ extension Authenticator {
     /// enumerateCredentialsGetNextCredential (0x05), §6.8.4.
     private func nextCredential(context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         var enumeration = try continuedEnumeration(context: context)
-        guard let credential = enumeration.nextCredential(now: clock.monotonicMilliseconds()) else {
-            credentialEnumeration = nil
-            throw .notAllowed
+        // One deleted or hidden since Begin (the CLI, a signal) is skipped.
+        while let reference = enumeration.nextCredential(now: clock.monotonicMilliseconds()) {
+            let credential: ResidentCredential?
+            do { credential = try store.residentCredential(reference: reference) } catch { throw CTAP2StatusCode(error) }
+            guard let credential, credential.hiddenSince == nil else { continue }
+            credentialEnumeration = enumeration.isExhausted ? nil : enumeration
+            return try Self.response(for: credential)
         }
-        credentialEnumeration = enumeration.isExhausted ? nil : enumeration
-        return try Self.response(for: credential)
+        credentialEnumeration = nil
+        throw .notAllowed
     }
 
     /// The enumeration a GetNext continues: begun on this channel and not timed out (same

@@ -100,7 +100,7 @@ extension Authenticator {
         if applicable.count > 1 {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
-                remaining: applicable.remaining, total: applicable.count, userVerified: userVerified,
+                remaining: Array(applicable.remaining), total: applicable.count, userVerified: userVerified,
                 wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
                 lastUsed: clock.monotonicMilliseconds())
         }

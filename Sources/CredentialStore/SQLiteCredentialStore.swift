@@ -273,7 +273,7 @@ extension SQLiteCredentialStore {
                 guard first.credProtect == 1 || userVerified else {
                     throw .corrupt("credentials: cred_protect disagrees with the sealed record")
                 }
-                return DiscoverableCredentials(first: first, remaining: keys[(index + 1)...].map(CredentialReference.init))
+                return DiscoverableCredentials(first: first, references: keys[index...].map(CredentialReference.init))
             }
             return nil
         }

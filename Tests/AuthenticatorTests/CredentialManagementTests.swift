@@ -287,6 +287,28 @@ final class CredentialManagementTests: XCTestCase {
         XCTAssertNotNil(try harness.store.residentCredential(id: hidden.credentialID), "kept for the retention period")
     }
 
+    /// Credentials are read as GetNext reaches them: one deleted or hidden since Begin (the CLI,
+    /// a signal) is skipped, and the walk ends with NOT_ALLOWED once nothing is left.
+    func testCredentialsGoneSinceBeginAreSkipped() throws {
+        let harness = try AuthenticatorHarness()
+        let oldest = try registerResident(harness, userID: [1])
+        let deleted = try registerResident(harness, userID: [2])
+        let hidden = try registerResident(harness, userID: [3])
+        let newest = try registerResident(harness, userID: [4])
+        XCTAssertEqual(try harness.setPIN(AuthenticatorHarness.pin), .success)
+        let params: CBORValue = .map([1: .byteString(AuthenticatorHarness.rpIDHash("example.com"))])
+        let (status, first) = harness.credentialManagement(.enumerateCredentialsBegin, params: params, token: try harness.cmToken())
+        XCTAssertEqual(status, .success)
+        XCTAssertEqual(first?[Key.totalCredentials], 4)
+        XCTAssertEqual(first?[Key.credentialID]?["id"]?.bytesValue, newest.credentialID)
+        XCTAssertTrue(try harness.store.deleteResidentCredential(id: deleted.credentialID))
+        harness.store.hide(credentialID: hidden.credentialID, at: 1)
+        let (nextStatus, next) = harness.credentialManagement(.enumerateCredentialsGetNextCredential)
+        XCTAssertEqual(nextStatus, .success)
+        XCTAssertEqual(next?[Key.credentialID]?["id"]?.bytesValue, oldest.credentialID)
+        XCTAssertEqual(harness.credentialManagement(.enumerateCredentialsGetNextCredential).status, .notAllowed)
+    }
+
     // MARK: - deleteCredential (0x06)
 
     func testDeleteCredentialRemovesItDurably() throws {
@@ -425,7 +447,7 @@ final class CredentialManagementTests: XCTestCase {
 
     // MARK: - Scale: enumeration is linear
 
-    func testEnumeratingTenThousandCredentialsAsksTheStoreOnce() throws {
+    func testEnumeratingTenThousandCredentialsAsksTheStoreOncePerCredential() throws {
         let count = 10_000
         let store = CountingStore(InMemoryCredentialStore(maxResidentCredentials: 20_000))
         let harness = try AuthenticatorHarness.pinned(store: store.inner, port: store)
@@ -456,9 +478,10 @@ final class CredentialManagementTests: XCTestCase {
         let elapsed = ContinuousClock.now - started
         XCTAssertEqual(seen.count, count, "every credential exactly once")
         XCTAssertEqual(harness.credentialManagement(.enumerateCredentialsGetNextCredential).status, .notAllowed)
-        // The store was asked once, at Begin: no per-item lookups.
+        // The store lists the RP once, at Begin, then reads one credential per GetNext (by
+        // reference: nothing decrypted up front or held between requests): linear.
         XCTAssertEqual(store.count("residentCredentials(rpIDHash:)"), 1)
-        XCTAssertEqual(store.count("residentCredential(id:)"), 0)
+        XCTAssertEqual(store.count("residentCredential(id:)"), count - 1)
         // Generous: a quadratic walk of 10,000 would be far slower than this even in debug builds.
         XCTAssertLessThan(elapsed, .seconds(120), "enumerated \(count) in \(elapsed)")
     }

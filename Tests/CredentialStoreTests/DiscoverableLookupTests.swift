@@ -66,7 +66,7 @@ final class DiscoverableLookupTests: XCTestCase {
         let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
         XCTAssertEqual(found.first.credentialID, newest.credentialID)
         XCTAssertEqual(found.count, 2)
-        XCTAssertThrowsError(try store.residentCredential(reference: found.remaining[0]))
+        XCTAssertThrowsError(try store.residentCredential(reference: found.references[1]))
     }
 
     func testADeletedReferenceReadsAsNil() throws {
@@ -74,7 +74,7 @@ final class DiscoverableLookupTests: XCTestCase {
         defer { withExtendedLifetime(temporary) {} }
         let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
         XCTAssertTrue(try store.deleteResidentCredential(id: older.credentialID))
-        XCTAssertNil(try store.residentCredential(reference: found.remaining[0]))
+        XCTAssertNil(try store.residentCredential(reference: found.references[1]))
     }
 }
 

@@ -99,14 +99,17 @@ public struct CredentialReference: Sendable, Hashable {
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// The answer of `discoverableCredentials`: `1 + remaining.count` credentials in all.
+/// The answer of `discoverableCredentials`: every usable credential by reference, newest
+/// first, and the first of them read whole.
 public struct DiscoverableCredentials: Sendable {
     public var first: ResidentCredential
-    public var remaining: [CredentialReference]
-    public init(first: ResidentCredential, remaining: [CredentialReference]) {
-        self.first = first; self.remaining = remaining
+    /// All of them: `references[0]` names `first`.
+    public var references: [CredentialReference]
+    public init(first: ResidentCredential, references: [CredentialReference]) {
+        self.first = first; self.references = references
     }
-    public var count: Int { 1 + remaining.count }
+    public var remaining: ArraySlice<CredentialReference> { references.dropFirst() }
+    public var count: Int { references.count }
 }
 
 extension CredentialStorePort {
@@ -117,7 +120,7 @@ extension CredentialStorePort {
             $0.hiddenSince == nil && ($0.credProtect == 1 || userVerified)
         }
         guard let first = usable.first else { return nil }
-        return DiscoverableCredentials(first: first, remaining: usable.dropFirst().map { CredentialReference($0.credentialID) })
+        return DiscoverableCredentials(first: first, references: usable.map { CredentialReference($0.credentialID) })
     }
 
     public func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential? {
