@@ -18,3 +18,20 @@ public enum CTAPHIDCommand: UInt8, Sendable {
         vendorRange.contains(command)
     }
 }
+
+extension CTAPHIDCommand {
+    /// The spec's name without the CTAPHID_ prefix: "PING", "INIT", "CBOR", …
+    public var name: String {
+        switch self {
+        case .ping: "PING"
+        case .msg: "MSG"
+        case .lock: "LOCK"
+        case .initialize: "INIT"
+        case .wink: "WINK"
+        case .cbor: "CBOR"
+        case .cancel: "CANCEL"
+        case .keepalive: "KEEPALIVE"
+        case .error: "ERROR"
+        }
+    }
+}

@@ -11,3 +11,20 @@ public enum CTAPHIDError: UInt8, Error, Sendable {
     case invalidChannel = 0x0B
     case other = 0x7F
 }
+
+extension CTAPHIDError {
+    /// The spec's name: "ERR_INVALID_SEQ", "ERR_CHANNEL_BUSY", …
+    public var name: String {
+        switch self {
+        case .invalidCommand: "ERR_INVALID_CMD"
+        case .invalidParameter: "ERR_INVALID_PAR"
+        case .invalidLength: "ERR_INVALID_LEN"
+        case .invalidSequence: "ERR_INVALID_SEQ"
+        case .messageTimeout: "ERR_MSG_TIMEOUT"
+        case .channelBusy: "ERR_CHANNEL_BUSY"
+        case .lockRequired: "ERR_LOCK_REQUIRED"
+        case .invalidChannel: "ERR_INVALID_CHANNEL"
+        case .other: "ERR_OTHER"
+        }
+    }
+}

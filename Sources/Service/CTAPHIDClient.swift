@@ -151,7 +151,7 @@ public final class CTAPHIDClient {
     /// Reports on `channel` until a whole message for `command` that `accept`s.
     private func receive(channel: UInt32, command: CTAPHIDCommand,
                          accept: ([UInt8]) -> Bool) throws(CTAPHIDClientError) -> [UInt8] {
-        let name = Self.name(command)
+        let name = command.name
         var assembler = MessageAssembler(channel: channel)
         let started = clock()
         while true {
@@ -187,20 +187,6 @@ public final class CTAPHIDClient {
             case .error(let error):
                 throw .malformedReply(command: name, detail: Self.describe(error))
             }
-        }
-    }
-
-    static func name(_ command: CTAPHIDCommand) -> String {
-        switch command {
-        case .ping: "PING"
-        case .msg: "MSG"
-        case .lock: "LOCK"
-        case .initialize: "INIT"
-        case .wink: "WINK"
-        case .cbor: "CBOR"
-        case .cancel: "CANCEL"
-        case .keepalive: "KEEPALIVE"
-        case .error: "ERROR"
         }
     }
 
@@ -260,20 +246,7 @@ public enum CTAPHIDClientError: Error, Sendable, Equatable, CustomStringConverti
 
     /// "ERR_CHANNEL_BUSY (0x06)".
     public static func errorName(_ code: UInt8) -> String {
-        let name: String
-        switch CTAPHIDError(rawValue: code) {
-        case .invalidCommand: name = "ERR_INVALID_CMD"
-        case .invalidParameter: name = "ERR_INVALID_PAR"
-        case .invalidLength: name = "ERR_INVALID_LEN"
-        case .invalidSequence: name = "ERR_INVALID_SEQ"
-        case .messageTimeout: name = "ERR_MSG_TIMEOUT"
-        case .channelBusy: name = "ERR_CHANNEL_BUSY"
-        case .lockRequired: name = "ERR_LOCK_REQUIRED"
-        case .invalidChannel: name = "ERR_INVALID_CHANNEL"
-        case .other: name = "ERR_OTHER"
-        case nil: name = "unknown error"
-        }
-        return "\(name) (0x\(hexByte(code)))"
+        "\(CTAPHIDError(rawValue: code)?.name ?? "unknown error") (0x\(hexByte(code)))"
     }
 }
 

@@ -450,33 +450,12 @@ public enum TraceDecoder {
     // MARK: Names
 
     static func hidCommandName(_ command: UInt8) -> String {
-        switch CTAPHIDCommand(rawValue: command) {
-        case .ping: "PING"
-        case .msg: "MSG"
-        case .lock: "LOCK"
-        case .initialize: "INIT"
-        case .wink: "WINK"
-        case .cbor: "CBOR"
-        case .cancel: "CANCEL"
-        case .keepalive: "KEEPALIVE"
-        case .error: "ERROR"
-        case nil: CTAPHIDCommand.isVendor(command) ? String(format: "VENDOR 0x%02x", command) : String(format: "0x%02x", command)
-        }
+        if let known = CTAPHIDCommand(rawValue: command) { return known.name }
+        return CTAPHIDCommand.isVendor(command) ? String(format: "VENDOR 0x%02x", command) : String(format: "0x%02x", command)
     }
 
     static func hidErrorName(_ code: UInt8) -> String {
-        switch CTAPHIDError(rawValue: code) {
-        case .invalidCommand: "ERR_INVALID_CMD"
-        case .invalidParameter: "ERR_INVALID_PAR"
-        case .invalidLength: "ERR_INVALID_LEN"
-        case .invalidSequence: "ERR_INVALID_SEQ"
-        case .messageTimeout: "ERR_MSG_TIMEOUT"
-        case .channelBusy: "ERR_CHANNEL_BUSY"
-        case .lockRequired: "ERR_LOCK_REQUIRED"
-        case .invalidChannel: "ERR_INVALID_CHANNEL"
-        case .other: "ERR_OTHER"
-        case nil: String(format: "error 0x%02x", code)
-        }
+        CTAPHIDError(rawValue: code)?.name ?? String(format: "error 0x%02x", code)
     }
 
     static func keepaliveName(_ status: UInt8?) -> String {
