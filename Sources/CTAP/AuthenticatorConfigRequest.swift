@@ -38,29 +38,17 @@ public struct AuthenticatorConfigRequest: Sendable, Equatable {
     /// The subcommand, if it is one CTAP 2.1 defines.
     public var subcommand: AuthenticatorConfigSubcommand? { AuthenticatorConfigSubcommand(rawValue: subCommand) }
 
-    /// Parse the request map. Unknown keys are ignored; a missing subCommand is
-    /// CTAP2_ERR_MISSING_PARAMETER; wrong types CTAP2_ERR_CBOR_UNEXPECTED_TYPE.
+    /// Parse the request map (`SubcommandRequestMap`: unknown keys ignored, a missing
+    /// subCommand CTAP2_ERR_MISSING_PARAMETER, wrong types CTAP2_ERR_CBOR_UNEXPECTED_TYPE).
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
-        guard let map = value.mapValue else { throw .cborUnexpectedType }
-        guard let subCommandValue = map[1] else { throw .missingParameter }
-        guard case let .unsignedInt(subCommand) = subCommandValue else { throw .cborUnexpectedType }
-        self.subCommand = subCommand
-        if let params = map[2] {
-            guard params.mapValue != nil else { throw .cborUnexpectedType }
-            self.subCommandParams = params
-        } else {
-            self.subCommandParams = nil
-        }
-        self.pinUvAuthProtocol = try map[3].optionalUnsigned()
-        self.pinUvAuthParam = try map[4].optionalBytes()
+        let map = try SubcommandRequestMap(cbor: value)
+        self.init(subCommand: map.subCommand, subCommandParams: map.subCommandParams,
+                  pinUvAuthProtocol: map.pinUvAuthProtocol, pinUvAuthParam: map.pinUvAuthParam)
     }
 
     public var cborValue: CBORValue {
-        var map: [CBORValue: CBORValue] = [1: .unsignedInt(subCommand)]
-        if let subCommandParams { map[2] = subCommandParams }
-        if let pinUvAuthProtocol { map[3] = .unsignedInt(pinUvAuthProtocol) }
-        if let pinUvAuthParam { map[4] = .byteString(pinUvAuthParam) }
-        return .map(map)
+        SubcommandRequestMap(subCommand: subCommand, subCommandParams: subCommandParams,
+                             pinUvAuthProtocol: pinUvAuthProtocol, pinUvAuthParam: pinUvAuthParam).cborValue
     }
 
     /// What pinUvAuthParam authenticates (CTAP 2.1 §6.11 step 4.2):

@@ -64,37 +64,26 @@ public struct CredentialManagementRequest: Sendable, Equatable {
     /// The subcommand, if it is one CTAP 2.1 defines.
     public var subcommand: CredentialManagementSubcommand? { CredentialManagementSubcommand(rawValue: subCommand) }
 
-    /// Parse the request map. Unknown keys are ignored (in subCommandParams too); a missing
-    /// subCommand is CTAP2_ERR_MISSING_PARAMETER; wrong types CTAP2_ERR_CBOR_UNEXPECTED_TYPE.
-    /// Which parameters a subcommand needs is checked by the authenticator.
+    /// Parse the request map (`SubcommandRequestMap`: unknown keys ignored, in subCommandParams
+    /// too; a missing subCommand CTAP2_ERR_MISSING_PARAMETER; wrong types
+    /// CTAP2_ERR_CBOR_UNEXPECTED_TYPE). Which parameters a subcommand needs is checked by the
+    /// authenticator.
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
-        guard let map = value.mapValue else { throw .cborUnexpectedType }
-        guard let subCommandValue = map[1] else { throw .missingParameter }
-        guard case let .unsignedInt(subCommand) = subCommandValue else { throw .cborUnexpectedType }
-        self.subCommand = subCommand
-        self.pinUvAuthProtocol = try map[3].optionalUnsigned()
-        self.pinUvAuthParam = try map[4].optionalBytes()
-        if let paramsValue = map[2] {
-            guard let params = paramsValue.mapValue else { throw .cborUnexpectedType }
-            self.subCommandParams = paramsValue
-            self.rpIDHash = try params[1].optionalBytes()
-            self.credentialID = try params[2].map { value throws(CTAP2StatusCode) in try CredentialDescriptor(parsing: value) }
-            self.user = try params[3].map { value throws(CTAP2StatusCode) in try UserEntity(parsing: value) }
-        } else {
-            self.subCommandParams = nil
-            self.rpIDHash = nil
-            self.credentialID = nil
-            self.user = nil
-        }
+        let map = try SubcommandRequestMap(cbor: value)
+        self.subCommand = map.subCommand
+        self.subCommandParams = map.subCommandParams
+        self.pinUvAuthProtocol = map.pinUvAuthProtocol
+        self.pinUvAuthParam = map.pinUvAuthParam
+        let params = map.subCommandParams?.mapValue ?? [:]
+        self.rpIDHash = try params[1].optionalBytes()
+        self.credentialID = try params[2].map { value throws(CTAP2StatusCode) in try CredentialDescriptor(parsing: value) }
+        self.user = try params[3].map { value throws(CTAP2StatusCode) in try UserEntity(parsing: value) }
     }
 
     /// The request map (clients and tests use this).
     public var cborValue: CBORValue {
-        var map: [CBORValue: CBORValue] = [1: .unsignedInt(subCommand)]
-        if let subCommandParams { map[2] = subCommandParams }
-        if let pinUvAuthProtocol { map[3] = .unsignedInt(pinUvAuthProtocol) }
-        if let pinUvAuthParam { map[4] = .byteString(pinUvAuthParam) }
-        return .map(map)
+        SubcommandRequestMap(subCommand: subCommand, subCommandParams: subCommandParams,
+                             pinUvAuthProtocol: pinUvAuthProtocol, pinUvAuthParam: pinUvAuthParam).cborValue
     }
 
     /// What pinUvAuthParam authenticates (CTAP 2.1 §6.8.2–§6.8.6): the subcommand byte, then
