@@ -18,12 +18,12 @@ extension CBORValue: CustomStringConvertible {
         case .byteString(let bytes):
             out += "h'"
             for byte in bytes {
-                out += CBORValue.hexDigits[Int(byte >> 4)]
-                out += CBORValue.hexDigits[Int(byte & 0x0f)]
+                out += JSONStringLiteral.hexDigits[Int(byte >> 4)]
+                out += JSONStringLiteral.hexDigits[Int(byte & 0x0f)]
             }
             out += "'"
         case .textString(let text):
-            CBORValue.writeQuoted(text, into: &out)
+            JSONStringLiteral.append(text, to: &out, escapingDelete: true)
         case .array(let elements):
             out += "["
             for (i, element) in elements.enumerated() {
@@ -53,33 +53,6 @@ extension CBORValue: CustomStringConvertible {
         case .float(let d):
             out += CBORValue.diagnosticFloat(d)
         }
-    }
-
-    private static let hexDigits: [String] = [
-        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
-    ]
-
-    /// JSON-style string literal (RFC 8949 §8: text strings as in JSON).
-    private static func writeQuoted(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7f {
-                    out += "\\u00"
-                    out += hexDigits[Int(scalar.value >> 4)]
-                    out += hexDigits[Int(scalar.value & 0x0f)]
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
     }
 
     /// Floats as in RFC 8949 Appendix A: "1.5", "1.0e+300", "5.960464477539063e-8",

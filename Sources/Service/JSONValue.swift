@@ -1,3 +1,5 @@
+import CBOR
+
 /// A JSON value for `--json` output, with object members kept in the order
 /// they were written (so the output reads like the text form), rendered with
 /// two-space indentation. Only what the CLI prints: no parsing.
@@ -42,7 +44,7 @@ public indirect enum JSONValue: Sendable, Equatable {
         case .bool(let value): out += value ? "true" : "false"
         case .int(let value): out += String(value)
         case .double(let value): out += value.isFinite ? String(value) : "null"
-        case .string(let value): Self.writeString(value, into: &out)
+        case .string(let value): JSONStringLiteral.append(value, to: &out)
         case .array(let elements):
             if elements.isEmpty { out += "[]"; return }
             let inner = indent + "  "
@@ -59,34 +61,12 @@ public indirect enum JSONValue: Sendable, Equatable {
             out += "{\n"
             for (index, member) in members.enumerated() {
                 out += inner
-                Self.writeString(member.0, into: &out)
+                JSONStringLiteral.append(member.0, to: &out)
                 out += ": "
                 member.1.write(into: &out, indent: inner)
                 out += index + 1 < members.count ? ",\n" : "\n"
             }
             out += indent + "}"
         }
-    }
-
-    /// RFC 8259 §7: quote, backslash and control characters escaped.
-    private static func writeString(_ text: String, into out: inout String) {
-        out += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let digits = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - digits.count) + digits
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
     }
 }
