@@ -88,8 +88,7 @@ extension Authenticator {
         // is read whole; getNextAssertion reads the others one at a time.
         let found: DiscoverableCredentials?
         do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified) } catch { throw CTAP2StatusCode(error) }
-        guard let applicable = found, applicable.first.hiddenSince == nil,
-              applicable.first.credProtect == 1 || userVerified else { throw .noCredentials }
+        guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
         let first = applicable.first
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context)
@@ -125,9 +124,7 @@ extension Authenticator {
         // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
         let current: ResidentCredential?
         do { current = try store.residentCredential(reference: next) } catch { throw CTAP2StatusCode(error) }
-        guard let current, current.hiddenSince == nil, current.credProtect == 1 || pending.userVerified else {
-            throw .noCredentials
-        }
+        guard let current, current.isDiscoverable(userVerified: pending.userVerified) else { throw .noCredentials }
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
                              userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,

@@ -270,7 +270,7 @@ extension SQLiteCredentialStore {
                 }) else { continue }
                 // cred_protect is outside the sealed record: the record has the last word, so an
                 // edited column can never offer a credential that needs UV without it.
-                guard first.credProtect == 1 || userVerified else {
+                guard first.isDiscoverable(userVerified: userVerified) else {
                     throw .corrupt("credentials: cred_protect disagrees with the sealed record")
                 }
                 return DiscoverableCredentials(first: first, references: keys[index...].map(CredentialReference.init))

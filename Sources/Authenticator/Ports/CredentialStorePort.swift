@@ -116,9 +116,7 @@ extension CredentialStorePort {
     /// From `residentCredentials(rpIDHash:)`, referencing by credential ID: right for stores
     /// that hold their credentials decoded anyway (InMemoryCredentialStore).
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
-        let usable = try residentCredentials(rpIDHash: rpIDHash).filter {
-            $0.hiddenSince == nil && ($0.credProtect == 1 || userVerified)
-        }
+        let usable = try residentCredentials(rpIDHash: rpIDHash).filter { $0.isDiscoverable(userVerified: userVerified) }
         guard let first = usable.first else { return nil }
         return DiscoverableCredentials(first: first, references: usable.map { CredentialReference($0.credentialID) })
     }

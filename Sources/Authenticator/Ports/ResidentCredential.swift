@@ -25,6 +25,12 @@ public struct ResidentCredential: Sendable {
     /// Unix seconds since a signal hid it; nil when visible.
     public var hiddenSince: Int64?
 
+    /// Whether a getAssertion without an allowList may use it: visible, and credProtect level 1
+    /// unless the user was verified (levels 2 and 3 need UV there, CTAP 2.1 §12.1).
+    public func isDiscoverable(userVerified: Bool) -> Bool {
+        hiddenSince == nil && (credProtect == 1 || userVerified)
+    }
+
     public init(credentialID: [UInt8], rpID: String, rpIDHash: [UInt8], rpName: String?,
                 userHandle: [UInt8], userName: String?, userDisplayName: String?,
                 algorithm: Int, privateKey: SecretBytes, createdAt: Int64,
