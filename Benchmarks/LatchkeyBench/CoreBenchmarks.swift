@@ -44,14 +44,28 @@ final class BenchKey {
 
     /// Make a credential and return its ID.
     func register(rpID: String, userID: [UInt8], algorithm: Int = -7, resident: Bool) throws -> [UInt8] {
-        let response = authenticator.handleCTAP2(Self.makeCredentialMessage(rpID: rpID, userID: userID, algorithm: algorithm,
-                                                                            resident: resident, format: "none"), context: context)
+        try Self.credentialID(fromMakeCredentialResponse: authenticator.handleCTAP2(
+            Self.makeCredentialMessage(rpID: rpID, userID: userID, algorithm: algorithm, resident: resident, format: "none"),
+            context: context))
+    }
+
+    /// The credential ID in a makeCredential response (status byte first).
+    static func credentialID(fromMakeCredentialResponse response: [UInt8]) throws -> [UInt8] {
         guard response.first == 0, let body = try? CBORDecoder.decode(Array(response.dropFirst())),
               let authData = body[2]?.bytesValue,
               let credentialID = try AuthenticatorData(decoding: authData).attestedCredentialData?.credentialID else {
             throw BenchError.failed("makeCredential answered \(response.first ?? 0xFF)")
         }
         return credentialID
+    }
+
+    /// A resident ES256 credential for the scale tests: account `index` of `rpID`, sharing one
+    /// private key (filling a store should not be a benchmark of key generation).
+    static func fillerCredential(rpID: String, index: Int, privateKey: SecretBytes) -> ResidentCredential {
+        ResidentCredential(credentialID: SecureRandom.bytes(count: 64), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
+                           rpName: rpID, userHandle: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) },
+                           userName: "user\(index)", userDisplayName: "User \(index)", algorithm: -7,
+                           privateKey: privateKey, createdAt: 1_700_000_000)
     }
 
     func expectSuccess(_ message: [UInt8]) throws {

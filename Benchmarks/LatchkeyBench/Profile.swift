@@ -43,11 +43,8 @@ enum Profile {
             defer { key.close() }
             let privateKey = try P256.Signing.PrivateKey().rawRepresentation
             let rpID = "big.example"
-            try key.store.saveResidentCredentials((0..<1_000).map { index in
-                ResidentCredential(credentialID: SecureRandom.bytes(count: 64), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
-                                   rpName: rpID, userHandle: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) },
-                                   userName: "user\(index)", userDisplayName: "User \(index)", algorithm: -7,
-                                   privateKey: privateKey, createdAt: 1_700_000_000)
+            try key.store.saveResidentCredentials((0..<1_000).map {
+                BenchKey.fillerCredential(rpID: rpID, index: $0, privateKey: privateKey)
             })
             let message = BenchKey.getAssertionMessage(rpID: rpID, allow: [])
             for _ in 0..<iterations { try key.expectSuccess(message) }

@@ -46,12 +46,7 @@ enum RemoteBenchmarks {
     /// A non-resident ES256 credential made through the link (presence answered by the key).
     static func register(_ client: BenchClient) throws -> [UInt8] {
         let request = BenchKey.makeCredentialMessage(rpID: "bench.example", userID: [0x42], resident: false, format: "none")
-        let reply = try client.transact(command: CTAPHIDCommand.cbor.rawValue, payload: request, timeoutMilliseconds: 30_000)
-        guard reply.first == 0, let body = try? CBORDecoder.decode(Array(reply.dropFirst())),
-              let authData = body[2]?.bytesValue,
-              let credentialID = try AuthenticatorData(decoding: authData).attestedCredentialData?.credentialID else {
-            throw BenchError.failed("makeCredential over the link answered \(reply.first ?? 0xFF)")
-        }
-        return credentialID
+        return try BenchKey.credentialID(fromMakeCredentialResponse:
+            client.transact(command: CTAPHIDCommand.cbor.rawValue, payload: request, timeoutMilliseconds: 30_000))
     }
 }

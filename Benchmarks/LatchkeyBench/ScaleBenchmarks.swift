@@ -22,11 +22,7 @@ enum ScaleBenchmarks {
                 let bigAccounts = min(999, max(0, size - 2))
                 for index in 0..<max(0, size - 2) {
                     let rpID = index < bigAccounts ? "big.example" : "rp\(index % 50_000).example"
-                    batch.append(ResidentCredential(
-                        credentialID: SecureRandom.bytes(count: 64), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
-                        rpName: rpID, userHandle: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) },
-                        userName: "user\(index)", userDisplayName: "User \(index)", algorithm: -7,
-                        privateKey: fillerKey, createdAt: 1_700_000_000))
+                    batch.append(BenchKey.fillerCredential(rpID: rpID, index: index, privateKey: fillerKey))
                     if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
                 }
                 if !batch.isEmpty { try store.saveResidentCredentials(batch) }
