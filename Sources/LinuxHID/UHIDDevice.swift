@@ -35,8 +35,7 @@ public final class UHIDDevice: ReportTransport {
     let unpacedReports: Int
     static let pacedReportIntervalNanoseconds: UInt64 = 1_000_000
     /// Reports of a long reply not yet handed to the kernel, oldest first.
-    private var paced: [[UInt8]] = []
-    private var pacedIndex = 0
+    private var paced: ArraySlice<[UInt8]> = []
     private var nextPacedRelease: UInt64 = 0
     private let clock: () -> UInt64
 
@@ -167,35 +166,28 @@ public final class UHIDDevice: ReportTransport {
     /// is paced (see the type's comment).
     public func send(reports: [[UInt8]], to connection: TransportConnection) {
         guard connection == 0, device.isOpen, !reports.isEmpty else { return }
-        if pacedIndex < paced.count {
+        if !paced.isEmpty {
             paced += reports
             return
         }
-        paced = []
-        pacedIndex = 0
         for report in reports.prefix(unpacedReports) { input(report) }
         if reports.count > unpacedReports {
-            paced = Array(reports.dropFirst(unpacedReports))
+            paced = reports.dropFirst(unpacedReports)
             nextPacedRelease = clock() + Self.pacedReportIntervalNanoseconds
         }
     }
 
     public var pendingSendDeadline: UInt64? {
-        pacedIndex < paced.count ? nextPacedRelease : nil
+        paced.isEmpty ? nil : nextPacedRelease
     }
 
     /// Releases the paced reports that are due: one per interval since the last release.
     public func sendPending(nowNanoseconds now: UInt64) {
-        guard pacedIndex < paced.count, now >= nextPacedRelease, device.isOpen else { return }
+        guard !paced.isEmpty, now >= nextPacedRelease, device.isOpen else { return }
         let due = 1 + Int((now - nextPacedRelease) / Self.pacedReportIntervalNanoseconds)
-        let end = min(paced.count, pacedIndex + due)
-        for report in paced[pacedIndex..<end] { input(report) }
-        pacedIndex = end
+        for report in paced.prefix(due) { input(report) }
+        paced = paced.dropFirst(due)
         nextPacedRelease = now + Self.pacedReportIntervalNanoseconds
-        if pacedIndex == paced.count {
-            paced = []
-            pacedIndex = 0
-        }
     }
 
     private func input(_ report: [UInt8]) {
@@ -216,7 +208,6 @@ public final class UHIDDevice: ReportTransport {
     public func shutdown() {
         guard device.isOpen else { return }
         paced = []
-        pacedIndex = 0
         try? write(.destroy)
         device.close()
     }
@@ -233,7 +224,6 @@ public final class UHIDDevice: ReportTransport {
             return .connectionOpened(0)
         case .close:
             paced = []   // nobody reads them any more
-            pacedIndex = 0
             return .connectionClosed(0)
         case let .output(data, reportType):
             return Self.report(fromOutput: data, reportType: reportType)
