@@ -299,7 +299,7 @@ extension SQLiteCredentialStore {
             guard !rows.isEmpty else { return }
             try db.transaction { () throws(StoreError) in
                 for (key, level) in rows {
-                    try db.run("UPDATE credentials SET cred_protect = ? WHERE cred_key = ?", [.integer(Int64(level)), .blob(key)])
+                    try db.run(StoreSQL.setCredProtect, [.integer(Int64(level)), .blob(key)])
                 }
             }
         }

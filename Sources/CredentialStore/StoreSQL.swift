@@ -26,6 +26,7 @@ enum StoreSQL {
         """
     static let unclassifiedCredentials =
         "SELECT \(credentialColumns) FROM credentials WHERE cred_protect IS NULL"
+    static let setCredProtect = "UPDATE credentials SET cred_protect = ? WHERE cred_key = ?"
 
     static let insertCredential = """
         INSERT INTO credentials (cred_key, rp_key, user_key, created_at, hidden_since, counter_hw, sealed, cred_protect)

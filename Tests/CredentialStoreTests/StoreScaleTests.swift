@@ -13,6 +13,7 @@ final class StoreScaleTests: XCTestCase {
         "credentials of a user": StoreSQL.credentialsByUser,
         "visible credentials of an RP": StoreSQL.visibleCredentialsByRP,
         "discoverable credential keys of an RP": StoreSQL.discoverableCredentialKeys,
+        "classify a row's cred_protect": StoreSQL.setCredProtect,
         "credential placement": StoreSQL.credentialPlacement,
         "delete by ID": StoreSQL.deleteCredentialByKey,
         "delete by user": StoreSQL.deleteCredentialByUser,
