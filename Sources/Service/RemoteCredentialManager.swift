@@ -12,29 +12,6 @@ public struct RemoteCredentialManager {
     public let command: CTAPCommand
     let token: PinUvAuthToken
 
-    /// §6.8 subCommand values.
-    enum Subcommand: UInt8 {
-        case getCredsMetadata = 0x01
-        case enumerateRPsBegin = 0x02
-        case enumerateRPsGetNextRP = 0x03
-        case enumerateCredentialsBegin = 0x04
-        case enumerateCredentialsGetNextCredential = 0x05
-        case deleteCredential = 0x06
-        case updateUserInformation = 0x07
-
-        var name: String {
-            switch self {
-            case .getCredsMetadata: "getCredsMetadata"
-            case .enumerateRPsBegin: "enumerateRPsBegin"
-            case .enumerateRPsGetNextRP: "enumerateRPsGetNextRP"
-            case .enumerateCredentialsBegin: "enumerateCredentialsBegin"
-            case .enumerateCredentialsGetNextCredential: "enumerateCredentialsGetNextCredential"
-            case .deleteCredential: "deleteCredential"
-            case .updateUserInformation: "updateUserInformation"
-            }
-        }
-    }
-
     /// One RP with discoverable credentials on the key.
     public struct RelyingParty: Sendable, Equatable {
         public var id: String
@@ -59,14 +36,16 @@ public struct RemoteCredentialManager {
     var commandName: String { command == .credentialManagement ? "credentialManagement" : "credentialManagement (0x41)" }
 
     /// Sends one subcommand; `authenticated` ones carry protocol and pinUvAuthParam.
-    func send(_ subcommand: Subcommand, parameters: CBORValue? = nil, authenticated: Bool = true) throws(DeviceError) -> CBORValue? {
-        var map: [CBORValue: CBORValue] = [1: .unsignedInt(UInt64(subcommand.rawValue))]
+    func send(_ subcommand: CredentialManagementSubcommand, parameters: CBORValue? = nil,
+              authenticated: Bool = true) throws(DeviceError) -> CBORValue? {
+        var map: [CBORValue: CBORValue] = [1: .unsignedInt(subcommand.rawValue)]
         if let parameters { map[2] = parameters }
         if authenticated {
             map[3] = .unsignedInt(token.pinUvAuthProtocol.rawValue)
-            map[4] = .byteString(token.authenticate([subcommand.rawValue] + (parameters?.encoded() ?? [])))
+            map[4] = .byteString(token.authenticate([UInt8(subcommand.rawValue)] + (parameters?.encoded() ?? [])))
         }
-        return try authenticator.request(command, .map(map), name: "\(commandName) \(subcommand.name)")
+        // The spec's names are the case names ("enumerateRPsBegin", …).
+        return try authenticator.request(command, .map(map), name: "\(commandName) \(subcommand)")
     }
 
     /// getCredsMetadata (0x01): stored discoverable credentials and room for more.

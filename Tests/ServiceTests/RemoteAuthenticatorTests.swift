@@ -68,6 +68,16 @@ final class RemoteAuthenticatorTests: XCTestCase {
         XCTAssertEqual(try manager.allCredentials().count, 2)
     }
 
+    /// An error names the subcommand as the spec does (the CLI prints it).
+    func testErrorsNameTheSubcommand() throws {
+        _ = try populate()
+        let manager = try RemoteAuthenticator(link: try key.hidLink()).credentialManagement(pin: try pin("4321"))
+        XCTAssertThrowsError(try manager.delete(credentialID: [1, 2, 3])) { error in
+            guard case let DeviceError.status(_, _, command) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(command, "credentialManagement deleteCredential")
+        }
+    }
+
     func testPreviewCommandWhenTheKeyOffersOnlyCredentialMgmtPreview() throws {
         _ = try populate()
         let link = RewritingLink(try key.hidLink()) { options in options["credMgmt"] = nil }
