@@ -60,9 +60,17 @@ class Key:
         self.master = None
         self.process = None
 
+    def extra_args(self):
+        """Options beyond transport, presence, store, name and log level (subclasses add theirs)."""
+        return []
+
+    def ready_paths(self):
+        """Files that exist once the key is up."""
+        return [self.socket_path]
+
     def start(self, expect_up=True):
         args = [BINARY, "serve", "--transport", f"socket:{self.socket_path}", "--presence", self.presence,
-                "--store", self.store, "--name", self.name, "--log-level", "debug"]
+                *self.extra_args(), "--store", self.store, "--name", self.name, "--log-level", "debug"]
         log = open(self.log_path, "ab")
         if self.use_pty:
             master, slave = pty.openpty()
@@ -83,7 +91,7 @@ class Key:
         while time.time() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"latchkey exited with {self.process.returncode}: {self.log()}")
-            if os.path.exists(self.socket_path):
+            if all(os.path.exists(path) for path in self.ready_paths()):
                 try:
                     probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
                     probe.connect(self.socket_path)
@@ -538,26 +546,11 @@ class ControlKey(Key):
         self.control_path = os.path.join(WORK, f"{name}.control")
         self.trace_path = os.path.join(WORK, f"{name}.trace")
 
-    def start(self, expect_up=True):
-        args = [BINARY, "serve", "--transport", f"socket:{self.socket_path}", "--presence", "control",
-                "--control", self.control_path, "--trace", self.trace_path,
-                "--store", self.store, "--name", self.name, "--log-level", "debug"]
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"latchkey exited with {self.process.returncode}: {self.log()}")
-            if os.path.exists(self.socket_path) and os.path.exists(self.control_path):
-                try:
-                    probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-                    probe.connect(self.socket_path)
-                    probe.close()
-                    return self
-                except OSError:
-                    pass
-            time.sleep(0.05)
-        raise RuntimeError("latchkey did not come up: " + self.log())
+    def extra_args(self):
+        return ["--control", self.control_path, "--trace", self.trace_path]
+
+    def ready_paths(self):
+        return [self.socket_path, self.control_path]
 
     def answer(self, verb, *extra, timeout=30):
         return subprocess.run([BINARY, verb, "--control", self.control_path, *extra],
