@@ -18,6 +18,11 @@ let package = Package(
                        providers: [.apt(["libudev-dev"])]),
         // C for what Swift cannot import (macros, variadics, kernel struct layouts).
         .target(name: "CShims", dependencies: ["COpenSSL", "CSQLite"]),
+        // SystemIO's GNU-only socket and eventfd calls: Glibc alone, so the ground floor pulls
+        // in neither OpenSSL nor SQLite (which CShims carries).
+        .target(name: "CSystemIO"),
+
+        .target(name: "SystemIO", dependencies: ["CSystemIO"]),
 
         .target(name: "CBOR"),
         .target(name: "CTAP", dependencies: ["CBOR"]),
@@ -25,15 +30,16 @@ let package = Package(
         .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
         .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto"]),
         .target(name: "CredentialStore",
-                dependencies: ["Authenticator", "FIDOCrypto", "CSQLite", "CShims"]),
-        .target(name: "LinuxHID", dependencies: ["CTAPHID", "CUdev", "CShims"]),
+                dependencies: ["Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
+        .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
         .target(name: "Service",
-                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR", "FIDOCrypto"]),
+                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR", "FIDOCrypto",
+                               "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["Service"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
         .executableTarget(name: "latchkey-bench",
                           dependencies: ["Service", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
-                                         "LinuxHID", "CBOR"],
+                                         "LinuxHID", "CBOR", "SystemIO"],
                           path: "Benchmarks/LatchkeyBench"),
 
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
@@ -44,7 +50,8 @@ let package = Package(
                     dependencies: ["Authenticator", "CTAP", "CBOR", "FIDOCrypto", "COpenSSL", "CShims"]),
         .testTarget(name: "CredentialStoreTests",
                     dependencies: ["CredentialStore", "Authenticator", "FIDOCrypto"]),
-        .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "CShims"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service"]),
+        .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
+        .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "SystemIO", "CShims"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "SystemIO"]),
     ]
 )

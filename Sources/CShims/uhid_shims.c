@@ -1,14 +1,8 @@
-// LinuxHID's C shims: <linux/uhid.h> layout measured by the compiler, and
-// GNU-only calls (see latchkey_uhid_shims.h for why each exists).
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE   // accept4, POLLRDHUP, sendmmsg, recvmmsg
-#endif
+// LinuxHID's C shims: <linux/uhid.h> layout measured by the compiler (see
+// latchkey_uhid_shims.h for why).
 #include "latchkey_uhid_shims.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <string.h>
-#include <sys/socket.h>
 
 #include <linux/input.h>
 #include <linux/uhid.h>
@@ -89,48 +83,4 @@ struct lk_uhid_layout lk_uhid_layout(void) {
         .bus_usb = BUS_USB,
     };
     return layout;
-}
-
-int lk_uhid_accept4_cloexec_nonblock(int fd) {
-    return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-}
-
-int lk_uhid_eventfd_cloexec_nonblock(void) {
-    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-}
-
-short lk_uhid_pollrdhup(void) {
-    return POLLRDHUP;
-}
-
-enum { LK_MAX_BATCH = 64 };
-
-int lk_send_packets(int fd, const uint8_t *packets, size_t size, unsigned count, int flags) {
-    if (count > LK_MAX_BATCH) count = LK_MAX_BATCH;
-    struct mmsghdr messages[LK_MAX_BATCH];
-    struct iovec vectors[LK_MAX_BATCH];
-    memset(messages, 0, sizeof(messages[0]) * count);
-    for (unsigned i = 0; i < count; i++) {
-        vectors[i].iov_base = (void *)(packets + (size_t)i * size);
-        vectors[i].iov_len = size;
-        messages[i].msg_hdr.msg_iov = &vectors[i];
-        messages[i].msg_hdr.msg_iovlen = 1;
-    }
-    return sendmmsg(fd, messages, count, flags);
-}
-
-int lk_receive_packets(int fd, uint8_t *buffer, size_t capacity, unsigned count, size_t *sizes, int flags) {
-    if (count > LK_MAX_BATCH) count = LK_MAX_BATCH;
-    struct mmsghdr messages[LK_MAX_BATCH];
-    struct iovec vectors[LK_MAX_BATCH];
-    memset(messages, 0, sizeof(messages[0]) * count);
-    for (unsigned i = 0; i < count; i++) {
-        vectors[i].iov_base = buffer + (size_t)i * capacity;
-        vectors[i].iov_len = capacity;
-        messages[i].msg_hdr.msg_iov = &vectors[i];
-        messages[i].msg_hdr.msg_iovlen = 1;
-    }
-    int received = recvmmsg(fd, messages, count, flags | MSG_TRUNC, NULL);
-    for (int i = 0; i < received; i++) sizes[i] = messages[i].msg_len;
-    return received;
 }

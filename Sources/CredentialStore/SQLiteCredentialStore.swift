@@ -1,5 +1,6 @@
 import Authenticator
 import FIDOCrypto
+import SystemIO
 
 /// The store port over SQLite (ARCHITECTURE.md, Store): one database per key in a 0700
 /// directory, every identifying or secret field sealed with AES-256-GCM, lookups by keyed hash,

@@ -1,6 +1,7 @@
 import Authenticator
 import FIDOCrypto
 import Glibc
+import SystemIO
 
 /// The files of one store: `DIR/credentials.sqlite` (+ `-wal`, `-shm`), `DIR/master.key`,
 /// `DIR/lock`. ARCHITECTURE.md, Store: mode 0600 files in a 0700 directory.
@@ -16,32 +17,30 @@ struct StoreDirectory {
 
     /// Creates the directory (and missing parents) with mode 0700, whatever the umask.
     func createIfMissing() throws(StoreError) {
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + component
-            var existing = stat()
-            if stat(prefix, &existing) == 0 { continue }
-            if mkdir(prefix, 0o700) == 0 {
-                // mkdir's mode is filtered by the umask; fix it explicitly.
-                guard chmod(prefix, 0o700) == 0 else {
-                    throw .io("cannot set mode 0700 on \(prefix): \(Errno.current.message)")
-                }
-            } else if errno != EEXIST {
-                throw .io("cannot create directory \(prefix): \(Errno.current.message)")
-            }
+        do {
+            try FileSystem.createDirectories(path, mode: 0o700)
+        } catch {
+            throw .io("cannot create directory \(path): \(error.message)")
         }
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw .io("cannot stat \(path): \(Errno.current.message)") }
+        let info: stat
+        do {
+            info = try FileSystem.status(path)
+        } catch {
+            throw .io("cannot stat \(path): \(error.message)")
+        }
         guard info.st_mode & S_IFMT == S_IFDIR else { throw .io("\(path) is not a directory") }
         try Self.requirePrivate(info, path: path, fix: "chmod 700")
     }
 
     /// Refuses an existing file that is not a regular file or that group/others can access.
     func checkFile(_ file: String) throws(StoreError) {
-        var info = stat()
-        guard lstat(file, &info) == 0 else {
-            if errno == ENOENT { return }
-            throw .io("cannot stat \(file): \(Errno.current.message)")
+        let info: stat
+        do {
+            info = try FileSystem.linkStatus(file)
+        } catch where error == .noSuchFileOrDirectory {
+            return
+        } catch {
+            throw .io("cannot stat \(file): \(error.message)")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .permissions("\(file) is not a regular file (symbolic links are refused); move it away")
@@ -51,8 +50,12 @@ struct StoreDirectory {
 
     /// Checks the directory and every store file that exists.
     func checkPermissions() throws(StoreError) {
-        var info = stat()
-        guard stat(path, &info) == 0 else { throw .io("cannot stat \(path): \(Errno.current.message)") }
+        let info: stat
+        do {
+            info = try FileSystem.status(path)
+        } catch {
+            throw .io("cannot stat \(path): \(error.message)")
+        }
         try Self.requirePrivate(info, path: path, fix: "chmod 700")
         for file in [databasePath, masterKeyPath, lockPath] + sidecarPaths {
             try checkFile(file)
@@ -69,17 +72,15 @@ struct StoreDirectory {
     }
 
     var databaseExists: Bool {
-        var info = stat()
-        return lstat(databasePath, &info) == 0 && info.st_size > 0
+        ((try? FileSystem.linkStatus(databasePath))?.st_size ?? 0) > 0
     }
 
     /// Creates the database file empty with mode 0600 (SQLite then gives -wal and -shm the
     /// database file's mode), so that SQLite never creates it under the process umask.
     func createDatabaseFileIfMissing() throws(StoreError) {
         do {
-            let fd = try FileDescriptor.open(databasePath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
-            try fd.setMode(0o600)
-        } catch where error == .exists {
+            _ = try FileDescriptor.createPrivateFile(databasePath)
+        } catch where error == .fileExists {
             return
         } catch {
             throw .io("cannot create \(databasePath): \(error.message)")
@@ -103,8 +104,8 @@ struct StoreDirectory {
     private func readMasterKey() throws(StoreError) -> SecretBytes? {
         let fd: FileDescriptor
         do {
-            fd = try FileDescriptor.open(masterKeyPath, flags: O_RDONLY)
-        } catch where error == .noEntry {
+            fd = try FileDescriptor.open(masterKeyPath, flags: O_RDONLY | O_NOFOLLOW)
+        } catch where error == .noSuchFileOrDirectory {
             return nil
         } catch {
             throw .io("cannot open \(masterKeyPath): \(error.message)")
@@ -132,30 +133,29 @@ struct StoreDirectory {
     /// created master.key meanwhile, link fails with EEXIST and both processes use the winner's.
     private func createMasterKey() throws(StoreError) {
         let temporary = masterKeyPath + ".new-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
-        defer { unlink(temporary) }
+        defer { try? FileSystem.remove(temporary) }
         var key = SecureRandom.bytes(count: Self.masterKeyCount)
         defer { wipe(&key) }
         do {
-            let fd = try FileDescriptor.open(temporary, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o600)
-            try fd.setMode(0o600)
+            let fd = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY)
             try fd.writeAll(key)
             try fd.synchronize()
         } catch {
             throw .io("cannot write \(temporary): \(error.message)")
         }
-        if link(temporary, masterKeyPath) != 0 && errno != EEXIST {
-            throw .io("cannot create \(masterKeyPath): \(Errno.current.message)")
+        do {
+            try FileSystem.link(temporary, to: masterKeyPath)
+        } catch where error == .fileExists {
+            // Another process won the race: its key is the store's.
+        } catch {
+            throw .io("cannot create \(masterKeyPath): \(error.message)")
         }
         synchronizeDirectory()
     }
 
     /// fsync the directory so that a created file's name is durable.
     func synchronizeDirectory() {
-        let fd = Glibc.open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 {
-            _ = fsync(fd)
-            _ = Glibc.close(fd)
-        }
+        try? FileSystem.synchronizeDirectory(path)
     }
 
     /// Takes `DIR/lock` with flock(LOCK_EX | LOCK_NB); held while the descriptor lives.
@@ -178,11 +178,9 @@ struct StoreDirectory {
 
     private func openLockFile() throws(Errno) -> FileDescriptor {
         do {
-            let fd = try FileDescriptor.open(lockPath, flags: O_RDWR | O_CREAT | O_EXCL, mode: 0o600)
-            try fd.setMode(0o600)   // created here: make the mode umask-proof
-            return fd
-        } catch where error == .exists {
-            return try FileDescriptor.open(lockPath, flags: O_RDWR)   // checkPermissions vetted it
+            return try FileDescriptor.createPrivateFile(lockPath)   // created here: mode 0600, umask-proof
+        } catch where error == .fileExists {
+            return try FileDescriptor.open(lockPath, flags: O_RDWR | O_NOFOLLOW)   // checkPermissions vetted it
         }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemIO
 
 /// Finds hidraw devices and what they are (`latchkey devices`, `probe`'s
 /// default device, `doctor`).

@@ -1,4 +1,5 @@
 import Glibc
+import SystemIO
 
 /// A client's open handle on a hidraw node (`/dev/hidrawN`): how `latchkey
 /// probe` and `wink` talk to any FIDO HID device, Latchkey's or a real one.
@@ -73,7 +74,12 @@ public final class HIDRawDevice: ClientReportTransport {
             if let deadline {
                 remaining = Int32(clamping: max(0, deadline - Self.monotonicMilliseconds()))
             }
-            let ready = try Poller.wait(for: [device.rawValue], timeoutMilliseconds: remaining)
+            let ready: [Int32]
+            do {
+                ready = try Poller.wait(for: [device.rawValue], timeoutMilliseconds: remaining)
+            } catch {
+                throw .poll(error)
+            }
             if ready.isEmpty { return nil }
             let bytes: [UInt8]
             do {
@@ -143,9 +149,5 @@ public final class HIDRawDevice: ClientReportTransport {
         return TransportError(error, call: call, path: path)
     }
 
-    private static func monotonicMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
+    private static func monotonicMilliseconds() -> Int64 { Int64(MonotonicClock.nanoseconds() / 1_000_000) }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemIO
 
 /// One connection to a key's socket transport, for tests, benchmarks and rigs
 /// (SOCKET-TRANSPORT.md). Blocking sends; `receive` waits with a timeout.
@@ -15,7 +16,12 @@ public final class SocketClient {
     private var pending: ArraySlice<(bytes: [UInt8], size: Int)> = []
 
     public init(path: String) throws(TransportError) {
-        let address = try UnixSocketAddress(path: path)
+        let address: UnixSocketAddress
+        do {
+            address = try UnixSocketAddress(path: path)
+        } catch {
+            throw .socketPath(path, error)
+        }
         self.path = path
         do {
             socket = try .unixSocket(type: SOCK_SEQPACKET, nonBlocking: false)
@@ -73,7 +79,12 @@ public final class SocketClient {
             throw TransportError(.badFileDescriptor, call: "recv", path: path)
         }
         if pending.isEmpty {
-            let ready = try Poller.wait(for: [socket.rawValue], timeoutMilliseconds: timeoutMilliseconds)
+            let ready: [Int32]
+            do {
+                ready = try Poller.wait(for: [socket.rawValue], timeoutMilliseconds: timeoutMilliseconds)
+            } catch {
+                throw .poll(error)
+            }
             guard !ready.isEmpty else { return nil }
             do {
                 pending = try socket.receivePackets(capacity: Self.receiveCapacity, maximumCount: Self.packetsPerReceive,

@@ -1,4 +1,5 @@
 import Glibc
+import SystemIO
 
 /// The socket transport (SOCKET-TRANSPORT.md, a public contract): a UNIX
 /// SOCK_SEQPACKET listening socket, mode 0600, whose clients each behave like
@@ -30,7 +31,12 @@ public final class SocketTransport: ReportTransport {
     /// (connect → ECONNREFUSED) is replaced; a live one is `.socketInUse`;
     /// anything else at `path` is left alone and reported.
     public init(path: String) throws(TransportError) {
-        let address = try UnixSocketAddress(path: path)
+        let address: UnixSocketAddress
+        do {
+            address = try UnixSocketAddress(path: path)
+        } catch {
+            throw .socketPath(path, error)
+        }
         self.path = path
         do {
             listener = try .unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
@@ -41,8 +47,10 @@ public final class SocketTransport: ReportTransport {
         do throws(TransportError) {
             // Mode 0600 between bind and listen: until listen(2) every connect
             // is refused, so no client can get in under the umask's mode.
-            guard chmod(path, 0o600) == 0 else {
-                throw TransportError(Errno.current, call: "chmod", path: path)
+            do {
+                try FileSystem.setMode(path, 0o600)
+            } catch {
+                throw TransportError(error, call: "chmod", path: path)
             }
             let status = try Self.status(ofSocketAt: path)
             guard status.st_mode & 0o7777 == 0o600 else {
@@ -57,7 +65,7 @@ public final class SocketTransport: ReportTransport {
                 throw TransportError(error, call: "listen", path: path)
             }
         } catch {
-            unlink(path)
+            try? FileSystem.remove(path)
             throw error
         }
     }
@@ -115,7 +123,7 @@ public final class SocketTransport: ReportTransport {
         listener.close()
         if let status = try? Self.status(ofSocketAt: path),
            UInt64(status.st_dev) == socketFile.device, UInt64(status.st_ino) == socketFile.inode {
-            unlink(path)
+            try? FileSystem.remove(path)
         }
     }
 
@@ -247,9 +255,10 @@ public final class SocketTransport: ReportTransport {
                 }
                 throw .socketInUse(path: path)
             }
-            guard unlink(path) == 0 || Errno.current == .noSuchFileOrDirectory else {
-                throw TransportError(Errno.current, call: "unlink", path: path,
-                                     hint: "cannot remove the stale socket file")
+            do {
+                try FileSystem.remove(path)
+            } catch {
+                throw TransportError(error, call: "unlink", path: path, hint: "cannot remove the stale socket file")
             }
             return
         }
@@ -258,10 +267,10 @@ public final class SocketTransport: ReportTransport {
 
     /// lstat(2) of `path`.
     private static func status(ofSocketAt path: String) throws(TransportError) -> stat {
-        var status = stat()
-        guard lstat(path, &status) == 0 else {
-            throw TransportError(Errno.current, call: "lstat", path: path)
+        do {
+            return try FileSystem.linkStatus(path)
+        } catch {
+            throw TransportError(error, call: "lstat", path: path)
         }
-        return status
     }
 }

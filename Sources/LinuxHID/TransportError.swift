@@ -1,4 +1,6 @@
 import Glibc
+import SystemIO
+import SystemIO
 
 /// Errors of the LinuxHID layer. `description` is a sentence for the user
 /// that says what to do about it.
@@ -39,7 +41,7 @@ extension TransportError {
     /// The one mapping from a failed system call to this layer's error:
     /// EACCES/EPERM on a path become `.permissionDenied`, everything else
     /// `.system` with the call, the path and `hint` (what to do) spelled out.
-    init(_ error: Errno, call: String, path: String? = nil, hint: String? = nil) {
+    public init(_ error: Errno, call: String, path: String? = nil, hint: String? = nil) {
         if let path, error == .permissionDenied || error == .notPermitted {
             self = .permissionDenied(path: path)
             return
@@ -50,4 +52,21 @@ extension TransportError {
         if let hint { message += "; \(hint)" }
         self = .system(call: call, errno: error.rawValue, message: message)
     }
+}
+
+extension TransportError {
+    /// A socket path that `UnixSocketAddress` refused, in words that say what to do.
+    static func socketPath(_ path: String, _ error: Errno) -> TransportError {
+        if error == .nameTooLong {
+            return .system(
+                call: "bind", errno: ENAMETOOLONG,
+                message: "the socket path \"\(path)\" is \(path.utf8.count) bytes long, but UNIX socket paths are limited to \(UnixSocketAddress.maximumPathLength) bytes (sun_path); choose a shorter path, e.g. under $XDG_RUNTIME_DIR or /tmp")
+        }
+        return .system(
+            call: "bind", errno: EINVAL,
+            message: "the socket path \"\(path)\" is empty or contains a NUL byte; give a filesystem path such as $XDG_RUNTIME_DIR/latchkey.sock")
+    }
+
+    /// Waiting on descriptors failed (poll(2)).
+    static func poll(_ error: Errno) -> TransportError { TransportError(error, call: "poll") }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import SystemIO
 
 /// The key as a kernel HID device: /dev/uhid with the FIDO report descriptor
 /// (ARCHITECTURE.md, Transports). Clients open the resulting hidraw node; all
@@ -103,9 +104,8 @@ public final class UHIDDevice: ReportTransport {
         var framing = MessageFraming()
         let started = Self.monotonicNanoseconds()
         for _ in 0..<Self.maximumEventsPerRead {
-            let descriptor = device.rawValue
-            let count = readBuffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
+            let device = self.device
+            let count = readBuffer.withUnsafeMutableBytes { (try? device.read(into: $0)) ?? -1 }
             guard count > 0 else {
                 // EAGAIN: queue empty (any other error: nothing to read either). Mid-message,
                 // the rest is on its way: wait for it here rather than sleep in poll(2).
@@ -149,9 +149,11 @@ public final class UHIDDevice: ReportTransport {
     /// the spin window ends; true if an event is waiting.
     private func spinUntilReadable() -> Bool {
         let start = Self.monotonicNanoseconds()
-        var entry = pollfd(fd: device.rawValue, events: Int16(POLLIN), revents: 0)
         while true {
-            if poll(&entry, 1, 0) > 0 { return entry.revents & Int16(POLLIN) != 0 }
+            if let events = try? Poller.wait(for: device.rawValue, events: Int16(POLLIN), timeoutMilliseconds: 0),
+               events != 0 {
+                return events & Int16(POLLIN) != 0
+            }
             if Self.monotonicNanoseconds() - start > Self.burstSpinNanoseconds { return false }
             sched_yield()
         }
@@ -198,11 +200,7 @@ public final class UHIDDevice: ReportTransport {
         }
     }
 
-    static func monotonicNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
+    static func monotonicNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
 
     /// UHID_DESTROY, then close. Later calls do nothing.
     public func shutdown() {

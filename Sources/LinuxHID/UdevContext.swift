@@ -1,5 +1,6 @@
 import CUdev
 import Glibc
+import SystemIO
 
 /// libudev's library context (`struct udev`). Owns one reference, dropped in
 /// `deinit`; enumerations and devices made from it keep it alive.

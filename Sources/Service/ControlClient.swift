@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 
 /// The client end of the control socket protocol (`ControlRequest`).
 public enum ControlClient {
@@ -6,19 +7,27 @@ public enum ControlClient {
     /// waiting: closing it would withdraw an answer.
     public static func exchange(_ request: ControlRequest, path: String,
                                 replyTimeoutMilliseconds: Int32) throws(ControlSocket.Failure) -> ControlResponse {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .init("socket failed: \(String(cString: strerror(errno)))") }
-        defer { close(descriptor) }
-        while ControlIO.withAddress(path, { connect(descriptor, $0, $1) }) != 0 {
-            if errno == EINTR { continue }
-            if errno == ENOENT || errno == ECONNREFUSED {
-                throw .init("no key is listening on the control socket \(path) (\(String(cString: strerror(errno)))); "
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try .unixSocket(type: SOCK_STREAM, nonBlocking: false)
+        } catch {
+            throw .init("socket failed: \(error)")
+        }
+        while true {
+            do {
+                try descriptor.connect(to: UnixSocketAddress(path: path))
+                break
+            } catch where error == .interrupted {
+                continue
+            } catch where error == .noSuchFileOrDirectory || error == .connectionRefused {
+                throw .init("no key is listening on the control socket \(path) (\(error)); "
                             + "start one with `latchkey serve --presence control`, or pass its --name or --control PATH")
+            } catch {
+                throw .init(ControlIO.addressError(path, error, call: "connect"))
             }
-            throw .init(ControlIO.addressError(path, call: "connect"))
         }
         guard ControlIO.write(ControlLine.encode(request), to: descriptor) else {
-            throw .init("sending to the control socket \(path) failed: \(String(cString: strerror(errno)))")
+            throw .init("sending to the control socket \(path) failed: \(Errno.current)")
         }
         guard let line = ControlIO.readLine(from: descriptor, timeoutMilliseconds: replyTimeoutMilliseconds) else {
             throw .init("the key on \(path) did not answer")

@@ -4,6 +4,7 @@ import CTAPHID
 import Foundation
 import LinuxHID
 import Synchronization
+import SystemIO
 
 /// The running key: one poll loop owns the transport's descriptors and the CTAPHID timers;
 /// CBOR/MSG requests run on a serial worker so KEEPALIVE, CANCEL and other channels are served
@@ -60,7 +61,11 @@ public final class KeyRunner: @unchecked Sendable {
             configuration.channelIDSeed = UInt32.random(in: 1...0x7FFF_FFFF)
         }
         self.stateMachine = CTAPHIDStateMachine(configuration: configuration)
-        self.wakeup = try WakeupEvent()
+        do {
+            self.wakeup = try WakeupEvent()
+        } catch {
+            throw TransportError(error, call: "eventfd")
+        }
         self.mailbox = Mailbox(wakeup: wakeup)
     }
 

@@ -1,6 +1,7 @@
 import Authenticator
 import Foundation
 import Synchronization
+import SystemIO
 
 /// `--presence prompt`: asks on the controlling terminal ("Approve? [y/N]") and waits for an
 /// answer, the timeout, or cancellation.
@@ -27,19 +28,17 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
 
     /// Fails early when there is no terminal to ask on.
     public static func terminalAvailable(path: String = "/dev/tty") -> Bool {
-        let fd = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
-        close(fd)
-        return true
+        Terminal.isAvailable(path: path)
     }
 
     public func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {
-        let fd = open(ttyPath, O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard fd >= 0 else {
-            logger.error("presence prompt: cannot open \(ttyPath) (\(String(cString: strerror(errno)))); denying")
+        let terminal: Terminal
+        do {
+            terminal = try Terminal(path: ttyPath)
+        } catch {
+            logger.error("presence prompt: cannot open \(ttyPath) (\(error)); denying")
             return .denied
         }
-        defer { close(fd) }
         let now = SystemClock().monotonicMilliseconds()
         let reuse = openPrompt.withLock { prompt -> Bool in
             guard let prompt, prompt.operation == request.operation, prompt.rpID == request.rpID,
@@ -47,12 +46,12 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
             return true
         }
         if !reuse {
-            tcflush(fd, TCIFLUSH)
+            terminal.discardPendingInput()
             var text = "\nLatchkey: \(request.operation.rawValue)"
             if let rpID = request.rpID { text += " at \(rpID)" }
             if let user = request.userName, !user.isEmpty { text += " for \(user)" }
             text += ". Approve? [y/N] "
-            write(fd: fd, text)
+            terminal.write(text)
         }
         openPrompt.withLock { $0 = OpenPrompt(operation: request.operation, rpID: request.rpID, lastWaited: now) }
 
@@ -60,7 +59,7 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
         while true {
             if cancellation.isCancelled {
                 openPrompt.withLock { $0 = nil }
-                write(fd: fd, "(cancelled by the client)\n")
+                terminal.write("(cancelled by the client)\n")
                 return .cancelled
             }
             let current = SystemClock().monotonicMilliseconds()
@@ -68,28 +67,18 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
                 openPrompt.withLock { $0?.lastWaited = current }
                 if request.timeoutMilliseconds >= 2_000 {
                     openPrompt.withLock { $0 = nil }
-                    write(fd: fd, "(timed out)\n")
+                    terminal.write("(timed out)\n")
                 }
                 return .timedOut
             }
-            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&descriptor, 1, Int32(min(100, deadline - current)))
-            guard ready > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 256)
-            let count = read(fd, &buffer, buffer.count)
-            guard count > 0 else {
-                openPrompt.withLock { $0 = nil }
-                return .denied
+            guard let input = terminal.read(upToCount: 256, timeoutMilliseconds: Int32(min(100, deadline - current))) else {
+                continue
             }
             openPrompt.withLock { $0 = nil }
-            let answer = String(decoding: buffer[0..<count], as: UTF8.self)
+            guard !input.isEmpty else { return .denied }
+            let answer = String(decoding: input, as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
             return answer == "y" || answer == "yes" ? .approved : .denied
         }
-    }
-
-    private func write(fd: Int32, _ text: String) {
-        let bytes = Array(text.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 
 /// A trace file on disk (format: `TraceRecord`). `create` makes it private (mode 0600, a
 /// regular file, symlinks not followed); `write` buffers lines and `flush` writes them, so the
@@ -11,13 +12,13 @@ public final class TraceFile {
     }
 
     public let path: String
-    private var descriptor: Int32
+    private let descriptor: FileDescriptor
     private var buffer: [UInt8] = []
     private let encoder: JSONEncoder
     /// Set once a write failed: nothing more is written.
     public private(set) var failure: Failure?
 
-    private init(path: String, descriptor: Int32) {
+    private init(path: String, descriptor: FileDescriptor) {
         self.path = path
         self.descriptor = descriptor
         encoder = JSONEncoder()
@@ -30,22 +31,22 @@ public final class TraceFile {
     public static func create(path: String, header: TraceHeader) throws(Failure) -> TraceFile {
         // O_NOFOLLOW: a symlink planted at PATH is an error, not a redirect; O_NONBLOCK so a FIFO
         // there cannot hang the open (it is refused below, as is anything but a regular file).
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else {
-            throw Failure("cannot create the trace file \(path): \(String(cString: strerror(errno)))")
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(path, flags: O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK, permissions: 0o600)
+        } catch {
+            throw Failure("cannot create the trace file \(path): \(error)")
         }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            Glibc.close(descriptor)
+        guard let status = try? descriptor.status(), status.st_mode & S_IFMT == S_IFREG else {
             throw Failure("the trace file \(path) exists and is not a regular file")
         }
         // An existing file keeps its mode under O_CREAT: make it private before anything is written.
-        let flags = fcntl(descriptor, F_GETFL)
-        guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0,
-              fchmod(descriptor, 0o600) == 0, ftruncate(descriptor, 0) == 0 else {
-            let message = String(cString: strerror(errno))
-            Glibc.close(descriptor)
-            throw Failure("cannot make the trace file \(path) private and empty: \(message)")
+        do {
+            try descriptor.setNonBlocking(false)
+            try descriptor.setMode(0o600)
+            try descriptor.truncate(to: 0)
+        } catch {
+            throw Failure("cannot make the trace file \(path) private and empty: \(error)")
         }
         let file = TraceFile(path: path, descriptor: descriptor)
         file.append(line: try file.encode(header))
@@ -66,19 +67,13 @@ public final class TraceFile {
     /// Writes what is queued. Returns the failure if this flush failed (it is reported once).
     @discardableResult
     public func flush() -> Failure? {
-        guard failure == nil, descriptor >= 0, !buffer.isEmpty else { return nil }
-        var written = 0
-        while written < buffer.count {
-            let result = buffer.withUnsafeBytes { bytes in
-                Glibc.write(descriptor, bytes.baseAddress! + written, bytes.count - written)
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                failure = Failure("writing the trace file \(path) failed: \(String(cString: strerror(errno))); tracing stopped")
-                buffer.removeAll()
-                return failure
-            }
-            written += result
+        guard failure == nil, descriptor.isOpen, !buffer.isEmpty else { return nil }
+        do {
+            try descriptor.writeAll(buffer)
+        } catch {
+            failure = Failure("writing the trace file \(path) failed: \(error); tracing stopped")
+            buffer.removeAll()
+            return failure
         }
         buffer.removeAll(keepingCapacity: true)
         return nil
@@ -86,10 +81,9 @@ public final class TraceFile {
 
     /// Flushes and closes. Idempotent.
     public func close() {
-        guard descriptor >= 0 else { return }
+        guard descriptor.isOpen else { return }
         flush()
-        Glibc.close(descriptor)
-        descriptor = -1
+        descriptor.close()
     }
 
     private func encode<T: Encodable>(_ value: T) throws(Failure) -> [UInt8] {

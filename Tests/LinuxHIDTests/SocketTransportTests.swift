@@ -1,5 +1,6 @@
 import Glibc
 @testable import LinuxHID
+import SystemIO
 import XCTest
 
 /// The socket transport for real, in a temporary directory

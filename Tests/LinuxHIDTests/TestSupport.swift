@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LinuxHID
+import SystemIO
 import XCTest
 
 /// A fresh directory under /tmp (short paths: sun_path holds 107 bytes),

@@ -1,5 +1,6 @@
 import Glibc
 @testable import LinuxHID
+import SystemIO
 import XCTest
 
 /// UHIDDevice against a fake kernel: one end of a SOCK_SEQPACKET socket pair,

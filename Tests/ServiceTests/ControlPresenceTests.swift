@@ -1,6 +1,7 @@
 import Authenticator
 import Foundation
 @testable import Service
+import SystemIO
 import Synchronization
 import XCTest
 
@@ -155,11 +156,11 @@ final class ControlPresenceTests: XCTestCase {
 
     /// A `latchkey approve` that is killed while it waits must not approve anything later.
     func testClosedConnectionWithdrawsItsAnswer() throws {
-        let client = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertEqual(ControlIO.withAddress(path) { connect(client, $0, $1) }, 0)
+        let client = try FileDescriptor.unixSocket(type: SOCK_STREAM, nonBlocking: false)
+        XCTAssertNoThrow(try client.connect(to: UnixSocketAddress(path: path)))
         XCTAssertTrue(ControlIO.write(ControlLine.encode(ControlRequest(action: "approve", timeoutMilliseconds: 10_000)), to: client))
         waitUntil { $0.waitingAnswers == 1 }
-        close(client)
+        client.close()
         waitUntil { $0.waitingAnswers == 0 }
         var request = Self.register
         request.timeoutMilliseconds = 100
@@ -202,9 +203,9 @@ final class ControlPresenceTests: XCTestCase {
         }
         // A stale socket file (nobody listening) is replaced.
         let stalePath = directory.path + "/stale.control"
-        let stale = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        XCTAssertEqual(ControlIO.withAddress(stalePath) { bind(stale, $0, $1) }, 0)
-        close(stale)
+        let stale = try FileDescriptor.unixSocket(type: SOCK_STREAM, nonBlocking: false)
+        XCTAssertNoThrow(try stale.bind(to: UnixSocketAddress(path: stalePath)))
+        stale.close()
         let replacement = try ControlSocket(path: stalePath, presence: ControlPresence(logger: Logger(level: .error, sink: { _ in })),
                                             logger: Logger(level: .error, sink: { _ in }))
         replacement.stop()

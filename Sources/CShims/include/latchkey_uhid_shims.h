@@ -1,5 +1,5 @@
 // C shims of the LinuxHID module: the <linux/uhid.h> layout measured by the C
-// compiler, and the few Linux calls Swift's Glibc module does not import.
+// compiler (the GNU-only socket calls are CSystemIO's).
 // Standalone: uses only <stddef.h>/<stdint.h>, so the CShims umbrella does not
 // pull kernel or GNU headers into every Swift module that imports CShims.
 #ifndef LATCHKEY_UHID_SHIMS_H
@@ -75,33 +75,6 @@ struct lk_uhid_layout {
 /// constants (UHID_DATA_MAX, HID_MAX_DESCRIPTOR_SIZE, BUS_USB) are only
 /// available to C; LinuxHID's tests compare its pure-Swift codec against this.
 struct lk_uhid_layout lk_uhid_layout(void);
-
-/// accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK): −1 and errno on failure.
-/// Why a shim: accept4 is declared only under _GNU_SOURCE, which Swift's Glibc
-/// module does not define; accept + fcntl would leave a window in which a
-/// concurrent fork/exec inherits the descriptor.
-int lk_uhid_accept4_cloexec_nonblock(int fd);
-
-/// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC): −1 and errno on failure.
-/// Why a shim: <sys/eventfd.h> is not part of Swift's Glibc module.
-int lk_uhid_eventfd_cloexec_nonblock(void);
-
-/// POLLRDHUP (peer shut down writing), for poll(2) on sockets.
-/// Why a shim: <poll.h> defines it only under _GNU_SOURCE.
-short lk_uhid_pollrdhup(void);
-
-/// sendmmsg(2) of `count` packets of `size` bytes each, stored back to back at `packets`:
-/// the number sent (possibly fewer than `count`), or −1 and errno if none was.
-/// Why a shim: sendmmsg and struct mmsghdr are declared only under _GNU_SOURCE. One call
-/// instead of one per 64-byte report: on the key's hot path the syscalls cost more than the
-/// work between them (latchkey-bench, "socket" section).
-int lk_send_packets(int fd, const uint8_t *packets, size_t size, unsigned count, int flags);
-
-/// recvmmsg(2) of up to `count` packets into consecutive slots of `capacity` bytes at
-/// `buffer`, with MSG_TRUNC so `sizes[i]` is each packet's true length (a longer packet is
-/// cut to `capacity`): the number received, or −1 and errno.
-/// Why a shim: as above, recvmmsg is GNU-only.
-int lk_receive_packets(int fd, uint8_t *buffer, size_t capacity, unsigned count, size_t *sizes, int flags);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-import CShims
+import CSystemIO
 import Glibc
 
 /// An eventfd (EFD_NONBLOCK | EFD_CLOEXEC) that worker threads `signal()` to
@@ -9,11 +9,9 @@ import Glibc
 public final class WakeupEvent: Sendable {
     private let rawDescriptor: Int32
 
-    public init() throws(TransportError) {
-        let descriptor = lk_uhid_eventfd_cloexec_nonblock()
-        guard descriptor >= 0 else {
-            throw TransportError(Errno.current, call: "eventfd")
-        }
+    public init() throws(Errno) {
+        let descriptor = lk_eventfd_cloexec_nonblock()
+        guard descriptor >= 0 else { throw Errno.current }
         rawDescriptor = descriptor
     }
 

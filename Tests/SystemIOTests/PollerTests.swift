@@ -1,6 +1,6 @@
 import Foundation
 import Glibc
-import LinuxHID
+import SystemIO
 import XCTest
 
 final class PollerTests: XCTestCase {

@@ -1,43 +1,43 @@
-import CShims
+import CSystemIO
 import Glibc
 
 /// Socket calls on an owned descriptor (UNIX-domain, as the socket transport
-/// uses them). All retry EINTR except `connect`, whose retry semantics differ
+/// and the control socket use them). All retry EINTR except `connect`, whose retry semantics differ
 /// (a repeated call reports EALREADY), so its EINTR is thrown.
 extension FileDescriptor {
     /// A UNIX-domain socket of `type` (e.g. SOCK_SEQPACKET), always
     /// close-on-exec, non-blocking if asked.
-    static func unixSocket(type: __socket_type, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
+    public static func unixSocket(type: __socket_type, nonBlocking: Bool) throws(Errno) -> FileDescriptor {
         var flags = Int32(type.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         if nonBlocking { flags |= Int32(SOCK_NONBLOCK.rawValue) }
         let descriptor = try Errno.retryingInterrupts { Glibc.socket(AF_UNIX, flags, 0) }
         return FileDescriptor(owning: descriptor)
     }
 
-    func bind(to address: UnixSocketAddress) throws(Errno) {
+    public func bind(to address: UnixSocketAddress) throws(Errno) {
         let descriptor = rawValue
         _ = try Errno.retryingInterrupts {
             address.withSocketAddress { Glibc.bind(descriptor, $0, $1) }
         }
     }
 
-    func connect(to address: UnixSocketAddress) throws(Errno) {
+    public func connect(to address: UnixSocketAddress) throws(Errno) {
         let descriptor = rawValue
         if address.withSocketAddress({ Glibc.connect(descriptor, $0, $1) }) < 0 {
             throw Errno.current
         }
     }
 
-    func listen(backlog: Int32) throws(Errno) {
+    public func listen(backlog: Int32) throws(Errno) {
         let descriptor = rawValue
         _ = try Errno.retryingInterrupts { Glibc.listen(descriptor, backlog) }
     }
 
     /// accept4(2): the new connection is close-on-exec and non-blocking from
     /// the start (no window in which a fork could inherit it).
-    func accept() throws(Errno) -> FileDescriptor {
+    public func accept() throws(Errno) -> FileDescriptor {
         let descriptor = rawValue
-        let client = try Errno.retryingInterrupts { lk_uhid_accept4_cloexec_nonblock(descriptor) }
+        let client = try Errno.retryingInterrupts { lk_accept4_cloexec_nonblock(descriptor) }
         return FileDescriptor(owning: client)
     }
 
@@ -45,7 +45,7 @@ extension FileDescriptor {
     /// so `size` is the packet's true length even when it did not fit
     /// (`bytes` holds at most `capacity` of them). `size` 0 is either an empty
     /// packet or the peer's end of stream.
-    func receivePacket(capacity: Int, flags: Int32 = 0) throws(Errno) -> (bytes: [UInt8], size: Int) {
+    public func receivePacket(capacity: Int, flags: Int32 = 0) throws(Errno) -> (bytes: [UInt8], size: Int) {
         let descriptor = rawValue
         var buffer = [UInt8](repeating: 0, count: max(capacity, 1))
         let size = try Errno.retryingInterrupts {
@@ -60,7 +60,7 @@ extension FileDescriptor {
     /// Up to `maximumCount` waiting packets in one recvmmsg(2), each cut to `capacity` bytes with
     /// its true length beside it (MSG_TRUNC). An empty result never happens: no packet throws
     /// `.wouldBlock` (with MSG_DONTWAIT).
-    func receivePackets(capacity: Int, maximumCount: Int, flags: Int32 = 0) throws(Errno) -> [(bytes: [UInt8], size: Int)] {
+    public func receivePackets(capacity: Int, maximumCount: Int, flags: Int32 = 0) throws(Errno) -> [(bytes: [UInt8], size: Int)] {
         let descriptor = rawValue
         let slots = max(1, min(maximumCount, 64))
         // Uninitialized: only the bytes the kernel wrote are copied out.
@@ -86,7 +86,7 @@ extension FileDescriptor {
     /// Packets of `size` bytes stored back to back in `packets`, in one sendmmsg(2): returns how
     /// many were sent (a full socket buffer can stop it early); throws only if none was.
     @discardableResult
-    func sendPackets(_ packets: [UInt8], size: Int, flags: Int32) throws(Errno) -> Int {
+    public func sendPackets(_ packets: [UInt8], size: Int, flags: Int32) throws(Errno) -> Int {
         precondition(size > 0 && packets.count % size == 0, "packets must be whole")
         let descriptor = rawValue
         let count = packets.count / size
@@ -111,9 +111,29 @@ extension FileDescriptor {
         return sent
     }
 
+    /// One `recv(2)` of at most `count` bytes (no MSG_TRUNC: for stream sockets, and MSG_PEEK
+    /// looks without consuming). An empty result is the peer's end of stream.
+    public func receive(upToCount count: Int, flags: Int32 = 0) throws(Errno) -> [UInt8] {
+        let descriptor = rawValue
+        var buffer = [UInt8](repeating: 0, count: max(count, 1))
+        let size = try Errno.retryingInterrupts {
+            buffer.withUnsafeMutableBytes { Glibc.recv(descriptor, $0.baseAddress, count, flags) }
+        }
+        buffer.removeSubrange(size...)
+        return buffer
+    }
+
+    /// Clears or sets O_NONBLOCK (fcntl F_SETFL).
+    public func setNonBlocking(_ nonBlocking: Bool) throws(Errno) {
+        let flags = fcntl(rawValue, F_GETFL)
+        guard flags >= 0 else { throw Errno.current }
+        let wanted = nonBlocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK
+        guard fcntl(rawValue, F_SETFL, wanted) == 0 else { throw Errno.current }
+    }
+
     /// One `send(2)` of `bytes` as a single packet; returns the bytes sent.
     @discardableResult
-    func send(_ bytes: [UInt8], flags: Int32) throws(Errno) -> Int {
+    public func send(_ bytes: [UInt8], flags: Int32) throws(Errno) -> Int {
         let descriptor = rawValue
         return try Errno.retryingInterrupts {
             bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, flags) }
@@ -122,9 +142,9 @@ extension FileDescriptor {
 
     /// Whether the peer has hung up or shut down its sending side: poll(2)
     /// for POLLRDHUP with a zero timeout.
-    var isPeerHungUp: Bool {
-        let hangUp = Int16(lk_uhid_pollrdhup()) | Int16(POLLHUP)
-        var entry = pollfd(fd: rawValue, events: Int16(lk_uhid_pollrdhup()), revents: 0)
+    public var isPeerHungUp: Bool {
+        let hangUp = Int16(lk_pollrdhup()) | Int16(POLLHUP)
+        var entry = pollfd(fd: rawValue, events: Int16(lk_pollrdhup()), revents: 0)
         return Glibc.poll(&entry, 1, 0) > 0 && entry.revents & hangUp != 0
     }
 }

@@ -1,9 +1,9 @@
 import Glibc
 
-/// A POSIX error number with the names this module acts on (after
-/// swift-system's `Errno`). Thrown by the thin syscall wrappers; the
-/// transports turn it into a `TransportError` in one place
-/// (`TransportError.init(call:errno:path:)`).
+/// A POSIX error number with the names the project acts on (after
+/// swift-system's `Errno`). Thrown by SystemIO's thin syscall wrappers; each
+/// layer above turns it into its own error in one place (LinuxHID's
+/// `TransportError.init(_:call:path:hint:)`, CredentialStore's `StoreError`).
 public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: Int32
 
@@ -35,16 +35,21 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let connectionReset = Errno(rawValue: ECONNRESET)
     public static let noBufferSpace = Errno(rawValue: ENOBUFS)
     public static let connectionRefused = Errno(rawValue: ECONNREFUSED)
+    public static let fileExists = Errno(rawValue: EEXIST)
+    public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
 
     /// `strerror(3)` text, e.g. "No such file or directory".
     public var description: String {
         String(cString: strerror(rawValue))
     }
 
+    /// The same text, for messages that read "cannot open X: <message>".
+    public var message: String { description }
+
     /// Runs a syscall-style `body` (−1 and `errno` on failure), retrying on
     /// EINTR; returns its non-negative result or throws the error.
     @inline(__always)
-    static func retryingInterrupts<Result: BinaryInteger>(
+    public static func retryingInterrupts<Result: BinaryInteger>(
         _ body: () -> Result
     ) throws(Errno) -> Result {
         while true {

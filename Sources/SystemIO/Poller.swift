@@ -1,0 +1,45 @@
+import Glibc
+
+/// `poll(2)` for the key's event loop and every other wait on descriptors.
+public enum Poller {
+    /// Waits until one of `fds` is readable, hung up or in error, or the
+    /// timeout passes (−1: no timeout); returns those descriptors (empty on
+    /// timeout), in the order given. EINTR is retried with the time left.
+    /// Negative entries in `fds` are ignored, as poll(2) does.
+    public static func wait(for fds: [Int32], timeoutMilliseconds: Int32) throws(Errno) -> [Int32] {
+        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let deadline = timeoutMilliseconds >= 0
+            ? monotonicMilliseconds() + Int64(timeoutMilliseconds) : nil
+        var timeout = timeoutMilliseconds
+        while true {
+            let ready = poll(&entries, nfds_t(entries.count), timeout)
+            if ready >= 0 { break }
+            let error = Errno.current
+            guard error == .interrupted else { throw error }
+            if let deadline {
+                timeout = Int32(clamping: max(0, deadline - monotonicMilliseconds()))
+            }
+        }
+        let wanted = Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL)
+        return entries.filter { $0.revents & wanted != 0 }.map(\.fd)
+    }
+
+    /// Waits until `fd` has one of `events` (POLLIN, POLLOUT, …) or the timeout passes; returns
+    /// the `revents` poll(2) reported (0 on timeout). EINTR is retried with the time left.
+    public static func wait(for fd: Int32, events: Int16, timeoutMilliseconds: Int32) throws(Errno) -> Int16 {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        let deadline = timeoutMilliseconds >= 0 ? monotonicMilliseconds() + Int64(timeoutMilliseconds) : nil
+        var timeout = timeoutMilliseconds
+        while true {
+            let ready = poll(&entry, 1, timeout)
+            if ready >= 0 { return ready == 0 ? 0 : entry.revents }
+            let error = Errno.current
+            guard error == .interrupted else { throw error }
+            if let deadline { timeout = Int32(clamping: max(0, deadline - monotonicMilliseconds())) }
+        }
+    }
+
+    private static func monotonicMilliseconds() -> Int64 {
+        Int64(MonotonicClock.nanoseconds() / 1_000_000)
+    }
+}
