@@ -32,9 +32,10 @@ let package = Package(
         .target(name: "CredentialStore",
                 dependencies: ["Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
         .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
+        .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
         .target(name: "Service",
                 dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR", "FIDOCrypto",
-                               "SystemIO"]),
+                               "SystemIO", "Trace"]),
         .executableTarget(name: "latchkey", dependencies: ["Service"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
         .executableTarget(name: "latchkey-bench",
@@ -52,6 +53,9 @@ let package = Package(
                     dependencies: ["CredentialStore", "Authenticator", "FIDOCrypto"]),
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
         .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "SystemIO", "CShims"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "SystemIO"]),
+        // Helpers shared by the test targets (scratch directories); no production code uses it.
+        .target(name: "LatchkeyTestSupport", path: "Tests/LatchkeyTestSupport"),
+        .testTarget(name: "TraceTests", dependencies: ["Trace", "CTAPHID", "CBOR", "LatchkeyTestSupport"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "SystemIO", "Trace", "LatchkeyTestSupport"]),
     ]
 )

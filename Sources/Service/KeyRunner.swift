@@ -2,6 +2,7 @@ import Authenticator
 import CTAP
 import CTAPHID
 import Foundation
+import Trace
 import LinuxHID
 import Synchronization
 import SystemIO

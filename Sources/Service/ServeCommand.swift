@@ -1,6 +1,7 @@
 import Authenticator
 import CredentialStore
 import Foundation
+import Trace
 import LinuxHID
 
 /// `latchkey serve`: run a key until SIGINT/SIGTERM; SIGHUP is a power cycle.

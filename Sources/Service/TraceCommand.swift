@@ -1,4 +1,5 @@
 import Foundation
+import Trace
 
 /// `latchkey trace FILE [--json] [--full]`: decode a trace written by `latchkey serve --trace FILE`.
 public enum TraceCommand {

@@ -1,5 +1,6 @@
 import Authenticator
 import Foundation
+import LatchkeyTestSupport
 @testable import Service
 import Synchronization
 import XCTest

@@ -1,7 +1,7 @@
 import CBOR
 import CTAPHID
 import Foundation
-@testable import Service
+@testable import Trace
 import XCTest
 
 final class TraceDecoderTests: XCTestCase {

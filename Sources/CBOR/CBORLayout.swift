@@ -1,15 +1,14 @@
-import CBOR
-
 /// Where each item of a CBOR document lies in its bytes: the trace recorder needs the byte
 /// offsets of secret fields (to blank them) and the trace decoder needs them to print
-/// `<redacted N bytes>` in their place. `CBORDecoder` gives values without offsets, so this
-/// walks the same definite-length subset again, keeping positions.
+/// `<redacted N bytes>` in their place. `CBORDecoder` gives values without offsets (and is
+/// strict, for the authenticator); this is the module's walker for positions, over the same
+/// definite-length subset.
 ///
 /// Total and bounded like `CBORDecoder` (STYLE.md 8): any input gives a layout or nil, never
 /// a trap; depth and item count are limited. It is not a validator (no UTF-8 or canonical
 /// checks beyond what is needed to walk): the authenticator's own decoder judges the message.
-struct CBORLayout: Equatable {
-    enum Kind: Equatable {
+public struct CBORLayout: Equatable, Sendable {
+    public enum Kind: Equatable, Sendable {
         case unsigned(UInt64)
         case negative(UInt64)
         case bytes
@@ -20,26 +19,26 @@ struct CBORLayout: Equatable {
         case other
     }
 
-    var kind: Kind
+    public var kind: Kind
     /// The whole item, header included.
-    var range: Range<Int>
+    public var range: Range<Int>
     /// Byte and text strings: their content. Arrays and maps: everything after the header.
-    var content: Range<Int>
+    public var content: Range<Int>
     /// Array elements; map entries flattened as key, value, key, value, …
-    var children: [CBORLayout]
+    public var children: [CBORLayout]
 
-    static let maxDepth = 8
-    static let maxItems = 4096
+    public static let maxDepth = 8
+    public static let maxItems = 4096
 
     /// The layout of the one item starting at `offset`; nil if it is not well-formed or
     /// exceeds the limits. `range.upperBound` tells where it ends (trailing bytes are allowed).
-    static func parse(_ bytes: [UInt8], at offset: Int) -> CBORLayout? {
+    public static func parse(_ bytes: [UInt8], at offset: Int) -> CBORLayout? {
         var walker = Walker(bytes: bytes, position: offset)
         return walker.item(depth: 0)
     }
 
     /// The layout of an item that spans exactly `range` of `bytes`.
-    static func parse(_ bytes: [UInt8], exactly range: Range<Int>) -> CBORLayout? {
+    public static func parse(_ bytes: [UInt8], exactly range: Range<Int>) -> CBORLayout? {
         guard range.lowerBound >= 0, range.upperBound <= bytes.count,
               let layout = parse(Array(bytes[..<range.upperBound]), at: range.lowerBound),
               layout.range.upperBound == range.upperBound else { return nil }
@@ -47,13 +46,13 @@ struct CBORLayout: Equatable {
     }
 
     /// Map entries as (key, value) pairs, in wire order.
-    var entries: [(key: CBORLayout, value: CBORLayout)] {
+    public var entries: [(key: CBORLayout, value: CBORLayout)] {
         guard kind == .map else { return [] }
         return stride(from: 0, to: children.count - 1, by: 2).map { (children[$0], children[$0 + 1]) }
     }
 
     /// The value under an integer key (CTAP2 parameter maps).
-    func value(forKey key: Int) -> CBORLayout? {
+    public func value(forKey key: Int) -> CBORLayout? {
         entries.first { entry in
             switch entry.key.kind {
             case let .unsigned(n): return key >= 0 && n == UInt64(key)
@@ -64,7 +63,7 @@ struct CBORLayout: Equatable {
     }
 
     /// The value under a text key (extension identifiers).
-    func value(forKey key: String) -> CBORLayout? {
+    public func value(forKey key: String) -> CBORLayout? {
         entries.first { $0.key.kind == .text(key) }?.value
     }
 

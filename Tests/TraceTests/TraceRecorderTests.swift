@@ -1,7 +1,8 @@
 import CBOR
 import CTAPHID
 import Foundation
-@testable import Service
+import LatchkeyTestSupport
+@testable import Trace
 import XCTest
 
 /// Builds CTAPHID traffic by hand and runs it through `TraceRecorder` the way `KeyRunner` does.
@@ -46,19 +47,6 @@ struct TraceScript {
         file.close()
         return Array(try Data(contentsOf: URL(fileURLWithPath: path)))
     }
-}
-
-/// A private temporary directory, removed at deinit. Short paths (UNIX socket paths are ≤ 107 bytes).
-final class ShortTempDirectory {
-    let path: String
-    init() throws {
-        var template = Array("/tmp/lk-test-XXXXXX".utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw NSError(domain: "mkdtemp", code: Int(errno))
-        }
-        path = String(cString: created)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
 }
 
 /// Random bytes that will not turn up in a trace by chance.
