@@ -33,13 +33,17 @@ let package = Package(
                 dependencies: ["Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
         .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
         .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
-        .target(name: "Service",
-                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR", "FIDOCrypto",
-                               "SystemIO", "Trace"]),
-        .executableTarget(name: "latchkey", dependencies: ["Service"]),
+        .target(name: "FIDOClient",
+                dependencies: ["LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
+        .target(name: "KeyService",
+                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "SystemIO"]),
+        .target(name: "CLI",
+                dependencies: ["KeyService", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                               "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
+        .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
         .executableTarget(name: "latchkey-bench",
-                          dependencies: ["Service", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
+                          dependencies: ["KeyService", "FIDOClient", "CLI", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
                                          "LinuxHID", "CBOR", "SystemIO"],
                           path: "Benchmarks/LatchkeyBench"),
 
@@ -54,8 +58,18 @@ let package = Package(
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
         .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "SystemIO", "CShims"]),
         // Helpers shared by the test targets (scratch directories); no production code uses it.
-        .target(name: "LatchkeyTestSupport", path: "Tests/LatchkeyTestSupport"),
+        .target(name: "LatchkeyTestSupport",
+                dependencies: ["Authenticator", "CTAP", "CTAPHID", "FIDOClient", "KeyService", "LinuxHID"],
+                path: "Tests/LatchkeyTestSupport"),
         .testTarget(name: "TraceTests", dependencies: ["Trace", "CTAPHID", "CBOR", "LatchkeyTestSupport"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "SystemIO", "Trace", "LatchkeyTestSupport"]),
+        .testTarget(name: "FIDOClientTests",
+                    dependencies: ["FIDOClient", "LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
+        .testTarget(name: "KeyServiceTests",
+                    dependencies: ["KeyService", "Authenticator", "SystemIO", "LatchkeyTestSupport",
+                                   // end-to-end checks: the key driven by the platform client, `latchkey approve`
+                                   "FIDOClient", "CLI"]),
+        .testTarget(name: "CLITests",
+                    dependencies: ["CLI", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "LinuxHID",
+                                   "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
     ]
 )

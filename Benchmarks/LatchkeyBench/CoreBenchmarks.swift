@@ -4,7 +4,9 @@ import CTAP
 import CredentialStore
 import FIDOCrypto
 import Foundation
-import Service
+import CLI
+import FIDOClient
+import KeyService
 
 /// A key on a real SQLite store in a temporary directory, driven in-process.
 final class BenchKey {

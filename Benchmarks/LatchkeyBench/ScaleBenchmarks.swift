@@ -2,7 +2,9 @@ import Authenticator
 import CredentialStore
 import FIDOCrypto
 import Foundation
-import Service
+import CLI
+import FIDOClient
+import KeyService
 
 /// How the store behaves as it grows: the same operations at each size.
 enum ScaleBenchmarks {

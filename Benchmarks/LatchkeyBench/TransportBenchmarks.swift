@@ -3,7 +3,9 @@ import CTAPHID
 import FIDOCrypto
 import Foundation
 import LinuxHID
-import Service
+import CLI
+import FIDOClient
+import KeyService
 import Synchronization
 
 /// The real poll loop and socket transport in this process, served on a background thread.

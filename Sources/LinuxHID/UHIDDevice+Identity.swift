@@ -29,3 +29,12 @@ extension UHIDDevice {
         }
     }
 }
+
+extension UHIDDevice.Identity {
+    /// A Latchkey key's identity: a stable vendor/product ID (pid.codes 0x1209:0x4C4B) and an
+    /// ASCII uniq `latchkey:<name>` by which `HIDDeviceInfo.latchkeyName` finds it again.
+    public static func latchkey(name: String) -> UHIDDevice.Identity {
+        UHIDDevice.Identity(name: "Latchkey \(name)", vendorID: 0x1209, productID: 0x4C4B, version: 0x0100,
+                            country: 0, uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, phys: "latchkey/\(name)")
+    }
+}

@@ -1,0 +1,57 @@
+import FIDOClient
+import Foundation
+
+/// Where a CLI command writes and what it may ask: standard output for results, standard error
+/// for failures, the environment, and the terminal (nil when there is none). Tests pass
+/// capturing closures and a scripted terminal.
+public struct CommandIO: Sendable {
+    public var out: @Sendable (String) -> Void
+    public var err: @Sendable (String) -> Void
+    public var environment: [String: String]
+    public var terminal: (any UserTerminal)?
+    /// Connects to a device for `--device`/`--socket` (tests connect to an in-process key).
+    public var openDevice: @Sendable (DeviceSelection) throws(DeviceError) -> any CTAP2Link
+
+    public init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void,
+                environment: [String: String], terminal: (any UserTerminal)?,
+                openDevice: @escaping @Sendable (DeviceSelection) throws(DeviceError) -> any CTAP2Link = { selection throws(DeviceError) in
+                    try CTAPHIDLink.open(selection)
+                }) {
+        self.out = out
+        self.err = err
+        self.environment = environment
+        self.terminal = terminal
+        self.openDevice = openDevice
+    }
+
+    /// The process's standard output and error, environment and controlling terminal.
+    public static var standard: CommandIO {
+        CommandIO(out: { print($0) },
+                  err: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+                  environment: ProcessInfo.processInfo.environment,
+                  terminal: ControllingTerminal.open())
+    }
+
+    /// `Error: message` on standard error; returns the runtime-failure status, 1.
+    public func fail(_ message: String) -> Int32 {
+        err("Error: \(message)")
+        return 1
+    }
+
+    /// Asks `question` on the terminal. Without one: a usage error telling the user to pass
+    /// `--yes` — a script must ask for a deletion explicitly.
+    public func confirm(_ question: String) throws(UsageError) -> Bool {
+        guard let terminal else {
+            throw UsageError("no terminal to ask for confirmation on; pass --yes to go ahead without asking")
+        }
+        return terminal.confirm(question + " [y/N] ")
+    }
+}
+
+/// A terminal to ask on: yes/no questions and secrets read without echo.
+public protocol UserTerminal: Sendable {
+    /// true when the answer is "y" or "yes".
+    func confirm(_ prompt: String) -> Bool
+    /// One line typed without echo, newline removed; nil at end of input. The caller wipes it.
+    func readSecret(_ prompt: String) -> [UInt8]?
+}

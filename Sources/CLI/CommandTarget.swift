@@ -1,0 +1,97 @@
+import Authenticator
+import CredentialStore
+import FIDOClient
+import Foundation
+import LinuxHID
+
+/// What a credential, signal or PIN command works on: a key's store on this machine (`--name`,
+/// `--store`, as `latchkey serve` picks it), or a device over CTAP2 (`--device`, `--socket`).
+enum CommandTarget: Equatable {
+    case store(directory: String, name: String)
+    case device(DeviceSelection)
+
+    static let storeOptions: [CommandSpec.Option] = [
+        .init("name", value: "NAME", help: "Key name: the store of `latchkey serve --name NAME` (default: default)."),
+        .init("store", value: "DIR", help: "Store directory (default: $XDG_DATA_HOME/latchkey/<name>)."),
+    ]
+    static let deviceOptions: [CommandSpec.Option] = [
+        .init("device", value: "DEVICE", help: "Work on a FIDO2 key over CTAP2: /dev/hidrawN, hidrawN or a Latchkey key name."),
+        .init("socket", value: "PATH", help: "Work on a key on the socket transport over CTAP2."),
+        .init("pin-file", value: "FILE", help: "Read the key's PIN from FILE (else $LATCHKEY_PIN, else the terminal)."),
+    ]
+
+    /// The target the options name; a store unless `--device` or `--socket` is given.
+    static func resolve(_ parsed: ParsedArguments, environment: [String: String],
+                        enumerate: () -> [HIDDeviceInfo] = { HIDDeviceEnumerator().fidoDevices() }) throws(CLIError) -> CommandTarget {
+        let device = parsed.value("device")
+        let socket = parsed.value("socket")
+        let storeNamed = parsed.value("name") != nil || parsed.value("store") != nil
+        if device != nil || socket != nil {
+            guard !storeNamed else {
+                throw .usage("give a store (--name/--store) or a device (--device/--socket), not both")
+            }
+            guard device == nil || socket == nil else { throw .usage("give either --device or --socket, not both") }
+            if let socket { return .device(.socket(path: socket)) }
+            let needsEnumeration = !(device ?? "").hasPrefix("/")
+            switch DeviceSelection.resolve(argument: device, socket: nil, fidoDevices: needsEnumeration ? enumerate() : []) {
+            case .success(let selection): return .device(selection)
+            case .failure(let problem):
+                throw problem.isUsageError ? .usage(problem.message) : .failure(problem.message)
+            }
+        }
+        if parsed.value("pin-file") != nil {
+            throw .usage("--pin-file is for a device (--device/--socket); a store needs no PIN")
+        }
+        let name = parsed.value("name") ?? "default"
+        guard StoreLocation.isValidName(name) else {
+            throw .usage("invalid --name '\(name)': use letters, digits, '-', '_' or '.'")
+        }
+        return .store(directory: StoreLocation.directory(explicit: parsed.value("store"), name: name, environment: environment),
+                      name: name)
+    }
+}
+
+/// Opening a key's store from the CLI.
+enum LocalStore {
+    /// Opens an existing store without its lock (`StoreLock.none`), so that it works while
+    /// `latchkey serve` runs on it: SQLite orders the writes, and the key sees them on its next
+    /// request. A directory without a store is a failure, not a new empty store.
+    static func openExisting(directory: String, options: StoreOptions = .init()) throws(CLIError) -> SQLiteCredentialStore {
+        guard FileManager.default.fileExists(atPath: directory + "/credentials.sqlite") else {
+            throw .failure("no key store at \(directory): no key has run there yet "
+                + "(start one with `latchkey serve --name NAME`, or name another with --name or --store)")
+        }
+        do {
+            return try SQLiteCredentialStore.open(directory: directory, lock: .none, options: options)
+        } catch {
+            throw .failure(error.message(directory: directory))
+        }
+    }
+
+    /// Opens a store for an offline change: with its exclusive lock, so that no key runs on it
+    /// meanwhile. A running key is a failure that names the device options.
+    static func openExclusively(directory: String, name: String, options: StoreOptions = .init()) throws(CLIError) -> SQLiteCredentialStore {
+        do {
+            return try SQLiteCredentialStore.open(directory: directory, lock: .exclusive, options: options)
+        } catch .locked {
+            throw .failure("a key is running on the store \(directory); change its PIN through it over CTAP2: "
+                + "--socket PATH (a key on the socket transport) or --device /dev/hidrawN (uhid; `latchkey devices` lists them)")
+        } catch {
+            throw .failure(error.message(directory: directory))
+        }
+    }
+
+    /// Runs a store operation; a store failure becomes a CLI failure naming the store.
+    static func perform<R>(_ directory: String, _ body: () throws(StoreError) -> R) throws(CLIError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw failure(error, directory: directory)
+        }
+    }
+
+    /// A store failure as a CLI failure.
+    static func failure(_ error: StoreError, directory: String) -> CLIError {
+        .failure(error.message(directory: directory))
+    }
+}

@@ -1,0 +1,186 @@
+import Authenticator
+import FIDOClient
+import Foundation
+
+/// One discoverable credential as the CLI shows it, from a store (everything known) or from a
+/// device's credential management (no creation time, nothing hidden).
+struct CredentialSummary: Equatable {
+    var rpID: String
+    var rpName: String?
+    var userHandle: [UInt8]
+    var userName: String?
+    var userDisplayName: String?
+    var credentialID: [UInt8]
+    /// COSE algorithm identifier, when known.
+    var algorithm: Int?
+    /// Unix seconds, when known.
+    var createdAt: Int64?
+    var credProtect: Int?
+    var hiddenSince: Int64?
+    /// Extensions with state in the credential ("hmac-secret", "credBlob", "largeBlobKey").
+    var extensions: [String]
+
+    var encodedID: String { Base64URL.encode(credentialID) }
+
+    init(_ credential: ResidentCredential, rpName: String? = nil) {
+        rpID = credential.rpID
+        self.rpName = credential.rpName ?? rpName
+        userHandle = credential.userHandle
+        userName = credential.userName
+        userDisplayName = credential.userDisplayName
+        credentialID = credential.credentialID
+        algorithm = credential.algorithm
+        createdAt = credential.createdAt
+        credProtect = Int(credential.credProtect)
+        hiddenSince = credential.hiddenSince
+        var extensions: [String] = []
+        if credential.hmacSecretWithUV != nil || credential.hmacSecretWithoutUV != nil { extensions.append("hmac-secret") }
+        if credential.credBlob != nil { extensions.append("credBlob") }
+        if credential.largeBlobKey != nil { extensions.append("largeBlobKey") }
+        self.extensions = extensions
+    }
+
+    init(_ credential: RemoteCredentialManager.Credential, rpName: String?) {
+        rpID = credential.rpID
+        self.rpName = rpName
+        userHandle = credential.userHandle
+        userName = credential.userName
+        userDisplayName = credential.userDisplayName
+        credentialID = credential.credentialID
+        algorithm = credential.algorithm
+        createdAt = nil
+        credProtect = credential.credProtect
+        hiddenSince = nil
+        extensions = credential.hasLargeBlobKey ? ["largeBlobKey"] : []
+    }
+
+    /// "alice (Alice Liddell)", "alice", "(Alice Liddell)" or "-".
+    var userLabel: String {
+        switch (userName.flatMap { $0.isEmpty ? nil : $0 }, userDisplayName.flatMap { $0.isEmpty ? nil : $0 }) {
+        case let (name?, display?): name == display ? name : "\(name) (\(display))"
+        case let (name?, nil): name
+        case let (nil, display?): "(\(display))"
+        case (nil, nil): "-"
+        }
+    }
+
+    /// The JSON object: every field, IDs and handles in full base64url, times in ISO 8601 UTC.
+    var json: JSONValue {
+        .object([
+            ("rpId", .string(rpID)),
+            ("rpName", .optional(rpName)),
+            ("userHandle", .string(Base64URL.encode(userHandle))),
+            ("userName", .optional(userName)),
+            ("userDisplayName", .optional(userDisplayName)),
+            ("credentialId", .string(encodedID)),
+            ("algorithm", .optional(algorithm.map(Self.algorithmName))),
+            ("coseAlgorithm", .optional(algorithm)),
+            ("created", .optional(createdAt.map(Self.timestamp))),
+            ("credProtect", .optional(credProtect)),
+            ("hidden", .bool(hiddenSince != nil)),
+            ("hiddenSince", .optional(hiddenSince.map(Self.timestamp))),
+            ("extensions", .array(extensions.map(JSONValue.string))),
+        ])
+    }
+
+    /// The `show` text: one field per line.
+    func details(retentionSeconds: Int64?) -> [String] {
+        var lines = ["Credential \(encodedID)"]
+        func add(_ label: String, _ value: String) {
+            lines.append("  " + (label + ":").padding(toLength: 15, withPad: " ", startingAt: 0) + value)
+        }
+        add("RP ID", rpID + (rpName.map { " (\($0))" } ?? ""))
+        add("User name", userName ?? "-")
+        add("Display name", userDisplayName ?? "-")
+        add("User handle", Base64URL.encode(userHandle))
+        add("Algorithm", algorithm.map { "\(Self.algorithmName($0)) (\($0))" } ?? "-")
+        if let createdAt { add("Created", Self.timestamp(createdAt)) }
+        add("credProtect", credProtect.map { "\($0) (\(Self.credProtectName($0)))" } ?? "-")
+        add("Extensions", extensions.isEmpty ? "-" : extensions.joined(separator: ", "))
+        if let hiddenSince {
+            var text = "since \(Self.timestamp(hiddenSince))"
+            if let retentionSeconds {
+                text += "; purged after \(Self.timestamp(hiddenSince + retentionSeconds)) unless a signal all-accepted lists it"
+            }
+            add("Hidden", text)
+        } else if createdAt != nil {
+            add("Hidden", "no")
+        }
+        return lines
+    }
+
+    /// COSE algorithm names (IANA COSE Algorithms).
+    static func algorithmName(_ algorithm: Int) -> String {
+        switch algorithm {
+        case -7: "ES256"
+        case -8: "EdDSA"
+        case -35: "ES384"
+        case -36: "ES512"
+        case -257: "RS256"
+        default: "COSE \(algorithm)"
+        }
+    }
+
+    /// CTAP 2.1 §12.1 credProtect levels.
+    static func credProtectName(_ level: Int) -> String {
+        switch level {
+        case 1: "userVerificationOptional"
+        case 2: "userVerificationOptionalWithCredentialIDList"
+        case 3: "userVerificationRequired"
+        default: "unknown"
+        }
+    }
+
+    /// "2025-11-30T16:00:00Z".
+    static func timestamp(_ seconds: Int64) -> String {
+        var time = time_t(seconds)
+        var parts = tm()
+        gmtime_r(&time, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
+                      Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+
+    /// The first 12 characters and an ellipsis when longer than 16: a prefix the ID commands accept.
+    static func shortened(_ text: String) -> String {
+        text.count > 16 ? String(text.prefix(12)) + "…" : text
+    }
+
+    /// The `list` table (a device's credentials have no creation time: no CREATED column).
+    static func table(_ credentials: [CredentialSummary], showHidden: Bool) -> [String] {
+        let showCreated = credentials.contains { $0.createdAt != nil }
+        var rows = [["RP ID", "USER", "USER HANDLE", "CREDENTIAL ID", "ALG"] + (showCreated ? ["CREATED"] : []) + ["PROTECT"]
+                    + (showHidden ? ["HIDDEN SINCE"] : [])]
+        for credential in credentials {
+            var row = [credential.rpID, credential.userLabel, shortened(Base64URL.encode(credential.userHandle)),
+                       shortened(credential.encodedID), credential.algorithm.map(algorithmName) ?? "-"]
+            if showCreated { row.append(credential.createdAt.map(timestamp) ?? "-") }
+            row.append(credential.credProtect.map(String.init) ?? "-")
+            if showHidden { row.append(credential.hiddenSince.map(timestamp) ?? "-") }
+            rows.append(row)
+        }
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+    }
+
+    /// Finds the credential `argument` names among `candidates`: its full base64url (padded or
+    /// not), or a prefix of it of at least 6 characters that only one credential has (what
+    /// `list` shows). nil when none matches; a failure when several do.
+    static func find(_ argument: String, in candidates: [CredentialSummary]) throws(CLIError) -> CredentialSummary? {
+        if let bytes = Base64URL.decode(argument), let exact = candidates.first(where: { $0.credentialID == bytes }) {
+            return exact
+        }
+        var prefix = argument.trimmingCharacters(in: .whitespaces)
+        while prefix.hasSuffix("=") { prefix.removeLast() }
+        if prefix.hasSuffix("…") { prefix.removeLast() }
+        guard prefix.count >= 6 else { return nil }
+        let matches = candidates.filter { $0.encodedID.hasPrefix(prefix) }
+        guard matches.count <= 1 else {
+            throw .failure("'\(argument)' is the start of \(matches.count) credential IDs; give more of it (`--json` shows them in full)")
+        }
+        return matches.first
+    }
+}

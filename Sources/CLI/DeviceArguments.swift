@@ -1,0 +1,22 @@
+import FIDOClient
+import Foundation
+import LinuxHID
+
+/// The DEVICE argument and `--socket PATH` of the diagnostics commands (`probe`, `wink`).
+enum DeviceArguments {
+    /// The DEVICE argument or --socket, resolved against the FIDO devices present; nil (after
+    /// saying why on stderr) when there is nothing to choose from.
+    static func select(_ parsed: ParsedArguments) throws(UsageError) -> DeviceSelection? {
+        let needsDevices = parsed.value("socket") == nil
+        let devices = needsDevices ? HIDDeviceEnumerator().fidoDevices() : []
+        switch DeviceSelection.resolve(argument: parsed.positionals.first, socket: parsed.value("socket"),
+                                       fidoDevices: devices) {
+        case .success(let selection):
+            return selection
+        case .failure(let problem):
+            if problem.isUsageError { throw UsageError(problem.message) }
+            FileHandle.standardError.write(Data("Error: \(problem.message)\n".utf8))
+            return nil
+        }
+    }
+}

@@ -1,0 +1,231 @@
+import CredentialStore
+import Foundation
+import LinuxHID
+
+/// Everything `latchkey doctor` looks at, gathered once (`gather`) and judged
+/// by the pure `DoctorCheck.evaluate(_:)`, so the judging is tested over
+/// hand-made facts.
+public struct DoctorFacts: Sendable, Equatable {
+    public struct RunningKey: Sendable, Equatable {
+        public var name: String
+        public var devicePath: String
+        public var isAccessible: Bool
+        public init(name: String, devicePath: String, isAccessible: Bool) {
+            self.name = name; self.devicePath = devicePath; self.isAccessible = isAccessible
+        }
+    }
+
+    public enum StoreIntegrity: Sendable, Equatable {
+        /// Not opened (missing, or its permissions are already wrong).
+        case notChecked
+        case healthy(credentials: Int)
+        case failed
+        /// Opening or checking failed; the message says why.
+        case unreadable(String)
+    }
+
+    public struct Store: Sendable, Equatable {
+        public var directory: String
+        public var exists: Bool
+        /// Permission bits of the directory (nil: missing).
+        public var directoryMode: UInt16?
+        /// Store files that exist, with their permission bits.
+        public var fileModes: [String: UInt16]
+        public var databaseExists: Bool
+        public var integrity: StoreIntegrity
+
+        public init(directory: String, exists: Bool = false, directoryMode: UInt16? = nil,
+                    fileModes: [String: UInt16] = [:], databaseExists: Bool = false,
+                    integrity: StoreIntegrity = .notChecked) {
+            self.directory = directory; self.exists = exists; self.directoryMode = directoryMode
+            self.fileModes = fileModes; self.databaseExists = databaseExists; self.integrity = integrity
+        }
+    }
+
+    public var userName: String
+    public var isRoot: Bool
+    public var kernelRelease: String
+
+    public var uhidPath = "/dev/uhid"
+    public var uhidNodeExists = false
+    public var uhidAccessible = false
+    public var uhidModuleLoaded = false
+    public var uhidBuiltIn = false
+    public var uhidModuleAvailable = false
+    /// Where a modules-load.d file (or /etc/modules) asks for uhid at boot.
+    public var uhidBootConfiguration: String?
+
+    /// Where 70-latchkey.rules is installed.
+    public var udevRulePath: String?
+    public var groupExists = false
+    /// Listed as a member of group latchkey (or it is the user's primary group).
+    public var userInGroup = false
+    /// This process already has the group (false until the user logs in again after joining).
+    public var sessionHasGroup = false
+
+    public var runningKeys: [RunningKey] = []
+    public var liveSockets: [String] = []
+    public var userUnitPath: String?
+
+    public var store: Store
+
+    public init(userName: String, isRoot: Bool, kernelRelease: String, store: Store) {
+        self.userName = userName
+        self.isRoot = isRoot
+        self.kernelRelease = kernelRelease
+        self.store = store
+    }
+
+    // MARK: - Gathering
+
+    /// Where `gather` looks; tests of the gathering itself may point these elsewhere.
+    public struct Paths: Sendable {
+        public var uhid = "/dev/uhid"
+        public var sysModule = "/sys/module/uhid"
+        public var modulesRoot = "/lib/modules"
+        public var modulesLoadDirectories = ["/etc/modules-load.d", "/run/modules-load.d", "/usr/local/lib/modules-load.d",
+                                             "/usr/lib/modules-load.d", "/lib/modules-load.d"]
+        public var etcModules = "/etc/modules"
+        public var ruleDirectories = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/local/lib/udev/rules.d",
+                                      "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
+        public var ruleName = "70-latchkey.rules"
+        public init() {}
+    }
+
+    /// Looks at this machine. Opens the store only read-mostly and without the
+    /// key's exclusive lock (`StoreLock.none`), and only if it already exists.
+    public static func gather(storeDirectory: String, extraSockets: [String] = [],
+                              environment: [String: String] = ProcessInfo.processInfo.environment,
+                              paths: Paths = Paths()) -> DoctorFacts {
+        let uid = getuid()
+        let user = userName(uid: uid, environment: environment)
+        var facts = DoctorFacts(userName: user, isRoot: geteuid() == 0, kernelRelease: kernelRelease(),
+                                store: storeFacts(directory: storeDirectory))
+        let manager = FileManager.default
+
+        facts.uhidPath = paths.uhid
+        facts.uhidNodeExists = manager.fileExists(atPath: paths.uhid)
+        facts.uhidAccessible = access(paths.uhid, R_OK | W_OK) == 0
+        facts.uhidModuleLoaded = manager.fileExists(atPath: paths.sysModule)
+        let moduleDirectory = paths.modulesRoot + "/" + facts.kernelRelease
+        facts.uhidBuiltIn = lines(of: moduleDirectory + "/modules.builtin").contains { $0.hasSuffix("/uhid.ko") }
+        facts.uhidModuleAvailable = lines(of: moduleDirectory + "/modules.dep").contains { line in
+            let module = line.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+            return module.hasSuffix("/uhid.ko") || module.contains("/uhid.ko.")
+        }
+        for directory in paths.modulesLoadDirectories {
+            let files = ((try? manager.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".conf") }.sorted()
+            if let file = files.first(where: { lines(of: directory + "/" + $0).contains("uhid") }) {
+                facts.uhidBootConfiguration = directory + "/" + file
+                break
+            }
+        }
+        if facts.uhidBootConfiguration == nil, lines(of: paths.etcModules).contains("uhid") {
+            facts.uhidBootConfiguration = paths.etcModules
+        }
+
+        facts.udevRulePath = paths.ruleDirectories.map { $0 + "/" + paths.ruleName }
+            .first { manager.fileExists(atPath: $0) }
+        if let group = getgrnam("latchkey") {
+            facts.groupExists = true
+            let gid = group.pointee.gr_gid
+            var members: [String] = []
+            var member = group.pointee.gr_mem
+            while let name = member?.pointee {
+                members.append(String(cString: name))
+                member = member?.advanced(by: 1)
+            }
+            let primary = getpwuid(uid).map { $0.pointee.pw_gid == gid } ?? false
+            facts.userInGroup = members.contains(user) || primary
+            facts.sessionHasGroup = processGroups().contains(gid)
+        }
+
+        for device in HIDDeviceEnumerator().fidoDevices() {
+            guard let name = device.latchkeyName else { continue }
+            facts.runningKeys.append(RunningKey(name: name, devicePath: device.devicePath, isAccessible: device.isAccessible))
+        }
+        var sockets = extraSockets
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            sockets.append(runtime + "/latchkey.sock")
+            let directory = runtime + "/latchkey"
+            for name in ((try? manager.contentsOfDirectory(atPath: directory)) ?? []).sorted() where name.hasSuffix(".sock") {
+                sockets.append(directory + "/" + name)
+            }
+        }
+        sockets.append("/tmp/latchkey-\(uid).sock")
+        var seen = Set<String>()
+        for socket in sockets where seen.insert(socket).inserted && manager.fileExists(atPath: socket) {
+            if let client = try? SocketClient(path: socket) {
+                client.close()
+                facts.liveSockets.append(socket)
+            }
+        }
+
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let configHome = environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? home + "/.config"
+        facts.userUnitPath = [configHome + "/systemd/user/latchkey.service", "/etc/systemd/user/latchkey.service",
+                              "/usr/local/lib/systemd/user/latchkey.service", "/usr/lib/systemd/user/latchkey.service"]
+            .first { manager.fileExists(atPath: $0) }
+        return facts
+    }
+
+    /// The store directory's modes, and — if it exists and is private — its integrity.
+    static func storeFacts(directory: String) -> Store {
+        var store = Store(directory: directory)
+        guard let mode = permissionBits(directory) else { return store }
+        store.exists = true
+        store.directoryMode = mode
+        for name in ["credentials.sqlite", "credentials.sqlite-wal", "credentials.sqlite-shm", "master.key", "lock"] {
+            if let fileMode = permissionBits(directory + "/" + name) { store.fileModes[name] = fileMode }
+        }
+        store.databaseExists = store.fileModes["credentials.sqlite"] != nil
+        let isPrivate = mode & 0o077 == 0 && store.fileModes.values.allSatisfy { $0 & 0o077 == 0 }
+        guard store.databaseExists, isPrivate else { return store }
+        do {
+            // Never `.exclusive`: a running key holds that lock, and must keep it.
+            let opened = try SQLiteCredentialStore.open(directory: directory, lock: .none)
+            defer { opened.close() }
+            store.integrity = try opened.integrityCheck()
+                ? .healthy(credentials: try opened.residentCredentialCount()) : .failed
+        } catch {
+            store.integrity = .unreadable(error.message(directory: directory))
+        }
+        return store
+    }
+
+    private static func permissionBits(_ path: String) -> UInt16? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return UInt16(info.st_mode & 0o7777)
+    }
+
+    private static func lines(of path: String) -> [String] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.hasPrefix("#") }
+    }
+
+    private static func userName(uid: uid_t, environment: [String: String]) -> String {
+        if let entry = getpwuid(uid), let name = entry.pointee.pw_name { return String(cString: name) }
+        return environment["USER"] ?? "uid \(uid)"
+    }
+
+    private static func kernelRelease() -> String {
+        var names = utsname()
+        uname(&names)
+        return withUnsafeBytes(of: names.release) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+    }
+
+    private static func processGroups() -> Set<gid_t> {
+        var groups = Set([getegid(), getgid()])
+        let count = getgroups(0, nil)
+        if count > 0 {
+            var list = [gid_t](repeating: 0, count: Int(count))
+            let filled = getgroups(count, &list)
+            if filled > 0 { groups.formUnion(list.prefix(Int(filled))) }
+        }
+        return groups
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+/// `latchkey <subcommand> …`: the subcommand table, top-level help and the dispatch that
+/// `Sources/latchkey/main.swift` calls. Usage errors exit 64, runtime failures 1, help 0.
+public enum LatchkeyCLI {
+    public static let version = "0.1.0"
+
+    typealias Entry = (spec: CommandSpec, run: (ParsedArguments) throws(UsageError) -> Int32)
+
+    static var subcommands: [Entry] { [
+        (ServeCommand.spec, { parsed throws(UsageError) in ServeCommand.run(try ServeCommand.options(from: parsed)) }),
+        (TraceCommand.spec, { parsed throws(UsageError) in TraceCommand.run(parsed) }),
+        (ApproveCommand.approveSpec, { parsed throws(UsageError) in ApproveCommand.run(.approve, try ApproveCommand.options(from: parsed)) }),
+        (ApproveCommand.denySpec, { parsed throws(UsageError) in ApproveCommand.run(.deny, try ApproveCommand.options(from: parsed)) }),
+        (ApproveCommand.presenceSpec, { parsed throws(UsageError) in try ApproveCommand.runStatus(parsed) }),
+        (DevicesCommand.spec, { parsed throws(UsageError) in try DevicesCommand.run(parsed) }),
+        (ProbeCommand.spec, { parsed throws(UsageError) in try ProbeCommand.run(parsed) }),
+        (WinkCommand.spec, { parsed throws(UsageError) in try WinkCommand.run(parsed) }),
+        (DoctorCommand.spec, { parsed throws(UsageError) in try DoctorCommand.run(parsed) }),
+        (CredentialsCommand.spec, { parsed throws(UsageError) in try CredentialsCommand.run(parsed) }),
+        (SignalCommand.spec, { parsed throws(UsageError) in try SignalCommand.run(parsed) }),
+        (PinCommand.spec, { parsed throws(UsageError) in try PinCommand.run(parsed) }),
+    ] }
+
+    static func topLevelHelp() -> String {
+        var lines = [
+            "latchkey \(version): a software FIDO2 security key for Linux.",
+            "",
+            "Usage: latchkey <subcommand> [options]",
+            "",
+            "Subcommands:",
+        ]
+        for entry in subcommands {
+            lines.append("  " + entry.spec.name.padding(toLength: 12, withPad: " ", startingAt: 0) + entry.spec.abstract)
+        }
+        lines += ["", "Options:", "  -h, --help  Show help (also after a subcommand).", "  --version   Show the version."]
+        return lines.joined(separator: "\n")
+    }
+
+    /// Runs the command line `arguments` (without the program name); returns the exit status.
+    public static func main(_ arguments: [String]) -> Int32 {
+        var arguments = arguments
+        guard let first = arguments.first else {
+            return fail("missing subcommand", usage: "Usage: latchkey <subcommand> [options] (see latchkey --help)")
+        }
+        if first == "-h" || first == "--help" || first == "help" {
+            print(topLevelHelp())
+            return 0
+        }
+        if first == "--version" || first == "version" {
+            print("latchkey \(version)")
+            return 0
+        }
+        guard let entry = subcommands.first(where: { $0.spec.name == first }) else {
+            return fail("unknown subcommand '\(first)'", usage: "Usage: latchkey <subcommand> [options] (see latchkey --help)")
+        }
+        arguments.removeFirst()
+        // Commands with their own subcommands (`latchkey credentials list …`) give help and usage
+        // for the subcommand named on the line, not only for the group.
+        let groups: [String: CommandGroup] = [
+            "credentials": CredentialsCommand.group(), "signal": SignalCommand.group(), "pin": PinCommand.group(),
+        ]
+        let parsed: ParsedArguments
+        do {
+            parsed = try CommandLineParser.parse(arguments, spec: entry.spec)
+        } catch {
+            return fail(error.message, usage: entry.spec.usage)
+        }
+        if parsed.wantsHelp {
+            print(groups[entry.spec.name]?.help(for: parsed) ?? entry.spec.help)
+            return 0
+        }
+        do {
+            return try entry.run(parsed)
+        } catch {
+            return fail(error.message, usage: groups[entry.spec.name]?.usage(for: parsed) ?? entry.spec.usage)
+        }
+    }
+
+    /// `Error: message` and the usage line on standard error; the usage-error status, 64.
+    static func fail(_ message: String, usage: String) -> Int32 {
+        FileHandle.standardError.write(Data("Error: \(message)\n\(usage)\n".utf8))
+        return 64
+    }
+}

@@ -1,0 +1,79 @@
+import FIDOClient
+import FIDOCrypto
+import Foundation
+
+/// Where PINs come from: a file (`--pin-file`, `--new-pin-file`), an environment variable
+/// (`LATCHKEY_PIN`, `LATCHKEY_NEW_PIN`) for rigs, or the terminal without echo. Never argv,
+/// never a log line.
+enum PINInput {
+    static let environmentName = "LATCHKEY_PIN"
+    static let newEnvironmentName = "LATCHKEY_NEW_PIN"
+    /// A PIN file is one line; anything longer than this is not a PIN file.
+    static let fileLimit = 1024
+
+    /// The key's current PIN.
+    static func current(file: String?, io: CommandIO, label: String) throws(CLIError) -> PIN {
+        try read(file: file, fileOption: "pin-file", environmentName: environmentName, io: io,
+                 prompt: "PIN for \(label): ", confirm: nil)
+    }
+
+    /// A new PIN. From the terminal it is typed twice.
+    static func new(file: String?, fileOption: String, environmentName: String, io: CommandIO,
+                    label: String) throws(CLIError) -> PIN {
+        try read(file: file, fileOption: fileOption, environmentName: environmentName, io: io,
+                 prompt: "New PIN for \(label): ", confirm: "Repeat the new PIN: ")
+    }
+
+    private static func read(file: String?, fileOption: String, environmentName: String, io: CommandIO,
+                             prompt: String, confirm: String?) throws(CLIError) -> PIN {
+        var bytes: [UInt8]
+        if let file {
+            bytes = try readFile(file, option: fileOption)
+        } else if let value = io.environment[environmentName] {
+            bytes = Array(value.utf8)
+        } else if let terminal = io.terminal {
+            guard let typed = terminal.readSecret(prompt) else { throw .failure("no PIN was entered") }
+            bytes = typed
+            if let confirm {
+                guard var again = terminal.readSecret(confirm) else { throw .failure("no PIN was entered") }
+                defer { again.wipe() }
+                guard again == bytes else {
+                    bytes.wipe()
+                    throw .failure(PIN.Problem.mismatch.message)
+                }
+            }
+        } else {
+            throw .usage("no terminal to read the PIN from: give --\(fileOption) FILE or set \(environmentName)")
+        }
+        do {
+            return try PIN(consuming: &bytes)
+        } catch {
+            throw .failure(error.message)
+        }
+    }
+
+    /// The file's first line (a trailing newline, LF or CRLF, is not part of the PIN).
+    static func readFile(_ path: String, option: String) throws(CLIError) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .failure("cannot read --\(option) \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        let data = (try? handle.read(upToCount: fileLimit + 1)) ?? Data()
+        var bytes = [UInt8](data)
+        guard bytes.count <= fileLimit else {
+            bytes.wipe()
+            throw .failure("--\(option) \(path) is longer than a PIN file (one line)")
+        }
+        if let newline = bytes.firstIndex(of: 0x0A) {
+            let tail = bytes[newline...]
+            guard tail.allSatisfy({ $0 == 0x0A || $0 == 0x0D }) else {
+                bytes.wipe()
+                throw .failure("--\(option) \(path) has more than one line; it must hold the PIN alone")
+            }
+            for index in newline..<bytes.count { bytes[index] = 0 }
+            bytes.removeLast(bytes.count - newline)
+        }
+        if bytes.last == 0x0D { bytes.removeLast() }
+        return bytes
+    }
+}

@@ -1,0 +1,79 @@
+import CredentialStore
+import Foundation
+import KeyService
+
+/// `latchkey serve`: run a key until SIGINT/SIGTERM; SIGHUP is a power cycle.
+public enum ServeCommand {
+    public static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Run a FIDO2 security key (uhid by default, or a socket for rigs without /dev/uhid).",
+        options: [
+            .init("transport", value: "uhid|socket:PATH", help: "Where the key appears (default: uhid)."),
+            .init("store", value: "DIR", help: "Store directory (default: $XDG_DATA_HOME/latchkey/<name>)."),
+            .init("name", value: "NAME", help: "Key name: store subdirectory and device name (default: default)."),
+            .init("presence", value: "auto|deny|prompt|notify|control",
+                  help: "How a touch is given: prompt (ask on the terminal; the default), notify (a desktop "
+                      + "notification with Approve/Deny), control (`latchkey approve` / `latchkey deny`), "
+                      + "auto (approve all: test rigs only), deny (refuse all)."),
+            .init("control", value: "PATH", help: "The control socket of --presence control (default: "
+                  + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or /tmp/latchkey-<uid>/<name>.control)."),
+            .init("trace", value: "FILE", help: "Record every CTAPHID report in and out to FILE (mode 0600, secrets blanked); "
+                  + "decode it with `latchkey trace FILE`."),
+            .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
+        ])
+
+    /// What `latchkey serve` runs (the key's configuration, KeyService).
+    public typealias Options = KeyConfiguration
+    public typealias Transport = KeyConfiguration.Transport
+    public typealias PresenceMode = KeyConfiguration.PresenceMode
+
+    public static func options(from parsed: ParsedArguments,
+                               environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) -> Options {
+        let name = parsed.value("name") ?? "default"
+        guard StoreLocation.isValidName(name) else {
+            throw UsageError("invalid --name '\(name)': use letters, digits, '-', '_' or '.'")
+        }
+        var options = Options(storeDirectory: StoreLocation.directory(explicit: parsed.value("store"), name: name,
+                                                                      environment: environment))
+        options.name = name
+        if let transport = parsed.value("transport") {
+            if transport == "uhid" {
+                options.transport = .uhid(path: environment["LATCHKEY_UHID_PATH"] ?? "/dev/uhid")
+            } else if transport.hasPrefix("socket:"), transport.count > 7 {
+                options.transport = .socket(path: String(transport.dropFirst(7)))
+            } else {
+                throw UsageError("invalid --transport '\(transport)': use uhid or socket:PATH")
+            }
+        }
+        if let presence = parsed.value("presence") {
+            guard let mode = PresenceMode(rawValue: presence) else {
+                throw UsageError("invalid --presence '\(presence)': use auto, deny, prompt, notify or control")
+            }
+            options.presence = mode
+        }
+        if let control = parsed.value("control") {
+            guard options.presence == .control else {
+                throw UsageError("--control is for --presence control")
+            }
+            guard !control.isEmpty else { throw UsageError("invalid --control '': give a socket path") }
+            options.controlPath = control
+        } else if options.presence == .control {
+            options.controlPath = ControlSocket.defaultPath(name: name, environment: environment)
+            options.controlPathIsDefault = true
+        }
+        if let trace = parsed.value("trace") {
+            guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }
+            options.tracePath = trace
+        }
+        if let level = parsed.value("log-level") {
+            guard let parsedLevel = Logger.Level(name: level) else {
+                throw UsageError("invalid --log-level '\(level)': use error, warning, info, debug or trace")
+            }
+            options.logLevel = parsedLevel
+        }
+        return options
+    }
+
+    /// Run the key; returns the process exit status.
+    public static func run(_ options: Options) -> Int32 { KeyHost.run(options) }
+}

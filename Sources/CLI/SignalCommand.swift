@@ -1,0 +1,259 @@
+import Authenticator
+import CredentialStore
+import FIDOClient
+import Foundation
+
+/// `latchkey signal all-accepted|unknown|current-user`: the WebAuthn Signal API's three calls
+/// (ARCHITECTURE.md, Credential model), which browsers do not pass to security keys.
+///
+/// On a store they hide, un-hide and rename — nothing is deleted, and hidden credentials are
+/// purged after the retention period (30 days). A device cannot hide a credential, so on a
+/// device (`--device`/`--socket`) all-accepted and unknown delete, after confirmation, through
+/// credential management; current-user is updateUserInformation.
+public enum SignalCommand {
+    static let rpOption = CommandSpec.Option("rp", value: "RPID", help: "The relying party (required).")
+    static let userHandleOption = CommandSpec.Option("user-handle", value: "B64URL", help: "The user handle, base64url (required).")
+    static let yesOption = CommandSpec.Option("yes", help: "On a device, delete without asking (required without a terminal).")
+    static let targetOptions = CommandTarget.storeOptions + CommandTarget.deviceOptions
+
+    public static let allAcceptedSpec = CommandSpec(
+        name: "signal all-accepted",
+        abstract: "signalAllAcceptedCredentials: hide this user's credentials at the RP whose IDs are not listed, un-hide listed ones.",
+        positionals: ["credential-id..."], minimumPositionals: 0, maximumPositionals: Int.max,
+        options: targetOptions + [rpOption, userHandleOption,
+                                  .init("ids-file", value: "FILE", help: "Accepted IDs, one base64url per line (an empty file accepts none)."),
+                                  yesOption, CredentialsCommand.jsonOption])
+    public static let unknownSpec = CommandSpec(
+        name: "signal unknown", abstract: "signalUnknownCredential: hide this credential of the RP.",
+        positionals: ["credential-id"], minimumPositionals: 1,
+        options: targetOptions + [rpOption, yesOption, CredentialsCommand.jsonOption])
+    public static let currentUserSpec = CommandSpec(
+        name: "signal current-user", abstract: "signalCurrentUserDetails: rename this user's credentials at the RP.",
+        options: targetOptions + [rpOption, userHandleOption,
+                                  .init("user-name", value: "NAME", help: "The user's current name."),
+                                  .init("display-name", value: "NAME", help: "The user's current display name."),
+                                  CredentialsCommand.jsonOption])
+
+    public static func group(io: @escaping @Sendable () -> CommandIO = { .standard }) -> CommandGroup {
+        CommandGroup(name: "signal", abstract: "Apply a WebAuthn signal (all-accepted, unknown, current-user) to a store or device.",
+                     members: [
+                        .init(spec: allAcceptedSpec) { parsed throws(UsageError) in try allAccepted(parsed, io: io()) },
+                        .init(spec: unknownSpec) { parsed throws(UsageError) in try unknown(parsed, io: io()) },
+                        .init(spec: currentUserSpec) { parsed throws(UsageError) in try currentUser(parsed, io: io()) },
+                     ])
+    }
+
+    public static var spec: CommandSpec { group().spec }
+    public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 { try group().run(parsed) }
+
+    static let retentionNote = "hidden credentials are not offered to relying parties and are purged after "
+        + "\(StoreOptions().hiddenRetentionSeconds / 86_400) days; a later all-accepted that lists them brings them back"
+    static let deviceNote = "a security key cannot hide credentials: on a device, this signal deletes them"
+
+    // MARK: - all-accepted
+
+    static func allAccepted(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            let rpID = try required(parsed, "rp")
+            let userHandle = try decodedOption(parsed, "user-handle")
+            var accepted: [[UInt8]] = []
+            for argument in parsed.positionals {
+                guard let id = Base64URL.decode(argument) else { throw .usage("'\(argument)' is not a base64url credential ID") }
+                accepted.append(id)
+            }
+            if let file = parsed.value("ids-file") {
+                accepted += try readIDs(file)
+            } else if parsed.positionals.isEmpty {
+                throw .usage("list the accepted credential IDs (or give --ids-file FILE; an empty file accepts none)")
+            }
+            let acceptedSet = Set(accepted)
+            var result: [(String, JSONValue)] = [("signal", .string("all-accepted")), ("rpId", .string(rpID)),
+                                                 ("userHandle", .string(Base64URL.encode(userHandle))),
+                                                 ("accepted", .int(acceptedSet.count))]
+            let text: String
+            switch try CommandTarget.resolve(parsed, environment: io.environment) {
+            case let .store(directory, _):
+                let store = try LocalStore.openExisting(directory: directory)
+                defer { store.close() }
+                let changed = try LocalStore.perform(directory) { () throws(StoreError) in
+                    try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle, acceptedIDs: accepted)
+                }
+                result += [("store", .string(directory)), ("hidden", .int(changed.hidden)), ("unhidden", .int(changed.unhidden)),
+                           ("deleted", .int(0))]
+                text = "all-accepted at \(rpID) for user handle \(Base64URL.encode(userHandle)) "
+                    + "(\(Wording.count(acceptedSet.count, "accepted ID"))): "
+                    + "\(Wording.count(changed.hidden, "credential")) hidden, \(changed.unhidden) un-hidden"
+                    + (changed.hidden > 0 ? ".\nNote: " + retentionNote + "." : ".")
+            case .device(let selection):
+                let remote = try DeviceSession.connect(selection, io: io)
+                let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
+                let users = try userCredentials(manager, rpID: rpID, userHandle: userHandle)
+                let rejected = users.filter { !acceptedSet.contains($0.credentialID) }
+                let deleted = try deleteAfterConfirmation(rejected, manager: manager, parsed: parsed, io: io)
+                result += [("device", .string(remote.label)), ("hidden", .int(0)), ("unhidden", .int(0)),
+                           ("deleted", .int(deleted)), ("kept", .int(users.count - deleted)), ("note", .string(deviceNote))]
+                text = "all-accepted at \(rpID) for user handle \(Base64URL.encode(userHandle)) on \(remote.label): "
+                    + "\(Wording.count(deleted, "credential")) deleted, \(users.count - deleted) kept.\n"
+                    + "Note: " + deviceNote + "."
+            }
+            io.out(parsed.flag("json") ? JSONValue.object(result).rendered : text)
+            return 0
+        }
+    }
+
+    /// One base64url ID per line; blank lines and `#` comments are skipped.
+    static func readIDs(_ path: String) throws(CLIError) -> [[UInt8]] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw .failure("cannot read --ids-file \(path): \(String(cString: strerror(errno)))")
+        }
+        var ids: [[UInt8]] = []
+        for (index, line) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let text = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            guard let id = Base64URL.decode(text) else {
+                throw .usage("--ids-file \(path) line \(index + 1): '\(text.prefix(40))' is not a base64url credential ID")
+            }
+            ids.append(id)
+        }
+        return ids
+    }
+
+    // MARK: - unknown
+
+    static func unknown(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            let rpID = try required(parsed, "rp")
+            guard let credentialID = Base64URL.decode(parsed.positionals[0]) else {
+                throw .usage("'\(parsed.positionals[0])' is not a base64url credential ID (the signal takes the whole ID)")
+            }
+            let encoded = Base64URL.encode(credentialID)
+            var result: [(String, JSONValue)] = [("signal", .string("unknown")), ("rpId", .string(rpID)),
+                                                 ("credentialId", .string(encoded))]
+            let text: String
+            switch try CommandTarget.resolve(parsed, environment: io.environment) {
+            case let .store(directory, _):
+                let store = try LocalStore.openExisting(directory: directory)
+                defer { store.close() }
+                let hidden = try LocalStore.perform(directory) { () throws(StoreError) in
+                    try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID)
+                }
+                result += [("store", .string(directory)), ("hidden", .bool(hidden)), ("deleted", .bool(false))]
+                text = hidden
+                    ? "unknown at \(rpID): credential \(encoded) is hidden.\nNote: " + retentionNote + "."
+                    : "unknown at \(rpID): the store has no credential \(encoded) of that RP; nothing changed."
+            case .device(let selection):
+                let remote = try DeviceSession.connect(selection, io: io)
+                let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
+                let match = try DeviceSession.summaries(manager, rpID: rpID).filter { $0.credentialID == credentialID }
+                let deleted = try deleteAfterConfirmation(match, manager: manager, parsed: parsed, io: io)
+                result += [("device", .string(remote.label)), ("hidden", .bool(false)), ("deleted", .bool(deleted > 0)),
+                           ("note", .string(deviceNote))]
+                if match.isEmpty {
+                    text = "unknown at \(rpID): \(remote.label) has no credential \(encoded) of that RP; nothing changed."
+                } else {
+                    text = "unknown at \(rpID): credential \(encoded) deleted from \(remote.label).\nNote: " + deviceNote + "."
+                }
+            }
+            io.out(parsed.flag("json") ? JSONValue.object(result).rendered : text)
+            return 0
+        }
+    }
+
+    // MARK: - current-user
+
+    static func currentUser(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            let rpID = try required(parsed, "rp")
+            let userHandle = try decodedOption(parsed, "user-handle")
+            let name = parsed.value("user-name")
+            let displayName = parsed.value("display-name")
+            guard name != nil || displayName != nil else { throw .usage("give --user-name and/or --display-name") }
+            var result: [(String, JSONValue)] = [("signal", .string("current-user")), ("rpId", .string(rpID)),
+                                                 ("userHandle", .string(Base64URL.encode(userHandle))),
+                                                 ("userName", .optional(name)), ("userDisplayName", .optional(displayName))]
+            let renamed: Int
+            let place: String
+            switch try CommandTarget.resolve(parsed, environment: io.environment) {
+            case let .store(directory, _):
+                let store = try LocalStore.openExisting(directory: directory)
+                defer { store.close() }
+                renamed = try LocalStore.perform(directory) { () throws(StoreError) in
+                    try store.signalCurrentUserDetails(rpID: rpID, userHandle: userHandle, name: name, displayName: displayName)
+                }
+                result.append(("store", .string(directory)))
+                place = "the store"
+            case .device(let selection):
+                let remote = try DeviceSession.connect(selection, io: io)
+                let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
+                let users = try userCredentials(manager, rpID: rpID, userHandle: userHandle)
+                do throws(DeviceError) {
+                    for credential in users {
+                        // updateUserInformation removes what it is not sent: keep the field not signalled.
+                        try manager.updateUser(credentialID: credential.credentialID, userHandle: userHandle,
+                                               name: name ?? credential.userName,
+                                               displayName: displayName ?? credential.userDisplayName)
+                    }
+                } catch {
+                    throw error.cliError
+                }
+                renamed = users.count
+                result.append(("device", .string(remote.label)))
+                place = remote.label
+            }
+            result.append(("renamed", .int(renamed)))
+            let text = renamed == 0
+                ? "current-user at \(rpID): \(place) has no credential of user handle \(Base64URL.encode(userHandle)); nothing changed."
+                : "current-user at \(rpID): \(Wording.count(renamed, "credential")) of user handle "
+                    + "\(Base64URL.encode(userHandle)) renamed: "
+                    + ([name.map { "user name '\($0)'" }, displayName.map { "display name '\($0)'" }].compactMap { $0 })
+                        .joined(separator: ", ") + "."
+            io.out(parsed.flag("json") ? JSONValue.object(result).rendered : text)
+            return 0
+        }
+    }
+
+    // MARK: - Shared
+
+    static func required(_ parsed: ParsedArguments, _ option: String) throws(CLIError) -> String {
+        guard let value = parsed.value(option), !value.isEmpty else { throw .usage("--\(option) is required") }
+        return value
+    }
+
+    static func decodedOption(_ parsed: ParsedArguments, _ option: String) throws(CLIError) -> [UInt8] {
+        let text = try required(parsed, option)
+        guard let bytes = Base64URL.decode(text), !bytes.isEmpty else {
+            throw .usage("--\(option) '\(text)' is not base64url")
+        }
+        return bytes
+    }
+
+    /// The device's credentials of one user at one RP.
+    static func userCredentials(_ manager: RemoteCredentialManager, rpID: String,
+                                userHandle: [UInt8]) throws(CLIError) -> [CredentialSummary] {
+        try DeviceSession.summaries(manager, rpID: rpID).filter { $0.userHandle == userHandle }
+    }
+
+    /// Deletes `credentials` from the device once the user agreed (or --yes); how many were deleted.
+    static func deleteAfterConfirmation(_ credentials: [CredentialSummary], manager: RemoteCredentialManager,
+                                        parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> Int {
+        guard !credentials.isEmpty else { return 0 }
+        if !parsed.flag("yes") {
+            let list = credentials.map { "\($0.encodedID) (\($0.userLabel))" }.joined(separator: ", ")
+            let question = "\(manager.label) cannot hide credentials; delete \(Wording.count(credentials.count, "credential")) "
+                + "at \(credentials[0].rpID) for good: \(list)?"
+            let confirmed: Bool
+            do {
+                confirmed = try io.confirm(question)
+            } catch {
+                throw .usage(error)
+            }
+            guard confirmed else { throw .failure("nothing deleted") }
+        }
+        do throws(DeviceError) {
+            for credential in credentials { try manager.delete(credentialID: credential.credentialID) }
+        } catch {
+            throw error.cliError
+        }
+        return credentials.count
+    }
+}

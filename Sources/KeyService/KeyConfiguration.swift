@@ -1,0 +1,47 @@
+/// What `latchkey serve` runs: where the key appears, its store and name, how presence is
+/// given, logging and tracing. The CLI builds it from the command line (`ServeCommand`);
+/// `KeyHost` runs it.
+public struct KeyConfiguration: Equatable, Sendable {
+    public enum Transport: Equatable, Sendable {
+        case uhid(path: String)
+        case socket(path: String)
+
+        /// "uhid" or "socket:PATH", as the trace header and `--transport` spell it.
+        public var name: String {
+            switch self {
+            case .uhid: "uhid"
+            case let .socket(path): "socket:\(path)"
+            }
+        }
+    }
+
+    /// How a touch is given (`--presence`).
+    public enum PresenceMode: String, CaseIterable, Equatable, Sendable {
+        /// Approve everything (test rigs only).
+        case auto
+        /// Refuse everything that needs a touch.
+        case deny
+        /// Ask on the controlling terminal (the default).
+        case prompt
+        /// A desktop notification with Approve and Deny.
+        case notify
+        /// Wait for `latchkey approve` / `latchkey deny` on the control socket.
+        case control
+    }
+
+    public var transport: Transport = .uhid(path: "/dev/uhid")
+    public var storeDirectory: String
+    public var name = "default"
+    public var presence: PresenceMode = .prompt
+    public var logLevel: Logger.Level = .info
+    /// `--trace FILE`.
+    public var tracePath: String?
+    /// The control socket (`--presence control` only): `--control PATH` or the default.
+    public var controlPath: String?
+    /// Whether `controlPath` is the default one, whose directory the key creates private.
+    public var controlPathIsDefault = false
+
+    public init(storeDirectory: String) {
+        self.storeDirectory = storeDirectory
+    }
+}

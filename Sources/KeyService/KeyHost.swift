@@ -1,0 +1,132 @@
+import Authenticator
+import CredentialStore
+import Foundation
+import LinuxHID
+import Trace
+
+/// Runs one key from a `KeyConfiguration`: presence provider (and control socket), store,
+/// authenticator, transport, trace file and the poll loop, until SIGINT/SIGTERM; SIGHUP is a
+/// power cycle. Everything it opens it closes again, on every path out.
+public enum KeyHost {
+    /// Runs the key; returns the process exit status (failures are logged).
+    public static func run(_ configuration: KeyConfiguration) -> Int32 {
+        let logger = Logger(level: configuration.logLevel)
+        var controlSocket: ControlSocket?
+        defer { controlSocket?.stop() }
+        guard let presence = makePresence(configuration, logger: logger, controlSocket: &controlSocket) else { return 1 }
+
+        let store: SQLiteCredentialStore
+        do {
+            store = try SQLiteCredentialStore.open(directory: configuration.storeDirectory, lock: .exclusive)
+        } catch {
+            logger.error(error.message(directory: configuration.storeDirectory))
+            return 1
+        }
+        defer { store.close() }
+
+        let authenticator: Authenticator
+        do {
+            authenticator = try Authenticator(store: store, presence: presence, clock: SystemClock())
+        } catch {
+            logger.error(error.message(directory: configuration.storeDirectory))
+            return 1
+        }
+
+        let transport: ReportTransport
+        do {
+            switch configuration.transport {
+            case let .uhid(path):
+                let identity = UHIDDevice.Identity.latchkey(name: configuration.name)
+                transport = try UHIDDevice(path: path, identity: identity)
+                logger.info("key '\(configuration.name)' is up on uhid as \"\(identity.name)\" (store \(configuration.storeDirectory))")
+            case let .socket(path):
+                transport = try SocketTransport(path: path)
+                logger.info("key '\(configuration.name)' is up on socket \(path) (store \(configuration.storeDirectory))")
+            }
+        } catch {
+            logger.error(error.description)
+            return 1
+        }
+
+        var traceFile: TraceFile?
+        if let tracePath = configuration.tracePath {
+            let clock = ISO8601DateFormatter()
+            clock.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let header = TraceHeader(started: clock.string(from: Date()), time: KeyRunner.traceTime(),
+                                     key: configuration.name, transport: configuration.transport.name)
+            do {
+                traceFile = try TraceFile.create(path: tracePath, header: header)
+            } catch {
+                logger.error(error.description)
+                transport.shutdown()
+                return 1
+            }
+            logger.info("tracing CTAPHID traffic to \(tracePath) (secrets blanked); decode it with `latchkey trace \(tracePath)`")
+        }
+
+        let runner: KeyRunner
+        do {
+            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger, trace: traceFile)
+        } catch {
+            logger.error(error.description)
+            transport.shutdown()
+            return 1
+        }
+        let signals = SignalWatcher(stop: { signal in
+            logger.info("\(signal), shutting down")
+            runner.requestStop()
+        }, powerCycle: {
+            runner.requestPowerCycle()
+        })
+        runner.run()
+        signals.cancel()
+        logger.info("key '\(configuration.name)' stopped")
+        return 0
+    }
+
+    /// The presence provider `--presence` names, with its control socket for `control`; nil
+    /// (the reason logged) when it cannot work here.
+    private static func makePresence(_ configuration: KeyConfiguration, logger: Logger,
+                                     controlSocket: inout ControlSocket?) -> UserPresence? {
+        switch configuration.presence {
+        case .auto:
+            logger.warning("presence auto: every request is approved without asking (for test rigs only)")
+            return AutoPresence(logger: logger)
+        case .deny:
+            logger.warning("presence deny: every request that needs a touch is refused")
+            return DenyPresence(logger: logger)
+        case .notify:
+            let executable: String
+            do {
+                executable = try NotifyPresence.checkEnvironment()
+            } catch {
+                logger.error(error.description)
+                return nil
+            }
+            logger.info("presence notify: requests are shown as desktop notifications with Approve and Deny")
+            return NotifyPresence(executable: executable, logger: logger)
+        case .control:
+            let control = ControlPresence(logger: logger)
+            let path = configuration.controlPath ?? ControlSocket.defaultPath(name: configuration.name)
+            do {
+                if configuration.controlPathIsDefault {
+                    try ControlSocket.preparePrivateDirectory((path as NSString).deletingLastPathComponent)
+                }
+                let socket = try ControlSocket(path: path, presence: control, logger: logger)
+                socket.start()
+                controlSocket = socket
+            } catch {
+                logger.error(error.description)
+                return nil
+            }
+            logger.info("presence control: answer requests with `latchkey approve` or `latchkey deny` (control socket \(path))")
+            return control
+        case .prompt:
+            guard TerminalPresence.terminalAvailable() else {
+                logger.error("--presence prompt needs a terminal (/dev/tty); none is available. Use --presence auto for rigs.")
+                return nil
+            }
+            return TerminalPresence(logger: logger)
+        }
+    }
+}

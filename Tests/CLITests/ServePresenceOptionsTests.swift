@@ -1,0 +1,55 @@
+import CLI
+import FIDOClient
+import KeyService
+import LatchkeyTestSupport
+import XCTest
+
+/// `latchkey serve --presence auto|deny|prompt|notify|control --control PATH --trace FILE`.
+final class ServePresenceOptionsTests: XCTestCase {
+    let environment = ["XDG_DATA_HOME": "/data", "XDG_RUNTIME_DIR": "/run/user/1000", "HOME": "/home/u"]
+
+    func options(_ arguments: [String]) throws -> ServeCommand.Options {
+        try ServeCommand.options(from: CommandLineParser.parse(arguments, spec: ServeCommand.spec), environment: environment)
+    }
+
+    func testPresenceModes() throws {
+        for mode in ["auto", "deny", "prompt", "notify", "control"] {
+            XCTAssertEqual(try options(["--presence", mode]).presence.rawValue, mode)
+        }
+        XCTAssertThrowsError(try options(["--presence", "yes"])) {
+            XCTAssertEqual($0 as? UsageError, UsageError("invalid --presence 'yes': use auto, deny, prompt, notify or control"))
+        }
+        XCTAssertNil(try options([]).controlPath, "no control socket unless --presence control")
+        XCTAssertNil(try options([]).tracePath)
+    }
+
+    func testControlSocketPath() throws {
+        let defaults = try options(["--presence", "control", "--name", "work"])
+        XCTAssertEqual(defaults.controlPath, "/run/user/1000/latchkey/work.control")
+        XCTAssertTrue(defaults.controlPathIsDefault)
+        let explicit = try options(["--presence", "control", "--control", "/tmp/rig/k.control"])
+        XCTAssertEqual(explicit.controlPath, "/tmp/rig/k.control")
+        XCTAssertFalse(explicit.controlPathIsDefault)
+        let noRuntimeDirectory = try ServeCommand.options(
+            from: CommandLineParser.parse(["--presence", "control"], spec: ServeCommand.spec), environment: ["HOME": "/home/u"])
+        XCTAssertEqual(noRuntimeDirectory.controlPath, "/tmp/latchkey-\(getuid())/default.control")
+        XCTAssertThrowsError(try options(["--control", "/tmp/k.control"])) {
+            XCTAssertEqual($0 as? UsageError, UsageError("--control is for --presence control"))
+        }
+        XCTAssertThrowsError(try options(["--presence", "control", "--control", ""]))
+    }
+
+    func testTraceOption() throws {
+        XCTAssertEqual(try options(["--trace", "/tmp/key.trace", "--presence", "auto"]).tracePath, "/tmp/key.trace")
+        XCTAssertEqual(try options(["--trace=out.jsonl"]).tracePath, "out.jsonl")
+        XCTAssertThrowsError(try options(["--trace", ""]))
+    }
+
+    func testHelpNamesEveryMode() {
+        let help = ServeCommand.spec.help
+        XCTAssertTrue(help.contains("--presence <auto|deny|prompt|notify|control>"), help)
+        XCTAssertTrue(help.contains("--control <PATH>"), help)
+        XCTAssertTrue(help.contains("--trace <FILE>"), help)
+        XCTAssertTrue(help.contains("latchkey approve"), help)
+    }
+}

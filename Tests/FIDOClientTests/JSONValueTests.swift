@@ -1,0 +1,39 @@
+import FIDOClient
+import Foundation
+import LatchkeyTestSupport
+import XCTest
+
+final class JSONValueTests: XCTestCase {
+    func testRenderingKeepsOrderAndIndents() {
+        let value = JSONValue.object([
+            ("z", .int(-3)), ("a", .array([.bool(true), .null, .double(1.5)])), ("empty", .object([])), ("none", .array([])),
+        ])
+        XCTAssertEqual(value.rendered, """
+            {
+              "z": -3,
+              "a": [
+                true,
+                null,
+                1.5
+              ],
+              "empty": {},
+              "none": []
+            }
+            """)
+    }
+
+    /// RFC 8259 §7: quotes, backslashes and control characters are escaped; the rest passes as UTF-8.
+    func testStringsAreEscaped() throws {
+        let text = "a\"b\\c\nd\te\u{01}f µs /dev/hidraw0"
+        let rendered = JSONValue.object([("s", .string(text))]).rendered
+        XCTAssertTrue(rendered.contains(#""a\"b\\c\nd\te\u0001f µs /dev/hidraw0""#), rendered)
+        XCTAssertEqual(try parseJSON(rendered)["s"] as? String, text)
+    }
+
+    func testOptionalsAndNonFiniteNumbers() {
+        XCTAssertEqual(JSONValue.optional(nil as String?), .null)
+        XCTAssertEqual(JSONValue.optional(7 as Int?), .int(7))
+        XCTAssertEqual(JSONValue.double(.nan).rendered, "null")
+        XCTAssertNotEqual(JSONValue.object([("a", .int(1))]), .object([("b", .int(1))]))
+    }
+}
