@@ -147,3 +147,20 @@ public struct RemoteCredentialManager {
         .map(["id": .byteString(credentialID), "type": "public-key"])
     }
 }
+
+extension RemoteAuthenticator {
+    /// Credential management with a fresh token for the `cm` permission.
+    public func credentialManagement(pin: PIN) throws(DeviceError) -> RemoteCredentialManager {
+        let info = try info()
+        let command: CTAPCommand
+        if info.options["credMgmt"] == true {
+            command = .credentialManagement
+        } else if info.options["credentialMgmtPreview"] == true {
+            command = .credentialManagementPreview
+        } else {
+            throw .unsupported("\(label) does not support credential management (getInfo has neither credMgmt nor credentialMgmtPreview)")
+        }
+        let token = try pinUvAuthToken(pin: pin, permissions: .credentialManagement)
+        return RemoteCredentialManager(authenticator: self, command: command, token: token)
+    }
+}

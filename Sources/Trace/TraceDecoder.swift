@@ -34,7 +34,7 @@ public enum TraceDecoder {
         for event in events {
             let time = String(format: "%10.6f", Double(event.time) / 1_000_000)
             let arrow = event.direction == .toKey ? "→" : "←"
-            let channel = event.channel.map(channelText) ?? "        "
+            let channel = event.channel.map(TraceEvent.channelText) ?? "        "
             var line = "\(time)  #\(event.connection)".padding(toLength: 16, withPad: " ", startingAt: 0)
                 + "\(arrow)  \(channel)  "
             switch event.kind {
@@ -71,7 +71,6 @@ public enum TraceDecoder {
         }.joined(separator: "\n")
     }
 
-    static func channelText(_ channel: UInt32) -> String { String(format: "%08x", channel) }
 
     // MARK: Reassembly
 
@@ -299,7 +298,7 @@ public enum TraceDecoder {
                 if payload[16] & 0x02 != 0 { capabilities.append("LOCK") }
                 if payload[16] & 0x04 != 0 { capabilities.append("CBOR") }
                 if payload[16] & 0x08 != 0 { capabilities.append("NMSG") }
-                event.summary = "nonce \(Hex.encode(Array(payload[0..<8]))) → channel \(channelText(channel)), "
+                event.summary = "nonce \(Hex.encode(Array(payload[0..<8]))) → channel \(TraceEvent.channelText(channel)), "
                     + "CTAPHID protocol \(payload[12]), device \(payload[13]).\(payload[14]).\(payload[15]), "
                     + "capabilities \(capabilities.isEmpty ? "none" : capabilities.joined(separator: " "))"
             } else {

@@ -1,6 +1,11 @@
+import Foundation
+
 /// One line of a decoded trace (`latchkey trace`): a whole CTAPHID message with its names,
 /// a run of identical KEEPALIVEs, or a note.
 public struct TraceEvent: Equatable, Sendable {
+    /// A channel ID as the decoder prints it: eight hex digits.
+    static func channelText(_ channel: UInt32) -> String { String(format: "%08x", channel) }
+
     public enum Kind: String, Sendable, Encodable {
         case message
         /// Consecutive KEEPALIVEs with one status on one channel, collapsed (`count`).
@@ -76,7 +81,7 @@ extension TraceEvent: Encodable {
         try container.encodeIfPresent(endTime, forKey: .endTime)
         try container.encode(direction, forKey: .direction)
         try container.encode(connection, forKey: .connection)
-        try container.encodeIfPresent(channel.map(TraceDecoder.channelText), forKey: .channel)
+        try container.encodeIfPresent(channel.map(Self.channelText), forKey: .channel)
         try container.encodeIfPresent(hidCommand, forKey: .hidCommand)
         try container.encodeIfPresent(length, forKey: .length)
         try container.encodeIfPresent(reports, forKey: .reports)
