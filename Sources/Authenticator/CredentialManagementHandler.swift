@@ -14,7 +14,7 @@ extension Authenticator {
         case .enumerateRPsGetNextRP: return try nextRelyingParty(context: context).cborValue
         case .enumerateCredentialsGetNextCredential: return try nextCredential(context: context).cborValue
         default:
-            if credentialEnumeration?.channel == context.channel { credentialEnumeration = nil }
+            if credentialEnumeration?.isEnded(by: subcommand, on: context.channel) == true { credentialEnumeration = nil }
         }
         guard let subcommand else { throw .invalidSubcommand }
 
@@ -123,7 +123,8 @@ extension Authenticator {
     /// 30 s as getNextAssertion), else CTAP2_ERR_NOT_ALLOWED.
     private func continuedEnumeration(context: RequestContext) throws(CTAP2StatusCode) -> CredentialEnumeration {
         guard let enumeration = credentialEnumeration, enumeration.channel == context.channel else { throw .notAllowed }
-        guard clock.monotonicMilliseconds() &- enumeration.lastUsed <= configuration.getNextAssertionTimeoutMilliseconds else {
+        guard !enumeration.hasExpired(now: clock.monotonicMilliseconds(),
+                                      timeoutMilliseconds: configuration.getNextAssertionTimeoutMilliseconds) else {
             credentialEnumeration = nil
             throw .notAllowed
         }

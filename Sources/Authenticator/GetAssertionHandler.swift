@@ -11,21 +11,6 @@ struct AssertionCandidate {
     var hasHMACSecret = false
 }
 
-/// authenticatorGetNextAssertion state (CTAP 2.1 §6.3).
-struct PendingAssertions {
-    var channel: UInt32
-    var rpIDHash: [UInt8]
-    var clientDataHash: [UInt8]
-    var flags: AuthenticatorData.Flags
-    var remaining: [CredentialReference]
-    var total: Int
-    var userVerified: Bool
-    var wantsCredBlob: Bool
-    var wantsLargeBlobKey: Bool
-    var hmacSecret: HMACSecretRequest?
-    var lastUsed: UInt64
-}
-
 extension Authenticator {
     /// authenticatorGetAssertion (0x02), CTAP 2.1 §6.2.2.
     func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
@@ -99,9 +84,8 @@ extension Authenticator {
         if applicable.count > 1 {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
-                remaining: Array(applicable.remaining), total: applicable.count, userVerified: userVerified,
-                wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
-                lastUsed: clock.monotonicMilliseconds())
+                userVerified: userVerified, wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey,
+                hmacSecret: hmacSecret, remaining: applicable.remaining, now: clock.monotonicMilliseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
@@ -113,14 +97,12 @@ extension Authenticator {
     func getNextAssertion(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
         guard var pending = pendingAssertions, pending.channel == context.channel else { throw .notAllowed }
         let now = clock.monotonicMilliseconds()
-        guard now &- pending.lastUsed <= configuration.getNextAssertionTimeoutMilliseconds,
-              !pending.remaining.isEmpty else {
+        guard !pending.hasExpired(now: now, timeoutMilliseconds: configuration.getNextAssertionTimeoutMilliseconds),
+              let next = pending.takeNext(now: now) else {
             pendingAssertions = nil
             throw .notAllowed
         }
-        let next = pending.remaining.removeFirst()
-        pending.lastUsed = now
-        pendingAssertions = pending.remaining.isEmpty ? nil : pending
+        pendingAssertions = pending.isExhausted ? nil : pending
         // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
         let current: ResidentCredential?
         do { current = try store.residentCredential(reference: next) } catch { throw CTAP2StatusCode(error) }
@@ -167,6 +149,13 @@ extension Authenticator {
             throw .other
         }
         return AssertionCandidate(credentialID: credential.credentialID, key: key, resident: credential)
+    }
+
+    /// The CredRandom values of an assertion candidate; nil if it was created without hmac-secret.
+    func credRandom(for candidate: AssertionCandidate) -> CredRandom? {
+        if let resident = candidate.resident { return CredRandom(resident) }
+        guard candidate.hasHMACSecret else { return nil }
+        return CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: candidate.credentialID)
     }
 
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
