@@ -147,8 +147,15 @@ public final class Authenticator: @unchecked Sendable {
     func nonce() -> [UInt8] { random.bytes(count: 12) }
 
     func signatureCounter(credentialID: [UInt8]?) throws(CTAP2StatusCode) -> UInt32 {
+        try withStore { store throws(StoreError) in try store.nextSignatureCounter(credentialID: credentialID) }
+    }
+
+    /// The CTAP2 handlers make every throwing store call through here, so that its failures
+    /// reach the wire through the one mapping, `CTAP2StatusCode.init(_: StoreError)`. (U2F
+    /// answers with its own status words; `init` passes the StoreError on to its caller.)
+    func withStore<T>(_ body: (CredentialStorePort) throws(StoreError) -> T) throws(CTAP2StatusCode) -> T {
         do {
-            return try store.nextSignatureCounter(credentialID: credentialID)
+            return try body(store)
         } catch {
             throw CTAP2StatusCode(error)
         }

@@ -71,8 +71,9 @@ extension Authenticator {
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
         // level ≥ 2 needs UV here (uvOptionalWithCredentialIDList / uvRequired). Only the first
         // is read whole; getNextAssertion reads the others one at a time.
-        let found: DiscoverableCredentials?
-        do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified) } catch { throw CTAP2StatusCode(error) }
+        let found = try withStore { store throws(StoreError) in
+            try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified)
+        }
         guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
         let first = applicable.first
         if userPresence {
@@ -104,8 +105,7 @@ extension Authenticator {
         }
         pendingAssertions = pending.isExhausted ? nil : pending
         // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
-        let current: ResidentCredential?
-        do { current = try store.residentCredential(reference: next) } catch { throw CTAP2StatusCode(error) }
+        let current = try withStore { store throws(StoreError) in try store.residentCredential(reference: next) }
         guard let current, current.isDiscoverable(userVerified: pending.userVerified) else { throw .noCredentials }
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
@@ -121,8 +121,7 @@ extension Authenticator {
             // credProtect level 3 (uvRequired) is never usable without UV.
             if opened.credProtect == 3 && !userVerified { continue }
             if opened.isResident {
-                let stored: ResidentCredential?
-                do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
+                let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 // A deleted or hidden discoverable credential is gone, even if its ID still opens.
                 guard let stored, stored.hiddenSince == nil else { continue }
                 return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: stored)

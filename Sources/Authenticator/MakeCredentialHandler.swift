@@ -88,8 +88,7 @@ extension Authenticator {
         for descriptor in request.excludeList where descriptor.type == "public-key" {
             guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
             if source.isResident {
-                let stored: ResidentCredential?
-                do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
+                let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 guard let stored, stored.hiddenSince == nil else { continue }
             }
             if source.credProtect == 3 && !userVerified { continue }
@@ -99,15 +98,13 @@ extension Authenticator {
         }
 
         if isResident {
-            let count: Int
-            do { count = try store.residentCredentialCount() } catch { throw CTAP2StatusCode(error) }
+            let count = try withStore { store throws(StoreError) in try store.residentCredentialCount() }
             // Only a full store needs to know whether this replaces an existing account's
             // credential; reading the RP's credentials decrypts every one of them.
             if count >= store.maxResidentCredentials {
-                let replacing: Bool
-                do {
-                    replacing = try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
-                } catch { throw CTAP2StatusCode(error) }
+                let replacing = try withStore { store throws(StoreError) in
+                    try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
+                }
                 if !replacing { throw .keyStoreFull }
             }
         }
@@ -136,7 +133,7 @@ extension Authenticator {
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
                 credProtect: credProtect, credBlob: credBlob, largeBlobKey: largeBlobKey,
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
-            do { try store.saveResidentCredential(credential) } catch { throw CTAP2StatusCode(error) }
+            try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 
         var extensionOutputs: [CBORValue: CBORValue] = [:]

@@ -12,7 +12,7 @@ extension Authenticator {
         try collectPresence(.reset, rpID: nil, context: context)
         // A new wrapping key makes every old non-resident credential ID unopenable.
         let newKey = SecretBytes(randomCount: 32)
-        do { try store.reset(newWrappingKey: newKey) } catch { throw CTAP2StatusCode(error) }
+        try withStore { store throws(StoreError) in try store.reset(newWrappingKey: newKey) }
         secrets.wrappingKey = newKey
         codec = CredentialIDCodec(wrappingKey: newKey)
         openedCredentials.removeAll()
