@@ -175,7 +175,7 @@ extension Authenticator {
             user: UserEntity(id: credential.userHandle, name: credential.userName, displayName: credential.userDisplayName),
             credentialID: CredentialDescriptor(id: credential.credentialID),
             publicKey: key.cosePublicKey.cborValue,
-            credProtect: Int(credential.credProtect),
+            credProtect: credential.credProtect,
             largeBlobKey: credential.largeBlobKey?.copyBytes())
     }
 }

@@ -118,8 +118,8 @@ extension Authenticator {
     func locate(_ allowList: [CredentialDescriptor], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> AssertionCandidate? {
         for descriptor in allowList where descriptor.type == "public-key" {
             guard let opened = openCredential(descriptor.id, rpIDHash: rpIDHash) else { continue }
-            // credProtect level 3 (uvRequired) is never usable without UV.
-            if opened.credProtect == 3 && !userVerified { continue }
+            // credProtect userVerificationRequired is never usable without UV.
+            if opened.credProtect == .userVerificationRequired && !userVerified { continue }
             if opened.isResident {
                 let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 // A deleted or hidden discoverable credential is gone, even if its ID still opens.

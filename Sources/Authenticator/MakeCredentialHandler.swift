@@ -36,12 +36,14 @@ extension Authenticator {
 
         // Extensions (CTAP 2.1 §12): unknown ones are ignored. Decoded before the token is
         // checked, so a malformed request does not bind or use it.
-        var credProtect: UInt8 = 1
+        var credProtect = CredentialProtectionPolicy.userVerificationOptional
         var credProtectRequested = false
         if let value = request.extensions["credProtect"] {
             guard let level = value.uint64Value else { throw .cborUnexpectedType }
-            guard (1...3).contains(level) else { throw .invalidOption }
-            credProtect = UInt8(level)
+            guard let policy = UInt8(exactly: level).flatMap(CredentialProtectionPolicy.init(rawValue:)) else {
+                throw .invalidOption
+            }
+            credProtect = policy
             credProtectRequested = true
         }
         var credBlob: [UInt8]?
@@ -84,14 +86,14 @@ extension Authenticator {
                                          rpID: request.rp.id)
 
         // Step 12: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
-        // credProtect level 3 credentials are invisible without UV.
+        // userVerificationRequired (credProtect 3) credentials are invisible without UV.
         for descriptor in request.excludeList where descriptor.type == "public-key" {
             guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
             if source.isResident {
                 let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 guard let stored, stored.hiddenSince == nil else { continue }
             }
-            if source.credProtect == 3 && !userVerified { continue }
+            if source.credProtect == .userVerificationRequired && !userVerified { continue }
             try? collectPresence(.credentialExcluded, rpID: request.rp.id, context: context)
             if context.cancellation.isCancelled { throw .keepaliveCancel }
             throw .credentialExcluded
@@ -137,7 +139,7 @@ extension Authenticator {
         }
 
         var extensionOutputs: [CBORValue: CBORValue] = [:]
-        if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect)) }
+        if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect.rawValue)) }
         if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
         if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
         if let hmacSecretAtCreation, let credRandom {
