@@ -26,21 +26,14 @@ extension Authenticator {
         // alwaysUv (CTAP 2.1 §6.11.2): an assertion with user presence needs user verification,
         // i.e. a token. Silent (up: false) probes stay possible, as in OpenSK.
         if userPresence, request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
-        // Extensions are decoded (and hmac-secret's input checked) before the token is used.
-        var wantsCredBlob = false
-        if let value = request.extensions["credBlob"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            wantsCredBlob = flag
-        }
+        // Extensions are decoded with the request (GetAssertionExtensions); hmac-secret's input
+        // is checked here, before the token is used.
+        let wantsCredBlob = request.extensions.credBlob ?? false
         // largeBlobKey (§12.3): the credential's key in response member 0x07.
-        var wantsLargeBlobKey = false
-        if let value = request.extensions["largeBlobKey"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            wantsLargeBlobKey = flag
-        }
+        let wantsLargeBlobKey = request.extensions.largeBlobKey ?? false
         var hmacSecret: HMACSecretRequest?
-        if let value = request.extensions["hmac-secret"] {
-            hmacSecret = try hmacSecretRequest(value, userPresence: userPresence)
+        if let input = request.extensions.hmacSecret {
+            hmacSecret = try hmacSecretRequest(input, userPresence: userPresence)
         }
 
         // Step 6: the pinUvAuthToken must carry ga for this RP; then UV is done.

@@ -1,14 +1,12 @@
-import CBOR
 import CTAP
 import FIDOCrypto
 
 /// The hmac-secret input checks shared by getAssertion (hmac-secret) and makeCredential
 /// (hmac-secret-mc).
 extension Authenticator {
-    /// Decode and check the hmac-secret input of getAssertion (CTAP 2.1 §12.5). Done before
-    /// asking for presence, so a malformed request never costs the user a touch.
-    func hmacSecretRequest(_ value: CBORValue, userPresence: Bool) throws(CTAP2StatusCode) -> HMACSecretRequest {
-        let input = try HMACSecretInput(cbor: value)
+    /// Check the hmac-secret input of getAssertion (CTAP 2.1 §12.5) and decrypt its salts. Done
+    /// before asking for presence, so a malformed request never costs the user a touch.
+    func hmacSecretRequest(_ input: HMACSecretInput, userPresence: Bool) throws(CTAP2StatusCode) -> HMACSecretRequest {
         // "If "up" is set to false, authenticator returns CTAP2_ERR_UNSUPPORTED_OPTION": the
         // secret is released only after a touch.
         guard userPresence else { throw .unsupportedOption }

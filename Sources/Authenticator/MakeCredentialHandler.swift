@@ -34,51 +34,27 @@ extension Authenticator {
 
         let rpIDHash = rpIDHashes.hash(of: request.rp.id)
 
-        // Extensions (CTAP 2.1 §12): unknown ones are ignored. Decoded before the token is
-        // checked, so a malformed request does not bind or use it.
-        var credProtect = CredentialProtectionPolicy.userVerificationOptional
-        var credProtectRequested = false
-        if let value = request.extensions["credProtect"] {
-            guard let level = value.uint64Value else { throw .cborUnexpectedType }
-            guard let policy = UInt8(exactly: level).flatMap(CredentialProtectionPolicy.init(rawValue:)) else {
-                throw .invalidOption
-            }
-            credProtect = policy
-            credProtectRequested = true
-        }
-        var credBlob: [UInt8]?
-        if let value = request.extensions["credBlob"] {
-            guard let blob = value.bytesValue else { throw .cborUnexpectedType }
-            credBlob = blob
-        }
+        // Extensions (CTAP 2.1 §12), decoded with the request (MakeCredentialExtensions); what
+        // they need of the key is checked here, before the token, so that a malformed request
+        // does not bind or use it.
+        let extensions = request.extensions
+        let credProtect = extensions.credProtect ?? .userVerificationOptional
+        var credBlob = extensions.credBlob
         // hmac-secret (§12.5): the credential gets CredRandom values.
-        var hasHMACSecret = false
-        if let value = request.extensions["hmac-secret"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            hasHMACSecret = flag
-        }
+        let hasHMACSecret = extensions.hmacSecret ?? false
         // hmac-secret-mc (CTAP 2.2 §12.7): the hmac-secret output for the new credential, already
-        // at registration; same input as getAssertion's hmac-secret, and only with hmac-secret.
+        // at registration; same input as getAssertion's hmac-secret (decoding made sure
+        // hmac-secret is on).
         var hmacSecretAtCreation: HMACSecretRequest?
-        if let value = request.extensions["hmac-secret-mc"] {
-            guard hasHMACSecret else { throw .invalidOption }
-            hmacSecretAtCreation = try hmacSecretRequest(value, userPresence: true)
+        if let input = extensions.hmacSecretMC {
+            hmacSecretAtCreation = try hmacSecretRequest(input, userPresence: true)
         }
-
         // largeBlobKey (§12.3): a per-credential key for the large-blob array, for discoverable
         // credentials only.
-        var wantsLargeBlobKey = false
-        if let value = request.extensions["largeBlobKey"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            if flag && !isResident { throw .invalidOption }
-            wantsLargeBlobKey = flag
-        }
+        let wantsLargeBlobKey = extensions.largeBlobKey ?? false
+        if wantsLargeBlobKey && !isResident { throw .invalidOption }
         // minPinLength (§12.4): the current minimum, for the RPs setMinPINLength allowed.
-        var reportsMinPINLength = false
-        if let value = request.extensions["minPinLength"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            reportsMinPINLength = flag
-        }
+        let reportsMinPINLength = extensions.minPinLength ?? false
 
         // Step 11: the pinUvAuthToken must carry mc for this RP; then UV is done.
         let userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
@@ -139,8 +115,8 @@ extension Authenticator {
         }
 
         var extensionOutputs: [CBORValue: CBORValue] = [:]
-        if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect.rawValue)) }
-        if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
+        if let requested = extensions.credProtect { extensionOutputs["credProtect"] = .unsignedInt(UInt64(requested.rawValue)) }
+        if extensions.credBlob != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
         if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
         if let hmacSecretAtCreation, let credRandom {
             extensionOutputs["hmac-secret-mc"] = .byteString(try hmacSecretAtCreation.output(
