@@ -58,11 +58,17 @@ public final class Authenticator: @unchecked Sendable {
     /// state lifted (CTAP 2.1 §6.5.5.7).
     public func powerCycle() {
         poweredUpAt = clock.monotonicMilliseconds()
+        endCommandSequences()
+        openedCredentials.removeAll()
+        pinUvAuth.powerUp()
+    }
+
+    /// Drops the state that spans requests of one command: a getNextAssertion sequence, a
+    /// credential-management enumeration, a large-blob array half written.
+    func endCommandSequences() {
         pendingAssertions = nil
         credentialEnumeration = nil
         largeBlobWrite = nil
-        openedCredentials.removeAll()
-        pinUvAuth.powerUp()
     }
 
     /// The attestation CA certificate (DER), for relying parties that want to trust this key.
@@ -75,17 +81,9 @@ public final class Authenticator: @unchecked Sendable {
         guard let command = CTAPCommand(rawValue: commandByte) else {
             return [CTAP2StatusCode.invalidCommand.rawValue]
         }
-        // CTAP 2.1 §6.3: getNextAssertion must directly follow on the same channel; any other
-        // command from that channel ends the sequence.
-        if command != .getNextAssertion, pendingAssertions?.channel == context.channel {
-            pendingAssertions = nil
-        }
-        // CTAP 2.1 §6.8.3, §6.8.4: likewise for credential-management enumerations (the
-        // handler ends them for its own other subcommands).
-        if command != .credentialManagement, command != .credentialManagementPreview,
-           credentialEnumeration?.channel == context.channel {
-            credentialEnumeration = nil
-        }
+        // Sequences bound to this channel end when another command arrives on it.
+        if pendingAssertions?.isEnded(by: command, on: context.channel) == true { pendingAssertions = nil }
+        if credentialEnumeration?.isEnded(by: command, on: context.channel) == true { credentialEnumeration = nil }
         do throws(CTAP2StatusCode) {
             let parameters = try Self.decodeParameters(message.dropFirst())
             let body: CBORValue?
@@ -149,8 +147,15 @@ public final class Authenticator: @unchecked Sendable {
     func nonce() -> [UInt8] { random.bytes(count: 12) }
 
     func signatureCounter(credentialID: [UInt8]?) throws(CTAP2StatusCode) -> UInt32 {
+        try withStore { store throws(StoreError) in try store.nextSignatureCounter(credentialID: credentialID) }
+    }
+
+    /// The CTAP2 handlers make every throwing store call through here, so that its failures
+    /// reach the wire through the one mapping, `CTAP2StatusCode.init(_: StoreError)`. (U2F
+    /// answers with its own status words; `init` passes the StoreError on to its caller.)
+    func withStore<T>(_ body: (CredentialStorePort) throws(StoreError) -> T) throws(CTAP2StatusCode) -> T {
         do {
-            return try store.nextSignatureCounter(credentialID: credentialID)
+            return try body(store)
         } catch {
             throw CTAP2StatusCode(error)
         }

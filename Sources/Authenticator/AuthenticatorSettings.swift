@@ -22,18 +22,16 @@ extension Authenticator {
         // reset), so a value read once stays valid: makeCredential and getAssertion read
         // alwaysUv on every request and should not pay a store query for it.
         if let cached = settingsCache[key] { return cached }
-        let value: [UInt8]?
-        do { value = try store.loadSetting(key) } catch { throw CTAP2StatusCode(error) }
+        let value = try withStore { store throws(StoreError) in try store.loadSetting(key) }
         settingsCache[key] = .some(value)
         return value
     }
 
     /// Durable when it returns (one store transaction).
     func saveSetting(_ key: String, value: [UInt8]?) throws(CTAP2StatusCode) {
-        do { try store.saveSetting(key, value: value) } catch {
-            settingsCache[key] = nil
-            throw CTAP2StatusCode(error)
-        }
+        // Unknown until the store answers: a failed save may or may not have reached the disk.
+        settingsCache[key] = nil
+        try withStore { store throws(StoreError) in try store.saveSetting(key, value: value) }
         settingsCache[key] = .some(value)
     }
 

@@ -224,18 +224,17 @@ extension Authenticator {
 
     /// The current minimum PIN length in code points (see `PINPolicy.minLengthSetting`).
     func minPINLength() throws(CTAP2StatusCode) -> Int {
-        let setting: [UInt8]?
-        do { setting = try store.loadSetting(PINPolicy.minLengthSetting) } catch { throw CTAP2StatusCode(error) }
+        let setting = try withStore { store throws(StoreError) in try store.loadSetting(PINPolicy.minLengthSetting) }
         guard let setting, setting.count == 1 else { return PINPolicy.defaultMinLength }
         return min(max(Int(setting[0]), PINPolicy.defaultMinLength), PINPolicy.maxByteLength)
     }
 
     func loadPINState() throws(CTAP2StatusCode) -> PINState? {
-        do { return try store.loadPINState() } catch { throw CTAP2StatusCode(error) }
+        try withStore { store throws(StoreError) in try store.loadPINState() }
     }
 
     func savePINState(_ state: PINState) throws(CTAP2StatusCode) {
-        do { try store.savePINState(state) } catch { throw CTAP2StatusCode(error) }
+        try withStore { store throws(StoreError) in try store.savePINState(state) }
     }
 
     /// Whether the key is protected by a PIN (getInfo clientPin).

@@ -1,3 +1,5 @@
+import CTAP
+
 /// authenticatorCredentialManagement enumeration state (CTAP 2.1 §6.8.3, §6.8.4): what
 /// enumerateRPsBegin or enumerateCredentialsBegin found, handed out by the GetNext subcommands.
 ///
@@ -30,6 +32,24 @@ struct CredentialEnumeration {
         self.channel = channel
         self.items = items
         self.lastUsed = now
+    }
+
+    /// CTAP 2.1 §6.8.3, §6.8.4: the GetNext subcommands continue the enumeration their own
+    /// channel began; any other command from that channel ends it. (Other credentialManagement
+    /// subcommands end it too: see `isEnded(by:on:)` for subcommands.)
+    func isEnded(by command: CTAPCommand, on channel: UInt32) -> Bool {
+        channel == self.channel && command != .credentialManagement && command != .credentialManagementPreview
+    }
+
+    /// Any credentialManagement subcommand but the two GetNext ones (an unknown one included)
+    /// from the enumeration's channel ends it.
+    func isEnded(by subcommand: CredentialManagementSubcommand?, on channel: UInt32) -> Bool {
+        channel == self.channel && subcommand != .enumerateRPsGetNextRP && subcommand != .enumerateCredentialsGetNextCredential
+    }
+
+    /// Whether more than `timeoutMilliseconds` passed since Begin or the last GetNext.
+    func hasExpired(now: UInt64, timeoutMilliseconds: UInt64) -> Bool {
+        now &- lastUsed > timeoutMilliseconds
     }
 
     var isExhausted: Bool { next >= items.count }

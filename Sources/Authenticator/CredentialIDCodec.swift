@@ -5,7 +5,7 @@ import FIDOCrypto
 struct CredentialSource {
     var isResident: Bool
     var algorithm: COSEAlgorithm
-    var credProtect: UInt8
+    var credProtect: CredentialProtectionPolicy
     var privateKey: SecretBytes
     /// Created with the hmac-secret extension (its CredRandom values are derived, not stored).
     var hasHMACSecret = false
@@ -26,7 +26,7 @@ struct CredentialIDCodec {
 
     func seal(_ source: CredentialSource, rpIDHash: [UInt8], nonce: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
         let flags: UInt8 = (source.isResident ? 0x01 : 0x00) | (source.hasHMACSecret ? 0x02 : 0x00)
-        var plaintext: [UInt8] = [flags, Self.algorithmByte(source.algorithm), source.credProtect]
+        var plaintext: [UInt8] = [flags, Self.algorithmByte(source.algorithm), source.credProtect.rawValue]
         plaintext += source.privateKey.copyBytes()
         defer { plaintext.wipe() }
         do {
@@ -48,9 +48,9 @@ struct CredentialIDCodec {
         }
         defer { plaintext.wipe() }
         guard plaintext.count == 35, let algorithm = Self.algorithm(plaintext[1]),
-              (1...3).contains(plaintext[2]) else { return nil }
+              let credProtect = CredentialProtectionPolicy(rawValue: plaintext[2]) else { return nil }
         return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,
-                                credProtect: plaintext[2], privateKey: SecretBytes(Array(plaintext[3...])),
+                                credProtect: credProtect, privateKey: SecretBytes(Array(plaintext[3...])),
                                 hasHMACSecret: plaintext[0] & 0x02 != 0)
     }
 

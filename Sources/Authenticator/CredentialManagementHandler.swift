@@ -14,7 +14,7 @@ extension Authenticator {
         case .enumerateRPsGetNextRP: return try nextRelyingParty(context: context).cborValue
         case .enumerateCredentialsGetNextCredential: return try nextCredential(context: context).cborValue
         default:
-            if credentialEnumeration?.channel == context.channel { credentialEnumeration = nil }
+            if credentialEnumeration?.isEnded(by: subcommand, on: context.channel) == true { credentialEnumeration = nil }
         }
         guard let subcommand else { throw .invalidSubcommand }
 
@@ -47,8 +47,7 @@ extension Authenticator {
     private func credentialsMetadata(grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         // §6.8.2: a token with a permissions RP ID may not read key-wide metadata.
         guard grant.rpID == nil else { throw .pinAuthInvalid }
-        let existing: Int
-        do { existing = try store.residentCredentialCount() } catch { throw CTAP2StatusCode(error) }
+        let existing = try withStore { store throws(StoreError) in try store.residentCredentialCount() }
         return CredentialManagementResponse(existingResidentCredentialsCount: existing,
                                             maxPossibleRemainingResidentCredentialsCount: max(0, store.maxResidentCredentials - existing))
     }
@@ -57,8 +56,7 @@ extension Authenticator {
     private func beginRelyingPartyEnumeration(grant: PinUvAuthTokenState.Grant,
                                               context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         guard grant.rpID == nil else { throw .pinAuthInvalid }
-        let entries: [RelyingPartyEntry]
-        do { entries = try store.relyingParties() } catch { throw CTAP2StatusCode(error) }
+        let entries = try withStore { store throws(StoreError) in try store.relyingParties() }
         guard let first = entries.first else { throw .noCredentials }
         if entries.count > 1 {
             credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .relyingParties(entries),
@@ -91,9 +89,9 @@ extension Authenticator {
         }
         // Every visible credential, whatever its credProtect (the token stands for UV); only the
         // first is read whole, GetNext reads the others one at a time.
-        let found: DiscoverableCredentials?
-        do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: true) }
-        catch { throw CTAP2StatusCode(error) }
+        let found = try withStore { store throws(StoreError) in
+            try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: true)
+        }
         guard let credentials = found, credentials.first.hiddenSince == nil else { throw .noCredentials }
         if credentials.count > 1 {
             credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .credentials(credentials.references),
@@ -109,8 +107,7 @@ extension Authenticator {
         var enumeration = try continuedEnumeration(context: context)
         // One deleted or hidden since Begin (the CLI, a signal) is skipped.
         while let reference = enumeration.nextCredential(now: clock.monotonicMilliseconds()) {
-            let credential: ResidentCredential?
-            do { credential = try store.residentCredential(reference: reference) } catch { throw CTAP2StatusCode(error) }
+            let credential = try withStore { store throws(StoreError) in try store.residentCredential(reference: reference) }
             guard let credential, credential.hiddenSince == nil else { continue }
             credentialEnumeration = enumeration.isExhausted ? nil : enumeration
             return try Self.response(for: credential)
@@ -123,7 +120,8 @@ extension Authenticator {
     /// 30 s as getNextAssertion), else CTAP2_ERR_NOT_ALLOWED.
     private func continuedEnumeration(context: RequestContext) throws(CTAP2StatusCode) -> CredentialEnumeration {
         guard let enumeration = credentialEnumeration, enumeration.channel == context.channel else { throw .notAllowed }
-        guard clock.monotonicMilliseconds() &- enumeration.lastUsed <= configuration.getNextAssertionTimeoutMilliseconds else {
+        guard !enumeration.hasExpired(now: clock.monotonicMilliseconds(),
+                                      timeoutMilliseconds: configuration.getNextAssertionTimeoutMilliseconds) else {
             credentialEnumeration = nil
             throw .notAllowed
         }
@@ -134,7 +132,7 @@ extension Authenticator {
     private func deleteCredential(_ request: CredentialManagementRequest, grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) {
         guard let descriptor = request.credentialID else { throw .missingParameter }
         let credential = try managedCredential(id: descriptor.id, grant: grant)
-        do { try store.deleteResidentCredential(id: credential.credentialID) } catch { throw CTAP2StatusCode(error) }
+        _ = try withStore { store throws(StoreError) in try store.deleteResidentCredential(id: credential.credentialID) }
     }
 
     /// updateUserInformation (0x07), §6.8.6: user.id must be the stored user handle (else
@@ -147,16 +145,16 @@ extension Authenticator {
         guard user.id == credential.userHandle else { throw .invalidParameter }
         let name = user.name.flatMap { $0.isEmpty ? nil : $0 }
         let displayName = user.displayName.flatMap { $0.isEmpty ? nil : $0 }
-        do { try store.updateUser(credentialID: credential.credentialID, name: name, displayName: displayName) }
-        catch { throw CTAP2StatusCode(error) }
+        try withStore { store throws(StoreError) in
+            try store.updateUser(credentialID: credential.credentialID, name: name, displayName: displayName)
+        }
     }
 
     /// The visible resident credential `id` names (else CTAP2_ERR_NO_CREDENTIALS: hidden ones
     /// are managed through the store's own tools), within the token's permissions RP ID if it
     /// has one (else CTAP2_ERR_PIN_AUTH_INVALID).
     private func managedCredential(id: [UInt8], grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) -> ResidentCredential {
-        let stored: ResidentCredential?
-        do { stored = try store.residentCredential(id: id) } catch { throw CTAP2StatusCode(error) }
+        let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: id) }
         guard let stored, stored.hiddenSince == nil else { throw .noCredentials }
         if let boundRPID = grant.rpID, !boundRPID.utf8.elementsEqual(stored.rpID.utf8) { throw .pinAuthInvalid }
         return stored
@@ -177,7 +175,7 @@ extension Authenticator {
             user: UserEntity(id: credential.userHandle, name: credential.userName, displayName: credential.userDisplayName),
             credentialID: CredentialDescriptor(id: credential.credentialID),
             publicKey: key.cosePublicKey.cborValue,
-            credProtect: Int(credential.credProtect),
+            credProtect: credential.credProtect,
             largeBlobKey: credential.largeBlobKey?.copyBytes())
     }
 }

@@ -11,21 +11,6 @@ struct AssertionCandidate {
     var hasHMACSecret = false
 }
 
-/// authenticatorGetNextAssertion state (CTAP 2.1 §6.3).
-struct PendingAssertions {
-    var channel: UInt32
-    var rpIDHash: [UInt8]
-    var clientDataHash: [UInt8]
-    var flags: AuthenticatorData.Flags
-    var remaining: [CredentialReference]
-    var total: Int
-    var userVerified: Bool
-    var wantsCredBlob: Bool
-    var wantsLargeBlobKey: Bool
-    var hmacSecret: HMACSecretRequest?
-    var lastUsed: UInt64
-}
-
 extension Authenticator {
     /// authenticatorGetAssertion (0x02), CTAP 2.1 §6.2.2.
     func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
@@ -41,21 +26,14 @@ extension Authenticator {
         // alwaysUv (CTAP 2.1 §6.11.2): an assertion with user presence needs user verification,
         // i.e. a token. Silent (up: false) probes stay possible, as in OpenSK.
         if userPresence, request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
-        // Extensions are decoded (and hmac-secret's input checked) before the token is used.
-        var wantsCredBlob = false
-        if let value = request.extensions["credBlob"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            wantsCredBlob = flag
-        }
+        // Extensions are decoded with the request (GetAssertionExtensions); hmac-secret's input
+        // is checked here, before the token is used.
+        let wantsCredBlob = request.extensions.credBlob ?? false
         // largeBlobKey (§12.3): the credential's key in response member 0x07.
-        var wantsLargeBlobKey = false
-        if let value = request.extensions["largeBlobKey"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            wantsLargeBlobKey = flag
-        }
+        let wantsLargeBlobKey = request.extensions.largeBlobKey ?? false
         var hmacSecret: HMACSecretRequest?
-        if let value = request.extensions["hmac-secret"] {
-            hmacSecret = try hmacSecretRequest(value, userPresence: userPresence)
+        if let input = request.extensions.hmacSecret {
+            hmacSecret = try hmacSecretRequest(input, userPresence: userPresence)
         }
 
         // Step 6: the pinUvAuthToken must carry ga for this RP; then UV is done.
@@ -86,8 +64,9 @@ extension Authenticator {
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
         // level ≥ 2 needs UV here (uvOptionalWithCredentialIDList / uvRequired). Only the first
         // is read whole; getNextAssertion reads the others one at a time.
-        let found: DiscoverableCredentials?
-        do { found = try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified) } catch { throw CTAP2StatusCode(error) }
+        let found = try withStore { store throws(StoreError) in
+            try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified)
+        }
         guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
         let first = applicable.first
         if userPresence {
@@ -99,9 +78,8 @@ extension Authenticator {
         if applicable.count > 1 {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
-                remaining: Array(applicable.remaining), total: applicable.count, userVerified: userVerified,
-                wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
-                lastUsed: clock.monotonicMilliseconds())
+                userVerified: userVerified, wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey,
+                hmacSecret: hmacSecret, remaining: applicable.remaining, now: clock.monotonicMilliseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
@@ -113,17 +91,14 @@ extension Authenticator {
     func getNextAssertion(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
         guard var pending = pendingAssertions, pending.channel == context.channel else { throw .notAllowed }
         let now = clock.monotonicMilliseconds()
-        guard now &- pending.lastUsed <= configuration.getNextAssertionTimeoutMilliseconds,
-              !pending.remaining.isEmpty else {
+        guard !pending.hasExpired(now: now, timeoutMilliseconds: configuration.getNextAssertionTimeoutMilliseconds),
+              let next = pending.takeNext(now: now) else {
             pendingAssertions = nil
             throw .notAllowed
         }
-        let next = pending.remaining.removeFirst()
-        pending.lastUsed = now
-        pendingAssertions = pending.remaining.isEmpty ? nil : pending
+        pendingAssertions = pending.isExhausted ? nil : pending
         // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
-        let current: ResidentCredential?
-        do { current = try store.residentCredential(reference: next) } catch { throw CTAP2StatusCode(error) }
+        let current = try withStore { store throws(StoreError) in try store.residentCredential(reference: next) }
         guard let current, current.isDiscoverable(userVerified: pending.userVerified) else { throw .noCredentials }
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
@@ -136,11 +111,10 @@ extension Authenticator {
     func locate(_ allowList: [CredentialDescriptor], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> AssertionCandidate? {
         for descriptor in allowList where descriptor.type == "public-key" {
             guard let opened = openCredential(descriptor.id, rpIDHash: rpIDHash) else { continue }
-            // credProtect level 3 (uvRequired) is never usable without UV.
-            if opened.credProtect == 3 && !userVerified { continue }
+            // credProtect userVerificationRequired is never usable without UV.
+            if opened.credProtect == .userVerificationRequired && !userVerified { continue }
             if opened.isResident {
-                let stored: ResidentCredential?
-                do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
+                let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 // A deleted or hidden discoverable credential is gone, even if its ID still opens.
                 guard let stored, stored.hiddenSince == nil else { continue }
                 return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: stored)
@@ -167,6 +141,13 @@ extension Authenticator {
             throw .other
         }
         return AssertionCandidate(credentialID: credential.credentialID, key: key, resident: credential)
+    }
+
+    /// The CredRandom values of an assertion candidate; nil if it was created without hmac-secret.
+    func credRandom(for candidate: AssertionCandidate) -> CredRandom? {
+        if let resident = candidate.resident { return CredRandom(resident) }
+        guard candidate.hasHMACSecret else { return nil }
+        return CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: candidate.credentialID)
     }
 
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],

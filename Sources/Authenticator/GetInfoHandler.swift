@@ -3,11 +3,8 @@ import CTAP
 extension Authenticator {
     /// authenticatorGetInfo (0x04). Advertises only what works end to end.
     func getInfo() throws(CTAP2StatusCode) -> AuthenticatorInfo {
-        let remaining: Int
-        do {
-            remaining = max(0, store.maxResidentCredentials - (try store.residentCredentialCount()))
-        } catch {
-            throw CTAP2StatusCode(error)
+        let remaining = try withStore { store throws(StoreError) in
+            max(0, store.maxResidentCredentials - (try store.residentCredentialCount()))
         }
         let alwaysUv = try isAlwaysUvEnabled()
         return AuthenticatorInfo(

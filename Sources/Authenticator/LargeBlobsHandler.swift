@@ -2,17 +2,6 @@ import CBOR
 import CTAP
 import FIDOCrypto
 
-/// A large-blob array being written in fragments (CTAP 2.1 §6.10.2): volatile until its last
-/// fragment arrives and the whole array checks out, then stored in one transaction.
-struct LargeBlobWrite {
-    /// The length the first fragment announced.
-    let expectedLength: Int
-    /// What arrived so far; its count is the offset the next fragment must have.
-    var received: [UInt8]
-
-    var expectedNextOffset: Int { received.count }
-}
-
 extension Authenticator {
     /// The serialized large-blob array of a fresh key: the empty CBOR array 0x80 followed by
     /// LEFT(SHA-256(0x80), 16) (CTAP 2.1 §6.10.1).
@@ -58,19 +47,15 @@ extension Authenticator {
     /// set: one fragment of a new array; the last one commits it.
     private func writeLargeBlobs(_ fragment: [UInt8], offset: UInt64, request: LargeBlobsRequest) throws(CTAP2StatusCode) {
         guard fragment.count <= maxLargeBlobFragmentLength else { throw .invalidLength }
-        let expectedLength: Int
+        var write: LargeBlobWrite
         if offset == 0 {
-            // The first fragment announces the whole length: at least 17 bytes (an array and
-            // its hash), at most maxSerializedLargeBlobArray.
-            guard let length = request.length else { throw .invalidParameter }
-            guard length <= UInt64(configuration.maxSerializedLargeBlobArray) else { throw .largeBlobStorageFull }
-            guard length >= 17 else { throw .invalidParameter }
-            expectedLength = Int(length)
+            // The first fragment announces the whole length (see LargeBlobWrite).
+            write = try LargeBlobWrite(announcedLength: request.length, maxLength: configuration.maxSerializedLargeBlobArray)
         } else {
             guard request.length == nil else { throw .invalidParameter }
             // Fragments arrive in order: CTAP1_ERR_INVALID_SEQ otherwise.
             guard let pending = largeBlobWrite, offset == UInt64(pending.expectedNextOffset) else { throw .invalidSequence }
-            expectedLength = pending.expectedLength
+            write = pending
         }
 
         // With a PIN set (or alwaysUv on): pinUvAuthParam = authenticate(token, 32×0xff ‖ h'0c00'
@@ -82,22 +67,14 @@ extension Authenticator {
             _ = try authorizeCommand(pinUvAuthParam: request.pinUvAuthParam, pinUvAuthProtocol: request.pinUvAuthProtocol,
                                      message: message, permission: .largeBlobWrite)
         }
-        guard Int(offset) + fragment.count <= expectedLength else { throw .invalidParameter }
-
-        var write = offset == 0 ? LargeBlobWrite(expectedLength: expectedLength, received: [])
-                                : largeBlobWrite ?? LargeBlobWrite(expectedLength: expectedLength, received: [])
-        write.received += fragment
-        guard write.received.count == expectedLength else {
+        try write.append(fragment)
+        guard write.isComplete else {
             largeBlobWrite = write
             return
         }
         largeBlobWrite = nil
-        // The array's last 16 bytes must be LEFT(SHA-256(everything before), 16).
-        let body = write.received.dropLast(16)
-        guard constantTimeEquals(Array(SHA256.hash(body).prefix(16)), Array(write.received.suffix(16))) else {
-            throw .integrityFailure
-        }
+        let array = try write.verifiedArray()
         // One transaction: the old array until it returns, the new one after.
-        try saveSetting(AuthenticatorSetting.largeBlobArray, value: write.received)
+        try saveSetting(AuthenticatorSetting.largeBlobArray, value: array)
     }
 }

@@ -34,49 +34,27 @@ extension Authenticator {
 
         let rpIDHash = rpIDHashes.hash(of: request.rp.id)
 
-        // Extensions (CTAP 2.1 §12): unknown ones are ignored. Decoded before the token is
-        // checked, so a malformed request does not bind or use it.
-        var credProtect: UInt8 = 1
-        var credProtectRequested = false
-        if let value = request.extensions["credProtect"] {
-            guard let level = value.uint64Value else { throw .cborUnexpectedType }
-            guard (1...3).contains(level) else { throw .invalidOption }
-            credProtect = UInt8(level)
-            credProtectRequested = true
-        }
-        var credBlob: [UInt8]?
-        if let value = request.extensions["credBlob"] {
-            guard let blob = value.bytesValue else { throw .cborUnexpectedType }
-            credBlob = blob
-        }
+        // Extensions (CTAP 2.1 §12), decoded with the request (MakeCredentialExtensions); what
+        // they need of the key is checked here, before the token, so that a malformed request
+        // does not bind or use it.
+        let extensions = request.extensions
+        let credProtect = extensions.credProtect ?? .userVerificationOptional
+        var credBlob = extensions.credBlob
         // hmac-secret (§12.5): the credential gets CredRandom values.
-        var hasHMACSecret = false
-        if let value = request.extensions["hmac-secret"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            hasHMACSecret = flag
-        }
+        let hasHMACSecret = extensions.hmacSecret ?? false
         // hmac-secret-mc (CTAP 2.2 §12.7): the hmac-secret output for the new credential, already
-        // at registration; same input as getAssertion's hmac-secret, and only with hmac-secret.
+        // at registration; same input as getAssertion's hmac-secret (decoding made sure
+        // hmac-secret is on).
         var hmacSecretAtCreation: HMACSecretRequest?
-        if let value = request.extensions["hmac-secret-mc"] {
-            guard hasHMACSecret else { throw .invalidOption }
-            hmacSecretAtCreation = try hmacSecretRequest(value, userPresence: true)
+        if let input = extensions.hmacSecretMC {
+            hmacSecretAtCreation = try hmacSecretRequest(input, userPresence: true)
         }
-
         // largeBlobKey (§12.3): a per-credential key for the large-blob array, for discoverable
         // credentials only.
-        var wantsLargeBlobKey = false
-        if let value = request.extensions["largeBlobKey"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            if flag && !isResident { throw .invalidOption }
-            wantsLargeBlobKey = flag
-        }
+        let wantsLargeBlobKey = extensions.largeBlobKey ?? false
+        if wantsLargeBlobKey && !isResident { throw .invalidOption }
         // minPinLength (§12.4): the current minimum, for the RPs setMinPINLength allowed.
-        var reportsMinPINLength = false
-        if let value = request.extensions["minPinLength"] {
-            guard let flag = value.boolValue else { throw .cborUnexpectedType }
-            reportsMinPINLength = flag
-        }
+        let reportsMinPINLength = extensions.minPinLength ?? false
 
         // Step 11: the pinUvAuthToken must carry mc for this RP; then UV is done.
         let userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
@@ -84,30 +62,27 @@ extension Authenticator {
                                          rpID: request.rp.id)
 
         // Step 12: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
-        // credProtect level 3 credentials are invisible without UV.
+        // userVerificationRequired (credProtect 3) credentials are invisible without UV.
         for descriptor in request.excludeList where descriptor.type == "public-key" {
             guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
             if source.isResident {
-                let stored: ResidentCredential?
-                do { stored = try store.residentCredential(id: descriptor.id) } catch { throw CTAP2StatusCode(error) }
+                let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 guard let stored, stored.hiddenSince == nil else { continue }
             }
-            if source.credProtect == 3 && !userVerified { continue }
+            if source.credProtect == .userVerificationRequired && !userVerified { continue }
             try? collectPresence(.credentialExcluded, rpID: request.rp.id, context: context)
             if context.cancellation.isCancelled { throw .keepaliveCancel }
             throw .credentialExcluded
         }
 
         if isResident {
-            let count: Int
-            do { count = try store.residentCredentialCount() } catch { throw CTAP2StatusCode(error) }
+            let count = try withStore { store throws(StoreError) in try store.residentCredentialCount() }
             // Only a full store needs to know whether this replaces an existing account's
             // credential; reading the RP's credentials decrypts every one of them.
             if count >= store.maxResidentCredentials {
-                let replacing: Bool
-                do {
-                    replacing = try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
-                } catch { throw CTAP2StatusCode(error) }
+                let replacing = try withStore { store throws(StoreError) in
+                    try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
+                }
                 if !replacing { throw .keyStoreFull }
             }
         }
@@ -136,12 +111,12 @@ extension Authenticator {
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
                 credProtect: credProtect, credBlob: credBlob, largeBlobKey: largeBlobKey,
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
-            do { try store.saveResidentCredential(credential) } catch { throw CTAP2StatusCode(error) }
+            try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 
         var extensionOutputs: [CBORValue: CBORValue] = [:]
-        if credProtectRequested { extensionOutputs["credProtect"] = .unsignedInt(UInt64(credProtect)) }
-        if request.extensions["credBlob"] != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
+        if let requested = extensions.credProtect { extensionOutputs["credProtect"] = .unsignedInt(UInt64(requested.rawValue)) }
+        if extensions.credBlob != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
         if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
         if let hmacSecretAtCreation, let credRandom {
             extensionOutputs["hmac-secret-mc"] = .byteString(try hmacSecretAtCreation.output(

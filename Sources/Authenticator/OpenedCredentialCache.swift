@@ -1,9 +1,10 @@
+import CTAP
 import FIDOCrypto
 
 /// A credential ID that has been opened (unsealed) and whose private key is ready to sign.
 struct OpenedCredential {
     var isResident: Bool
-    var credProtect: UInt8
+    var credProtect: CredentialProtectionPolicy
     var hasHMACSecret: Bool
     var key: CredentialPrivateKey
 }

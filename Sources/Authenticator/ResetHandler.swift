@@ -12,16 +12,14 @@ extension Authenticator {
         try collectPresence(.reset, rpID: nil, context: context)
         // A new wrapping key makes every old non-resident credential ID unopenable.
         let newKey = SecretBytes(randomCount: 32)
-        do { try store.reset(newWrappingKey: newKey) } catch { throw CTAP2StatusCode(error) }
+        try withStore { store throws(StoreError) in try store.reset(newWrappingKey: newKey) }
         secrets.wrappingKey = newKey
         codec = CredentialIDCodec(wrappingKey: newKey)
         openedCredentials.removeAll()
-        settingsCache.removeAll()
-        pendingAssertions = nil
-        credentialEnumeration = nil
         // The store dropped every setting: alwaysUv off, minPINLength and its RP IDs back to the
-        // defaults, the large-blob array back to the empty one.
-        largeBlobWrite = nil
+        // defaults, the large-blob array back to the empty one (a write in progress ends too).
+        settingsCache.removeAll()
+        endCommandSequences()
         // The store dropped the PIN; tokens and key-agreement keys issued under it go too.
         pinUvAuth.powerUp()
         return nil

@@ -40,7 +40,8 @@ extension Authenticator {
         guard let key = try? P256.Signing.PrivateKey() else { throw .conditionsNotSatisfied }
         // The key handle is a CTAP2 credential ID sealed for the application parameter, so the
         // same credential works in CTAP2 getAssertion with rpIdHash = SHA-256(appId).
-        let source = CredentialSource(isResident: false, algorithm: .es256, credProtect: 1, privateKey: key.rawRepresentation)
+        let source = CredentialSource(isResident: false, algorithm: .es256, credProtect: .userVerificationOptional,
+                                      privateKey: key.rawRepresentation)
         guard let keyHandle = try? codec.seal(source, rpIDHash: application, nonce: nonce()) else {
             throw .conditionsNotSatisfied
         }
@@ -60,7 +61,7 @@ extension Authenticator {
         guard apdu.data.count == 65 + handleLength else { throw .wrongLength }
         let keyHandle = Array(apdu.data[65...])
         guard let source = codec.open(keyHandle, rpIDHash: application), source.algorithm == .es256,
-              source.credProtect == 1 else { throw .wrongData }
+              source.credProtect == .userVerificationOptional else { throw .wrongData }
         if source.isResident {
             // A discoverable credential that was deleted or hidden is gone for U2F too.
             guard let stored = try? store.residentCredential(id: keyHandle), stored.hiddenSince == nil else {

@@ -31,7 +31,7 @@ struct CredentialSummary: Equatable {
         credentialID = credential.credentialID
         algorithm = credential.algorithm
         createdAt = credential.createdAt
-        credProtect = Int(credential.credProtect)
+        credProtect = Int(credential.credProtect.rawValue)
         hiddenSince = credential.hiddenSince
         var extensions: [String] = []
         if credential.hmacSecretWithUV != nil || credential.hmacSecretWithoutUV != nil { extensions.append("hmac-secret") }

@@ -119,14 +119,14 @@ public struct CredentialManagementResponse: Sendable, Equatable {
     /// totalCredentials (0x09), in enumerateCredentialsBegin only
     public var totalCredentials: Int?
     /// credProtect (0x0A)
-    public var credProtect: Int?
+    public var credProtect: CredentialProtectionPolicy?
     /// largeBlobKey (0x0B)
     public var largeBlobKey: [UInt8]?
 
     public init(existingResidentCredentialsCount: Int? = nil, maxPossibleRemainingResidentCredentialsCount: Int? = nil,
                 rp: RelyingPartyEntity? = nil, rpIDHash: [UInt8]? = nil, totalRPs: Int? = nil,
                 user: UserEntity? = nil, credentialID: CredentialDescriptor? = nil, publicKey: CBORValue? = nil,
-                totalCredentials: Int? = nil, credProtect: Int? = nil, largeBlobKey: [UInt8]? = nil) {
+                totalCredentials: Int? = nil, credProtect: CredentialProtectionPolicy? = nil, largeBlobKey: [UInt8]? = nil) {
         self.existingResidentCredentialsCount = existingResidentCredentialsCount
         self.maxPossibleRemainingResidentCredentialsCount = maxPossibleRemainingResidentCredentialsCount
         self.rp = rp; self.rpIDHash = rpIDHash; self.totalRPs = totalRPs
@@ -147,7 +147,7 @@ public struct CredentialManagementResponse: Sendable, Equatable {
         if let credentialID { map[0x07] = credentialID.cborValue }
         if let publicKey { map[0x08] = publicKey }
         if let totalCredentials { map[0x09] = CBORValue(totalCredentials) }
-        if let credProtect { map[0x0A] = CBORValue(credProtect) }
+        if let credProtect { map[0x0A] = .unsignedInt(UInt64(credProtect.rawValue)) }
         if let largeBlobKey { map[0x0B] = .byteString(largeBlobKey) }
         return .map(map)
     }

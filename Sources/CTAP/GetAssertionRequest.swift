@@ -5,19 +5,21 @@ public struct GetAssertionRequest: Sendable, Equatable {
     public var rpID: String
     public var clientDataHash: [UInt8]
     public var allowList: [CredentialDescriptor]
-    public var extensions: [CBORValue: CBORValue]
+    public var extensions: GetAssertionExtensions
     public var options: RequestOptions
     public var pinUvAuthParam: [UInt8]?
     public var pinUvAuthProtocol: UInt64?
 
     public init(rpID: String, clientDataHash: [UInt8], allowList: [CredentialDescriptor] = [],
-                extensions: [CBORValue: CBORValue] = [:], options: RequestOptions = .init(),
+                extensions: GetAssertionExtensions = .init(), options: RequestOptions = .init(),
                 pinUvAuthParam: [UInt8]? = nil, pinUvAuthProtocol: UInt64? = nil) {
         self.rpID = rpID; self.clientDataHash = clientDataHash; self.allowList = allowList
         self.extensions = extensions; self.options = options
         self.pinUvAuthParam = pinUvAuthParam; self.pinUvAuthProtocol = pinUvAuthProtocol
     }
 
+    /// Parse the request map, as `MakeCredentialRequest(cbor:)` does; the extension inputs
+    /// (`GetAssertionExtensions`) are decoded last.
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
         guard let rpValue = map[1], let hashValue = map[2] else { throw .missingParameter }
@@ -29,16 +31,17 @@ public struct GetAssertionRequest: Sendable, Equatable {
         var allow: [CredentialDescriptor] = []
         for entry in try map[3].optionalArray() ?? [] { allow.append(try CredentialDescriptor(parsing: entry)) }
         self.allowList = allow
-        self.extensions = try map[4].optionalMap() ?? [:]
+        let extensionInputs = try map[4].optionalMap() ?? [:]
         self.options = try RequestOptions(parsing: map[5])
         self.pinUvAuthParam = try map[6].optionalBytes()
         self.pinUvAuthProtocol = try map[7].optionalUnsigned()
+        self.extensions = try GetAssertionExtensions(cbor: .map(extensionInputs))
     }
 
     public var cborValue: CBORValue {
         var map: [CBORValue: CBORValue] = [1: .textString(rpID), 2: .byteString(clientDataHash)]
         if !allowList.isEmpty { map[3] = .array(allowList.map(\.cborValue)) }
-        if !extensions.isEmpty { map[4] = .map(extensions) }
+        if !extensions.isEmpty { map[4] = extensions.cborValue }
         if !options.values.isEmpty {
             map[5] = .map(Dictionary(uniqueKeysWithValues: options.values.map { (CBORValue.textString($0.key), CBORValue.boolean($0.value)) }))
         }

@@ -7,7 +7,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
     public var user: UserEntity
     public var pubKeyCredParams: [CredentialParameters]
     public var excludeList: [CredentialDescriptor]
-    public var extensions: [CBORValue: CBORValue]
+    public var extensions: MakeCredentialExtensions
     public var options: RequestOptions
     public var pinUvAuthParam: [UInt8]?
     public var pinUvAuthProtocol: UInt64?
@@ -16,7 +16,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
 
     public init(clientDataHash: [UInt8], rp: RelyingPartyEntity, user: UserEntity,
                 pubKeyCredParams: [CredentialParameters], excludeList: [CredentialDescriptor] = [],
-                extensions: [CBORValue: CBORValue] = [:], options: RequestOptions = .init(),
+                extensions: MakeCredentialExtensions = .init(), options: RequestOptions = .init(),
                 pinUvAuthParam: [UInt8]? = nil, pinUvAuthProtocol: UInt64? = nil,
                 enterpriseAttestation: UInt64? = nil, attestationFormatsPreference: [String]? = nil) {
         self.clientDataHash = clientDataHash; self.rp = rp; self.user = user
@@ -28,7 +28,8 @@ public struct MakeCredentialRequest: Sendable, Equatable {
     }
 
     /// Parse the request map. Unknown keys are ignored; missing required ones are
-    /// CTAP2_ERR_MISSING_PARAMETER; wrong types CTAP2_ERR_CBOR_UNEXPECTED_TYPE.
+    /// CTAP2_ERR_MISSING_PARAMETER; wrong types CTAP2_ERR_CBOR_UNEXPECTED_TYPE. The extension
+    /// inputs are decoded last (`MakeCredentialExtensions`), after every other member.
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
         guard let hashValue = map[1], let rpValue = map[2], let userValue = map[3],
@@ -44,7 +45,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         var excludes: [CredentialDescriptor] = []
         for entry in try map[5].optionalArray() ?? [] { excludes.append(try CredentialDescriptor(parsing: entry)) }
         self.excludeList = excludes
-        self.extensions = try map[6].optionalMap() ?? [:]
+        let extensionInputs = try map[6].optionalMap() ?? [:]
         self.options = try RequestOptions(parsing: map[7])
         self.pinUvAuthParam = try map[8].optionalBytes()
         self.pinUvAuthProtocol = try map[9].optionalUnsigned()
@@ -59,6 +60,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         } else {
             self.attestationFormatsPreference = nil
         }
+        self.extensions = try MakeCredentialExtensions(cbor: .map(extensionInputs))
     }
 
     /// The request map (clients, tests and the benchmark's native client use this).
@@ -69,7 +71,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
             4: .array(pubKeyCredParams.map(\.cborValue)),
         ]
         if !excludeList.isEmpty { map[5] = .array(excludeList.map(\.cborValue)) }
-        if !extensions.isEmpty { map[6] = .map(extensions) }
+        if !extensions.isEmpty { map[6] = extensions.cborValue }
         if !options.values.isEmpty {
             map[7] = .map(Dictionary(uniqueKeysWithValues: options.values.map { (CBORValue.textString($0.key), CBORValue.boolean($0.value)) }))
         }

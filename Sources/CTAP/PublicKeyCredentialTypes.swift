@@ -98,6 +98,11 @@ extension Optional where Wrapped == CBORValue {
         guard let bytes = value.bytesValue else { throw .cborUnexpectedType }
         return bytes
     }
+    func optionalBool() throws(CTAP2StatusCode) -> Bool? {
+        guard let value = self else { return nil }
+        guard let flag = value.boolValue else { throw .cborUnexpectedType }
+        return flag
+    }
     func optionalUnsigned() throws(CTAP2StatusCode) -> UInt64? {
         guard let value = self else { return nil }
         guard case let .unsignedInt(n) = value else { throw .cborUnexpectedType }

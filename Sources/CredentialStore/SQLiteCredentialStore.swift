@@ -149,7 +149,8 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
             credentialKey: credentialKey,
             relyingPartyKey: sealer.relyingPartyKey(rpIDHash: credential.rpIDHash),
             userKey: sealer.userKey(rpIDHash: credential.rpIDHash, userHandle: credential.userHandle)))
-        try db.run(StoreSQL.updateCredentialSealed, [.blob(sealed), .integer(Int64(credential.credProtect)), .blob(credentialKey)])
+        try db.run(StoreSQL.updateCredentialSealed,
+                   [.blob(sealed), .integer(Int64(credential.credProtect.rawValue)), .blob(credentialKey)])
     }
 
     /// Inserts one credential inside the caller's transaction, replacing the same account's
@@ -179,7 +180,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         try db.run(StoreSQL.insertCredential, [
             .blob(credentialKey), .blob(relyingPartyKey), .blob(userKey),
             .integer(credential.createdAt), .optionalInteger(credential.hiddenSince), .blob(sealed),
-            .integer(Int64(credential.credProtect)),
+            .integer(Int64(credential.credProtect.rawValue)),
         ])
     }
 
@@ -300,7 +301,7 @@ extension SQLiteCredentialStore {
             guard !rows.isEmpty else { return }
             try db.transaction { () throws(StoreError) in
                 for (key, level) in rows {
-                    try db.run(StoreSQL.setCredProtect, [.integer(Int64(level)), .blob(key)])
+                    try db.run(StoreSQL.setCredProtect, [.integer(Int64(level.rawValue)), .blob(key)])
                 }
             }
         }

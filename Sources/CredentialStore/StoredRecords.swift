@@ -1,4 +1,5 @@
 import Authenticator
+import CTAP
 import FIDOCrypto
 
 // The field numbers of each record kind (SealedRecord). Never renumber: stores in the field
@@ -65,7 +66,7 @@ extension ResidentCredential {
         writer.append(CredentialField.userDisplayName, string: userDisplayName)
         writer.append(CredentialField.algorithm, integer: Int64(algorithm))
         writer.append(CredentialField.privateKey, secret: privateKey)
-        writer.append(CredentialField.credProtect, integer: Int64(credProtect))
+        writer.append(CredentialField.credProtect, integer: Int64(credProtect.rawValue))
         writer.append(CredentialField.credBlob, bytes: credBlob)
         writer.append(CredentialField.largeBlobKey, secret: largeBlobKey)
         writer.append(CredentialField.hmacSecretWithUV, secret: hmacSecretWithUV)
@@ -75,8 +76,11 @@ extension ResidentCredential {
 
     init(record: RecordReader, createdAt: Int64, hiddenSince: Int64?) throws(StoreError) {
         let algorithm = try record.requiredInteger(CredentialField.algorithm, "algorithm")
+        // An absent credProtect is the default level; a value that is not one of the three
+        // levels is out of range, like any field whose value does not fit its type.
         let credProtect = try record.integer(CredentialField.credProtect) ?? 1
-        guard let algorithm = Int(exactly: algorithm), let credProtect = UInt8(exactly: credProtect) else {
+        guard let algorithm = Int(exactly: algorithm),
+              let credProtect = UInt8(exactly: credProtect).flatMap(CredentialProtectionPolicy.init(rawValue:)) else {
             throw .corrupt("credentials: field out of range")
         }
         self.init(credentialID: try record.requiredBytes(CredentialField.credentialID, "credential ID"),

@@ -136,21 +136,22 @@ final class AuthenticatorConfigTests: XCTestCase {
     func testMinPinLengthExtensionAnswersOnlyTheListedRPs() throws {
         let harness = try AuthenticatorHarness()
         XCTAssertEqual(harness.config(setMinPINLength, params: .map([1: 7, 2: ["example.com", "corp.example"]])).status, .success)
-        let listed = try harness.register(harness.makeCredentialRequest(extensions: ["minPinLength": true]))
+        let listed = try harness.register(harness.makeCredentialRequest(extensions: .init(minPinLength: true)))
         XCTAssertEqual(listed.authenticatorData.extensions, .map(["minPinLength": 7]))
         XCTAssertTrue(listed.authenticatorData.flags.contains(.extensionData))
-        let other = try harness.register(harness.makeCredentialRequest(rpID: "other.example", extensions: ["minPinLength": true]))
+        let other = try harness.register(harness.makeCredentialRequest(rpID: "other.example", extensions: .init(minPinLength: true)))
         XCTAssertNil(other.authenticatorData.extensions)
         let notAsked = try harness.register(harness.makeCredentialRequest(userID: [8]))
         XCTAssertNil(notAsked.authenticatorData.extensions)
-        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["minPinLength": 1]).cborValue).status,
+        XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(harness.makeCredentialRequest(),
+                                                                             rawExtensions: ["minPinLength": 1])).status,
                        .cborUnexpectedType)
         // A new list replaces the old one; without a list the old one stays.
         XCTAssertEqual(harness.config(setMinPINLength, params: .map([1: 8])).status, .success)
-        XCTAssertEqual(try harness.register(harness.makeCredentialRequest(extensions: ["minPinLength": true])).authenticatorData.extensions,
+        XCTAssertEqual(try harness.register(harness.makeCredentialRequest(extensions: .init(minPinLength: true))).authenticatorData.extensions,
                        .map(["minPinLength": 8]))
         XCTAssertEqual(harness.config(setMinPINLength, params: .map([2: ["other.example"]])).status, .success)
-        XCTAssertNil(try harness.register(harness.makeCredentialRequest(extensions: ["minPinLength": true])).authenticatorData.extensions)
+        XCTAssertNil(try harness.register(harness.makeCredentialRequest(extensions: .init(minPinLength: true))).authenticatorData.extensions)
         // More RP IDs than maxRPIDsForSetMinPINLength (8) cannot be stored.
         let nine = CBORValue.array((0..<9).map { .textString("rp\($0).example") })
         XCTAssertEqual(harness.config(setMinPINLength, params: .map([2: nine])).status, .keyStoreFull)
@@ -184,6 +185,6 @@ final class AuthenticatorConfigTests: XCTestCase {
         let info = try XCTUnwrap(harness.info())
         XCTAssertEqual(info[4]?["alwaysUv"], false)
         XCTAssertEqual(info[0x0D], 4)
-        XCTAssertNil(try harness.register(harness.makeCredentialRequest(extensions: ["minPinLength": true])).authenticatorData.extensions)
+        XCTAssertNil(try harness.register(harness.makeCredentialRequest(extensions: .init(minPinLength: true))).authenticatorData.extensions)
     }
 }

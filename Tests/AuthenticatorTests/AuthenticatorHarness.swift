@@ -46,7 +46,7 @@ final class AuthenticatorHarness {
 
     func makeCredentialRequest(rpID: String = "example.com", userID: [UInt8] = [1, 2, 3], userName: String = "alice",
                                algorithms: [Int] = [-7], resident: Bool = false, excludeList: [[UInt8]] = [],
-                               extensions: [CBORValue: CBORValue] = [:], formats: [String]? = nil) -> MakeCredentialRequest {
+                               extensions: MakeCredentialExtensions = .init(), formats: [String]? = nil) -> MakeCredentialRequest {
         MakeCredentialRequest(
             clientDataHash: Self.clientDataHash("mc-\(rpID)-\(userName)"),
             rp: RelyingPartyEntity(id: rpID, name: "Example"),
@@ -78,10 +78,25 @@ final class AuthenticatorHarness {
     }
 
     func assertionRequest(rpID: String = "example.com", allow: [[UInt8]] = [], up: Bool? = nil,
-                          extensions: [CBORValue: CBORValue] = [:]) -> GetAssertionRequest {
+                          extensions: GetAssertionExtensions = .init()) -> GetAssertionRequest {
         GetAssertionRequest(rpID: rpID, clientDataHash: Self.clientDataHash("ga-\(rpID)"),
                             allowList: allow.map { CredentialDescriptor(id: $0) }, extensions: extensions,
                             options: up.map { RequestOptions(["up": $0]) } ?? RequestOptions())
+    }
+
+    /// `request` as sent, but with `extensions` as its extensions map (0x06), whatever it holds:
+    /// for inputs a typed request cannot carry (wrong types, levels that do not exist).
+    static func cbor(_ request: MakeCredentialRequest, rawExtensions extensions: [CBORValue: CBORValue]) -> CBORValue {
+        var map = request.cborValue.mapValue ?? [:]
+        map[6] = .map(extensions)
+        return .map(map)
+    }
+
+    /// `request` as sent, but with `extensions` as its extensions map (0x04), whatever it holds.
+    static func cbor(_ request: GetAssertionRequest, rawExtensions extensions: [CBORValue: CBORValue]) -> CBORValue {
+        var map = request.cborValue.mapValue ?? [:]
+        map[4] = .map(extensions)
+        return .map(map)
     }
 
     /// Check an assertion signature with libcrypto directly.

@@ -20,7 +20,7 @@ final class CredentialManagementTests: XCTestCase {
     @discardableResult
     func registerResident(_ harness: AuthenticatorHarness, rpID: String = "example.com", rpName: String? = "Example",
                           userID: [UInt8], name: String = "alice", algorithm: Int = -7,
-                          extensions: [CBORValue: CBORValue] = [:]) throws -> AuthenticatorHarness.Registration {
+                          extensions: MakeCredentialExtensions = .init()) throws -> AuthenticatorHarness.Registration {
         var request = harness.makeCredentialRequest(rpID: rpID, userID: userID, userName: name, algorithms: [algorithm],
                                                     resident: true, extensions: extensions)
         request.rp.name = rpName
@@ -140,9 +140,9 @@ final class CredentialManagementTests: XCTestCase {
             let harness = try AuthenticatorHarness()
             let es256 = try registerResident(harness, userID: [1], name: "alice")
             let edDSA = try registerResident(harness, userID: [2], name: "bob", algorithm: -8,
-                                             extensions: ["credProtect": 2])
+                                             extensions: .init(credProtect: .userVerificationOptionalWithCredentialIDList))
             let withBlobKey = try registerResident(harness, userID: [3], name: "carol",
-                                                   extensions: ["credProtect": 3, "largeBlobKey": true])
+                                                   extensions: .init(credProtect: .userVerificationRequired, largeBlobKey: true))
             try registerResident(harness, rpID: "other.example", userID: [4])
             XCTAssertEqual(try harness.setPIN(AuthenticatorHarness.pin), .success)
 

@@ -125,8 +125,10 @@ final class GetAssertionTests: XCTestCase {
 
     func testCredProtectLevelsWithoutUserVerification() throws {
         let harness = try AuthenticatorHarness()
-        let level2 = try harness.register(harness.makeCredentialRequest(userID: [2], resident: true, extensions: ["credProtect": 2]))
-        let level3 = try harness.register(harness.makeCredentialRequest(userID: [3], resident: true, extensions: ["credProtect": 3]))
+        let level2 = try harness.register(harness.makeCredentialRequest(
+            userID: [2], resident: true, extensions: .init(credProtect: .userVerificationOptionalWithCredentialIDList)))
+        let level3 = try harness.register(harness.makeCredentialRequest(
+            userID: [3], resident: true, extensions: .init(credProtect: .userVerificationRequired)))
         // Discoverable use needs UV for levels 2 and 3 (CTAP 2.1 §12.1).
         XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest().cborValue).status, .noCredentials)
         // Level 2 works with its ID in the allowList; level 3 never without UV.
@@ -139,8 +141,9 @@ final class GetAssertionTests: XCTestCase {
 
     func testCredBlobReturnedOnRequest() throws {
         let harness = try AuthenticatorHarness()
-        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: ["credBlob": .byteString([1, 2, 3])]))
-        let (status, body) = harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID], extensions: ["credBlob": true]).cborValue)
+        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: .init(credBlob: [1, 2, 3])))
+        let (status, body) = harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID],
+                                                                                  extensions: .init(credBlob: true)).cborValue)
         XCTAssertEqual(status, .success)
         let authData = try AuthenticatorData(decoding: try XCTUnwrap(body?[2]?.bytesValue))
         XCTAssertEqual(authData.extensions, .map(["credBlob": .byteString([1, 2, 3])]))

@@ -12,19 +12,19 @@ final class HmacSecretTests: XCTestCase {
 
     /// The hmac-secret extension input for `salts`, with the session that decrypts the output.
     func hmacSecretInput(_ harness: AuthenticatorHarness, salts: [UInt8], _ pinProtocol: PlatformPinProtocol,
-                         sendProtocol: Bool = true) throws -> (input: CBORValue, session: PlatformPinProtocol.Session) {
+                         sendProtocol: Bool = true) throws -> (input: HMACSecretInput, session: PlatformPinProtocol.Session) {
         let session = try harness.session(pinProtocol)
         let saltEnc = session.encrypt(salts)
         let input = HMACSecretInput(keyAgreement: session.platformKey, saltEnc: saltEnc, saltAuth: session.authenticate(saltEnc),
                                     pinUvAuthProtocol: sendProtocol ? pinProtocol.version : nil)
-        return (input.cborValue, session)
+        return (input, session)
     }
 
     /// One assertion asking for hmac-secret; returns the decrypted output.
     func hmacSecret(_ harness: AuthenticatorHarness, credential: [UInt8]?, salts: [UInt8], _ pinProtocol: PlatformPinProtocol = .two,
                     token: [UInt8]? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> [UInt8] {
         let (input, session) = try hmacSecretInput(harness, salts: salts, pinProtocol)
-        var request = harness.assertionRequest(allow: credential.map { [$0] } ?? [], extensions: ["hmac-secret": input])
+        var request = harness.assertionRequest(allow: credential.map { [$0] } ?? [], extensions: .init(hmacSecret: input))
         if let token { request = AuthenticatorHarness.authorized(request, token: token, pinProtocol) }
         let (status, body) = harness.send(.getAssertion, request.cborValue)
         XCTAssertEqual(status, .success, file: file, line: line)
@@ -38,13 +38,14 @@ final class HmacSecretTests: XCTestCase {
     func testMakeCredentialWithHmacSecretTrueReportsHmacSecretTrue() throws {
         let harness = try AuthenticatorHarness()
         for resident in [false, true] {
-            let registration = try harness.register(harness.makeCredentialRequest(resident: resident, extensions: ["hmac-secret": true]))
+            let registration = try harness.register(harness.makeCredentialRequest(resident: resident, extensions: .init(hmacSecret: true)))
             XCTAssertEqual(registration.authenticatorData.extensions, .map(["hmac-secret": true]))
         }
         XCTAssertNotNil(try harness.store.residentCredentials(rpIDHash: SHA256.hash(Array("example.com".utf8))).first?.hmacSecretWithUV)
-        let without = try harness.register(harness.makeCredentialRequest(userID: [9], extensions: ["hmac-secret": false]))
+        let without = try harness.register(harness.makeCredentialRequest(userID: [9], extensions: .init(hmacSecret: false)))
         XCTAssertNil(without.authenticatorData.extensions)
-        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["hmac-secret": 1]).cborValue).status,
+        XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(harness.makeCredentialRequest(),
+                                                                             rawExtensions: ["hmac-secret": 1])).status,
                        .cborUnexpectedType)
     }
 
@@ -52,7 +53,7 @@ final class HmacSecretTests: XCTestCase {
         for resident in [false, true] {
             for pinProtocol in PlatformPinProtocol.both {
                 let harness = try AuthenticatorHarness()
-                let registration = try harness.register(harness.makeCredentialRequest(resident: resident, extensions: ["hmac-secret": true]))
+                let registration = try harness.register(harness.makeCredentialRequest(resident: resident, extensions: .init(hmacSecret: true)))
                 let first = try hmacSecret(harness, credential: registration.credentialID, salts: salt1, pinProtocol)
                 XCTAssertEqual(first.count, 32)
                 // A new key agreement each time, the same secret behind it; also across a power cycle.
@@ -72,8 +73,8 @@ final class HmacSecretTests: XCTestCase {
 
     func testDifferentSaltsOrCredentialsGiveDifferentOutputs() throws {
         let harness = try AuthenticatorHarness()
-        let one = try harness.register(harness.makeCredentialRequest(userID: [1], extensions: ["hmac-secret": true]))
-        let two = try harness.register(harness.makeCredentialRequest(userID: [2], extensions: ["hmac-secret": true]))
+        let one = try harness.register(harness.makeCredentialRequest(userID: [1], extensions: .init(hmacSecret: true)))
+        let two = try harness.register(harness.makeCredentialRequest(userID: [2], extensions: .init(hmacSecret: true)))
         let a = try hmacSecret(harness, credential: one.credentialID, salts: salt1)
         XCTAssertNotEqual(try hmacSecret(harness, credential: one.credentialID, salts: salt2), a)
         XCTAssertNotEqual(try hmacSecret(harness, credential: two.credentialID, salts: salt1), a)
@@ -82,7 +83,7 @@ final class HmacSecretTests: XCTestCase {
     func testTwoSaltsGiveBothOutputsInOrder() throws {
         for resident in [false, true] {
             let harness = try AuthenticatorHarness()
-            let registration = try harness.register(harness.makeCredentialRequest(resident: resident, extensions: ["hmac-secret": true]))
+            let registration = try harness.register(harness.makeCredentialRequest(resident: resident, extensions: .init(hmacSecret: true)))
             let both = try hmacSecret(harness, credential: registration.credentialID, salts: salt1 + salt2)
             XCTAssertEqual(both.count, 64)
             XCTAssertEqual(Array(both[0..<32]), try hmacSecret(harness, credential: registration.credentialID, salts: salt1))
@@ -94,7 +95,7 @@ final class HmacSecretTests: XCTestCase {
         for resident in [false, true] {
             let harness = try AuthenticatorHarness()
             XCTAssertEqual(try harness.setPIN("1234"), .success)
-            let create = harness.makeCredentialRequest(resident: resident, extensions: ["hmac-secret": true])
+            let create = harness.makeCredentialRequest(resident: resident, extensions: .init(hmacSecret: true))
             let registration = try harness.register(AuthenticatorHarness.authorized(
                 create, token: try harness.grantedToken("1234", permissions: [.makeCredential], rpID: "example.com"), .two))
             let withoutUV = try hmacSecret(harness, credential: registration.credentialID, salts: salt1)
@@ -108,10 +109,10 @@ final class HmacSecretTests: XCTestCase {
 
     func testAbsentPinUvAuthProtocolMeansProtocolOne() throws {
         let harness = try AuthenticatorHarness()
-        let registration = try harness.register(harness.makeCredentialRequest(extensions: ["hmac-secret": true]))
+        let registration = try harness.register(harness.makeCredentialRequest(extensions: .init(hmacSecret: true)))
         let (input, session) = try hmacSecretInput(harness, salts: salt1, .one, sendProtocol: false)
         let (status, body) = harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID],
-                                                                                  extensions: ["hmac-secret": input]).cborValue)
+                                                                                  extensions: .init(hmacSecret: input)).cborValue)
         XCTAssertEqual(status, .success)
         let authData = try AuthenticatorData(decoding: try XCTUnwrap(body?[2]?.bytesValue))
         let output = try XCTUnwrap(session.decrypt(try XCTUnwrap(authData.extensions?["hmac-secret"]?.bytesValue)))
@@ -121,10 +122,10 @@ final class HmacSecretTests: XCTestCase {
     func testGetNextAssertionCarriesEachCredentialsOutput() throws {
         let harness = try AuthenticatorHarness()
         for index in 1...2 {
-            _ = try harness.register(harness.makeCredentialRequest(userID: [UInt8(index)], resident: true, extensions: ["hmac-secret": true]))
+            _ = try harness.register(harness.makeCredentialRequest(userID: [UInt8(index)], resident: true, extensions: .init(hmacSecret: true)))
         }
         let (input, session) = try hmacSecretInput(harness, salts: salt1, .two)
-        let first = harness.send(.getAssertion, harness.assertionRequest(extensions: ["hmac-secret": input]).cborValue)
+        let first = harness.send(.getAssertion, harness.assertionRequest(extensions: .init(hmacSecret: input)).cborValue)
         XCTAssertEqual(first.status, .success)
         let next = harness.send(.getNextAssertion)
         XCTAssertEqual(next.status, .success)
@@ -142,7 +143,7 @@ final class HmacSecretTests: XCTestCase {
             let registration = try harness.register(harness.makeCredentialRequest(userID: [resident ? 1 : 2], resident: resident))
             let (input, _) = try hmacSecretInput(harness, salts: salt1, .two)
             let (status, body) = harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID],
-                                                                                      extensions: ["hmac-secret": input]).cborValue)
+                                                                                      extensions: .init(hmacSecret: input)).cborValue)
             XCTAssertEqual(status, .success)
             XCTAssertNil(try AuthenticatorData(decoding: try XCTUnwrap(body?[2]?.bytesValue)).extensions)
         }
@@ -152,7 +153,7 @@ final class HmacSecretTests: XCTestCase {
         for pinProtocol in PlatformPinProtocol.both {
             let presence = ScriptedPresence()
             let harness = try AuthenticatorHarness(presence: presence)
-            let registration = try harness.register(harness.makeCredentialRequest(extensions: ["hmac-secret": true]))
+            let registration = try harness.register(harness.makeCredentialRequest(extensions: .init(hmacSecret: true)))
             let session = try harness.session(pinProtocol)
             let saltEnc = session.encrypt(salt1)
             var saltAuth = session.authenticate(saltEnc)
@@ -161,7 +162,7 @@ final class HmacSecretTests: XCTestCase {
             for auth in [saltAuth, Array(saltAuth.prefix(pinProtocol.version == 1 ? 15 : 16)), session.authenticate(saltEnc + [1])] {
                 let input = HMACSecretInput(keyAgreement: session.platformKey, saltEnc: saltEnc, saltAuth: auth,
                                             pinUvAuthProtocol: pinProtocol.version)
-                let request = harness.assertionRequest(allow: [registration.credentialID], extensions: ["hmac-secret": input.cborValue])
+                let request = harness.assertionRequest(allow: [registration.credentialID], extensions: .init(hmacSecret: input))
                 XCTAssertEqual(harness.send(.getAssertion, request.cborValue).status, .pinAuthInvalid)
             }
             XCTAssertEqual(presence.asked.count, asked, "refused before asking for a touch")
@@ -173,10 +174,10 @@ final class HmacSecretTests: XCTestCase {
         // CTAP1_ERR_INVALID_PARAMETER."
         for pinProtocol in PlatformPinProtocol.both {
             let harness = try AuthenticatorHarness()
-            let registration = try harness.register(harness.makeCredentialRequest(extensions: ["hmac-secret": true]))
+            let registration = try harness.register(harness.makeCredentialRequest(extensions: .init(hmacSecret: true)))
             for length in [16, 48, 96] {
                 let (input, _) = try hmacSecretInput(harness, salts: [UInt8](repeating: 5, count: length), pinProtocol)
-                let request = harness.assertionRequest(allow: [registration.credentialID], extensions: ["hmac-secret": input])
+                let request = harness.assertionRequest(allow: [registration.credentialID], extensions: .init(hmacSecret: input))
                 XCTAssertEqual(harness.send(.getAssertion, request.cborValue).status, .invalidParameter, "\(length) bytes")
             }
         }
@@ -184,25 +185,25 @@ final class HmacSecretTests: XCTestCase {
 
     func testMalformedInputsAndUpFalse() throws {
         let harness = try AuthenticatorHarness()
-        let registration = try harness.register(harness.makeCredentialRequest(extensions: ["hmac-secret": true]))
+        let registration = try harness.register(harness.makeCredentialRequest(extensions: .init(hmacSecret: true)))
         let (input, _) = try hmacSecretInput(harness, salts: salt1, .two)
         func status(_ value: CBORValue, up: Bool? = nil) -> CTAP2StatusCode {
-            harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID], up: up,
-                                                                 extensions: ["hmac-secret": value]).cborValue).status
+            harness.send(.getAssertion, AuthenticatorHarness.cbor(harness.assertionRequest(allow: [registration.credentialID], up: up),
+                                                                  rawExtensions: ["hmac-secret": value])).status
         }
-        var map = input.mapValue!
+        var map = input.cborValue.mapValue!
         map[3] = nil
         XCTAssertEqual(status(.map(map)), .missingParameter)
         XCTAssertEqual(status(true), .cborUnexpectedType)
-        map = input.mapValue!
+        map = input.cborValue.mapValue!
         map[4] = 3
         XCTAssertEqual(status(.map(map)), .invalidParameter, "unsupported pinUvAuthProtocol")
-        map = input.mapValue!
+        map = input.cborValue.mapValue!
         map[1] = .map([1: 2, 3: -25, -1: 1, -2: .byteString([UInt8](repeating: 0, count: 32)), -3: .byteString([UInt8](repeating: 0, count: 32))])
         XCTAssertEqual(status(.map(map)), .invalidParameter, "not a point on P-256")
         // The secret is only released after a touch.
-        XCTAssertEqual(status(input, up: false), .unsupportedOption)
-        XCTAssertEqual(status(input), .success)
+        XCTAssertEqual(status(input.cborValue, up: false), .unsupportedOption)
+        XCTAssertEqual(status(input.cborValue), .success)
     }
 }
 
@@ -216,7 +217,7 @@ extension HmacSecretTests {
                 let harness = try AuthenticatorHarness()
                 let (input, session) = try hmacSecretInput(harness, salts: mcSalt, pinProtocol)
                 let (status, body) = harness.send(.makeCredential, harness.makeCredentialRequest(
-                    resident: resident, extensions: ["hmac-secret": true, "hmac-secret-mc": input]).cborValue)
+                    resident: resident, extensions: .init(hmacSecret: true, hmacSecretMC: input)).cborValue)
                 XCTAssertEqual(status, .success)
                 let authData = try AuthenticatorData(decoding: try XCTUnwrap(body?[2]?.bytesValue))
                 XCTAssertEqual(authData.extensions?["hmac-secret"], true)
@@ -234,11 +235,11 @@ extension HmacSecretTests {
     func testHmacSecretMCNeedsHmacSecretAndAValidInput() throws {
         let harness = try AuthenticatorHarness()
         let (input, _) = try hmacSecretInput(harness, salts: mcSalt, .two)
-        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["hmac-secret-mc": input]).cborValue).status,
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: .init(hmacSecretMC: input)).cborValue).status,
                        .invalidOption)
-        var tampered = input.mapValue!
-        tampered[3] = .byteString([UInt8](repeating: 0, count: 32))   // saltAuth
+        var tampered = input
+        tampered.saltAuth = [UInt8](repeating: 0, count: 32)
         XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(
-            extensions: ["hmac-secret": true, "hmac-secret-mc": .map(tampered)]).cborValue).status, .pinAuthInvalid)
+            extensions: .init(hmacSecret: true, hmacSecretMC: tampered)).cborValue).status, .pinAuthInvalid)
     }
 }

@@ -147,21 +147,21 @@ final class LargeBlobsTests: XCTestCase {
 
     func testLargeBlobKeyIsMadeForDiscoverableCredentialsAndReturnedByAssertions() throws {
         let harness = try AuthenticatorHarness()
-        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: ["largeBlobKey": true]))
+        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: .init(largeBlobKey: true)))
         let key = try XCTUnwrap(registration.response[5]?.bytesValue, "makeCredential response member 0x05")
         XCTAssertEqual(key.count, 32)
         XCTAssertEqual(try harness.store.residentCredential(id: registration.credentialID)?.largeBlobKey?.copyBytes(), key)
         XCTAssertNil(registration.authenticatorData.extensions, "no authenticator-data output")
-        let other = try harness.register(harness.makeCredentialRequest(userID: [2], resident: true, extensions: ["largeBlobKey": true]))
+        let other = try harness.register(harness.makeCredentialRequest(userID: [2], resident: true, extensions: .init(largeBlobKey: true)))
         XCTAssertNotEqual(other.response[5]?.bytesValue, key, "one key per credential")
 
         // getAssertion returns it in member 0x07 when asked, with or without an allowList.
         let asked = harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID],
-                                                                         extensions: ["largeBlobKey": true]).cborValue)
+                                                                         extensions: .init(largeBlobKey: true)).cborValue)
         XCTAssertEqual(asked.status, .success)
         XCTAssertEqual(asked.body?[7]?.bytesValue, key)
         XCTAssertNil(harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID]).cborValue).body?[7])
-        let discoverable = harness.send(.getAssertion, harness.assertionRequest(extensions: ["largeBlobKey": true]).cborValue)
+        let discoverable = harness.send(.getAssertion, harness.assertionRequest(extensions: .init(largeBlobKey: true)).cborValue)
         XCTAssertEqual(discoverable.body?[5], 2)
         XCTAssertEqual(discoverable.body?[7]?.bytesValue, other.response[5]?.bytesValue, "newest first")
         XCTAssertEqual(harness.send(.getNextAssertion).body?[7]?.bytesValue, key)
@@ -169,19 +169,21 @@ final class LargeBlobsTests: XCTestCase {
         let plain = try harness.register(harness.makeCredentialRequest(userID: [3], resident: true))
         XCTAssertNil(plain.response[5])
         XCTAssertNil(harness.send(.getAssertion, harness.assertionRequest(allow: [plain.credentialID],
-                                                                          extensions: ["largeBlobKey": true]).cborValue).body?[7])
+                                                                          extensions: .init(largeBlobKey: true)).cborValue).body?[7])
     }
 
     func testLargeBlobKeyRules() throws {
         let harness = try AuthenticatorHarness()
         // Only discoverable credentials have one.
-        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["largeBlobKey": true]).cborValue).status,
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: .init(largeBlobKey: true)).cborValue).status,
                        .invalidOption)
-        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["largeBlobKey": 1]).cborValue).status,
+        XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(harness.makeCredentialRequest(),
+                                                                             rawExtensions: ["largeBlobKey": 1])).status,
                        .cborUnexpectedType)
-        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(extensions: ["largeBlobKey": "yes"]).cborValue).status,
+        XCTAssertEqual(harness.send(.getAssertion, AuthenticatorHarness.cbor(harness.assertionRequest(),
+                                                                           rawExtensions: ["largeBlobKey": "yes"])).status,
                        .cborUnexpectedType)
-        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: ["largeBlobKey": false]))
+        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: .init(largeBlobKey: false)))
         XCTAssertNil(registration.response[5])
     }
 
@@ -190,7 +192,7 @@ final class LargeBlobsTests: XCTestCase {
         let harness = try AuthenticatorHarness.pinned()
         let token = try harness.grantedToken(AuthenticatorHarness.pin, permissions: [.makeCredential, .largeBlobWrite],
                                              rpID: "example.com")
-        let create = AuthenticatorHarness.authorized(harness.makeCredentialRequest(resident: true, extensions: ["largeBlobKey": true]),
+        let create = AuthenticatorHarness.authorized(harness.makeCredentialRequest(resident: true, extensions: .init(largeBlobKey: true)),
                                                      token: token, .two)
         let registration = try harness.register(create)
         XCTAssertNotNil(registration.response[5])

@@ -173,13 +173,14 @@ final class MakeCredentialTests: XCTestCase {
     func testCredProtectAndCredBlobExtensionOutputs() throws {
         let harness = try AuthenticatorHarness()
         let registration = try harness.register(harness.makeCredentialRequest(
-            resident: true, extensions: ["credProtect": 2, "credBlob": .byteString([9, 8, 7])]))
+            resident: true, extensions: .init(credProtect: .userVerificationOptionalWithCredentialIDList, credBlob: [9, 8, 7])))
         XCTAssertEqual(registration.authenticatorData.extensions, .map(["credProtect": 2, "credBlob": true]))
         XCTAssertTrue(registration.authenticatorData.flags.contains(.extensionData))
         let tooLong = try harness.register(harness.makeCredentialRequest(
-            userID: [9], resident: true, extensions: ["credBlob": .byteString([UInt8](repeating: 1, count: 33))]))
+            userID: [9], resident: true, extensions: .init(credBlob: [UInt8](repeating: 1, count: 33))))
         XCTAssertEqual(tooLong.authenticatorData.extensions, .map(["credBlob": false]))
-        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(extensions: ["credProtect": 4]).cborValue).status,
+        XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(harness.makeCredentialRequest(),
+                                                                             rawExtensions: ["credProtect": 4])).status,
                        .invalidOption)
     }
 

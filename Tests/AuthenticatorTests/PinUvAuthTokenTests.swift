@@ -238,9 +238,12 @@ final class PinUvAuthTokenTests: XCTestCase {
             try harness.grantedToken("1234", permissions: permissions, rpID: "example.com")
         }
         let level2 = try harness.register(AuthenticatorHarness.authorized(
-            harness.makeCredentialRequest(userID: [2], resident: true, extensions: ["credProtect": 2]), token: try token([.makeCredential]), .two))
+            harness.makeCredentialRequest(userID: [2], resident: true,
+                                          extensions: .init(credProtect: .userVerificationOptionalWithCredentialIDList)),
+            token: try token([.makeCredential]), .two))
         let level3 = try harness.register(AuthenticatorHarness.authorized(
-            harness.makeCredentialRequest(userID: [3], resident: true, extensions: ["credProtect": 3]), token: try token([.makeCredential]), .two))
+            harness.makeCredentialRequest(userID: [3], resident: true, extensions: .init(credProtect: .userVerificationRequired)),
+            token: try token([.makeCredential]), .two))
         // Without UV: level 3 is invisible, level 2 only by ID.
         XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest().cborValue).status, .noCredentials)
         XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: [level3.credentialID]).cborValue).status, .noCredentials)

@@ -62,7 +62,8 @@ final class CTAP21RequestTests: XCTestCase {
         let response = CredentialManagementResponse(existingResidentCredentialsCount: 1, maxPossibleRemainingResidentCredentialsCount: 2,
                                                     rp: RelyingPartyEntity(id: "a"), rpIDHash: [4], totalRPs: 5,
                                                     user: UserEntity(id: [6]), credentialID: CredentialDescriptor(id: [7]),
-                                                    publicKey: .map([1: 2]), totalCredentials: 9, credProtect: 10, largeBlobKey: [11])
+                                                    publicKey: .map([1: 2]), totalCredentials: 9, credProtect: .userVerificationRequired,
+                                                    largeBlobKey: [11])
         XCTAssertEqual(Set(try XCTUnwrap(response.cborValue.mapValue).keys), Set((1...11).map { CBORValue($0) }))
         XCTAssertEqual(CredentialManagementResponse().cborValue, .map([:]))
     }

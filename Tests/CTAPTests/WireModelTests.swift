@@ -54,4 +54,16 @@ final class WireModelTests: XCTestCase {
         XCTAssertEqual(CTAP2StatusCode.keepaliveCancel.specName, "CTAP2_ERR_KEEPALIVE_CANCEL")
         XCTAssertEqual(CTAP2StatusCode(CBORDecodingError.truncated), .invalidCBOR)
     }
+
+    /// CTAP 2.1 §12.1: the three credProtect levels and their bytes, nothing else.
+    func testCredProtectLevelsAreTheirWireBytes() {
+        XCTAssertEqual(CredentialProtectionPolicy.allCases.map(\.rawValue), [0x01, 0x02, 0x03])
+        XCTAssertEqual(CredentialProtectionPolicy(rawValue: 0x01), .userVerificationOptional)
+        XCTAssertEqual(CredentialProtectionPolicy(rawValue: 0x02), .userVerificationOptionalWithCredentialIDList)
+        XCTAssertEqual(CredentialProtectionPolicy(rawValue: 0x03), .userVerificationRequired)
+        XCTAssertNil(CredentialProtectionPolicy(rawValue: 0x00))
+        XCTAssertNil(CredentialProtectionPolicy(rawValue: 0x04))
+        XCTAssertEqual(CredentialManagementResponse(credProtect: .userVerificationOptionalWithCredentialIDList).cborValue,
+                       .map([0x0A: 2]))
+    }
 }

@@ -130,7 +130,7 @@ struct CrashWriter {
                                   userHandle: Array(digest.prefix(16)), userName: "user-" + hex(id),
                                   userDisplayName: "User \(id[1])", algorithm: -7,
                                   privateKey: SecretBytes(FIDOCrypto.SHA256.hash(id + [1])), createdAt: createdAt,
-                                  credProtect: 2, credBlob: Array(digest.suffix(8)),
+                                  credProtect: .userVerificationOptionalWithCredentialIDList, credBlob: Array(digest.suffix(8)),
                                   hmacSecretWithUV: SecretBytes(FIDOCrypto.SHA256.hash(id + [2])),
                                   hiddenSince: hiddenSince)
     }

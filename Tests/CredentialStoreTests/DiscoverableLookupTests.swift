@@ -1,12 +1,13 @@
 import Authenticator
 @testable import CredentialStore
+import CTAP
 import FIDOCrypto
 import XCTest
 
 /// `discoverableCredentials`: what a getAssertion without an allowList may use, counted and
 /// ordered from the index, with only the first credential decrypted.
 final class DiscoverableLookupTests: XCTestCase {
-    func credential(_ rpID: String, level: UInt8, createdAt: Int64, hidden: Bool = false) -> ResidentCredential {
+    func credential(_ rpID: String, level: CredentialProtectionPolicy, createdAt: Int64, hidden: Bool = false) -> ResidentCredential {
         var credential = makeCredential(rpID: rpID, createdAt: createdAt, hiddenSince: hidden ? createdAt + 1 : nil)
         credential.credProtect = level
         return credential
@@ -16,8 +17,8 @@ final class DiscoverableLookupTests: XCTestCase {
     func storeWithTwoAccounts() throws -> (TemporaryDirectory, SQLiteCredentialStore, ResidentCredential, ResidentCredential) {
         let temporary = TemporaryDirectory()
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
-        let newest = credential("rp.example", level: 1, createdAt: 200)
-        let older = credential("rp.example", level: 1, createdAt: 100)
+        let newest = credential("rp.example", level: .userVerificationOptional, createdAt: 200)
+        let older = credential("rp.example", level: .userVerificationOptional, createdAt: 100)
         try store.saveResidentCredentials([newest, older])
         return (temporary, store, newest, older)
     }
@@ -25,12 +26,12 @@ final class DiscoverableLookupTests: XCTestCase {
     func testNewestFirstVisibleOnlyAndCredProtectNeedsUV() throws {
         let temporary = TemporaryDirectory()
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
-        let open1 = credential("rp.example", level: 1, createdAt: 100)
-        let open2 = credential("rp.example", level: 1, createdAt: 300)
-        let optional = credential("rp.example", level: 2, createdAt: 200)
-        let required = credential("rp.example", level: 3, createdAt: 400)
-        let hidden = credential("rp.example", level: 1, createdAt: 500, hidden: true)
-        let elsewhere = credential("other.example", level: 1, createdAt: 600)
+        let open1 = credential("rp.example", level: .userVerificationOptional, createdAt: 100)
+        let open2 = credential("rp.example", level: .userVerificationOptional, createdAt: 300)
+        let optional = credential("rp.example", level: .userVerificationOptionalWithCredentialIDList, createdAt: 200)
+        let required = credential("rp.example", level: .userVerificationRequired, createdAt: 400)
+        let hidden = credential("rp.example", level: .userVerificationOptional, createdAt: 500, hidden: true)
+        let elsewhere = credential("other.example", level: .userVerificationOptional, createdAt: 600)
         try store.saveResidentCredentials([open1, open2, optional, required, hidden, elsewhere])
 
         func ids(userVerified: Bool) throws -> [[UInt8]] {
@@ -85,7 +86,7 @@ final class DiscoverableLookupTamperingTests: XCTestCase {
         let temporary = TemporaryDirectory()
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
         var protected = makeCredential(rpID: "rp.example", createdAt: 200)
-        protected.credProtect = 3
+        protected.credProtect = .userVerificationRequired
         try store.saveResidentCredential(protected)
         let key = store.sealer.credentialKey(credentialID: protected.credentialID)
         try store.withDatabaseForTesting { db throws(StoreError) in

@@ -1,5 +1,6 @@
 import Authenticator
 @testable import CredentialStore
+import CTAP
 import FIDOCrypto
 import XCTest
 
@@ -54,6 +55,47 @@ final class SealedRecordTests: XCTestCase {
         // The first fields alone miss required ones: decoding them is corrupt, not a default.
         let reader = try RecordReader(Array(bytes.prefix(boundaries.sorted()[2])), kind: .residentCredential, context: "test")
         XCTAssertThrowsError(try ResidentCredential(record: reader, createdAt: 0, hiddenSince: nil))
+    }
+
+    /// `record` with its credProtect field set to `level` (nil: left out), other fields as they are.
+    private func credentialRecord(_ record: [UInt8], credProtect level: Int64?) -> [UInt8] {
+        var writer = RecordWriter(kind: .residentCredential)
+        var offset = 2
+        while offset < record.count {
+            let tag = record[offset]
+            let length = Int(record[offset + 1]) << 24 | Int(record[offset + 2]) << 16
+                | Int(record[offset + 3]) << 8 | Int(record[offset + 4])
+            let value = Array(record[(offset + 5)..<(offset + 5 + length)])
+            offset += 5 + length
+            if tag == CredentialField.credProtect { continue }
+            writer.append(tag, bytes: value)
+        }
+        writer.append(CredentialField.credProtect, integer: level)
+        return writer.bytes
+    }
+
+    /// A stored credProtect is one of the three levels (CTAP 2.1 §12.1), written as its wire
+    /// byte; a record without one is level 1, and one with anything else is corrupt (an error
+    /// for the lookups that meet it, never a trap).
+    func testStoredCredProtectIsItsWireByteAndAnythingElseIsCorrupt() throws {
+        let credential = makeCredential()
+        for level in CredentialProtectionPolicy.allCases {
+            var leveled = credential
+            leveled.credProtect = level
+            let reader = try RecordReader(leveled.record(), kind: .residentCredential, context: "test")
+            XCTAssertEqual(try reader.integer(CredentialField.credProtect), Int64(level.rawValue))
+            XCTAssertEqual(try ResidentCredential(record: reader, createdAt: 0, hiddenSince: nil).credProtect, level)
+        }
+        let absent = try RecordReader(credentialRecord(credential.record(), credProtect: nil), kind: .residentCredential,
+                                      context: "test")
+        XCTAssertEqual(try ResidentCredential(record: absent, createdAt: 0, hiddenSince: nil).credProtect, .userVerificationOptional)
+        for invalid: Int64 in [0, 4, 255, 256, -1, .max] {
+            let reader = try RecordReader(credentialRecord(credential.record(), credProtect: invalid), kind: .residentCredential,
+                                          context: "test")
+            XCTAssertThrowsError(try ResidentCredential(record: reader, createdAt: 0, hiddenSince: nil), "\(invalid)") { error in
+                XCTAssertEqual(error as? StoreError, .corrupt("credentials: field out of range"))
+            }
+        }
     }
 
     func testUnknownFieldsAreSkippedDuplicatesRejected() throws {

@@ -1,3 +1,4 @@
+import CTAP
 import FIDOCrypto
 
 /// A discoverable credential as the store keeps it (ARCHITECTURE.md, Credential model).
@@ -15,8 +16,8 @@ public struct ResidentCredential: Sendable {
     public var privateKey: SecretBytes
     /// Unix seconds.
     public var createdAt: Int64
-    /// credProtect level 1…3.
-    public var credProtect: UInt8
+    /// The credProtect level it was made with (CTAP 2.1 §12.1).
+    public var credProtect: CredentialProtectionPolicy
     public var credBlob: [UInt8]?
     public var largeBlobKey: SecretBytes?
     /// hmac-secret CredRandom values (32 bytes each) for requests with and without UV.
@@ -25,16 +26,18 @@ public struct ResidentCredential: Sendable {
     /// Unix seconds since a signal hid it; nil when visible.
     public var hiddenSince: Int64?
 
-    /// Whether a getAssertion without an allowList may use it: visible, and credProtect level 1
-    /// unless the user was verified (levels 2 and 3 need UV there, CTAP 2.1 §12.1).
+    /// Whether a getAssertion without an allowList may use it: visible, and
+    /// userVerificationOptional unless the user was verified (the other two levels need UV
+    /// there, CTAP 2.1 §12.1).
     public func isDiscoverable(userVerified: Bool) -> Bool {
-        hiddenSince == nil && (credProtect == 1 || userVerified)
+        hiddenSince == nil && (credProtect == .userVerificationOptional || userVerified)
     }
 
     public init(credentialID: [UInt8], rpID: String, rpIDHash: [UInt8], rpName: String?,
                 userHandle: [UInt8], userName: String?, userDisplayName: String?,
                 algorithm: Int, privateKey: SecretBytes, createdAt: Int64,
-                credProtect: UInt8 = 1, credBlob: [UInt8]? = nil, largeBlobKey: SecretBytes? = nil,
+                credProtect: CredentialProtectionPolicy = .userVerificationOptional,
+                credBlob: [UInt8]? = nil, largeBlobKey: SecretBytes? = nil,
                 hmacSecretWithUV: SecretBytes? = nil, hmacSecretWithoutUV: SecretBytes? = nil,
                 hiddenSince: Int64? = nil) {
         self.credentialID = credentialID; self.rpID = rpID; self.rpIDHash = rpIDHash

@@ -1,0 +1,54 @@
+import CTAP
+
+/// authenticatorGetNextAssertion state (CTAP 2.1 §6.3): the discoverable credentials a
+/// getAssertion without an allowList found after the first, handed out one per
+/// getNextAssertion, with what that getAssertion settled (flags, user verification, the
+/// extension requests).
+///
+/// One sequence at a time, bound to the channel of its getAssertion. The credentials are held
+/// by reference and read one at a time: nothing is decrypted ahead or kept between requests.
+struct PendingAssertions {
+    /// The CTAPHID channel of the getAssertion.
+    let channel: UInt32
+    let rpIDHash: [UInt8]
+    let clientDataHash: [UInt8]
+    let flags: AuthenticatorData.Flags
+    let userVerified: Bool
+    let wantsCredBlob: Bool
+    let wantsLargeBlobKey: Bool
+    let hmacSecret: HMACSecretRequest?
+    /// Not handed out yet, in the store's order (newest first).
+    private(set) var remaining: ArraySlice<CredentialReference>
+    /// Monotonic milliseconds of the getAssertion or the last getNextAssertion.
+    private(set) var lastUsed: UInt64
+
+    init(channel: UInt32, rpIDHash: [UInt8], clientDataHash: [UInt8], flags: AuthenticatorData.Flags,
+         userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool, hmacSecret: HMACSecretRequest?,
+         remaining: ArraySlice<CredentialReference>, now: UInt64) {
+        self.channel = channel; self.rpIDHash = rpIDHash; self.clientDataHash = clientDataHash
+        self.flags = flags; self.userVerified = userVerified
+        self.wantsCredBlob = wantsCredBlob; self.wantsLargeBlobKey = wantsLargeBlobKey; self.hmacSecret = hmacSecret
+        self.remaining = remaining
+        self.lastUsed = now
+    }
+
+    /// CTAP 2.1 §6.3: getNextAssertion must directly follow on the same channel; any other
+    /// command from that channel ends the sequence (commands on other channels do not).
+    func isEnded(by command: CTAPCommand, on channel: UInt32) -> Bool {
+        command != .getNextAssertion && channel == self.channel
+    }
+
+    /// Whether more than `timeoutMilliseconds` passed since the last use (the sequence is over).
+    func hasExpired(now: UInt64, timeoutMilliseconds: UInt64) -> Bool {
+        now &- lastUsed > timeoutMilliseconds
+    }
+
+    var isExhausted: Bool { remaining.isEmpty }
+
+    /// The next credential to answer with (nil when exhausted); a use, for `hasExpired`.
+    mutating func takeNext(now: UInt64) -> CredentialReference? {
+        guard let next = remaining.popFirst() else { return nil }
+        lastUsed = now
+        return next
+    }
+}
