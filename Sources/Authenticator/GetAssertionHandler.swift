@@ -28,6 +28,7 @@ extension Authenticator {
         if userPresence, request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
         // Extensions are decoded with the request (GetAssertionExtensions); hmac-secret's input
         // is checked here, before the token is used.
+        if let error = request.extensionsError { throw error }
         let wantsCredBlob = request.extensions.credBlob ?? false
         // largeBlobKey (§12.3): the credential's key in response member 0x07.
         let wantsLargeBlobKey = request.extensions.largeBlobKey ?? false

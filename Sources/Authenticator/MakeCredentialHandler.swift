@@ -37,6 +37,7 @@ extension Authenticator {
         // Extensions (CTAP 2.1 §12), decoded with the request (MakeCredentialExtensions); what
         // they need of the key is checked here, before the token, so that a malformed request
         // does not bind or use it.
+        if let error = request.extensionsError { throw error }
         let extensions = request.extensions
         let credProtect = extensions.credProtect ?? .userVerificationOptional
         var credBlob = extensions.credBlob

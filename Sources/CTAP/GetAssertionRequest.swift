@@ -6,6 +6,8 @@ public struct GetAssertionRequest: Sendable, Equatable {
     public var clientDataHash: [UInt8]
     public var allowList: [CredentialDescriptor]
     public var extensions: GetAssertionExtensions
+    /// Why the extensions map (0x04) did not decode, if it did not; `extensions` is then empty.
+    public var extensionsError: CTAP2StatusCode?
     public var options: RequestOptions
     public var pinUvAuthParam: [UInt8]?
     public var pinUvAuthProtocol: UInt64?
@@ -35,7 +37,16 @@ public struct GetAssertionRequest: Sendable, Equatable {
         self.options = try RequestOptions(parsing: map[5])
         self.pinUvAuthParam = try map[6].optionalBytes()
         self.pinUvAuthProtocol = try map[7].optionalUnsigned()
-        self.extensions = try GetAssertionExtensions(cbor: .map(extensionInputs))
+        // Decoded here, once; a malformed input is kept as its status and reported by the
+        // handler at the step where the extensions are processed, so a request with an earlier
+        // fault still gets that fault's status (the specification's order of checks).
+        do {
+            self.extensions = try GetAssertionExtensions(cbor: .map(extensionInputs))
+            self.extensionsError = nil
+        } catch {
+            self.extensions = GetAssertionExtensions()
+            self.extensionsError = error
+        }
     }
 
     public var cborValue: CBORValue {

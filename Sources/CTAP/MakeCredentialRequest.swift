@@ -8,6 +8,8 @@ public struct MakeCredentialRequest: Sendable, Equatable {
     public var pubKeyCredParams: [CredentialParameters]
     public var excludeList: [CredentialDescriptor]
     public var extensions: MakeCredentialExtensions
+    /// Why the extensions map (0x06) did not decode, if it did not; `extensions` is then empty.
+    public var extensionsError: CTAP2StatusCode?
     public var options: RequestOptions
     public var pinUvAuthParam: [UInt8]?
     public var pinUvAuthProtocol: UInt64?
@@ -60,7 +62,16 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         } else {
             self.attestationFormatsPreference = nil
         }
-        self.extensions = try MakeCredentialExtensions(cbor: .map(extensionInputs))
+        // Decoded here, once; a malformed input is kept as its status and reported by the
+        // handler at the step where the extensions are processed, so a request with an earlier
+        // fault still gets that fault's status (the specification's order of checks).
+        do {
+            self.extensions = try MakeCredentialExtensions(cbor: .map(extensionInputs))
+            self.extensionsError = nil
+        } catch {
+            self.extensions = MakeCredentialExtensions()
+            self.extensionsError = error
+        }
     }
 
     /// The request map (clients, tests and the benchmark's native client use this).

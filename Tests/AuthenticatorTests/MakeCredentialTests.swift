@@ -64,6 +64,26 @@ final class MakeCredentialTests: XCTestCase {
                        .unsupportedAlgorithm)
     }
 
+    /// CTAP 2.1 §6.1.2: the checks run in the specification's order, so a request with an
+    /// unsupported algorithm and a malformed extension gets the algorithm's status, and a touch
+    /// probe with a malformed extension is still a touch probe.
+    func testMalformedExtensionsAreReportedAtTheExtensionsStep() throws {
+        let presence = ScriptedPresence()
+        let harness = try AuthenticatorHarness(presence: presence)
+        let badAlgorithm = AuthenticatorHarness.cbor(harness.makeCredentialRequest(algorithms: [-257]),
+                                                     rawExtensions: ["credProtect": 9])
+        XCTAssertEqual(harness.send(.makeCredential, badAlgorithm).status, .unsupportedAlgorithm)
+        XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(harness.makeCredentialRequest(),
+                                                                             rawExtensions: ["credProtect": 9])).status,
+                       .invalidOption)
+        var probe = harness.makeCredentialRequest()
+        probe.pinUvAuthParam = []
+        probe.pinUvAuthProtocol = 1
+        XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(probe, rawExtensions: ["hmac-secret": 1])).status,
+                       .pinNotSet)
+        XCTAssertEqual(presence.asked.last?.operation, .touchProbe)
+    }
+
     func testMissingRequiredParameters() throws {
         let harness = try AuthenticatorHarness()
         let full = harness.makeCredentialRequest().cborValue.mapValue!
