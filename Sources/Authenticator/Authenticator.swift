@@ -48,16 +48,17 @@ public final class Authenticator: @unchecked Sendable {
         self.secrets = secrets
         self.codec = CredentialIDCodec(wrappingKey: secrets.wrappingKey)
         self.attestationKey = attestationKey
-        self.poweredUpAt = clock.monotonicMilliseconds()
-        self.pinUvAuth = ClientPIN(initialUsageTimeLimit: configuration.pinUvAuthTokenInitialUsageMilliseconds,
-                                   maxUsageTimePeriod: configuration.pinUvAuthTokenMaxUsageMilliseconds)
+        self.poweredUpAt = clock.monotonicNanoseconds()
+        self.pinUvAuth = ClientPIN(
+            initialUsageTimeLimit: Self.nanoseconds(milliseconds: configuration.pinUvAuthTokenInitialUsageMilliseconds),
+            maxUsageTimePeriod: Self.nanoseconds(milliseconds: configuration.pinUvAuthTokenMaxUsageMilliseconds))
     }
 
     /// The key's "power cycle" (device recreated, SIGHUP): reopens the reset window and drops
     /// all volatile state — new PIN/UV key-agreement keys and tokens, and the PIN_AUTH_BLOCKED
     /// state lifted (CTAP 2.1 §6.5.5.7).
     public func powerCycle() {
-        poweredUpAt = clock.monotonicMilliseconds()
+        poweredUpAt = clock.monotonicNanoseconds()
         endCommandSequences()
         openedCredentials.removeAll()
         pinUvAuth.powerUp()
@@ -145,6 +146,13 @@ public final class Authenticator: @unchecked Sendable {
     }
 
     func nonce() -> [UInt8] { random.bytes(count: 12) }
+
+    /// A configured duration (milliseconds) in the clock's unit, nanoseconds; saturating, so a
+    /// window of "forever" stays forever.
+    static func nanoseconds(milliseconds: UInt64) -> UInt64 {
+        let (product, overflow) = milliseconds.multipliedReportingOverflow(by: 1_000_000)
+        return overflow ? .max : product
+    }
 
     func signatureCounter(credentialID: [UInt8]?) throws(CTAP2StatusCode) -> UInt32 {
         try withStore { store throws(StoreError) in try store.nextSignatureCounter(credentialID: credentialID) }

@@ -196,7 +196,7 @@ extension Authenticator {
     /// platform: encrypt(shared secret, pinUvAuthToken).
     private func issueToken(permissions: PinUvAuthPermissions, rpID: String?,
                             sharedSecret: PinUvAuthSharedSecret) throws(CTAP2StatusCode) -> ClientPINResponse {
-        pinUvAuth.issueToken(permissions: permissions, rpID: rpID, now: clock.monotonicMilliseconds())
+        pinUvAuth.issueToken(permissions: permissions, rpID: rpID, now: clock.monotonicNanoseconds())
         var token = pinUvAuth.token(for: sharedSecret.pinUvAuthProtocol).copyBytes()
         defer { token.wipe() }
         return ClientPINResponse(pinUvAuthToken: try sharedSecret.encrypt(token, random: random))

@@ -47,9 +47,9 @@ struct CredentialEnumeration {
         channel == self.channel && subcommand != .enumerateRPsGetNextRP && subcommand != .enumerateCredentialsGetNextCredential
     }
 
-    /// Whether more than `timeoutMilliseconds` passed since Begin or the last GetNext.
-    func hasExpired(now: UInt64, timeoutMilliseconds: UInt64) -> Bool {
-        now &- lastUsed > timeoutMilliseconds
+    /// Whether more than `timeout` (in the unit of `now`) passed since Begin or the last GetNext.
+    func hasExpired(now: UInt64, timeout: UInt64) -> Bool {
+        now &- lastUsed > timeout
     }
 
     var isExhausted: Bool { next >= items.count }

@@ -60,7 +60,7 @@ extension Authenticator {
         guard let first = entries.first else { throw .noCredentials }
         if entries.count > 1 {
             credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .relyingParties(entries),
-                                                          now: clock.monotonicMilliseconds())
+                                                          now: clock.monotonicNanoseconds())
         }
         var response = Self.response(for: first)
         response.totalRPs = entries.count
@@ -70,7 +70,7 @@ extension Authenticator {
     /// enumerateRPsGetNextRP (0x03), §6.8.3.
     private func nextRelyingParty(context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         var enumeration = try continuedEnumeration(context: context)
-        guard let entry = enumeration.nextRelyingParty(now: clock.monotonicMilliseconds()) else {
+        guard let entry = enumeration.nextRelyingParty(now: clock.monotonicNanoseconds()) else {
             credentialEnumeration = nil
             throw .notAllowed
         }
@@ -95,7 +95,7 @@ extension Authenticator {
         guard let credentials = found, credentials.first.hiddenSince == nil else { throw .noCredentials }
         if credentials.count > 1 {
             credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .credentials(credentials.references),
-                                                          now: clock.monotonicMilliseconds())
+                                                          now: clock.monotonicNanoseconds())
         }
         var response = try Self.response(for: credentials.first)
         response.totalCredentials = credentials.count
@@ -106,7 +106,7 @@ extension Authenticator {
     private func nextCredential(context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         var enumeration = try continuedEnumeration(context: context)
         // One deleted or hidden since Begin (the CLI, a signal) is skipped.
-        while let reference = enumeration.nextCredential(now: clock.monotonicMilliseconds()) {
+        while let reference = enumeration.nextCredential(now: clock.monotonicNanoseconds()) {
             let credential = try withStore { store throws(StoreError) in try store.residentCredential(reference: reference) }
             guard let credential, credential.hiddenSince == nil else { continue }
             credentialEnumeration = enumeration.isExhausted ? nil : enumeration
@@ -120,8 +120,8 @@ extension Authenticator {
     /// 30 s as getNextAssertion), else CTAP2_ERR_NOT_ALLOWED.
     private func continuedEnumeration(context: RequestContext) throws(CTAP2StatusCode) -> CredentialEnumeration {
         guard let enumeration = credentialEnumeration, enumeration.channel == context.channel else { throw .notAllowed }
-        guard !enumeration.hasExpired(now: clock.monotonicMilliseconds(),
-                                      timeoutMilliseconds: configuration.getNextAssertionTimeoutMilliseconds) else {
+        guard !enumeration.hasExpired(now: clock.monotonicNanoseconds(),
+                                      timeout: Self.nanoseconds(milliseconds: configuration.getNextAssertionTimeoutMilliseconds)) else {
             credentialEnumeration = nil
             throw .notAllowed
         }

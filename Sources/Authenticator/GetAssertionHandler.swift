@@ -80,7 +80,7 @@ extension Authenticator {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
                 userVerified: userVerified, wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey,
-                hmacSecret: hmacSecret, remaining: applicable.remaining, now: clock.monotonicMilliseconds())
+                hmacSecret: hmacSecret, remaining: applicable.remaining, now: clock.monotonicNanoseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
@@ -91,8 +91,8 @@ extension Authenticator {
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
     func getNextAssertion(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
         guard var pending = pendingAssertions, pending.channel == context.channel else { throw .notAllowed }
-        let now = clock.monotonicMilliseconds()
-        guard !pending.hasExpired(now: now, timeoutMilliseconds: configuration.getNextAssertionTimeoutMilliseconds),
+        let now = clock.monotonicNanoseconds()
+        guard !pending.hasExpired(now: now, timeout: Self.nanoseconds(milliseconds: configuration.getNextAssertionTimeoutMilliseconds)),
               let next = pending.takeNext(now: now) else {
             pendingAssertions = nil
             throw .notAllowed

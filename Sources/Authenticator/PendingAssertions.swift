@@ -38,9 +38,9 @@ struct PendingAssertions {
         command != .getNextAssertion && channel == self.channel
     }
 
-    /// Whether more than `timeoutMilliseconds` passed since the last use (the sequence is over).
-    func hasExpired(now: UInt64, timeoutMilliseconds: UInt64) -> Bool {
-        now &- lastUsed > timeoutMilliseconds
+    /// Whether more than `timeout` (in the unit of `now`) passed since the last use (the sequence is over).
+    func hasExpired(now: UInt64, timeout: UInt64) -> Bool {
+        now &- lastUsed > timeout
     }
 
     var isExhausted: Bool { remaining.isEmpty }

@@ -27,7 +27,7 @@ extension Authenticator {
         // No PIN, so no token could exist: say so rather than "wrong MAC".
         guard try isPINSet() else { throw .pinNotSet }
         try pinUvAuth.authorize(pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol, clientDataHash: clientDataHash,
-                                permission: permission, rpID: rpID, now: clock.monotonicMilliseconds())
+                                permission: permission, rpID: rpID, now: clock.monotonicNanoseconds())
         return true
     }
 }
@@ -43,6 +43,6 @@ extension Authenticator {
         guard let pinUvAuthParam else { throw .puatRequired }
         let pinUvAuthProtocol = try PinUvAuthProtocol(requested: pinUvAuthProtocol)
         return try pinUvAuth.authorizeCommand(pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol, message: message,
-                                              permission: permission, now: clock.monotonicMilliseconds())
+                                              permission: permission, now: clock.monotonicNanoseconds())
     }
 }

@@ -6,7 +6,7 @@ extension Authenticator {
     /// authenticatorReset (0x07), CTAP 2.1 §6.6.
     func reset(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
         // Only within 10 s of power-up, else NOT_ALLOWED.
-        guard clock.monotonicMilliseconds() &- poweredUpAt <= configuration.resetWindowMilliseconds else {
+        guard clock.monotonicNanoseconds() &- poweredUpAt <= Self.nanoseconds(milliseconds: configuration.resetWindowMilliseconds) else {
             throw .notAllowed
         }
         try collectPresence(.reset, rpID: nil, context: context)

@@ -23,6 +23,9 @@
 /// - CANCEL is never answered: not with ERR_CHANNEL_BUSY under a lock, and not
 ///   with ERR_INVALID_SEQ when it interrupts its own channel's partial message
 ///   (which is dropped silently).
+///
+/// Every `now` is CLOCK_MONOTONIC nanoseconds (MonotonicTime.swift); `nextDeadline()` answers
+/// in the same unit.
 public struct CTAPHIDStateMachine: Sendable {
     /// §11.2.9.1.3: CTAPHID protocol version reported by INIT.
     public static let protocolVersion: UInt8 = 2
@@ -33,7 +36,7 @@ public struct CTAPHIDStateMachine: Sendable {
         var channel: UInt32
         var connection: ConnectionID
         var assembler: MessageAssembler
-        var deadline: MonotonicInstant
+        var deadline: UInt64
     }
 
     private struct RunningRequest: Sendable {
@@ -43,14 +46,14 @@ public struct CTAPHIDStateMachine: Sendable {
         var connection: ConnectionID
         var sendsKeepalives: Bool
         var status: KeepaliveStatus
-        var nextKeepalive: MonotonicInstant
+        var nextKeepalive: UInt64
         var cancelRequested: Bool
     }
 
     private struct ChannelLock: Sendable {
         var channel: UInt32
         var connection: ConnectionID
-        var expires: MonotonicInstant
+        var expires: UInt64
     }
 
     private struct State: Sendable {
@@ -80,7 +83,7 @@ public struct CTAPHIDStateMachine: Sendable {
 
     /// A report arrived from `connection`. A report that is not exactly 64 bytes
     /// is dropped (returns []; the caller logs).
-    public mutating func receive(report: [UInt8], from connection: ConnectionID, now: MonotonicInstant) -> [CTAPHIDAction] {
+    public mutating func receive(report: [UInt8], from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
         guard let packet = CTAPHIDPacket(report: report) else { return [] }
         expireLock(now: now)
         switch packet {
@@ -94,7 +97,7 @@ public struct CTAPHIDStateMachine: Sendable {
     /// The worker finished `transactionID`: the response is fragmented on the
     /// request's channel with the request's command, to the request's
     /// connection. Stale or aborted IDs return [].
-    public mutating func complete(transactionID: UInt64, response: [UInt8], now: MonotonicInstant) -> [CTAPHIDAction] {
+    public mutating func complete(transactionID: UInt64, response: [UInt8], now: UInt64) -> [CTAPHIDAction] {
         guard let request = state.running, request.transactionID == transactionID else { return [] }
         state.running = nil
         guard response.count <= CTAPHIDPacket.maxMessageLength else {
@@ -108,18 +111,18 @@ public struct CTAPHIDStateMachine: Sendable {
     /// The worker's keepalive status changed (e.g. to waiting for user presence).
     /// A change sends a KEEPALIVE at once (CBOR requests only); no change, a MSG
     /// request, or a stale ID returns [].
-    public mutating func updateKeepalive(transactionID: UInt64, status: KeepaliveStatus, now: MonotonicInstant) -> [CTAPHIDAction] {
+    public mutating func updateKeepalive(transactionID: UInt64, status: KeepaliveStatus, now: UInt64) -> [CTAPHIDAction] {
         guard var request = state.running, request.transactionID == transactionID,
               request.sendsKeepalives, request.status != status else { return [] }
         request.status = status
         // §11.2.9.1.7: keepalives at least every 100 ms, so the next one is due a full interval after this one.
-        request.nextKeepalive = now.adding(milliseconds: configuration.keepaliveIntervalMilliseconds)
+        request.nextKeepalive = now.addingMilliseconds(configuration.keepaliveIntervalMilliseconds)
         state.running = request
         return [keepaliveReport(for: request)]
     }
 
     /// Timeouts (ERR_MSG_TIMEOUT, lock expiry) and due keepalives.
-    public mutating func tick(now: MonotonicInstant) -> [CTAPHIDAction] {
+    public mutating func tick(now: UInt64) -> [CTAPHIDAction] {
         var actions: [CTAPHIDAction] = []
         expireLock(now: now)
         if let assembly = state.assembly, now >= assembly.deadline {
@@ -131,8 +134,8 @@ public struct CTAPHIDStateMachine: Sendable {
             // §11.2.9.1.7: while a CBOR request runs, KEEPALIVE at least every 100 ms, phased from dispatch time.
             actions.append(keepaliveReport(for: request))
             let interval = configuration.keepaliveIntervalMilliseconds
-            request.nextKeepalive = request.nextKeepalive.adding(milliseconds: interval)
-            if request.nextKeepalive <= now { request.nextKeepalive = now.adding(milliseconds: interval) }
+            request.nextKeepalive = request.nextKeepalive.addingMilliseconds(interval)
+            if request.nextKeepalive <= now { request.nextKeepalive = now.addingMilliseconds(interval) }
             state.running = request
         }
         return actions
@@ -153,8 +156,8 @@ public struct CTAPHIDStateMachine: Sendable {
     }
 
     /// The earliest instant at which `tick(now:)` has something to do, or nil.
-    public func nextDeadline() -> MonotonicInstant? {
-        var deadlines: [MonotonicInstant] = []
+    public func nextDeadline() -> UInt64? {
+        var deadlines: [UInt64] = []
         if let assembly = state.assembly { deadlines.append(assembly.deadline) }
         if let request = state.running, request.sendsKeepalives { deadlines.append(request.nextKeepalive) }
         if let lock = state.lock { deadlines.append(lock.expires) }
@@ -164,7 +167,7 @@ public struct CTAPHIDStateMachine: Sendable {
     // MARK: - Packets
 
     private mutating func receiveInitialization(_ packet: CTAPHIDPacket, channel: UInt32, command: UInt8,
-                                                from connection: ConnectionID, now: MonotonicInstant) -> [CTAPHIDAction] {
+                                                from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
         // §11.2.3: CID 0 is reserved and never valid.
         if channel == CTAPHIDPacket.reservedChannel {
             return [errorReport(.invalidChannel, channel: channel, to: connection)]
@@ -213,7 +216,7 @@ public struct CTAPHIDStateMachine: Sendable {
             return handleMessage(channel: channel, command: command, payload: payload, from: connection, now: now)
         case .needMore:
             state.assembly = Assembly(channel: channel, connection: connection, assembler: assembler,
-                                      deadline: now.adding(milliseconds: configuration.messageTimeoutMilliseconds))
+                                      deadline: now.addingMilliseconds(configuration.messageTimeoutMilliseconds))
             return []
         case .error(let error):
             return [errorReport(error, channel: channel, to: connection)]
@@ -223,7 +226,7 @@ public struct CTAPHIDStateMachine: Sendable {
     }
 
     private mutating func receiveContinuation(_ packet: CTAPHIDPacket, channel: UInt32,
-                                              from connection: ConnectionID, now: MonotonicInstant) -> [CTAPHIDAction] {
+                                              from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
         // §11.2.5.4: a continuation packet for a channel with no message in progress is ignored silently.
         guard var assembly = state.assembly, assembly.channel == channel, assembly.connection == connection else {
             return []
@@ -233,7 +236,7 @@ public struct CTAPHIDStateMachine: Sendable {
         switch assembly.assembler.feed(packet) {
         case .needMore:
             // §11.2.5.2: the message timeout restarts with every packet received.
-            assembly.deadline = now.adding(milliseconds: configuration.messageTimeoutMilliseconds)
+            assembly.deadline = now.addingMilliseconds(configuration.messageTimeoutMilliseconds)
             state.assembly = assembly
             return []
         case let .complete(command, payload):
@@ -296,7 +299,7 @@ public struct CTAPHIDStateMachine: Sendable {
     }
 
     private mutating func handleMessage(channel: UInt32, command: UInt8, payload: [UInt8],
-                                        from connection: ConnectionID, now: MonotonicInstant) -> [CTAPHIDAction] {
+                                        from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
         switch CTAPHIDCommand(rawValue: command) {
         case .ping:
             // §11.2.9.1.4: PING echoes its payload.
@@ -322,7 +325,7 @@ public struct CTAPHIDStateMachine: Sendable {
     }
 
     private mutating func handleLock(channel: UInt32, payload: [UInt8],
-                                     from connection: ConnectionID, now: MonotonicInstant) -> [CTAPHIDAction] {
+                                     from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
         // §11.2.9.2.2: LOCK takes one byte, a duration of 0...10 seconds; anything else is ERR_INVALID_PAR.
         guard payload.count == 1, payload[0] <= Self.maxLockSeconds else {
             return [errorReport(.invalidParameter, channel: channel, to: connection)]
@@ -332,13 +335,13 @@ public struct CTAPHIDStateMachine: Sendable {
             state.lock = nil
         } else {
             state.lock = ChannelLock(channel: channel, connection: connection,
-                                     expires: now.adding(milliseconds: UInt64(payload[0]) * 1000))
+                                     expires: now.addingMilliseconds(UInt64(payload[0]) * 1000))
         }
         return send(channel: channel, command: CTAPHIDCommand.lock.rawValue, payload: [], to: connection)
     }
 
     private mutating func dispatch(channel: UInt32, command: UInt8, payload: [UInt8],
-                                   from connection: ConnectionID, now: MonotonicInstant) -> [CTAPHIDAction] {
+                                   from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
         let id = state.nextTransactionID
         state.nextTransactionID += 1
         // §11.2.9.1.7: only CTAP2 (CBOR) requests get keepalives; U2F (MSG) clients poll.
@@ -346,7 +349,7 @@ public struct CTAPHIDStateMachine: Sendable {
         state.running = RunningRequest(
             transactionID: id, channel: channel, command: command, connection: connection,
             sendsKeepalives: keepalives, status: .processing,
-            nextKeepalive: now.adding(milliseconds: configuration.keepaliveIntervalMilliseconds),
+            nextKeepalive: now.addingMilliseconds(configuration.keepaliveIntervalMilliseconds),
             cancelRequested: false)
         return [.dispatch(CTAPHIDRequest(transactionID: id, channel: channel, command: command,
                                          payload: payload, connection: connection))]
@@ -368,7 +371,7 @@ public struct CTAPHIDStateMachine: Sendable {
         [state.assembly?.channel, state.running?.channel, state.lock?.channel].compactMap { $0 }
     }
 
-    private mutating func expireLock(now: MonotonicInstant) {
+    private mutating func expireLock(now: UInt64) {
         // §11.2.9.2.2: the lock ends by itself when its duration has elapsed.
         if let lock = state.lock, now >= lock.expires { state.lock = nil }
     }

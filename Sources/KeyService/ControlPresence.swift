@@ -1,5 +1,6 @@
 import Authenticator
 import Foundation
+import SystemIO
 
 /// `--presence control`: a request waits for an answer given through the control socket
 /// (`latchkey approve` / `latchkey deny`, `ControlSocket`), its timeout, or cancellation.
@@ -77,7 +78,9 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
         self.holdMilliseconds = holdMilliseconds
     }
 
-    static func now() -> UInt64 { SystemClock().monotonicMilliseconds() }
+    /// Milliseconds on CLOCK_MONOTONIC: this provider's waits are counted in the unit of
+    /// `PresenceRequest.timeoutMilliseconds`.
+    static func now() -> UInt64 { MonotonicClock.nanoseconds() / 1_000_000 }
 
     // MARK: The authenticator's side
 

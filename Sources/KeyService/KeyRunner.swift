@@ -97,10 +97,10 @@ public final class KeyRunner: @unchecked Sendable {
             }
         }
         while !stopRequested.load(ordering: .acquiring) {
-            let now = SystemClock.now()
+            let now = MonotonicClock.nanoseconds()
             var timeout: Int32 = 1_000
-            for deadline in [stateMachine.nextDeadline()?.nanoseconds, transport.pendingSendDeadline].compactMap({ $0 }) {
-                let remaining = deadline > now.nanoseconds ? (deadline - now.nanoseconds) / 1_000_000 : 0
+            for deadline in [stateMachine.nextDeadline(), transport.pendingSendDeadline].compactMap({ $0 }) {
+                let remaining = deadline > now ? (deadline - now) / 1_000_000 : 0
                 timeout = min(timeout, Int32(min(1_000, remaining + 1)))
             }
             let descriptors = transport.pollDescriptors + [wakeup.descriptor]
@@ -124,8 +124,8 @@ public final class KeyRunner: @unchecked Sendable {
                 powerCycle()
             }
             drainCompletions()
-            perform(stateMachine.tick(now: SystemClock.now()))
-            transport.sendPending(nowNanoseconds: SystemClock.monotonicNanoseconds())
+            perform(stateMachine.tick(now: MonotonicClock.nanoseconds()))
+            transport.sendPending(nowNanoseconds: MonotonicClock.nanoseconds())
             flushTrace()
         }
     }
@@ -134,7 +134,7 @@ public final class KeyRunner: @unchecked Sendable {
         switch event {
         case let .report(report, connection):
             traceReport(report, .toKey, connection)
-            perform(stateMachine.receive(report: report, from: connection, now: SystemClock.now()))
+            perform(stateMachine.receive(report: report, from: connection, now: MonotonicClock.nanoseconds()))
         case let .connectionOpened(connection):
             logger.debug("client connected (#\(connection))")
         case let .connectionClosed(connection):
@@ -198,7 +198,7 @@ public final class KeyRunner: @unchecked Sendable {
             // KEEPALIVE and answers no other channel. CANCEL cannot arrive mid-request.
             let context = RequestContext(channel: request.channel)
             let response = Self.run(request, on: authenticator, context: context, logger: logger)
-            perform(stateMachine.complete(transactionID: id, response: response, now: SystemClock.now()))
+            perform(stateMachine.complete(transactionID: id, response: response, now: MonotonicClock.nanoseconds()))
             return
         }
         let flag = CancellationFlag()
@@ -216,12 +216,12 @@ public final class KeyRunner: @unchecked Sendable {
     /// One CBOR or MSG request through the authenticator, logged at debug level with its time.
     private static func run(_ request: CTAPHIDRequest, on authenticator: Authenticator, context: RequestContext,
                             logger: Logger) -> [UInt8] {
-        let started = SystemClock.monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         let isCBOR = request.command == CTAPHIDCommand.cbor.rawValue
         let response = isCBOR ? authenticator.handleCTAP2(request.payload, context: context)
                               : authenticator.handleU2F(request.payload, context: context)
         if logger.level >= .debug {
-            let micros = (SystemClock.monotonicNanoseconds() - started) / 1_000
+            let micros = (MonotonicClock.nanoseconds() - started) / 1_000
             logger.debug("\(describe(request: request, response: response)) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
         }
         return response
@@ -246,9 +246,9 @@ public final class KeyRunner: @unchecked Sendable {
             switch completion {
             case let .response(id, bytes):
                 cancellations[id] = nil
-                perform(stateMachine.complete(transactionID: id, response: bytes, now: SystemClock.now()))
+                perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
             case let .status(id, status):
-                perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: SystemClock.now()))
+                perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: MonotonicClock.nanoseconds()))
             }
         }
     }
@@ -265,7 +265,7 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     /// Trace timestamps: CLOCK_MONOTONIC in microseconds.
-    static func traceTime() -> UInt64 { SystemClock.monotonicNanoseconds() / 1_000 }
+    static func traceTime() -> UInt64 { MonotonicClock.nanoseconds() / 1_000 }
 
     private func powerCycle() {
         logger.info("power cycle: volatile state dropped, reset window reopened")

@@ -1,6 +1,7 @@
 import Authenticator
 import Foundation
 import Synchronization
+import SystemIO
 
 /// `--presence notify`: a desktop notification with Approve and Deny buttons, through
 /// `notify-send --action=… --wait` (libnotify-bin ≥ 0.8), which prints the chosen action's
@@ -54,7 +55,9 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
         self.holdMilliseconds = holdMilliseconds
     }
 
-    static func now() -> UInt64 { SystemClock().monotonicMilliseconds() }
+    /// Milliseconds on CLOCK_MONOTONIC: this provider's waits are counted in the unit of
+    /// `PresenceRequest.timeoutMilliseconds`.
+    static func now() -> UInt64 { MonotonicClock.nanoseconds() / 1_000_000 }
 
     // MARK: Command
 

@@ -37,11 +37,11 @@ final class CommandSequenceStateTests: XCTestCase {
 
     func testGetNextAssertionExpiresThirtySecondsAfterTheLastUse() {
         var pending = pendingAssertions(remaining: 2, now: 1_000)
-        XCTAssertFalse(pending.hasExpired(now: 31_000, timeoutMilliseconds: 30_000))
-        XCTAssertTrue(pending.hasExpired(now: 31_001, timeoutMilliseconds: 30_000))
+        XCTAssertFalse(pending.hasExpired(now: 31_000, timeout: 30_000))
+        XCTAssertTrue(pending.hasExpired(now: 31_001, timeout: 30_000))
         _ = pending.takeNext(now: 20_000)
-        XCTAssertFalse(pending.hasExpired(now: 50_000, timeoutMilliseconds: 30_000), "a use restarts the timer")
-        XCTAssertTrue(pending.hasExpired(now: 50_001, timeoutMilliseconds: 30_000))
+        XCTAssertFalse(pending.hasExpired(now: 50_000, timeout: 30_000), "a use restarts the timer")
+        XCTAssertTrue(pending.hasExpired(now: 50_001, timeout: 30_000))
     }
 
     // MARK: CredentialEnumeration (CTAP 2.1 §6.8.3, §6.8.4)
@@ -63,10 +63,10 @@ final class CommandSequenceStateTests: XCTestCase {
 
     func testEnumerationExpiresThirtySecondsAfterTheLastGetNext() {
         var enumeration = CredentialEnumeration(channel: 7, items: .credentials(Array(references(3))), now: 1_000)
-        XCTAssertFalse(enumeration.hasExpired(now: 31_000, timeoutMilliseconds: 30_000))
-        XCTAssertTrue(enumeration.hasExpired(now: 31_001, timeoutMilliseconds: 30_000))
+        XCTAssertFalse(enumeration.hasExpired(now: 31_000, timeout: 30_000))
+        XCTAssertTrue(enumeration.hasExpired(now: 31_001, timeout: 30_000))
         XCTAssertEqual(enumeration.nextCredential(now: 20_000), CredentialReference([1]), "Begin handed out item 0")
-        XCTAssertFalse(enumeration.hasExpired(now: 50_000, timeoutMilliseconds: 30_000))
+        XCTAssertFalse(enumeration.hasExpired(now: 50_000, timeout: 30_000))
         XCTAssertNil(enumeration.nextRelyingParty(now: 20_000), "a credential enumeration lists no RPs")
     }
 

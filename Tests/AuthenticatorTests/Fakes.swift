@@ -5,7 +5,7 @@ import Synchronization
 final class ManualClock: AuthenticatorClock, @unchecked Sendable {
     private let milliseconds = Mutex<UInt64>(1_000)
     private let seconds = Mutex<Int64>(1_800_000_000)
-    func monotonicMilliseconds() -> UInt64 { milliseconds.withLock { $0 } }
+    func monotonicNanoseconds() -> UInt64 { milliseconds.withLock { $0 } * 1_000_000 }
     func unixSeconds() -> Int64 { seconds.withLock { $0 } }
     func advance(byMilliseconds delta: UInt64) {
         milliseconds.withLock { $0 += delta }

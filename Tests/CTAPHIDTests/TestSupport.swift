@@ -4,7 +4,7 @@ import XCTest
 let broadcast: UInt32 = 0xFFFF_FFFF
 
 /// An instant `ms` milliseconds after the test clock's origin.
-func t(_ ms: UInt64) -> MonotonicInstant { MonotonicInstant(milliseconds: ms) }
+func t(_ ms: UInt64) -> UInt64 { ms * 1_000_000 }
 
 /// A raw initialization report; `length` defaults to `data.count`.
 func initReport(_ channel: UInt32, _ command: UInt8, length: Int? = nil, data: [UInt8] = []) -> [UInt8] {
@@ -71,7 +71,7 @@ extension Array where Element == CTAPHIDAction {
 extension CTAPHIDStateMachine {
     /// Sends a whole message as reports (fragmented), returning all actions.
     mutating func send(_ channel: UInt32, _ command: UInt8, _ payload: [UInt8],
-                       from connection: ConnectionID = 0, now: MonotonicInstant = t(0)) -> [CTAPHIDAction] {
+                       from connection: ConnectionID = 0, now: UInt64 = t(0)) -> [CTAPHIDAction] {
         var actions: [CTAPHIDAction] = []
         for report in MessageFragmenter.reports(channel: channel, command: command, payload: payload) {
             actions += receive(report: report, from: connection, now: now)
@@ -80,7 +80,7 @@ extension CTAPHIDStateMachine {
     }
 
     /// INIT on broadcast; returns the allocated channel ID.
-    mutating func allocateChannel(from connection: ConnectionID = 0, now: MonotonicInstant = t(0),
+    mutating func allocateChannel(from connection: ConnectionID = 0, now: UInt64 = t(0),
                                   file: StaticString = #filePath, line: UInt = #line) -> UInt32 {
         let actions = receive(report: initReport(broadcast, 0x06, data: nonce), from: connection, now: now)
         guard let message = actions.message(file: file, line: line), message.payload.count == 17 else {
@@ -93,7 +93,7 @@ extension CTAPHIDStateMachine {
 
     /// Sends a CBOR request and returns the dispatched request.
     mutating func startCBOR(_ channel: UInt32, payload: [UInt8] = [0x04], from connection: ConnectionID = 0,
-                            now: MonotonicInstant = t(0), file: StaticString = #filePath, line: UInt = #line) -> CTAPHIDRequest? {
+                            now: UInt64 = t(0), file: StaticString = #filePath, line: UInt = #line) -> CTAPHIDRequest? {
         let actions = send(channel, 0x10, payload, from: connection, now: now)
         guard actions.count == 1, let request = actions.dispatched.first else {
             XCTFail("CBOR not dispatched: \(actions)", file: file, line: line)

@@ -11,7 +11,7 @@ import XCTest
 /// durable when the response leaves (they survive closing and reopening the store).
 final class CredentialManagementOverSQLiteTests: XCTestCase {
     struct FixedClock: AuthenticatorClock {
-        func monotonicMilliseconds() -> UInt64 { 1_000 }
+        func monotonicNanoseconds() -> UInt64 { 1_000_000_000 }
         func unixSeconds() -> Int64 { 1_800_000_000 }
     }
 

@@ -57,7 +57,7 @@ public final class FakeLink: ClientReportTransport {
         let link = FakeLink()
         link.onSend = { report in
             var replies: [[UInt8]] = []
-            var actions = machine.receive(report: report, from: 0, now: MonotonicInstant(milliseconds: 1))
+            var actions = machine.receive(report: report, from: 0, now: 1_000_000)
             while !actions.isEmpty {
                 let action = actions.removeFirst()
                 switch action {
@@ -65,7 +65,7 @@ public final class FakeLink: ClientReportTransport {
                     replies.append(reply)
                 case .dispatch(let request):
                     actions += machine.complete(transactionID: request.transactionID, response: cbor(request.payload),
-                                                now: MonotonicInstant(milliseconds: 2))
+                                                now: 2_000_000)
                 case .wink:
                     winks.value += 1
                 case .cancelRequest:
