@@ -138,17 +138,18 @@ extension Authenticator {
 
         // Attestation: the first format in the client's preference that we support
         // (CTAP 2.2 attestationFormatsPreference); packed with the batch certificate by default.
-        let format = (request.attestationFormatsPreference ?? []).first { $0 == "packed" || $0 == "none" } ?? "packed"
+        let format = AttestationStatementFormat.chosen(from: request.attestationFormatsPreference)
         let statement: CBORValue
-        if format == "none" {
+        switch format {
+        case .none:
             statement = .map([:])
-        } else {
+        case .packed:
             let signature: [UInt8]
             do { signature = try attestationKey.signature(for: authenticatorData + request.clientDataHash) } catch { throw .other }
             statement = .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
                               "x5c": .array([.byteString(secrets.attestationCertificate)])])
         }
-        return MakeCredentialResponse(format: format, authenticatorData: authenticatorData,
+        return MakeCredentialResponse(format: format.rawValue, authenticatorData: authenticatorData,
                                       attestationStatement: statement, largeBlobKey: largeBlobKey?.copyBytes()).cborValue
     }
 }

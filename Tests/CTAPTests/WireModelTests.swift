@@ -66,4 +66,13 @@ final class WireModelTests: XCTestCase {
         XCTAssertEqual(CredentialManagementResponse(credProtect: .userVerificationOptionalWithCredentialIDList).cborValue,
                        .map([0x0A: 2]))
     }
+
+    /// CTAP 2.2 attestationFormatsPreference: the first supported format wins; packed otherwise.
+    func testAttestationFormatChoice() {
+        XCTAssertEqual(AttestationStatementFormat.chosen(from: nil), .packed)
+        XCTAssertEqual(AttestationStatementFormat.chosen(from: []), .packed)
+        XCTAssertEqual(AttestationStatementFormat.chosen(from: ["tpm", "none", "packed"]), .none)
+        XCTAssertEqual(AttestationStatementFormat.chosen(from: ["fido-u2f", "packed", "none"]), .packed)
+        XCTAssertEqual(AttestationStatementFormat.chosen(from: ["apple"]), .packed)
+    }
 }
