@@ -32,6 +32,23 @@ public enum KeyHost {
             return 1
         }
 
+        // The trace file exists before the transport does: once the key's device or socket
+        // appears, its trace is already recording (and a rig that waits for the socket finds it).
+        var traceFile: TraceFile?
+        if let tracePath = configuration.tracePath {
+            let clock = ISO8601DateFormatter()
+            clock.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            let header = TraceHeader(started: clock.string(from: Date()), time: KeyRunner.traceTime(),
+                                     key: configuration.name, transport: configuration.transport.name)
+            do {
+                traceFile = try TraceFile.create(path: tracePath, header: header)
+            } catch {
+                logger.error(error.description)
+                return 1
+            }
+            logger.info("tracing CTAPHID traffic to \(tracePath) (secrets blanked); decode it with `latchkey trace \(tracePath)`")
+        }
+
         let transport: ReportTransport
         do {
             switch configuration.transport {
@@ -45,23 +62,8 @@ public enum KeyHost {
             }
         } catch {
             logger.error(error.description)
+            traceFile?.close()
             return 1
-        }
-
-        var traceFile: TraceFile?
-        if let tracePath = configuration.tracePath {
-            let clock = ISO8601DateFormatter()
-            clock.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let header = TraceHeader(started: clock.string(from: Date()), time: KeyRunner.traceTime(),
-                                     key: configuration.name, transport: configuration.transport.name)
-            do {
-                traceFile = try TraceFile.create(path: tracePath, header: header)
-            } catch {
-                logger.error(error.description)
-                transport.shutdown()
-                return 1
-            }
-            logger.info("tracing CTAPHID traffic to \(tracePath) (secrets blanked); decode it with `latchkey trace \(tracePath)`")
         }
 
         let runner: KeyRunner
@@ -70,6 +72,7 @@ public enum KeyHost {
         } catch {
             logger.error(error.description)
             transport.shutdown()
+            traceFile?.close()
             return 1
         }
         let signals = SignalWatcher(stop: { signal in
