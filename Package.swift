@@ -43,7 +43,7 @@ let package = Package(
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
         .executableTarget(name: "latchkey-bench",
-                          dependencies: ["KeyService", "FIDOClient", "CLI", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
+                          dependencies: ["KeyService", "FIDOClient", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
                                          "LinuxHID", "CBOR", "SystemIO"],
                           path: "Benchmarks/LatchkeyBench"),
 

@@ -4,8 +4,6 @@ import CTAP
 import CredentialStore
 import FIDOCrypto
 import Foundation
-import CLI
-import FIDOClient
 import KeyService
 
 /// A key on a real SQLite store in a temporary directory, driven in-process.

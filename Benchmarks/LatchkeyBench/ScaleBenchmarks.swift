@@ -1,10 +1,8 @@
 import Authenticator
 import CredentialStore
+import FIDOClient
 import FIDOCrypto
 import Foundation
-import CLI
-import FIDOClient
-import KeyService
 
 /// How the store behaves as it grows: the same operations at each size.
 enum ScaleBenchmarks {
@@ -68,7 +66,11 @@ enum ScaleBenchmarks {
 
             // credentialManagement through the authenticator, as a platform does it (a PIN and a
             // cm token first; the RemoteCredentialManager the CLI uses against other keys).
-            let remote = RemoteAuthenticator(link: InProcessLink(key))
+            // CTAP2 straight into the key's authenticator: no transport, so the figures are the
+            // authenticator's and the store's.
+            let remote = RemoteAuthenticator(link: InProcessLink(label: "in-process key") {
+                key.authenticator.handleCTAP2($0, context: key.context)
+            })
             var pinBytes = Array("2580".utf8)
             try remote.setPIN(try PIN(consuming: &pinBytes))
             pinBytes = Array("2580".utf8)
@@ -78,16 +80,5 @@ enum ScaleBenchmarks {
                 _ = try manager.credentials(rpID: "big.example")
             }, note: "each credential's public key is derived from its private key")
         }
-    }
-}
-
-/// CTAP2 straight into a BenchKey's authenticator: no transport, so the figures are the
-/// authenticator's and the store's.
-final class InProcessLink: CTAP2Link {
-    let key: BenchKey
-    init(_ key: BenchKey) { self.key = key }
-    var label: String { "in-process key" }
-    func exchange(_ request: [UInt8]) throws(DeviceError) -> [UInt8] {
-        key.authenticator.handleCTAP2(request, context: key.context)
     }
 }

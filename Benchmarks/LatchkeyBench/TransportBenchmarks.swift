@@ -2,10 +2,8 @@ import Authenticator
 import CTAPHID
 import FIDOCrypto
 import Foundation
-import LinuxHID
-import CLI
-import FIDOClient
 import KeyService
+import LinuxHID
 import Synchronization
 
 /// The real poll loop and socket transport in this process, served on a background thread.
