@@ -234,24 +234,7 @@ final class ControlPresenceTests: XCTestCase {
         XCTAssertThrowsError(try ControlSocket.preparePrivateDirectory(link), "a symlink is not a private directory")
     }
 
-    func testApproveCommandOptions() throws {
-        let environment = ["XDG_RUNTIME_DIR": "/run/user/7"]
-        let defaults = try ApproveCommand.options(from: CommandLineParser.parse([], spec: ApproveCommand.approveSpec),
-                                                  environment: environment)
-        XCTAssertEqual(defaults, ApproveCommand.Options(controlPath: "/run/user/7/latchkey/default.control", timeoutMilliseconds: 30_000))
-        let custom = try ApproveCommand.options(from: CommandLineParser.parse(["--name", "work", "--timeout", "2.5"],
-                                                                               spec: ApproveCommand.denySpec), environment: environment)
-        XCTAssertEqual(custom, ApproveCommand.Options(controlPath: "/run/user/7/latchkey/work.control", timeoutMilliseconds: 2_500))
-        let explicit = try ApproveCommand.options(from: CommandLineParser.parse(["--control", "/tmp/x.control", "--timeout", "0"],
-                                                                                 spec: ApproveCommand.approveSpec), environment: environment)
-        XCTAssertEqual(explicit, ApproveCommand.Options(controlPath: "/tmp/x.control", timeoutMilliseconds: 0))
-        for bad in [["--timeout", "-1"], ["--timeout", "soon"], ["--timeout", "inf"], ["--name", "a/b"]] {
-            XCTAssertThrowsError(try ApproveCommand.options(from: CommandLineParser.parse(bad, spec: ApproveCommand.approveSpec),
-                                                            environment: environment), "\(bad)")
-        }
-        XCTAssertTrue(ApproveCommand.approveSpec.help.contains("--timeout <SECONDS>"))
-    }
-
+    /// `latchkey approve` against a live control socket: 0 when its answer was taken, 1 with no key.
     func testApproveCommandExitStatus() {
         let result = confirm(Self.register)
         waitUntil { $0.pending != nil }
