@@ -65,6 +65,24 @@ public struct TraceRedaction: Codable, Equatable, Sendable {
         self.field = field; self.offset = offset; self.length = length
     }
 
+    private enum CodingKeys: String, CodingKey { case field, offset, length }
+
+    /// A span read from a file must lie inside a CTAPHID message (at most 7609 bytes): a
+    /// negative or overflowing offset or length is a malformed line, not a trap later.
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        field = try container.decode(String.self, forKey: .field)
+        offset = try container.decode(Int.self, forKey: .offset)
+        length = try container.decode(Int.self, forKey: .length)
+        guard (0...Self.maximumMessageLength).contains(offset), (0...Self.maximumMessageLength - offset).contains(length) else {
+            throw DecodingError.dataCorruptedError(forKey: .length, in: container, debugDescription:
+                "redaction \(offset)+\(length) is not inside a CTAPHID message (0…\(Self.maximumMessageLength) bytes)")
+        }
+    }
+
+    /// CTAP 2.1 §11.2.4: the longest CTAPHID message, 57 + 128 × 59 bytes.
+    static let maximumMessageLength = 7609
+
     public var range: Range<Int> { offset..<(offset + length) }
 }
 

@@ -158,4 +158,27 @@ final class TraceDecoderTests: XCTestCase {
         XCTAssertEqual(layout.map { TraceDecoder.diagnostic($0, in: map, redactions: [], full: true) },
                        CBORValue.map([1: "a", -2: .byteString([1, 2]), "k": [true, nil]]).description)
     }
+
+    /// A crafted trace never traps the decoder: a redaction outside any CTAPHID message
+    /// (negative, overflowing, past 7609 bytes) is an error naming its line; one inside the
+    /// message limit but past the payload decodes as usual.
+    func testCraftedRedactionsAreRejectedOrHarmless() throws {
+        let script = makeCredentialScript()
+        let header = try XCTUnwrap(String(decoding: try script.fileBytes(), as: UTF8.self).split(separator: "\n").first)
+        let report = String(repeating: "00", count: 4) + "90000104" + String(repeating: "00", count: 56)
+        func file(_ redaction: String) -> [UInt8] {
+            Array((header + "\n" + "{\"t\":1000100,\"dir\":\"in\",\"conn\":1,\"report\":\"\(report)\",\"redacted\":[\(redaction)]}\n").utf8)
+        }
+        for bad in ["{\"field\":\"x\",\"offset\":-5,\"length\":10}",
+                    "{\"field\":\"x\",\"offset\":\(Int.max),\"length\":1}",
+                    "{\"field\":\"x\",\"offset\":10,\"length\":\(Int.max)}",
+                    "{\"field\":\"x\",\"offset\":7000,\"length\":700}"] {
+            XCTAssertThrowsError(try TraceFile.parse(file(bad)), bad) {
+                XCTAssertTrue("\($0)".contains("line 2"), "\($0)")
+            }
+        }
+        let contents = try TraceFile.parse(file("{\"field\":\"x\",\"offset\":3000,\"length\":4000}"))
+        let events = TraceDecoder.decode(contents)
+        XCTAssertFalse(TraceDecoder.text(events, header: contents.header).isEmpty)
+    }
 }
