@@ -186,6 +186,10 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     private func dispatch(_ request: CTAPHIDRequest) {
+        if traceFile != nil {
+            traceRecorder.dispatched(hidCommand: request.command, payload: request.payload, channel: request.channel,
+                                     connection: request.connection)
+        }
         let id = request.transactionID
         let authenticator = self.authenticator
         let logger = self.logger

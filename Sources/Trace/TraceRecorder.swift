@@ -30,7 +30,8 @@ public struct TraceRecorder: Sendable {
     /// Messages in progress. A client may start messages on any number of channel IDs, so
     /// beyond this many the oldest is written out withheld.
     static let maximumOpenMessages = 256
-    /// CTAP command bytes of the last CBOR request per channel (to know what a response is).
+    /// CTAP command bytes of the last CBOR request dispatched per channel (to know what a
+    /// response is).
     static let maximumRememberedChannels = 1024
 
     private var streams: [StreamKey: Stream] = [:]
@@ -72,6 +73,24 @@ public struct TraceRecorder: Sendable {
         return records
     }
 
+    /// The key dispatched a request on `channel` (the CTAPHID state machine accepted it and
+    /// the authenticator runs it): the response on that channel is redacted as `command`'s
+    /// (CBOR: the CTAP command byte, `payload.first`). Call it before the response's reports are
+    /// recorded. Only a dispatched request counts: one answered CHANNEL_BUSY never ran, so a
+    /// third party naming a busy channel (on uhid every client shares the device) cannot make a
+    /// getAssertion's answer look like getInfo's and have its secrets written out.
+    public mutating func dispatched(hidCommand: UInt8, payload: [UInt8], channel: UInt32, connection: Int) {
+        let key = ChannelKey(connection: connection, channel: channel)
+        guard hidCommand == CTAPHIDCommand.cbor.rawValue, let command = payload.first else {
+            requestCommands[key] = nil
+            return
+        }
+        if requestCommands.count >= Self.maximumRememberedChannels, requestCommands[key] == nil {
+            requestCommands.removeAll()
+        }
+        requestCommands[key] = command
+    }
+
     /// A packet of the wrong size that the transport dropped (its bytes are not available).
     public func droppedPacket(size: Int, connection: Int, time: UInt64) -> [TraceRecord] {
         [TraceRecord(time: time, direction: .toKey, connection: connection, note: "dropped a \(size)-byte packet")]
@@ -109,18 +128,8 @@ public struct TraceRecorder: Sendable {
         let redactions: [TraceRedaction]
         switch key.direction {
         case .toKey:
+            // What a response is comes from `dispatched`, never from a request seen here.
             redactions = TraceRedactor.requestRedactions(hidCommand: command, payload: payload)
-            switch command {
-            case CTAPHIDCommand.cbor.rawValue:
-                if requestCommands.count >= Self.maximumRememberedChannels, requestCommands[channel] == nil {
-                    requestCommands.removeAll()
-                }
-                requestCommands[channel] = payload.first
-            case CTAPHIDCommand.cancel.rawValue, CTAPHIDCommand.initialize.rawValue, CTAPHIDCommand.keepalive.rawValue:
-                break   // these do not start a transaction of their own on the channel
-            default:
-                requestCommands[channel] = nil
-            }
         case .fromKey:
             redactions = TraceRedactor.responseRedactions(hidCommand: command, payload: payload,
                                                           requestCommand: requestCommands[channel])

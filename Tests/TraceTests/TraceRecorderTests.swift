@@ -20,8 +20,11 @@ struct TraceScript {
         }
     }
 
+    /// A CBOR request the key accepts: its reports, then its dispatch (as KeyRunner tells the recorder).
     mutating func request(_ channel: UInt32, ctap command: UInt8, _ body: CBORValue?) {
-        send(.toKey, channel: channel, command: CTAPHIDCommand.cbor.rawValue, payload: [command] + (body?.encoded() ?? []))
+        let payload = [command] + (body?.encoded() ?? [])
+        send(.toKey, channel: channel, command: CTAPHIDCommand.cbor.rawValue, payload: payload)
+        recorder.dispatched(hidCommand: CTAPHIDCommand.cbor.rawValue, payload: payload, channel: channel, connection: connection)
     }
 
     mutating func response(_ channel: UInt32, status: UInt8 = 0, _ body: CBORValue?) {
@@ -156,6 +159,27 @@ final class TraceRecorderTests: XCTestCase {
         let assertion = try XCTUnwrap(events.last { $0.ctapStatus == "CTAP2_OK" })
         XCTAssertEqual(assertion.authData?.contains(#"extensions {"credBlob": <redacted 32 bytes>, "hmac-secret": <redacted 80 bytes>}"#),
                        true, assertion.authData ?? "")
+    }
+
+    /// A third party on the same device sends a getInfo on the channel of a getAssertion that
+    /// waits for a touch. The key answers it CHANNEL_BUSY and never runs it, so the assertion's
+    /// answer is still redacted as getAssertion's.
+    func testABusyChannelsSpoofedRequestDoesNotChangeRedaction() throws {
+        let largeBlobKey = distinctiveBytes(32)
+        let output = distinctiveBytes(32)
+        var script = TraceScript()
+        script.request(channel, ctap: 0x02, .map([1: "example.com", 2: .byteString(Array(repeating: 0xCD, count: 32))]))
+        script.send(.toKey, channel: channel, command: CTAPHIDCommand.cbor.rawValue, payload: [0x04])
+        script.send(.fromKey, channel: channel, command: CTAPHIDCommand.error.rawValue, payload: [0x06])
+        let authData = Array(repeating: 0xAB, count: 32) + [0x81, 0, 0, 0, 2]
+            + CBORValue.map(["hmac-secret": .byteString(output)]).encoded()
+        script.response(channel, .map([1: .map(["id": .byteString(distinctiveBytes(64)), "type": "public-key"]),
+                                       2: .byteString(authData), 3: .byteString(distinctiveBytes(70)),
+                                       7: .byteString(largeBlobKey)]))
+        script.finish()
+        let file = try script.fileBytes()
+        assertNoTrace(of: largeBlobKey, in: file, "largeBlobKey")
+        assertNoTrace(of: output, in: file, "hmac-secret output")
     }
 
     func testLargeBlobDataIsRedacted() throws {
