@@ -49,6 +49,9 @@ public final class KeyRunner: @unchecked Sendable {
     /// Used only from the poll loop.
     private let traceFile: TraceFile?
     private var traceRecorder = TraceRecorder()
+    /// Warnings a client can cause at will (bad packets, refused connections), bounded.
+    private var droppedPacketWarnings = WarningThrottle()
+    private var refusedConnectionWarnings = WarningThrottle()
 
     public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
                 hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil) throws(TransportError) {
@@ -142,8 +145,15 @@ public final class KeyRunner: @unchecked Sendable {
             if let traceFile { traceFile.write(traceRecorder.connectionClosed(connection, time: Self.traceTime())) }
             perform(stateMachine.connectionClosed(connection))
         case let .droppedPacket(size, connection):
-            logger.warning("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes")
+            if let line = droppedPacketWarnings.line("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes",
+                                                     now: MonotonicClock.nanoseconds()) {
+                logger.warning(line)
+            }
             if let traceFile { traceFile.write(traceRecorder.droppedPacket(size: size, connection: connection, time: Self.traceTime())) }
+        case let .connectionRefused(reason):
+            if let line = refusedConnectionWarnings.line("refused a client: \(reason)", now: MonotonicClock.nanoseconds()) {
+                logger.warning(line)
+            }
         case .deviceStarted:
             logger.debug("uhid device started")
         case .deviceStopped:

@@ -14,6 +14,13 @@ public final class SocketTransport: ReportTransport {
     static let maximumPacketsPerRead = 64
     /// Packets fetched per recvmmsg(2): a getAssertion request is 2–4 reports.
     static let packetsPerReceive = 16
+    /// Clients connected at once, by default: far more than a rig or a browser opens (the
+    /// benchmark's concurrency run uses 8). One more is accepted and closed at once.
+    public static let defaultMaximumConnections = 256
+    /// When accept(2) fails for want of descriptors and none is spare to turn the client away
+    /// with, the listener leaves the poll set this long: a listener that stays readable while
+    /// nothing can be accepted would otherwise spin the poll loop at 100% CPU.
+    static let acceptPauseNanoseconds: UInt64 = 200_000_000
 
     public let path: String
     private let listener: FileDescriptor
@@ -23,6 +30,12 @@ public final class SocketTransport: ReportTransport {
     private var clients: [TransportConnection: FileDescriptor] = [:]
     private var connectionsByDescriptor: [Int32: TransportConnection] = [:]
     private var nextConnection: TransportConnection = 1
+    private let maximumConnections: Int
+    /// A descriptor held in reserve (/dev/null): out of descriptors (EMFILE), it is closed so
+    /// that the waiting client can be accepted and closed, then opened again.
+    private var spareDescriptor: FileDescriptor?
+    /// CLOCK_MONOTONIC nanoseconds until which the listener is not polled (see acceptPause).
+    private var listenerPausedUntil: UInt64 = 0
     /// Reports `send` could not queue: the client does not read (its queue is
     /// full) or is gone. Log-worthy, never fatal.
     public private(set) var lostReportCount = 0
@@ -30,7 +43,9 @@ public final class SocketTransport: ReportTransport {
     /// Listens on `path`. An existing socket file nobody listens on
     /// (connect → ECONNREFUSED) is replaced; a live one is `.socketInUse`;
     /// anything else at `path` is left alone and reported.
-    public init(path: String) throws(TransportError) {
+    public init(path: String, maximumConnections: Int = SocketTransport.defaultMaximumConnections) throws(TransportError) {
+        self.maximumConnections = max(1, maximumConnections)
+        spareDescriptor = try? FileDescriptor.open("/dev/null", flags: O_RDONLY)
         let address: UnixSocketAddress
         do {
             address = try UnixSocketAddress(path: path)
@@ -76,7 +91,10 @@ public final class SocketTransport: ReportTransport {
 
     public var pollDescriptors: [Int32] {
         guard listener.isOpen else { return [] }
-        return [listener.rawValue] + clients.keys.sorted().compactMap { clients[$0]?.rawValue }
+        let connected = clients.keys.sorted().compactMap { clients[$0]?.rawValue }
+        if listenerPausedUntil > 0, MonotonicClock.nanoseconds() < listenerPausedUntil { return connected }
+        listenerPausedUntil = 0
+        return [listener.rawValue] + connected
     }
 
     public func readEvents(from fd: Int32) -> [TransportEvent] {
@@ -121,6 +139,7 @@ public final class SocketTransport: ReportTransport {
         clients = [:]
         connectionsByDescriptor = [:]
         listener.close()
+        spareDescriptor?.close()
         if let status = try? Self.status(ofSocketAt: path),
            UInt64(status.st_dev) == socketFile.device, UInt64(status.st_ino) == socketFile.inode {
             try? FileSystem.remove(path)
@@ -135,9 +154,18 @@ public final class SocketTransport: ReportTransport {
             let client: FileDescriptor
             do {
                 client = try listener.accept()
+            } catch where error == .connectionAborted {
+                continue
+            } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
+                events.append(refuseWithoutDescriptors())
+                break
             } catch {
-                if error == .connectionAborted { continue }
-                break   // EAGAIN: nobody else waiting (EMFILE & co.: try again next turn)
+                break   // EAGAIN: nobody else waiting
+            }
+            guard clients.count < maximumConnections else {
+                client.close()
+                events.append(.connectionRefused(reason: "\(maximumConnections) clients are connected already (the limit)"))
+                continue
             }
             let connection = nextConnection
             nextConnection += 1
@@ -146,6 +174,22 @@ public final class SocketTransport: ReportTransport {
             events.append(.connectionOpened(connection))
         }
         return events
+    }
+
+    /// Out of descriptors: the spare one makes room to accept the waiting client and close it
+    /// (it sees end of stream, not a hang); without a spare, the listener pauses.
+    private func refuseWithoutDescriptors() -> TransportEvent {
+        let reason = "the key has no file descriptor left (raise its limit: ulimit -n)"
+        if let spare = spareDescriptor {
+            spare.close()
+            spareDescriptor = nil
+            (try? listener.accept())?.close()
+            spareDescriptor = try? FileDescriptor.open("/dev/null", flags: O_RDONLY)
+        }
+        if spareDescriptor == nil {
+            listenerPausedUntil = MonotonicClock.nanoseconds() + Self.acceptPauseNanoseconds
+        }
+        return .connectionRefused(reason: reason)
     }
 
     private func receivePackets(from connection: TransportConnection) -> [TransportEvent] {

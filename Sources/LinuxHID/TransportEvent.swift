@@ -14,6 +14,10 @@ public enum TransportEvent: Sendable, Equatable {
     /// A packet or output report of the wrong size was discarded; `size` is
     /// its true length. The caller logs it; the connection keeps working.
     case droppedPacket(size: Int, from: TransportConnection)
+    /// A client was turned away (the socket transport's connection cap, or no file descriptor
+    /// left to take it with): it sees end of stream at once instead of hanging in connect.
+    /// `reason` is a phrase for the log.
+    case connectionRefused(reason: String)
     /// uhid START: a HID driver bound to the device.
     case deviceStarted
     /// uhid STOP: the HID driver let go of the device.

@@ -47,8 +47,9 @@ class Key:
     """One `latchkey serve` process on a socket, optionally under a pseudo-terminal so that
     `--presence prompt` has a real controlling terminal to ask on."""
 
-    def __init__(self, name, presence="auto", use_pty=False, store=None):
+    def __init__(self, name, presence="auto", use_pty=False, store=None, preexec=None):
         self.name = name
+        self.preexec = preexec
         self.socket_path = os.path.join(WORK, f"{name}.sock")
         self.store = store or os.path.join(WORK, f"{name}-store")
         self.log_path = os.path.join(WORK, f"{name}.log")
@@ -81,7 +82,7 @@ class Key:
                                             preexec_fn=controlling_terminal, close_fds=True, pass_fds=(slave,))
             os.close(slave)
         else:
-            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=self.preexec)
         if not expect_up:
             return self
         deadline = time.time() + 20

@@ -64,6 +64,28 @@ final class SocketTransportTests: XCTestCase {
         XCTAssertEqual(try collectEvents(from: first, count: 1), [.report(KernelBytes.report(1), from: connection)])
     }
 
+    /// Past its connection cap the key accepts a client and closes it at once: the client sees
+    /// end of stream (not a hang in connect), and the clients already there keep working.
+    func testAClientPastTheCapIsClosedAndTheOthersKeepWorking() throws {
+        let transport = try SocketTransport(path: path, maximumConnections: 2)
+        defer { transport.shutdown() }
+        let (first, firstConnection) = try connect(to: transport)
+        let (second, _) = try connect(to: transport)
+        let third = try SocketClient(path: path)
+        let events = try collectEvents(from: transport, count: 1)
+        guard case .connectionRefused(let reason)? = events.first, events.count == 1 else {
+            return XCTFail("expected one connectionRefused, got \(events)")
+        }
+        XCTAssertTrue(reason.contains("2 clients"), reason)
+        XCTAssertThrowsError(try third.receive(timeoutMilliseconds: 2_000), "the key closed the third client")
+        try first.send(KernelBytes.report(7))
+        XCTAssertEqual(try collectEvents(from: transport, count: 1), [.report(KernelBytes.report(7), from: firstConnection)])
+        second.close()
+        XCTAssertEqual(try collectEvents(from: transport, count: 1), [.connectionClosed(2)])
+        let (_, fourth) = try connect(to: transport)
+        XCTAssertEqual(fourth, 3, "room again after a client left")
+    }
+
     func testAFileThatIsNotASocketIsLeftAlone() throws {
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data("keep me".utf8)))
         XCTAssertThrowsError(try SocketTransport(path: path)) { error in
