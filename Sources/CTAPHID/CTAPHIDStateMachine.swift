@@ -152,6 +152,7 @@ public struct CTAPHIDStateMachine: Sendable {
             actions.append(.cancelRequest(transactionID: request.transactionID))
         }
         if state.lock?.connection == connection { state.lock = nil }
+        state.channels.release(ownedBy: connection)
         return actions
     }
 
@@ -182,6 +183,14 @@ public struct CTAPHIDStateMachine: Sendable {
         }
         // §11.2.3: a non-INIT command on a channel that was never allocated is ERR_INVALID_CHANNEL.
         guard state.channels.contains(channel) else {
+            return [errorReport(.invalidChannel, channel: channel, to: connection)]
+        }
+        // A channel belongs to the connection that allocated it: another one naming its CID (on
+        // the socket transport, where IDs are sequential and guessable) cannot send on it, cancel
+        // its request or take its getNextAssertion — ERR_INVALID_CHANNEL, and CANCEL, as ever,
+        // gets no answer.
+        guard state.channels.owner(of: channel) == connection else {
+            if command == CTAPHIDCommand.cancel.rawValue { return [] }
             return [errorReport(.invalidChannel, channel: channel, to: connection)]
         }
         state.channels.touch(channel)
@@ -261,15 +270,19 @@ public struct CTAPHIDStateMachine: Sendable {
         let assignedChannel: UInt32
         if channel == CTAPHIDPacket.broadcastChannel {
             // §11.2.9.1.3: INIT on the broadcast channel allocates a fresh channel ID.
-            assignedChannel = state.channels.allocate(protecting: activeChannels)
+            assignedChannel = state.channels.allocate(for: connection, protecting: activeChannels)
         } else {
+            // INIT on a channel of another connection would abort that connection's transaction.
+            if let owner = state.channels.owner(of: channel), owner != connection {
+                return [errorReport(.invalidChannel, channel: channel, to: connection)]
+            }
             // §11.2.5.3: INIT on an existing channel resynchronises it, aborting only that channel's transaction.
             if state.assembly?.channel == channel { state.assembly = nil }
             if let request = state.running, request.channel == channel {
                 state.running = nil
                 actions.append(.cancelRequest(transactionID: request.transactionID))
             }
-            state.channels.adopt(channel, protecting: activeChannels)
+            state.channels.adopt(channel, for: connection, protecting: activeChannels)
             assignedChannel = channel
         }
         state.channels.touch(assignedChannel)

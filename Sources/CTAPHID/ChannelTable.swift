@@ -1,10 +1,14 @@
-/// The device's allocated channel IDs, bounded, with least-recently-used eviction.
+/// The device's allocated channel IDs, bounded, with least-recently-used eviction, each owned
+/// by the connection that allocated it.
 ///
 /// IDs come from an incrementing counter started at a seed (deterministic for
 /// tests), skipping the reserved ID 0, the broadcast ID and IDs in use.
 struct ChannelTable: Sendable {
     let capacity: Int
     private var lastUse: [UInt32: UInt64] = [:]
+    /// Which connection a channel belongs to (ARCHITECTURE.md, The data path: channel state
+    /// belongs to the connection that owns the channel). On uhid every reader is connection 0.
+    private var owners: [UInt32: ConnectionID] = [:]
     private var useClock: UInt64 = 0
     private var nextCandidate: UInt32
 
@@ -19,6 +23,19 @@ struct ChannelTable: Sendable {
         lastUse[channel] != nil
     }
 
+    /// The connection that allocated or adopted `channel`; nil for an unknown channel.
+    func owner(of channel: UInt32) -> ConnectionID? {
+        owners[channel]
+    }
+
+    /// Forgets every channel of `connection` (it is gone; its channel IDs are never reused by it).
+    mutating func release(ownedBy connection: ConnectionID) {
+        for (channel, owner) in owners where owner == connection {
+            owners[channel] = nil
+            lastUse[channel] = nil
+        }
+    }
+
     /// Marks a channel as just used (for LRU eviction); no-op for unknown channels.
     mutating func touch(_ channel: UInt32) {
         guard lastUse[channel] != nil else { return }
@@ -28,7 +45,7 @@ struct ChannelTable: Sendable {
 
     /// Allocates a fresh channel ID, evicting the least recently used channel
     /// (preferably one not in `protected`) if the table is full.
-    mutating func allocate(protecting protected: [UInt32]) -> UInt32 {
+    mutating func allocate(for connection: ConnectionID, protecting protected: [UInt32]) -> UInt32 {
         makeRoom(protecting: protected)
         while true {
             let candidate = nextCandidate
@@ -36,21 +53,22 @@ struct ChannelTable: Sendable {
             // §11.2.3: 0 is reserved and 0xFFFFFFFF is broadcast; never hand them out.
             if candidate == CTAPHIDPacket.reservedChannel || candidate == CTAPHIDPacket.broadcastChannel { continue }
             if lastUse[candidate] != nil { continue }
-            insert(candidate)
+            insert(candidate, owner: connection)
             return candidate
         }
     }
 
-    /// Registers a channel ID chosen by the host (INIT on an unknown channel).
-    mutating func adopt(_ channel: UInt32, protecting protected: [UInt32]) {
+    /// Registers a channel ID chosen by the host (INIT on an unknown channel) for `connection`.
+    mutating func adopt(_ channel: UInt32, for connection: ConnectionID, protecting protected: [UInt32]) {
         guard lastUse[channel] == nil else { touch(channel); return }
         makeRoom(protecting: protected)
-        insert(channel)
+        insert(channel, owner: connection)
     }
 
-    private mutating func insert(_ channel: UInt32) {
+    private mutating func insert(_ channel: UInt32, owner: ConnectionID) {
         useClock += 1
         lastUse[channel] = useClock
+        owners[channel] = owner
     }
 
     // Bounded memory: a client allocating channels in a loop can't exhaust the device.
@@ -64,6 +82,7 @@ struct ChannelTable: Sendable {
             }
             guard let evict = victim ?? fallback else { return }
             lastUse[evict.channel] = nil
+            owners[evict.channel] = nil
         }
     }
 }

@@ -61,4 +61,32 @@ final class CTAPHIDChannelTests: XCTestCase {
         XCTAssertEqual(machine.receive(report: initReport(a, 0x11), from: 0, now: t(1)),
                        [.cancelRequest(transactionID: request.transactionID)])
     }
+
+    /// A channel belongs to the connection that allocated it (ARCHITECTURE.md, The data path):
+    /// another connection naming its CID cannot use it, resync it or cancel its request.
+    func test_channelsBelongToTheirConnection() {
+        var machine = CTAPHIDStateMachine()
+        let a = machine.allocateChannel(from: 1)
+        guard let request = machine.startCBOR(a, from: 1, now: t(0)) else { return }
+        XCTAssertEqual(machine.send(a, 0x01, [7], from: 2), [.send(report: errorReport(a, .invalidChannel), to: 2)])
+        XCTAssertEqual(machine.send(a, 0x10, [0x08], from: 2), [.send(report: errorReport(a, .invalidChannel), to: 2)],
+                       "no getNextAssertion on another connection's channel")
+        XCTAssertEqual(machine.send(a, 0x11, [], from: 2), [], "another connection's CANCEL is ignored (and never answered)")
+        XCTAssertEqual(machine.send(a, 0x06, nonce, from: 2), [.send(report: errorReport(a, .invalidChannel), to: 2)],
+                       "no INIT-resync of another connection's channel")
+        XCTAssertTrue(machine.isBusy, "connection 1's request still runs")
+        XCTAssertEqual(machine.send(a, 0x11, [], from: 1), [.cancelRequest(transactionID: request.transactionID)])
+    }
+
+    /// A closed connection's channels are gone: nobody can pick them up by their IDs.
+    func test_closingAConnectionReleasesItsChannels() {
+        var machine = CTAPHIDStateMachine()
+        let a = machine.allocateChannel(from: 1)
+        _ = machine.allocateChannel(from: 2)
+        XCTAssertEqual(machine.allocatedChannelCount, 2)
+        _ = machine.connectionClosed(1)
+        XCTAssertEqual(machine.allocatedChannelCount, 1)
+        XCTAssertEqual(machine.send(a, 0x01, [7], from: 2), [.send(report: errorReport(a, .invalidChannel), to: 2)])
+        XCTAssertEqual(machine.send(a, 0x01, [7], from: 1), [.send(report: errorReport(a, .invalidChannel), to: 1)])
+    }
 }
