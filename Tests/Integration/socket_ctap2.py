@@ -156,17 +156,28 @@ def test_bad_packets(key):
     sock.close()
 
 
-@check("CTAPHID errors: CID 0 → INVALID_CHANNEL, declared length 7610 → INVALID_LEN")
+@check("CTAPHID errors: CID 0 → INVALID_CHANNEL, declared length 7610 → INVALID_LEN, another connection's channel → INVALID_CHANNEL")
 def test_hid_errors(key):
     sock = raw_socket(key)
     sock.send(struct.pack(">IBH", 0, 0x80 | CTAPHID.PING, 1) + b"\0" * 57)
     reply = sock.recv(100)
     assert reply[4] == 0xBF and reply[7] == 0x0B, reply[:8].hex()
-    device = key.device()
-    channel = device._channel_id
+    # This connection's own channel: INIT on broadcast.
+    nonce = os.urandom(8)
+    sock.send(struct.pack(">IBH", 0xFFFFFFFF, 0x80 | CTAPHID.INIT, 8) + nonce + b"\0" * 49)
+    reply = sock.recv(100)
+    assert reply[4] == 0x80 | CTAPHID.INIT and reply[7:15] == nonce, reply[:16].hex()
+    channel = struct.unpack(">I", reply[15:19])[0]
     sock.send(struct.pack(">IBH", channel, 0x80 | CTAPHID.PING, 7610) + b"\0" * 57)
     reply = sock.recv(100)
     assert reply[4] == 0xBF and reply[7] == 0x03, reply[:8].hex()
+    # Another connection's channel is not this one's to use (issue 16: channels belong to
+    # the connection that allocated them).
+    device = key.device()
+    sock.send(struct.pack(">IBH", device._channel_id, 0x80 | CTAPHID.PING, 1) + b"\0" * 57)
+    reply = sock.recv(100)
+    assert reply[4] == 0xBF and reply[7] == 0x0B, reply[:8].hex()
+    assert device.ping(b"mine") == b"mine"
     sock.close()
     device.close()
 
