@@ -29,7 +29,7 @@ public struct GetAssertionRequest: Sendable, Equatable {
             throw .cborUnexpectedType
         }
         self.rpID = rpID
-        self.clientDataHash = clientDataHash
+        self.clientDataHash = try ClientDataHash.checked(clientDataHash)
         var allow: [CredentialDescriptor] = []
         for entry in try map[3].optionalArray() ?? [] { allow.append(try CredentialDescriptor(parsing: entry)) }
         self.allowList = allow

@@ -37,7 +37,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         guard let hashValue = map[1], let rpValue = map[2], let userValue = map[3],
               let paramsValue = map[4] else { throw .missingParameter }
         guard let clientDataHash = hashValue.bytesValue else { throw .cborUnexpectedType }
-        self.clientDataHash = clientDataHash
+        self.clientDataHash = try ClientDataHash.checked(clientDataHash)
         self.rp = try RelyingPartyEntity(parsing: rpValue)
         self.user = try UserEntity(parsing: userValue)
         guard let params = paramsValue.arrayValue else { throw .cborUnexpectedType }

@@ -114,7 +114,7 @@ final class ExtensionInputsTests: XCTestCase {
     /// The requests decode their extensions once, after every other member; a malformed input
     /// is kept as `extensionsError` for the handler to report at the extensions step.
     func testRequestsDecodeTheirExtensionsAfterEveryOtherMember() throws {
-        var makeCredential = MakeCredentialRequest(clientDataHash: [1], rp: RelyingPartyEntity(id: "rp.example"),
+        var makeCredential = MakeCredentialRequest(clientDataHash: [UInt8](repeating: 1, count: 32), rp: RelyingPartyEntity(id: "rp.example"),
                                                    user: UserEntity(id: [2]), pubKeyCredParams: [CredentialParameters(algorithm: -7)],
                                                    extensions: MakeCredentialExtensions(credProtect: .userVerificationOptional,
                                                                                         minPinLength: true))
@@ -134,7 +134,7 @@ final class ExtensionInputsTests: XCTestCase {
         makeCredential.extensions = MakeCredentialExtensions()
         XCTAssertNil(makeCredential.cborValue[6], "no extensions, no map")
 
-        var getAssertion = GetAssertionRequest(rpID: "rp.example", clientDataHash: [1],
+        var getAssertion = GetAssertionRequest(rpID: "rp.example", clientDataHash: [UInt8](repeating: 1, count: 32),
                                                extensions: GetAssertionExtensions(credBlob: true))
         XCTAssertEqual(try GetAssertionRequest(cbor: getAssertion.cborValue), getAssertion)
         map = try XCTUnwrap(getAssertion.cborValue.mapValue)

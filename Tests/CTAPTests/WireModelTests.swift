@@ -42,7 +42,7 @@ final class WireModelTests: XCTestCase {
     }
 
     func testRequestParsingIgnoresUnknownKeys() throws {
-        let request = GetAssertionRequest(rpID: "a.example", clientDataHash: [1])
+        let request = GetAssertionRequest(rpID: "a.example", clientDataHash: [UInt8](repeating: 1, count: 32))
         var map = request.cborValue.mapValue!
         map[99] = "unknown"
         map["x"] = 1
@@ -74,5 +74,19 @@ final class WireModelTests: XCTestCase {
         XCTAssertEqual(AttestationStatementFormat.chosen(from: ["tpm", "none", "packed"]), .none)
         XCTAssertEqual(AttestationStatementFormat.chosen(from: ["fido-u2f", "packed", "none"]), .packed)
         XCTAssertEqual(AttestationStatementFormat.chosen(from: ["apple"]), .packed)
+    }
+
+    /// clientDataHash is a SHA-256: 32 bytes, else CTAP1_ERR_INVALID_LENGTH (issue 16, item 9).
+    func testClientDataHashMustBe32Bytes() throws {
+        let good = MakeCredentialRequest(clientDataHash: [UInt8](repeating: 7, count: 32), rp: RelyingPartyEntity(id: "a.example"),
+                                         user: UserEntity(id: [1]), pubKeyCredParams: [CredentialParameters(algorithm: -7)])
+        XCTAssertNoThrow(try MakeCredentialRequest(cbor: good.cborValue))
+        for count in [0, 1, 31, 33, 64] {
+            var map = try XCTUnwrap(good.cborValue.mapValue)
+            map[1] = .byteString([UInt8](repeating: 7, count: count))
+            XCTAssertThrowsError(try MakeCredentialRequest(cbor: .map(map))) { XCTAssertEqual($0 as? CTAP2StatusCode, .invalidLength) }
+            let assertion = CBORValue.map([1: "a.example", 2: .byteString([UInt8](repeating: 7, count: count))])
+            XCTAssertThrowsError(try GetAssertionRequest(cbor: assertion)) { XCTAssertEqual($0 as? CTAP2StatusCode, .invalidLength) }
+        }
     }
 }
