@@ -5,7 +5,6 @@ Latchkey on uhid. The results are checked by python-fido2's Fido2Server as a rel
 Usage: e2e_browser.py WORK_DIR"""
 
 import http.server
-import json
 import os
 import sys
 import threading
@@ -49,31 +48,58 @@ class Page(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def open_page(work, attempt):
+    """Starts headless Chromium with a fresh profile and loads the test page; the driver, or None
+    (after quitting it) when the page does not load. Under TCG on these machines Chromium takes
+    about 60 s to start and has taken 100–120 s to load even this one-line page; once in a while
+    its network service crashes and the load never finishes, hence a second attempt."""
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--no-first-run", f"--user-data-dir={work}/chromium-profile-{attempt}",
+                     # Chromium logs its FIDO decisions ("FIDO:" lines) at -v=1; kept in chromedriver.log.
+                     "--enable-logging=stderr", "--v=1"):
+        options.add_argument(argument)
+    service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, f"chromedriver-{attempt}.log"),
+                      service_args=["--enable-chrome-logs"])
+    started = time.time()
+    driver = webdriver.Chrome(options=options, service=service)
+    print(f"chromium {driver.capabilities.get('browserVersion')} up after {time.time() - started:.1f} s "
+          f"(attempt {attempt})", flush=True)
+    driver.command_executor.client_config.timeout = 180
+    driver.set_script_timeout(90)
+    driver.set_page_load_timeout(150)
+    try:
+        driver.get(ORIGIN + "/")
+    except Exception as error:  # noqa: BLE001 - a page that does not load is reported, then retried
+        print(f"page did not load after {time.time() - started:.1f} s: {type(error).__name__}", flush=True)
+        driver.command_executor.client_config.timeout = 20   # a wedged browser must not hold the quit
+        try:
+            driver.quit()
+        except Exception:  # noqa: BLE001 - the browser may be wedged; its process goes with the service
+            pass
+        return None
+    print(f"page loaded after {time.time() - started:.1f} s", flush=True)
+    return driver
+
+
 def main(work):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Page)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
 
-    options = Options()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--no-first-run", f"--user-data-dir={work}/chromium-profile",
-                     # Chromium logs its FIDO decisions ("FIDO:" lines) at -v=1; kept in chromedriver.log.
-                     "--enable-logging=stderr", "--v=1"):
-        options.add_argument(argument)
-    service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, "chromedriver.log"),
-                      service_args=["--enable-chrome-logs"])
-    started = time.time()
-    driver = webdriver.Chrome(options=options, service=service)
+    driver = None
+    for attempt in (1, 2):
+        driver = open_page(work, attempt)
+        if driver is not None:
+            break
+    if driver is None:
+        # Chromium could not load a static page from 127.0.0.1 twice: the emulator, not the key
+        # (nothing WebAuthn has happened). Exit 77: the suite reports the check as not run,
+        # never as passed.
+        print("NOT RUN: headless Chromium did not load the test page in two attempts (the key was never asked)", flush=True)
+        httpd.shutdown()
+        return 77
     try:
-        print(f"chromium {driver.capabilities.get('browserVersion')} up after {time.time() - started:.1f} s", flush=True)
-        # Under TCG on a busy 2-core machine, loading even this one-line page has taken 100–120 s
-        # (Chromium's start-up work continues after the session opens): give the page and the
-        # WebDriver HTTP commands 300 s, so the check fails on WebAuthn, not on emulation speed.
-        driver.command_executor.client_config.timeout = 300
-        driver.set_script_timeout(90)
-        driver.set_page_load_timeout(300)
-        driver.get(ORIGIN + "/")
-        print(f"page loaded after {time.time() - started:.1f} s", flush=True)
         server = Fido2Server({"id": "localhost", "name": "Latchkey e2e"},
                              attestation=AttestationConveyancePreference.NONE,
                              verify_origin=lambda origin: origin == ORIGIN)
@@ -98,4 +124,4 @@ def main(work):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    sys.exit(main(sys.argv[1]) or 0)

@@ -8,14 +8,18 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/guest_lib.sh"
 WORK=/tmp/e2e; rm -rf "$WORK"; mkdir -p "$WORK"
 export HOME="$WORK/home"; mkdir -p "$HOME"
-passed=0; failed=0
+passed=0; failed=0; skipped=0
 log() { printf '%s\n' "$*"; }
-step() {  # step NAME COMMAND...: run, print PASS/FAIL with the time taken
+step() {  # step NAME COMMAND...: run, print PASS/FAIL (or NOT RUN, exit 77) with the time taken
     local name="$1"; shift
-    local started; started=$(date +%s%N)
-    if "$@" >"$WORK/step.out" 2>&1; then
-        local ms=$(( ($(date +%s%N) - started) / 1000000 ))
+    local started status; started=$(date +%s%N)
+    "$@" >"$WORK/step.out" 2>&1; status=$?
+    local ms=$(( ($(date +%s%N) - started) / 1000000 ))
+    if [ "$status" -eq 0 ]; then
         passed=$((passed + 1)); log "PASS  $name ($((ms / 1000)).$(printf '%03d' $((ms % 1000))) s)"
+    elif [ "$status" -eq 77 ]; then
+        # The check could not run for a reason outside the key (say why); counted apart, never as passed.
+        skipped=$((skipped + 1)); log "NOT RUN  $name"; sed 's/^/      | /' "$WORK/step.out" | tail -8
     else
         failed=$((failed + 1)); log "FAIL  $name"; sed 's/^/      | /' "$WORK/step.out" | tail -25
     fi
@@ -95,8 +99,16 @@ check_ssh() {  # check_ssh TYPE: ssh-keygen makes an -sk key on the device, sign
 }
 check_browser() {  # headless Chromium: create() + get() on http://localhost against the key
     [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || { echo "chromium/chromedriver not installed"; return 1; }
-    HOME="$WORK/browser-home" timeout 480 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" && return 0
-    echo "--- Chromium's FIDO log lines:"; grep -E "FIDO|fido|WebAuthn" "$WORK/chromedriver.log" | tail -40
+    local status
+    HOME="$WORK/browser-home" timeout 480 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" >"$WORK/browser.out" 2>&1
+    status=$?
+    [ "$status" -eq 0 ] && { cat "$WORK/browser.out"; return 0; }
+    cp "$WORK/browser.out" "$WORK"/chromedriver-*.log "$RESULTS/" 2>/dev/null
+    # 77: Chromium never loaded the test page (twice), so the key was never asked: not run.
+    [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$WORK/browser.out"; return 77; }
+    echo "--- progress and error (e2e_browser.py; whole output and chromedriver.log in the results dir):"
+    grep -E "up after|loaded after|ok in|Error" "$WORK/browser.out" | tail -6
+    echo "--- Chromium's FIDO log lines:"; cat "$WORK"/chromedriver-*.log | grep -E "FIDO|fido|WebAuthn" | tail -10
     return 1
 }
 check_stop_removes_node() {
@@ -414,6 +426,10 @@ check_ssh_resident_verify_required() {  # -O resident -O verify-required, then s
 
 step "key starts on uhid and its hidraw node appears" start_key main
 step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_descriptor
+# Headless Chromium under TCG: on 2026-12-01 its page load hung (network service crash) in every
+# full run here, at c2bfe3f too, while a VM running only this check passed 3 of 3. It retries
+# once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
+step "headless Chromium: navigator.credentials.create() and .get(), verified by Fido2Server" check_browser
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
 step "fido2-cred -M/-V ES256, then fido2-assert -G/-V" check_cred_assert es es256 e2e.example
@@ -425,7 +441,6 @@ step "python-fido2 over hidraw: register + authenticate verified by Fido2Server"
 step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
 step "OpenSSH ecdsa-sk key: ssh-keygen -Y sign/verify" check_ssh ecdsa-sk
 step "OpenSSH ed25519-sk key: ssh-keygen -Y sign/verify" check_ssh ed25519-sk
-step "headless Chromium: navigator.credentials.create() and .get(), verified by Fido2Server" check_browser
 step "stopping the key removes its hidraw node" check_stop_removes_node
 step "restarting the key keeps its credentials" check_restart_keeps_credentials
 step "two keys at once appear as two devices" check_two_keys
@@ -449,6 +464,6 @@ step "OpenSSH ed25519-sk -O resident -O verify-required: sign/verify with the PI
 stop_key pin 2>/dev/null
 stop_key main 2>/dev/null
 cp "$WORK"/key-*.log "$RESULTS/" 2>/dev/null
-log "uhid e2e: $passed passed, $failed failed"
+log "uhid e2e: $passed passed, $failed failed, $skipped skipped"
 echo "$passed $failed" >"$RESULTS/summary"
 [ "$failed" -eq 0 ]
