@@ -80,7 +80,7 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
 
     /// Milliseconds on CLOCK_MONOTONIC: this provider's waits are counted in the unit of
     /// `PresenceRequest.timeoutMilliseconds`.
-    static func now() -> UInt64 { MonotonicClock.nanoseconds() / 1_000_000 }
+    static func now() -> UInt64 { MonotonicClock.milliseconds() }
 
     // MARK: The authenticator's side
 

@@ -251,9 +251,9 @@ enum ControlIO {
     /// Reads until a newline (returned without it), end of stream, the size limit or the timeout.
     static func readLine(from descriptor: FileDescriptor, timeoutMilliseconds: Int32) -> [UInt8]? {
         var line: [UInt8] = []
-        let deadline = Self.milliseconds() + UInt64(max(timeoutMilliseconds, 0))
+        let deadline = MonotonicClock.milliseconds() + UInt64(max(timeoutMilliseconds, 0))
         while line.count <= ControlLine.maximumLength {
-            let now = Self.milliseconds()
+            let now = MonotonicClock.milliseconds()
             guard now < deadline,
                   let events = try? Poller.wait(for: descriptor.rawValue, events: Int16(POLLIN),
                                                 timeoutMilliseconds: Int32(clamping: deadline - now)), events != 0,
@@ -289,6 +289,4 @@ enum ControlIO {
             return error != .wouldBlock
         }
     }
-
-    private static func milliseconds() -> UInt64 { MonotonicClock.nanoseconds() / 1_000_000 }
 }

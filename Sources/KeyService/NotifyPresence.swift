@@ -57,7 +57,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
 
     /// Milliseconds on CLOCK_MONOTONIC: this provider's waits are counted in the unit of
     /// `PresenceRequest.timeoutMilliseconds`.
-    static func now() -> UInt64 { MonotonicClock.nanoseconds() / 1_000_000 }
+    static func now() -> UInt64 { MonotonicClock.milliseconds() }
 
     // MARK: Command
 

@@ -39,7 +39,7 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
             logger.error("presence prompt: cannot open \(ttyPath) (\(error)); denying")
             return .denied
         }
-        let now = MonotonicClock.nanoseconds() / 1_000_000
+        let now = MonotonicClock.milliseconds()
         let reuse = openPrompt.withLock { prompt -> Bool in
             guard let prompt, prompt.operation == request.operation, prompt.rpID == request.rpID,
                   now &- prompt.lastWaited <= Self.promptReuseMilliseconds else { return false }
@@ -62,7 +62,7 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
                 terminal.write("(cancelled by the client)\n")
                 return .cancelled
             }
-            let current = MonotonicClock.nanoseconds() / 1_000_000
+            let current = MonotonicClock.milliseconds()
             if current >= deadline {
                 openPrompt.withLock { $0?.lastWaited = current }
                 if request.timeoutMilliseconds >= 2_000 {

@@ -149,5 +149,5 @@ public final class HIDRawDevice: ClientReportTransport {
         return TransportError(error, call: call, path: path)
     }
 
-    private static func monotonicMilliseconds() -> Int64 { Int64(MonotonicClock.nanoseconds() / 1_000_000) }
+    private static func monotonicMilliseconds() -> Int64 { Int64(MonotonicClock.milliseconds()) }
 }

@@ -69,7 +69,7 @@ public final class UHIDDevice: ReportTransport {
     /// Creates the device on an already open uhid descriptor (tests pass one
     /// end of a SOCK_SEQPACKET pair, which keeps event boundaries as uhid does).
     init(device: FileDescriptor, path: String, identity: Identity,
-         clock: @escaping () -> UInt64 = UHIDDevice.monotonicNanoseconds,
+         clock: @escaping () -> UInt64 = MonotonicClock.nanoseconds,
          unpacedReports: Int = UHIDDevice.defaultUnpacedReports) throws(TransportError) {
         self.device = device
         self.path = path
@@ -102,14 +102,14 @@ public final class UHIDDevice: ReportTransport {
         guard device.isOpen, fd == device.rawValue else { return [] }
         var events: [TransportEvent] = []
         var framing = MessageFraming()
-        let started = Self.monotonicNanoseconds()
+        let started = MonotonicClock.nanoseconds()
         for _ in 0..<Self.maximumEventsPerRead {
             let device = self.device
             let count = readBuffer.withUnsafeMutableBytes { (try? device.read(into: $0)) ?? -1 }
             guard count > 0 else {
                 // EAGAIN: queue empty (any other error: nothing to read either). Mid-message,
                 // the rest is on its way: wait for it here rather than sleep in poll(2).
-                if count < 0, framing.expectsMore, Self.monotonicNanoseconds() - started < Self.burstSpinBudgetNanoseconds,
+                if count < 0, framing.expectsMore, MonotonicClock.nanoseconds() - started < Self.burstSpinBudgetNanoseconds,
                    spinUntilReadable() { continue }
                 break
             }
@@ -148,13 +148,13 @@ public final class UHIDDevice: ReportTransport {
     /// Polls without sleeping (yielding the CPU between tries) until the device is readable or
     /// the spin window ends; true if an event is waiting.
     private func spinUntilReadable() -> Bool {
-        let start = Self.monotonicNanoseconds()
+        let start = MonotonicClock.nanoseconds()
         while true {
             if let events = try? Poller.wait(for: device.rawValue, events: Int16(POLLIN), timeoutMilliseconds: 0),
                events != 0 {
                 return events & Int16(POLLIN) != 0
             }
-            if Self.monotonicNanoseconds() - start > Self.burstSpinNanoseconds { return false }
+            if MonotonicClock.nanoseconds() - start > Self.burstSpinNanoseconds { return false }
             sched_yield()
         }
     }
@@ -199,8 +199,6 @@ public final class UHIDDevice: ReportTransport {
             lostReportCount += 1
         }
     }
-
-    static func monotonicNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
 
     /// UHID_DESTROY, then close. Later calls do nothing.
     public func shutdown() {

@@ -10,4 +10,7 @@ public enum MonotonicClock {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+
+    /// The same clock in milliseconds, for waits measured in poll(2)'s unit.
+    public static func milliseconds() -> UInt64 { nanoseconds() / 1_000_000 }
 }

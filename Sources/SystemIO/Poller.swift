@@ -39,7 +39,5 @@ public enum Poller {
         }
     }
 
-    private static func monotonicMilliseconds() -> Int64 {
-        Int64(MonotonicClock.nanoseconds() / 1_000_000)
-    }
+    private static func monotonicMilliseconds() -> Int64 { Int64(MonotonicClock.milliseconds()) }
 }
