@@ -7,6 +7,10 @@ let package = Package(
     name: "Latchkey",
     products: [
         .executable(name: "latchkey", targets: ["latchkey"]),
+        // The modules as one library, for Fuzz/ (its own package, built only by scripts/fuzz).
+        .library(name: "LatchkeyModules",
+                 targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "CredentialStore",
+                           "LinuxHID", "Trace", "KeyService", "FIDOClient", "SystemIO"]),
     ],
     targets: [
         // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev).
@@ -36,7 +40,7 @@ let package = Package(
         .target(name: "FIDOClient",
                 dependencies: ["LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .target(name: "KeyService",
-                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "SystemIO"]),
+                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "FIDOCrypto", "SystemIO"]),
         .target(name: "CLI",
                 dependencies: ["KeyService", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
@@ -67,7 +71,7 @@ let package = Package(
         .testTarget(name: "KeyServiceTests",
                     dependencies: ["KeyService", "Authenticator", "SystemIO", "LatchkeyTestSupport",
                                    // end-to-end checks: the key driven by the platform client, `latchkey approve`
-                                   "FIDOClient", "CLI"]),
+                                   "FIDOClient", "CLI", "FIDOCrypto"]),
         .testTarget(name: "CLITests",
                     dependencies: ["CLI", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),

@@ -128,14 +128,19 @@ public final class Authenticator: @unchecked Sendable {
     }
 
     /// Ask for the user's touch, mapping the answer to CTAP status codes.
+    /// `subject`: the bytes that identify the request (PresenceRequest.fingerprint);
+    /// `rpIDHash` defaults to SHA-256 of `rpID`.
     func collectPresence(_ operation: PresenceRequest.Operation, rpID: String?, userName: String? = nil,
-                         context: RequestContext, timeoutMilliseconds: UInt64? = nil) throws(CTAP2StatusCode) {
+                         context: RequestContext, timeoutMilliseconds: UInt64? = nil,
+                         subject: [UInt8]? = nil, rpIDHash: [UInt8]? = nil) throws(CTAP2StatusCode) {
         if context.cancellation.isCancelled { throw .keepaliveCancel }
         let waitsForUser = !presence.answersImmediately
         if waitsForUser { context.reportStatus(.userPresenceNeeded) }
         defer { if waitsForUser { context.reportStatus(.processing) } }
         let request = PresenceRequest(operation: operation, rpID: rpID, userName: userName,
-                                      timeoutMilliseconds: timeoutMilliseconds ?? configuration.presenceTimeoutMilliseconds)
+                                      timeoutMilliseconds: timeoutMilliseconds ?? configuration.presenceTimeoutMilliseconds,
+                                      rpIDHash: rpIDHash ?? rpID.map { SHA256.hash(Array($0.utf8)) },
+                                      fingerprint: subject.map { SHA256.hash($0) })
         switch presence.confirmPresence(request, cancellation: context.cancellation) {
         case .approved:
             if context.cancellation.isCancelled { throw .keepaliveCancel }

@@ -52,7 +52,8 @@ extension Authenticator {
                 throw .noCredentials
             }
             if userPresence {
-                try collectPresence(.getAssertion, rpID: request.rpID, userName: candidate.resident?.userName, context: context)
+                try collectPresence(.getAssertion, rpID: request.rpID, userName: candidate.resident?.userName, context: context,
+                                    subject: request.clientDataHash)
                 flags.insert(.userPresent)
                 // Step 9: presence spends the token's flags and permissions (but lbw).
                 pinUvAuth.userPresenceWasCollected()
@@ -71,7 +72,7 @@ extension Authenticator {
         guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
         let first = applicable.first
         if userPresence {
-            try collectPresence(.getAssertion, rpID: request.rpID, context: context)
+            try collectPresence(.getAssertion, rpID: request.rpID, context: context, subject: request.clientDataHash)
             flags.insert(.userPresent)
             // Step 9: presence spends the token's flags and permissions (but lbw).
             pinUvAuth.userPresenceWasCollected()

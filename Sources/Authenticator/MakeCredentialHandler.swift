@@ -89,7 +89,8 @@ extension Authenticator {
         }
 
         // Step 14: user presence; then the token's flags and permissions (but lbw) are spent.
-        try collectPresence(.makeCredential, rpID: request.rp.id, userName: request.user.name, context: context)
+        try collectPresence(.makeCredential, rpID: request.rp.id, userName: request.user.name, context: context,
+                            subject: request.clientDataHash)
         pinUvAuth.userPresenceWasCollected()
 
         // Then the credential.

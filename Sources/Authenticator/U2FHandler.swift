@@ -36,7 +36,7 @@ extension Authenticator {
         let challenge = Array(apdu.data[0..<32])
         let application = Array(apdu.data[32..<64])
         // U2F clients poll: without a touch now, answer CONDITIONS_NOT_SATISFIED and let them retry.
-        try u2fPresence(.u2fRegister, context: context)
+        try u2fPresence(.u2fRegister, apdu: apdu, context: context)
         guard let key = try? P256.Signing.PrivateKey() else { throw .conditionsNotSatisfied }
         // The key handle is a CTAP2 credential ID sealed for the application parameter, so the
         // same credential works in CTAP2 getAssertion with rpIdHash = SHA-256(appId).
@@ -74,7 +74,7 @@ extension Authenticator {
             // check-only: a valid key handle answers CONDITIONS_NOT_SATISFIED (§5.1).
             throw .conditionsNotSatisfied
         case 0x03:
-            try u2fPresence(.u2fAuthenticate, context: context)
+            try u2fPresence(.u2fAuthenticate, apdu: apdu, context: context)
             userPresent = 0x01
         case 0x08:
             userPresent = 0x00
@@ -96,10 +96,14 @@ extension Authenticator {
         return [userPresent] + counterBytes + signature
     }
 
-    private func u2fPresence(_ operation: PresenceRequest.Operation, context: RequestContext) throws(U2FStatusWord) {
+    private func u2fPresence(_ operation: PresenceRequest.Operation, apdu: U2FAPDU,
+                             context: RequestContext) throws(U2FStatusWord) {
         do {
+            // U2F requests carry no RP ID: the application parameter (bytes 32..<64 of both
+            // APDUs' data) stands for it, and the whole data identifies the request.
             try collectPresence(operation, rpID: nil, context: context,
-                                timeoutMilliseconds: configuration.u2fPresenceTimeoutMilliseconds)
+                                timeoutMilliseconds: configuration.u2fPresenceTimeoutMilliseconds,
+                                subject: apdu.data, rpIDHash: Array(apdu.data[32..<64]))
         } catch {
             throw .conditionsNotSatisfied
         }

@@ -5,38 +5,44 @@ import KeyService
 /// `latchkey approve` / `latchkey deny` / `latchkey presence status`: answer (or look at) the
 /// presence requests of a key run with `--presence control`, through its control socket.
 ///
-/// `approve` and `deny` wait until a request is pending (up to `--timeout`, default 30 s),
-/// answer it, print what they answered and exit 0; exit 1 if no request came. Which request
-/// an answer applies to is `ControlPresence`'s rule.
+/// An answer names what it answers (`ControlPresence.Target`): `--rp ID` the pending or next
+/// request of that RP (waiting up to `--timeout`, default 30 s), `--request N` the pending
+/// request `presence status` shows as N, neither the request pending now. They print what they
+/// answered and exit 0; exit 1 if nothing took the answer.
 public enum ApproveCommand {
     static func answerOptions(verb: String) -> [CommandSpec.Option] {
         [
             .init("name", value: "NAME", help: "The key's name, as given to `latchkey serve --name` (default: default)."),
             .init("control", value: "PATH", help: "The key's control socket (default: $XDG_RUNTIME_DIR/latchkey/<name>.control, "
                   + "or /tmp/latchkey-<uid>/<name>.control)."),
-            .init("timeout", value: "SECONDS", help: "How long to wait for a request to \(verb) (default: 30; 0: only one already pending)."),
+            .init("rp", value: "RP_ID", help: "\(verb.capitalized) only a request of this RP (a U2F one: application parameter "
+                  + "SHA-256(RP_ID)), pending or still to come."),
+            .init("request", value: "N", help: "\(verb.capitalized) only the pending request N (`latchkey presence status` shows it)."),
+            .init("timeout", value: "SECONDS", help: "With --rp: how long to wait for that RP's request (default: 30)."),
         ]
     }
 
     public static let approveSpec = CommandSpec(
         name: "approve",
-        abstract: "Approve the pending (or next) presence request of a key run with --presence control.",
+        abstract: "Approve a presence request of a key run with --presence control: the pending one, request N, or RP_ID's.",
         options: answerOptions(verb: "approve"))
 
     public static let denySpec = CommandSpec(
         name: "deny",
-        abstract: "Deny the pending (or next) presence request of a key run with --presence control.",
+        abstract: "Deny a presence request of a key run with --presence control: the pending one, request N, or RP_ID's.",
         options: answerOptions(verb: "deny"))
 
     public static let presenceSpec = CommandSpec(
         name: "presence",
         abstract: "`presence status`: show the presence request a --presence control key is waiting on.",
         positionals: ["status"], minimumPositionals: 1,
-        options: Array(answerOptions(verb: "").prefix(2)))
+        options: Array(answerOptions(verb: "answer").prefix(2)))
 
     public struct Options: Equatable, Sendable {
         public var controlPath: String
         public var timeoutMilliseconds: UInt64 = 30_000
+        public var rpID: String?
+        public var requestID: UInt64?
     }
 
     public static func options(from parsed: ParsedArguments,
@@ -52,12 +58,22 @@ public enum ApproveCommand {
             }
             options.timeoutMilliseconds = UInt64((seconds * 1_000).rounded())
         }
+        options.rpID = parsed.value("rp")
+        if let rpID = options.rpID, rpID.isEmpty || rpID.utf8.count > 253 {
+            throw UsageError("invalid --rp '\(rpID)': give an RP ID such as example.com")
+        }
+        if let text = parsed.value("request") {
+            guard let id = UInt64(text), id > 0 else { throw UsageError("invalid --request '\(text)': give the number `presence status` shows") }
+            options.requestID = id
+        }
+        if options.rpID != nil && options.requestID != nil { throw UsageError("give --rp or --request, not both") }
         return options
     }
 
     /// `approve` or `deny`; returns the exit status.
     public static func run(_ decision: ControlPresence.Decision, _ options: Options) -> Int32 {
-        let request = ControlRequest(action: decision.rawValue, timeoutMilliseconds: options.timeoutMilliseconds)
+        let request = ControlRequest(action: decision.rawValue, timeoutMilliseconds: options.timeoutMilliseconds,
+                                     rpID: options.rpID, requestID: options.requestID)
         // The key answers "none" at the timeout (at most 2 s later for a held U2F answer).
         let replyTimeout = Int32(clamping: options.timeoutMilliseconds + ControlPresence.defaultHoldMilliseconds + 5_000)
         let response: ControlResponse
@@ -72,6 +88,7 @@ public enum ApproveCommand {
             var text = "\(response.result): \(response.operation ?? "a request")"
             if let rpID = response.rpID { text += " at \(rpID)" }
             if let user = response.user, !user.isEmpty { text += " for \(user)" }
+            if let id = response.requestID { text += " (request \(id))" }
             print(text)
             return 0
         case "none":
@@ -103,7 +120,7 @@ public enum ApproveCommand {
             return 1
         }
         if let pending = response.pending {
-            var text = "pending: \(pending.operation)"
+            var text = "pending: " + (pending.id.map { "request \($0): " } ?? "") + pending.operation
             if let rpID = pending.rpID { text += " at \(rpID)" }
             if let user = pending.user, !user.isEmpty { text += " for \(user)" }
             if let waited = pending.waitingMilliseconds { text += String(format: " (waiting %.1f s)", Double(waited) / 1_000) }

@@ -1,32 +1,45 @@
 import Authenticator
+import FIDOCrypto
 import Foundation
 import SystemIO
 
 /// `--presence control`: a request waits for an answer given through the control socket
 /// (`latchkey approve` / `latchkey deny`, `ControlSocket`), its timeout, or cancellation.
-/// Nothing is ever approved without an answer.
-///
-/// Which request an answer applies to (an answer is used once):
-/// 1. the request pending when the answer arrives;
-/// 2. else, if a request timed out at most `holdMilliseconds` (2 s) ago — a U2F client polls
-///    with short requests (500 ms) and sends them again — the answer is reserved for 2 s for
-///    the next request of that same operation and RP ID (even with `--timeout 0`); another
-///    operation does not take it meanwhile;
-/// 3. else (or once those 2 s are over) the next request of any operation that arrives while
-///    the answer waits (its `--timeout`). This is what makes rigs race-free: `latchkey
-///    approve` may start before or after the client sends its request.
-/// An answer whose control connection closes while it waits is withdrawn.
+/// Nothing is ever approved without an answer, and an answer names what it answers
+/// (`Target`), so that it cannot be spent on a request it was not meant for — another
+/// client's registration, a reset, another app's U2F poll:
+/// - `.pending` (a bare `latchkey approve`): the request pending when the answer arrives.
+/// - `.request(id)` (`--request ID`, the id `presence status` shows): that request.
+/// - `.relyingParty(rpID)` (`--rp ID`): the pending request of that RP, or else the next one
+///   of that RP while the answer waits (its `--timeout`): what makes rigs race-free, since
+///   `latchkey approve --rp` may start before or after the client sends its request. U2F
+///   requests match by application parameter = SHA-256 of the RP ID (what CTAP2 clients send
+///   when they fall back to U2F).
+/// A U2F client polls: it sends the same APDU every ~500 ms, each a request that times out. A
+/// request repeated within `holdMilliseconds` (2 s) of timing out (same operation, RP and
+/// fingerprint, `PresenceRequest.isRepeated`) keeps its id, so an answer that arrives between
+/// two polls goes to the next poll of that same request, and only to it. An answer is used
+/// once; an answer whose control connection closes while it waits is withdrawn.
 public final class ControlPresence: UserPresence, @unchecked Sendable {
     public enum Decision: String, Sendable, Codable {
         case approve, deny
     }
 
+    /// Which request an answer is for.
+    public enum Target: Sendable, Equatable {
+        case pending
+        case request(UInt64)
+        case relyingParty(String)
+    }
+
     /// What happened to an answer.
     public enum Outcome: Sendable, Equatable {
-        /// It decided this request.
-        case applied(Decision, PresenceRequest)
+        /// It decided this request (with its id).
+        case applied(Decision, PresenceRequest, id: UInt64)
         /// No request came for it in time (or its connection closed).
         case unused
+        /// Nothing it names is pending (and it does not wait): why, for the user.
+        case noMatch(String)
         /// The key is shutting down.
         case stopped
     }
@@ -34,33 +47,42 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
     /// For `latchkey presence status`.
     public struct Status: Sendable, Equatable {
         public var pending: PresenceRequest?
+        public var pendingID: UInt64?
         public var pendingForMilliseconds: UInt64?
         public var waitingAnswers: Int
     }
 
-    /// How long after a timeout an answer still binds to that operation (rule 2).
+    /// How long after a timeout a repeat of the request is the same request.
     public static let defaultHoldMilliseconds: UInt64 = 2_000
     /// How often a waiting request looks at its cancellation flag.
     static let pollMilliseconds: UInt64 = 10
 
     private struct Pending {
+        var id: UInt64
         var request: PresenceRequest
         var since: UInt64
         var answer: Decision?
+    }
+
+    /// What a waiting answer takes: one request (by id), or the next of an RP.
+    private enum Binding {
+        case request(UInt64)
+        case rpIDHash([UInt8])
+
+        func fits(id: UInt64, _ request: PresenceRequest) -> Bool {
+            switch self {
+            case .request(let wanted): wanted == id
+            case .rpIDHash(let hash): request.rpIDHash == hash
+            }
+        }
     }
 
     private struct Answer {
         var id: UInt64
         var decision: Decision
         var deadline: UInt64
-        /// Rule 2: until `until`, only a request of this operation and RP ID takes it.
-        var binding: (operation: PresenceRequest.Operation, rpID: String?, until: UInt64)?
+        var binding: Binding
         var outcome: Outcome?
-
-        func fits(_ request: PresenceRequest, at now: UInt64) -> Bool {
-            guard let binding, now < binding.until else { return true }
-            return binding.operation == request.operation && binding.rpID == request.rpID
-        }
     }
 
     let logger: Logger
@@ -68,9 +90,12 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
     private let condition = NSCondition()
     // Guarded by `condition`:
     private var pending: Pending?
-    private var lastTimeout: (operation: PresenceRequest.Operation, rpID: String?, at: UInt64)?
+    /// Requests that timed out in the last `holdMilliseconds`, oldest first (a few: polling
+    /// U2F clients and their neighbours).
+    private var recentTimeouts: [(id: UInt64, request: PresenceRequest, at: UInt64)] = []
     private var answers: [Answer] = []
     private var nextAnswerID: UInt64 = 1
+    private var nextRequestID: UInt64 = 1
     private var isStopped = false
 
     public init(logger: Logger, holdMilliseconds: UInt64 = defaultHoldMilliseconds) {
@@ -89,18 +114,26 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
         defer { condition.unlock() }
         if cancellation.isCancelled { return .cancelled }
         let start = Self.now()
-        if let index = answers.firstIndex(where: { $0.outcome == nil && $0.deadline > start && $0.fits(request, at: start) }) {
+        recentTimeouts.removeAll { start &- $0.at > holdMilliseconds }
+        let earlier = recentTimeouts.last { $0.request.isRepeated(by: request) }
+        let repeated = earlier != nil
+        let id: UInt64
+        if let earlier {
+            id = earlier.id
+        } else {
+            id = nextRequestID
+            nextRequestID += 1
+        }
+        if let index = answers.firstIndex(where: { $0.outcome == nil && $0.deadline > start && $0.binding.fits(id: id, request) }) {
             let decision = answers[index].decision
-            answers[index].outcome = .applied(decision, request)
+            answers[index].outcome = .applied(decision, request, id: id)
             condition.broadcast()
             logger.info("presence \(decision == .approve ? "approved" : "denied") through the control socket: \(Self.describe(request))")
             return decision == .approve ? .approved : .denied
         }
-        let repeated = lastTimeout.map { $0.operation == request.operation && $0.rpID == request.rpID
-            && start &- $0.at <= holdMilliseconds } ?? false
         logger.log(repeated ? .debug : .info,
-                   "presence needed: \(Self.describe(request)); answer with `latchkey approve` or `latchkey deny`")
-        pending = Pending(request: request, since: start, answer: nil)
+                   "presence needed: \(Self.describe(request)) (request \(id)); answer with `latchkey approve` or `latchkey deny`")
+        pending = Pending(id: id, request: request, since: start, answer: nil)
         defer { pending = nil }
         let deadline = start &+ request.timeoutMilliseconds
         while true {
@@ -111,7 +144,9 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
             if cancellation.isCancelled || isStopped { return .cancelled }
             let now = Self.now()
             if now >= deadline {
-                lastTimeout = (request.operation, request.rpID, now)
+                recentTimeouts.removeAll { $0.id == id }
+                recentTimeouts.append((id, request, now))
+                if recentTimeouts.count > 16 { recentTimeouts.removeFirst() }
                 if request.timeoutMilliseconds >= holdMilliseconds {
                     logger.info("presence timed out: \(Self.describe(request))")
                 }
@@ -123,30 +158,59 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
 
     // MARK: The control socket's side
 
-    /// Gives an answer and waits (blocking the calling thread) until a request takes it, it
-    /// lapses (`timeoutMilliseconds`, or the 2 s of rule 2), `isAbandoned` turns true (the
-    /// control connection closed), or the key stops.
-    public func answer(_ decision: Decision, timeoutMilliseconds: UInt64,
+    /// Gives an answer for `target` and waits (blocking the calling thread) until a request
+    /// takes it, it lapses (`timeoutMilliseconds` for an RP's next request, 2 s for a polling
+    /// U2F request's next poll), `isAbandoned` turns true (the control connection closed), or
+    /// the key stops.
+    public func answer(_ decision: Decision, for target: Target = .pending, timeoutMilliseconds: UInt64,
                        isAbandoned: () -> Bool = { false }) -> Outcome {
         condition.lock()
         defer { condition.unlock() }
         if isStopped { return .stopped }
         let now = Self.now()
+        let rpIDHash: [UInt8]? = if case .relyingParty(let rpID) = target { SHA256.hash(Array(rpID.utf8)) } else { nil }
         if let current = pending, current.answer == nil {
-            pending?.answer = decision
-            condition.broadcast()
-            return .applied(decision, current.request)
+            let matches = switch target {
+            case .pending: true
+            case .request(let id): id == current.id
+            case .relyingParty: current.request.rpIDHash == rpIDHash
+            }
+            if matches {
+                pending?.answer = decision
+                condition.broadcast()
+                return .applied(decision, current.request, id: current.id)
+            }
         }
-        var answer = Answer(id: nextAnswerID, decision: decision, deadline: now &+ timeoutMilliseconds)
+        // A U2F request between two polls (it timed out less than 2 s ago): its next poll.
+        recentTimeouts.removeAll { now &- $0.at > holdMilliseconds }
+        let binding: Binding
+        var deadline: UInt64
+        switch target {
+        case .pending:
+            guard let recent = recentTimeouts.last else {
+                return .noMatch(pending == nil
+                    ? "no presence request is pending (to answer one still to come, name its RP: --rp RP_ID)"
+                    : "the pending request is already answered")
+            }
+            binding = .request(recent.id)
+            deadline = now &+ holdMilliseconds
+        case .request(let id):
+            guard recentTimeouts.contains(where: { $0.id == id }) else {
+                let current = pending.map { "; request \($0.id) is (\(Self.describe($0.request)))" } ?? ""
+                return .noMatch("request \(id) is not pending\(current)")
+            }
+            binding = .request(id)
+            deadline = now &+ holdMilliseconds
+        case .relyingParty:
+            binding = .rpIDHash(rpIDHash ?? [])
+            deadline = now &+ timeoutMilliseconds
+            if recentTimeouts.contains(where: { $0.request.rpIDHash == rpIDHash }) {
+                deadline = max(deadline, now &+ holdMilliseconds)
+            }
+        }
+        let id = nextAnswerID
         nextAnswerID += 1
-        if let recent = lastTimeout, now &- recent.at <= holdMilliseconds {
-            // Rule 2: a U2F client between two polls. Reserved for its next request, and kept
-            // that long whatever the answer's own --timeout (which may be 0: "only what is pending").
-            answer.binding = (recent.operation, recent.rpID, now &+ holdMilliseconds)
-            answer.deadline = max(answer.deadline, now &+ holdMilliseconds)
-        }
-        let id = answer.id
-        answers.append(answer)
+        answers.append(Answer(id: id, decision: decision, deadline: deadline, binding: binding))
         defer { answers.removeAll { $0.id == id } }
         while true {
             guard let current = answers.first(where: { $0.id == id }) else { return .unused }
@@ -162,7 +226,7 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         let now = Self.now()
-        return Status(pending: pending?.request, pendingForMilliseconds: pending.map { now &- $0.since },
+        return Status(pending: pending?.request, pendingID: pending?.id, pendingForMilliseconds: pending.map { now &- $0.since },
                       waitingAnswers: answers.filter { $0.outcome == nil }.count)
     }
 

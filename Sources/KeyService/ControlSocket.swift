@@ -19,8 +19,6 @@ public final class ControlSocket: @unchecked Sendable {
     static let maximumConnections = 32
     /// How long a client has to send its request line.
     static let requestTimeoutMilliseconds: Int32 = 5_000
-    /// The longest wait an answer may ask for.
-    static let maximumAnswerTimeoutMilliseconds: UInt64 = 3_600_000
 
     public let path: String
     private let listener: FileDescriptor
@@ -174,35 +172,30 @@ public final class ControlSocket: @unchecked Sendable {
     }
 
     func response(to line: [UInt8], client: FileDescriptor) -> ControlResponse {
-        guard let request = ControlLine.decode(ControlRequest.self, from: line) else {
-            return .error("the request is not a JSON object with \"v\" and \"action\"")
-        }
-        guard request.version == ControlRequest.currentVersion else {
-            return .error("control protocol version \(request.version) is not supported (this key speaks \(ControlRequest.currentVersion))")
-        }
-        switch request.action {
-        case "status":
+        switch ControlCommand(line: line) {
+        case .invalid(let message):
+            return .error(message)
+        case .status:
             let status = presence.status()
             return ControlResponse(result: "status", pending: status.pending.map {
-                ControlResponse.PendingRequest(operation: $0.operation.rawValue, rpID: $0.rpID, user: $0.userName,
-                                               waitingMilliseconds: status.pendingForMilliseconds)
+                ControlResponse.PendingRequest(id: status.pendingID, operation: $0.operation.rawValue, rpID: $0.rpID,
+                                               user: $0.userName, waitingMilliseconds: status.pendingForMilliseconds)
             }, waitingAnswers: status.waitingAnswers)
-        case "approve", "deny":
-            let decision: ControlPresence.Decision = request.action == "approve" ? .approve : .deny
-            let timeout = min(request.timeoutMilliseconds ?? 30_000, Self.maximumAnswerTimeoutMilliseconds)
-            switch presence.answer(decision, timeoutMilliseconds: timeout, isAbandoned: { ControlIO.peerClosed(client) }) {
-            case let .applied(decision, request):
+        case let .answer(decision, target, timeout):
+            switch presence.answer(decision, for: target, timeoutMilliseconds: timeout, isAbandoned: { ControlIO.peerClosed(client) }) {
+            case let .applied(decision, request, id):
                 return ControlResponse(result: decision == .approve ? "approved" : "denied",
-                                       operation: request.operation.rawValue, rpID: request.rpID, user: request.userName)
+                                       operation: request.operation.rawValue, rpID: request.rpID, user: request.userName,
+                                       requestID: id)
             case .unused:
                 let seconds = Double(timeout) / 1_000
-                return ControlResponse(result: "none",
-                                       message: "no presence request came within \(String(format: "%g", seconds)) s")
+                let what = if case .relyingParty(let rpID) = target { "no presence request for \(rpID)" } else { "no presence request" }
+                return ControlResponse(result: "none", message: "\(what) came within \(String(format: "%g", seconds)) s")
+            case .noMatch(let message):
+                return ControlResponse(result: "none", message: message)
             case .stopped:
                 return .error("the key is shutting down")
             }
-        default:
-            return .error("unknown action '\(request.action)': use approve, deny or status")
         }
     }
 

@@ -32,8 +32,8 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     static let pollMicroseconds: UInt32 = 20_000
 
     private struct Open: Sendable {
-        var operation: PresenceRequest.Operation
-        var rpID: String?
+        /// The request shown: a repeat of it (`isRepeated`, a U2F poll) reuses the notification.
+        var request: PresenceRequest
         var process: NotificationProcess
         /// When the last request using it timed out (nil while a request waits on it).
         var idleSince: UInt64?
@@ -132,7 +132,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
         let deadline = start &+ request.timeoutMilliseconds
         let (reused, stale) = open.withLock { current -> (NotificationProcess?, NotificationProcess?) in
             guard let existing = current else { return (nil, nil) }
-            if existing.operation == request.operation, existing.rpID == request.rpID,
+            if existing.request.isRepeated(by: request),
                let idle = existing.idleSince, start &- idle <= holdMilliseconds {
                 current?.idleSince = nil
                 return (existing.process, nil)
@@ -154,7 +154,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
                 return .denied
             }
             generation = generations.add(1, ordering: .relaxed).newValue
-            open.withLock { $0 = Open(operation: request.operation, rpID: request.rpID, process: process,
+            open.withLock { $0 = Open(request: request, process: process,
                                       idleSince: nil, generation: generation) }
             logger.info("presence: notification shown: \(ControlPresence.describe(request))")
         }

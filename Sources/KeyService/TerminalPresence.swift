@@ -8,11 +8,12 @@ import SystemIO
 ///
 /// U2F clients poll (each request waits only briefly, then the client asks again), so a prompt
 /// that timed out stays open for a few seconds: the next request for the same operation keeps
-/// waiting on it instead of printing a new one.
+/// waiting on it instead of printing a new one — only a repeat of that same request.
 public final class TerminalPresence: UserPresence, @unchecked Sendable {
     private struct OpenPrompt {
-        var operation: PresenceRequest.Operation
-        var rpID: String?
+        /// The request asked about: a repeat of it (`isRepeated`, a U2F poll of the same APDU)
+        /// waits on the same prompt; another app's request gets its own.
+        var request: PresenceRequest
         var lastWaited: UInt64
     }
 
@@ -41,7 +42,7 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
         }
         let now = MonotonicClock.milliseconds()
         let reuse = openPrompt.withLock { prompt -> Bool in
-            guard let prompt, prompt.operation == request.operation, prompt.rpID == request.rpID,
+            guard let prompt, prompt.request.isRepeated(by: request),
                   now &- prompt.lastWaited <= Self.promptReuseMilliseconds else { return false }
             return true
         }
@@ -53,7 +54,7 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
             text += ". Approve? [y/N] "
             terminal.write(text)
         }
-        openPrompt.withLock { $0 = OpenPrompt(operation: request.operation, rpID: request.rpID, lastWaited: now) }
+        openPrompt.withLock { $0 = OpenPrompt(request: request, lastWaited: now) }
 
         let deadline = now + request.timeoutMilliseconds
         while true {

@@ -87,6 +87,24 @@ final class U2FTests: XCTestCase {
         XCTAssertEqual(presence.asked.first?.operation, .u2fRegister)
     }
 
+    /// What `latchkey approve` binds an answer to: a U2F request names its application (as its
+    /// RP ID hash) and its APDU data (as its fingerprint), so a repeat of the same APDU is the
+    /// same request and another app's is not.
+    func testPresenceRequestsNameTheApplicationAndTheAPDU() throws {
+        let presence = ScriptedPresence(.timedOut)
+        let harness = try AuthenticatorHarness(presence: presence)
+        _ = u2f(harness, U2FAPDU(ins: 0x01, data: challenge + application))
+        _ = u2f(harness, U2FAPDU(ins: 0x01, data: challenge + application))
+        let other = SHA256.hash(Array("https://other.example".utf8))
+        _ = u2f(harness, U2FAPDU(ins: 0x01, data: challenge + other))
+        let asked = presence.asked
+        XCTAssertEqual(asked.count, 3)
+        XCTAssertEqual(asked[0].rpIDHash, application)
+        XCTAssertEqual(asked[0].fingerprint, SHA256.hash(challenge + application))
+        XCTAssertTrue(asked[0].isRepeated(by: asked[1]), "the client's next poll")
+        XCTAssertFalse(asked[0].isRepeated(by: asked[2]), "another application")
+    }
+
     func testBadClassInstructionAndLength() throws {
         let harness = try AuthenticatorHarness()
         XCTAssertEqual(u2f(harness, U2FAPDU(cla: 0x80, ins: 0x03)).status, 0x6E00)

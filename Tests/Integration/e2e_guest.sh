@@ -297,9 +297,9 @@ check_control_approve() {  # fido2-cred waits for the touch until `latchkey appr
     grep -q "^approved: register at control.example for user-approve" "$WORK/approve.txt" \
         && grep -q '^packed$' "$WORK/control-approve.out"
 }
-check_control_deny() {  # `latchkey deny` (started first: race-free) → fido2-cred exits 1, OPERATION_DENIED
+check_control_deny() {  # `latchkey deny --rp` (started first: race-free) → fido2-cred exits 1, OPERATION_DENIED
     control_cred_input deny
-    "$BIN" deny --control "$WORK/control.control" --timeout 60 >"$WORK/deny.txt" 2>&1 &
+    "$BIN" deny --control "$WORK/control.control" --rp control.example --timeout 60 >"$WORK/deny.txt" 2>&1 &
     local answer=$!
     fido2-cred -M -i "$WORK/control-deny.in" -o "$WORK/control-deny.out" "$(node_of control)" es256
     local status=$?

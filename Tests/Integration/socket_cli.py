@@ -86,23 +86,40 @@ def test_control_presence_and_trace():
         assert thread.is_alive(), f"the request waits for an answer: {outcome}"
         approved = key.answer("approve", "--timeout", "10")
         assert approved.returncode == 0, approved
-        assert approved.stdout.strip() == "approved: register at control.example for ann", approved.stdout
+        assert approved.stdout.strip() == "approved: register at control.example for ann (request 1)", approved.stdout
         thread.join(timeout=10)
         assert "value" in outcome and outcome["value"].auth_data.is_user_present(), outcome
 
-        # 2. `latchkey deny` started before the request arrives (race-free for rigs) → OPERATION_DENIED.
-        deny_thread, deny_outcome = in_background(key.answer, "deny", "--timeout", "20")
+        # 2. `latchkey deny --rp` started before the request arrives (race-free for rigs) → OPERATION_DENIED;
+        #    another RP's request, answered by its id, does not take it.
+        deny_thread, deny_outcome = in_background(key.answer, "deny", "--rp", "control.example", "--timeout", "20")
         wait_for(lambda: '"waiting_answers":1' in status_line(key), what="the deny answer to register")
+        other_thread, other_outcome = in_background(ctap.make_credential, hashlib.sha256(b"other").digest(),
+                                                    {"id": "other.example", "name": "Other"}, {"id": b"eve", "name": "eve"},
+                                                    params)
+        wait_for(lambda: '"rp_id":"other.example"' in status_line(key), what="the other RP's request pending")
+        assert '"waiting_answers":1' in status_line(key), "the answer for control.example still waits"
+        other_id = json.loads(status_line(key))["pending"]["request"]
+        wrong = key.answer("approve", "--request", str(other_id + 5))
+        assert wrong.returncode == 1 and f"request {other_id + 5} is not pending" in wrong.stderr, wrong
+        other_denied = key.answer("deny", "--request", str(other_id))
+        assert other_denied.returncode == 0 and other_denied.stdout.startswith("denied: register at other.example"), other_denied
+        other_thread.join(timeout=10)
+        assert isinstance(other_outcome.get("error"), CtapError) and other_outcome["error"].code == CtapError.ERR.OPERATION_DENIED, \
+            other_outcome
         expect_ctap_error(CtapError.ERR.OPERATION_DENIED, ctap.make_credential, hashlib.sha256(b"deny").digest(), rp,
                           {"id": b"dan", "name": "dan"}, params)
         deny_thread.join(timeout=20)
         assert deny_outcome["value"].returncode == 0 and deny_outcome["value"].stdout.startswith("denied: register at control.example"), \
             deny_outcome
 
-        # 3. Nothing pending: approve gives up after its timeout, exit status 1.
+        # 3. Nothing pending: a bare approve answers nothing, at once, whatever its --timeout (it
+        #    would otherwise approve whatever came next); one for an RP gives up after its timeout.
         started = time.time()
-        idle = key.answer("approve", "--timeout", "0.3")
-        assert idle.returncode == 1 and "no presence request came" in idle.stderr, idle
+        idle = key.answer("approve", "--timeout", "3600")
+        assert idle.returncode == 1 and "no presence request is pending" in idle.stderr, idle
+        idle = key.answer("approve", "--rp", "control.example", "--timeout", "0.3")
+        assert idle.returncode == 1 and "no presence request for control.example came" in idle.stderr, idle
         assert time.time() - started < 5
         status = subprocess.run([BINARY, "presence", "status", "--control", key.control_path],
                                 capture_output=True, text=True, timeout=10)

@@ -1,4 +1,5 @@
 import Authenticator
+import FIDOCrypto
 @testable import CLI
 import Foundation
 @testable import KeyService
@@ -49,10 +50,19 @@ final class ControlPresenceTests: XCTestCase {
         }
     }
 
-    func answer(_ action: String, timeout: UInt64 = 5_000) -> Background<ControlResponse?> {
+    func answer(_ action: String, timeout: UInt64 = 5_000, rp: String? = nil, request: UInt64? = nil) -> Background<ControlResponse?> {
         let path = self.path
-        return Background { try? ControlClient.exchange(ControlRequest(action: action, timeoutMilliseconds: timeout), path: path,
-                                                        replyTimeoutMilliseconds: 10_000) }
+        return Background { try? ControlClient.exchange(ControlRequest(action: action, timeoutMilliseconds: timeout, rpID: rp,
+                                                                       requestID: request),
+                                                        path: path, replyTimeoutMilliseconds: 10_000) }
+    }
+
+    /// A U2F request as U2FHandler makes it: no RP ID, the application parameter as its hash,
+    /// the APDU data as its fingerprint.
+    static func u2f(_ operation: PresenceRequest.Operation, app: String, challenge: UInt8, timeout: UInt64) -> PresenceRequest {
+        let application = SHA256.hash(Array(app.utf8))
+        return PresenceRequest(operation: operation, timeoutMilliseconds: timeout, rpIDHash: application,
+                               fingerprint: SHA256.hash([UInt8](repeating: challenge, count: 32) + application))
     }
 
     func confirm(_ request: PresenceRequest, cancellation: CancellationFlag = CancellationFlag()) -> Background<PresenceResult> {
@@ -73,27 +83,49 @@ final class ControlPresenceTests: XCTestCase {
         let result = confirm(Self.register)
         waitUntil { $0.pending != nil }
         let response = try XCTUnwrap(answer("approve").wait())
-        XCTAssertEqual(response, ControlResponse(result: "approved", operation: "register", rpID: "example.com", user: "alice"))
+        XCTAssertEqual(response, ControlResponse(result: "approved", operation: "register", rpID: "example.com", user: "alice",
+                                                 requestID: 1))
         XCTAssertEqual(result.wait(), .approved)
         XCTAssertNil(presence.status().pending)
     }
 
-    /// Race-free for rigs: `latchkey approve` may come first and wait for the request.
-    func testAnswerWaitsForTheNextRequest() throws {
-        let response = answer("deny")
+    /// Race-free for rigs: `latchkey approve --rp` may come first and wait for that RP's request;
+    /// requests of other RPs, and a reset, do not take it.
+    func testAnswerForAnRPWaitsForThatRPsNextRequest() throws {
+        let response = answer("deny", rp: "example.com")
         waitUntil { $0.waitingAnswers == 1 }
+        var other = PresenceRequest(operation: .makeCredential, rpID: "evil.example", timeoutMilliseconds: 100,
+                                    rpIDHash: SHA256.hash(Array("evil.example".utf8)))
+        XCTAssertEqual(presence.confirmPresence(other, cancellation: CancellationFlag()), .timedOut, "another RP")
+        other = PresenceRequest(operation: .reset, timeoutMilliseconds: 100)
+        XCTAssertEqual(presence.confirmPresence(other, cancellation: CancellationFlag()), .timedOut, "a reset")
+        var register = Self.register
+        register.rpIDHash = SHA256.hash(Array("example.com".utf8))
         let started = Date()
-        XCTAssertEqual(presence.confirmPresence(Self.register, cancellation: CancellationFlag()), .denied)
+        XCTAssertEqual(presence.confirmPresence(register, cancellation: CancellationFlag()), .denied)
         XCTAssertLessThan(Date().timeIntervalSince(started), 1, "taken at once, not after the request's timeout")
         XCTAssertEqual(response.wait()??.result, "denied")
         XCTAssertEqual(presence.status().waitingAnswers, 0)
     }
 
-    func testTimeoutAndNoRequest() throws {
-        // Nothing pending and nothing recent: the answer waits its timeout, then "none".
-        let response = try XCTUnwrap(answer("approve", timeout: 100).wait())
+    /// A bare `latchkey approve --timeout 3600` used to approve whatever came next (a reset,
+    /// another client's registration). Now it answers only what is pending, at once.
+    func testBareAnswerNeverWaitsForAFutureRequest() throws {
+        let started = Date()
+        let response = try XCTUnwrap(answer("approve", timeout: 3_600_000).wait())
         XCTAssertEqual(response?.result, "none")
-        XCTAssertEqual(response?.message, "no presence request came within 0.1 s")
+        XCTAssertTrue(response?.message?.hasPrefix("no presence request is pending") == true, "\(String(describing: response))")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2, "not the hour it asked for")
+        var reset = PresenceRequest(operation: .reset, timeoutMilliseconds: 100)
+        XCTAssertEqual(presence.confirmPresence(reset, cancellation: CancellationFlag()), .timedOut)
+        XCTAssertEqual(presence.status().waitingAnswers, 0)
+    }
+
+    func testTimeoutAndNoRequest() throws {
+        // Nothing pending for that RP: the answer waits its timeout, then "none".
+        let response = try XCTUnwrap(answer("approve", timeout: 100, rp: "example.com").wait())
+        XCTAssertEqual(response?.result, "none")
+        XCTAssertEqual(response?.message, "no presence request for example.com came within 0.1 s")
 
         var request = Self.register
         request.timeoutMilliseconds = 150
@@ -114,22 +146,58 @@ final class ControlPresenceTests: XCTestCase {
         XCTAssertEqual(presence.confirmPresence(Self.register, cancellation: cancellation), .cancelled)
     }
 
-    /// ControlPresence rule 2: U2F clients poll with 500 ms requests. An answer given between two
-    /// polls (within the hold window, 2 s by default, after a timeout) goes to the next request of
-    /// that operation, not another one.
-    func testAnswerBetweenU2FPollsGoesToTheNextPollOfThatOperation() throws {
-        let poll = PresenceRequest(operation: .u2fRegister, timeoutMilliseconds: 100)
+    /// U2F clients poll with 500 ms requests. An answer given between two polls (within the hold
+    /// window, 2 s by default, after a timeout) goes to the next poll of that same request — not
+    /// to another operation, and not to another app's U2F request of the same operation.
+    func testAnswerBetweenU2FPollsGoesToTheNextPollOfThatRequest() throws {
+        let poll = Self.u2f(.u2fRegister, app: "https://one.example", challenge: 1, timeout: 100)
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .timedOut)
-        let response = answer("approve", timeout: 0)   // 0: would be "none" without the rule
+        let response = answer("approve", timeout: 0)
         waitUntil { $0.waitingAnswers == 1 }
         let other = PresenceRequest(operation: .getAssertion, rpID: "example.com", timeoutMilliseconds: 100)
         XCTAssertEqual(presence.confirmPresence(other, cancellation: CancellationFlag()), .timedOut, "another operation")
+        let otherApp = Self.u2f(.u2fRegister, app: "https://two.example", challenge: 2, timeout: 100)
+        XCTAssertEqual(presence.confirmPresence(otherApp, cancellation: CancellationFlag()), .timedOut, "another app's U2F register")
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .approved)
-        XCTAssertEqual(response.wait()??.operation, "U2F register")
+        let approved = response.wait() ?? nil
+        XCTAssertEqual(approved?.operation, "U2F register")
+        XCTAssertEqual(approved?.requestID, 1, "every poll of one request keeps its id")
+    }
+
+    /// `--rp` matches a U2F request by its application parameter, SHA-256(RP ID).
+    func testAnswerForAnRPMatchesU2FByApplicationParameter() throws {
+        let response = answer("approve", rp: "u2f.example")
+        waitUntil { $0.waitingAnswers == 1 }
+        let otherApp = Self.u2f(.u2fAuthenticate, app: "other.example", challenge: 3, timeout: 100)
+        XCTAssertEqual(presence.confirmPresence(otherApp, cancellation: CancellationFlag()), .timedOut)
+        let poll = Self.u2f(.u2fAuthenticate, app: "u2f.example", challenge: 4, timeout: 100)
+        XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .approved)
+        XCTAssertEqual(response.wait()??.result, "approved")
+    }
+
+    /// `--request N`: only the request `presence status` showed as N.
+    func testAnswerForARequestID() throws {
+        let result = confirm(Self.register)
+        waitUntil { $0.pending != nil }
+        let id = try XCTUnwrap(presence.status().pendingID)
+        let wrong = try XCTUnwrap(answer("approve", request: id + 1).wait())
+        XCTAssertEqual(wrong?.result, "none")
+        XCTAssertTrue(wrong?.message?.contains("request \(id + 1) is not pending") == true, "\(String(describing: wrong))")
+        XCTAssertNotNil(presence.status().pending, "still waiting")
+        let right = try XCTUnwrap(answer("deny", request: id).wait())
+        XCTAssertEqual(right?.result, "denied")
+        XCTAssertEqual(right?.requestID, id)
+        XCTAssertEqual(result.wait(), .denied)
+        // A new request gets a new id.
+        let next = confirm(Self.register)
+        waitUntil { $0.pending != nil }
+        XCTAssertEqual(presence.status().pendingID, id + 1)
+        XCTAssertEqual(answer("approve").wait()??.result, "approved")
+        XCTAssertEqual(next.wait(), .approved)
     }
 
     func testHeldAnswerLapsesAfterTheHoldWindow() throws {
-        let poll = PresenceRequest(operation: .u2fAuthenticate, timeoutMilliseconds: 50)
+        let poll = Self.u2f(.u2fAuthenticate, app: "https://one.example", challenge: 5, timeout: 50)
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .timedOut)
         let started = Date()
         let response = try XCTUnwrap(answer("approve", timeout: 0).wait())
@@ -139,10 +207,10 @@ final class ControlPresenceTests: XCTestCase {
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .timedOut)
     }
 
-    /// Rule 2 reserves an answer for the polling operation only during the hold window; an answer
-    /// with a longer --timeout then serves whatever comes next (rule 3).
-    func testReservedAnswerServesAnyRequestAfterTheWindow() throws {
-        let poll = PresenceRequest(operation: .u2fRegister, timeoutMilliseconds: 50)
+    /// An answer reserved for a polling U2F request never serves anything else, even when it
+    /// asked for a long --timeout: after the hold window it lapses ("none").
+    func testReservedAnswerNeverServesAnotherRequest() throws {
+        let poll = Self.u2f(.u2fRegister, app: "https://one.example", challenge: 6, timeout: 50)
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .timedOut)
         let answered = Date()
         let response = answer("approve", timeout: 5_000)
@@ -151,16 +219,17 @@ final class ControlPresenceTests: XCTestCase {
         other.timeoutMilliseconds = 100
         XCTAssertEqual(presence.confirmPresence(other, cancellation: CancellationFlag()), .timedOut, "reserved for U2F register")
         Thread.sleep(until: answered.addingTimeInterval(Double(Self.hold) / 1_000 + 0.1))
-        other.timeoutMilliseconds = 2_000
-        XCTAssertEqual(presence.confirmPresence(other, cancellation: CancellationFlag()), .approved)
-        XCTAssertEqual(response.wait()??.operation, "register")
+        other.timeoutMilliseconds = 300
+        XCTAssertEqual(presence.confirmPresence(other, cancellation: CancellationFlag()), .timedOut, "and never anything else")
+        XCTAssertEqual(response.wait()??.result, "none")
     }
 
     /// A `latchkey approve` that is killed while it waits must not approve anything later.
     func testClosedConnectionWithdrawsItsAnswer() throws {
         let client = try FileDescriptor.unixSocket(type: SOCK_STREAM, nonBlocking: false)
         XCTAssertNoThrow(try client.connect(to: UnixSocketAddress(path: path)))
-        XCTAssertTrue(ControlIO.write(ControlLine.encode(ControlRequest(action: "approve", timeoutMilliseconds: 10_000)), to: client))
+        XCTAssertTrue(ControlIO.write(ControlLine.encode(ControlRequest(action: "approve", timeoutMilliseconds: 10_000,
+                                                                        rpID: "example.com")), to: client))
         waitUntil { $0.waitingAnswers == 1 }
         client.close()
         waitUntil { $0.waitingAnswers == 0 }
@@ -179,6 +248,10 @@ final class ControlPresenceTests: XCTestCase {
         XCTAssertEqual(status.waitingAnswers, 0)
         XCTAssertEqual(try ControlClient.exchange(ControlRequest(action: "touch"), path: path, replyTimeoutMilliseconds: 5_000).result,
                        "error")
+        let both = ControlRequest(action: "approve", rpID: "example.com", requestID: 1)
+        XCTAssertEqual(try ControlClient.exchange(both, path: path, replyTimeoutMilliseconds: 5_000).message,
+                       "give rp_id or request, not both")
+        XCTAssertEqual(status.pending?.id, 1)
         var future = ControlRequest(action: "approve")
         future.version = 2
         XCTAssertEqual(try ControlClient.exchange(future, path: path, replyTimeoutMilliseconds: 5_000).result, "error")
@@ -187,7 +260,7 @@ final class ControlPresenceTests: XCTestCase {
     }
 
     func testStopReleasesWaitersAndRemovesTheSocket() throws {
-        let response = answer("approve")
+        let response = answer("approve", rp: "example.com")
         waitUntil { $0.waitingAnswers == 1 }
         server.stop()
         XCTAssertEqual(response.wait()??.result, "error")

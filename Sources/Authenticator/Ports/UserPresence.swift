@@ -13,12 +13,26 @@ public struct PresenceRequest: Sendable, Equatable {
     public var operation: Operation
     public var rpID: String?
     public var userName: String?
-    /// How long to wait for the user before answering `.timedOut`.
     public var timeoutMilliseconds: UInt64
+    /// SHA-256 of the RP ID — or, for U2F, the application parameter (which clients make the
+    /// SHA-256 of the RP ID or AppID): what `latchkey approve --rp` matches.
+    public var rpIDHash: [UInt8]?
+    /// SHA-256 of what makes this request this one (U2F: the APDU data, challenge and
+    /// application included; CTAP2: the clientDataHash). A U2F client polls by sending the same
+    /// APDU again: the same fingerprint is the same request, another is another app's request.
+    public var fingerprint: [UInt8]?
 
-    public init(operation: Operation, rpID: String? = nil, userName: String? = nil, timeoutMilliseconds: UInt64) {
+    public init(operation: Operation, rpID: String? = nil, userName: String? = nil, timeoutMilliseconds: UInt64,
+                rpIDHash: [UInt8]? = nil, fingerprint: [UInt8]? = nil) {
         self.operation = operation; self.rpID = rpID; self.userName = userName
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.rpIDHash = rpIDHash; self.fingerprint = fingerprint
+    }
+
+    /// Whether `other` is this request again (a U2F client's next poll): same operation, RP and
+    /// fingerprint.
+    public func isRepeated(by other: PresenceRequest) -> Bool {
+        operation == other.operation && rpID == other.rpID && rpIDHash == other.rpIDHash && fingerprint == other.fingerprint
     }
 }
 
