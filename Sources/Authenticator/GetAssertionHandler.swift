@@ -14,6 +14,9 @@ struct AssertionCandidate {
 extension Authenticator {
     /// authenticatorGetAssertion (0x02), CTAP 2.1 §6.2.2.
     func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
+        // maxCredentialCountInList (getInfo 0x07): a longer allowList is CTAP2_ERR_LIMIT_EXCEEDED
+        // (as on a YubiKey 5), before presence or any lookup.
+        guard request.allowList.count <= configuration.maxCredentialCountInList else { throw .limitExceeded }
         // Step 1: a zero-length pinUvAuthParam is the "touch to select" probe.
         try answerTouchProbe(ifAskedBy: request.pinUvAuthParam, rpID: request.rpID, context: context)
         // Step 2: a pinUvAuthParam needs a supported pinUvAuthProtocol.

@@ -5,6 +5,10 @@ import FIDOCrypto
 extension Authenticator {
     /// authenticatorMakeCredential (0x01), CTAP 2.1 §6.1.2.
     func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
+        // getInfo's maxCredentialCountInList (0x07) is a promise: a longer excludeList is refused
+        // before anything else, as a YubiKey 5 does (CTAP2_ERR_LIMIT_EXCEEDED); clients split
+        // longer lists into batches of that size.
+        guard request.excludeList.count <= configuration.maxCredentialCountInList else { throw .limitExceeded }
         // §6.1.2 step 1: a zero-length pinUvAuthParam is the "touch to select" probe.
         try answerTouchProbe(ifAskedBy: request.pinUvAuthParam, rpID: request.rp.id, context: context)
         // Step 2: a pinUvAuthParam needs a supported pinUvAuthProtocol.

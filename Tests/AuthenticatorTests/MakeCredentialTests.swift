@@ -156,6 +156,28 @@ final class MakeCredentialTests: XCTestCase {
         _ = try harness.register(harness.makeCredentialRequest(rpID: "other.example", excludeList: [first.credentialID]))
     }
 
+    /// getInfo advertises maxCredentialCountInList 64: 64 IDs are fine, 65 are LIMIT_EXCEEDED, for
+    /// excludeList and allowList, without asking for presence.
+    func testListsLongerThanMaxCredentialCountInListAreLimitExceeded() throws {
+        let presence = ScriptedPresence()
+        let harness = try AuthenticatorHarness(presence: presence)
+        let first = try harness.register(harness.makeCredentialRequest())
+        let strangers = (0..<64).map { [UInt8](repeating: UInt8($0), count: 48) }
+        let info = harness.send(.getInfo).body
+        XCTAssertEqual(info?[7]?.intValue, 64)
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(excludeList: strangers).cborValue).status,
+                       .success)
+        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: strangers + [first.credentialID]).cborValue).status,
+                       .limitExceeded)
+        let asked = presence.asked.count
+        XCTAssertEqual(harness.send(.makeCredential,
+                                    harness.makeCredentialRequest(excludeList: strangers + [first.credentialID]).cborValue).status,
+                       .limitExceeded)
+        XCTAssertEqual(presence.asked.count, asked, "refused before presence")
+        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: Array(strangers.prefix(63)) + [first.credentialID]).cborValue).status,
+                       .success)
+    }
+
     func testTouchProbeWithEmptyPinUvAuthParamAnswersPinNotSet() throws {
         let presence = ScriptedPresence()
         let harness = try AuthenticatorHarness(presence: presence)
