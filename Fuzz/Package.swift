@@ -1,0 +1,33 @@
+// swift-tools-version:6.0
+// libFuzzer targets for Latchkey: one per entry point a hostile peer reaches. Its own package so
+// that the project's `swift build` never builds them; scripts/fuzz builds them with
+// `--sanitize fuzzer --sanitize address` and runs them (Fuzz/README.md).
+import PackageDescription
+
+let latchkey: Target.Dependency = .product(name: "LatchkeyModules", package: "Latchkey")
+
+/// The targets, each `Targets/<name>/<name>.swift` defining `LLVMFuzzerTestOneInput`.
+let fuzzTargets = [
+    "FuzzCBOR",                 // the CBOR decoder: decode → encode → decode identity
+    "FuzzCTAPHID",              // reassembly identity; the state machine across channels and connections
+    "FuzzMakeCredential",       // CTAP2 parse + handle, one command family each, on an in-memory store
+    "FuzzGetAssertion",
+    "FuzzClientPIN",
+    "FuzzCredentialManagement",
+    "FuzzLargeBlobs",
+    "FuzzConfigReset",
+    "FuzzU2F",                  // U2F APDUs
+    "FuzzUHIDEvent",            // the /dev/uhid event decoder
+    "FuzzTrace",                // the trace file parser and decoder
+    "FuzzControl",              // the control socket's JSON requests
+]
+
+let package = Package(
+    name: "LatchkeyFuzz",
+    dependencies: [.package(name: "Latchkey", path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [latchkey], path: "Targets/FuzzSupport"),
+    ] + fuzzTargets.map { name in
+        .executableTarget(name: name, dependencies: [latchkey, "FuzzSupport"], path: "Targets/\(name)")
+    }
+)

@@ -1,0 +1,56 @@
+import CBOR
+import CTAP
+import FIDOClient
+import FIDOCrypto
+
+/// One CTAP2 command family as a fuzz target: the commands it sends, and how a platform would
+/// authenticate a request of it (so that the fuzzer reaches the code behind pinUvAuthParam).
+public struct CommandFamily {
+    public var commands: [CTAPCommand]
+    public var permissions: PinUvAuthPermissions
+    /// The request with pinUvAuthParam and pinUvAuthProtocol set for `token`, or nil if it
+    /// cannot carry them (not a map).
+    public var authenticate: (_ command: CTAPCommand, _ request: CBORValue, _ token: PinUvAuthToken) -> CBORValue?
+
+    public init(commands: [CTAPCommand], permissions: PinUvAuthPermissions,
+                authenticate: @escaping (CTAPCommand, CBORValue, PinUvAuthToken) -> CBORValue?) {
+        self.commands = commands; self.permissions = permissions; self.authenticate = authenticate
+    }
+
+    /// The input: a setup byte (FuzzKey), then records `op ‖ length(2) ‖ body`:
+    /// op 0xF0–0xF4 control (clock, presence, power cycle, channel); op < 0x80 the body sent as is
+    /// after command `commands[op % count]`; other ops the body decoded, authenticated with a
+    /// token from the correct PIN, re-encoded and sent.
+    public func run(_ data: UnsafePointer<UInt8>?, _ size: Int) {
+        var input = FuzzInput(data, size)
+        let key = FuzzKey(setup: input.byte())
+        var token: PinUvAuthToken?
+        var records = 0
+        while !input.isAtEnd, records < 64 {
+            records += 1
+            let op = input.byte()
+            let body = input.record() ?? []
+            if key.control(op, body) {
+                if op == 0xF3 { token = nil }
+                continue
+            }
+            let command = commands[Int(op & 0x7F) % commands.count]
+            if op & 0x80 == 0 {
+                key.send([command.rawValue] + body)
+            } else {
+                guard let request = try? CBORDecoder.decode(body) else { continue }
+                if token == nil { token = key.token(permissions, rpID: FuzzKey.rpID) }
+                guard let token, let authenticated = authenticate(command, request, token) else { continue }
+                key.send([command.rawValue] + authenticated.encoded())
+            }
+            if command == .clientPIN || command == .reset { token = nil }
+        }
+    }
+}
+
+/// pinUvAuthParam = authenticate(token, 32×0xFF ‖ command ‖ …) for largeBlobs and config (§6.10, §6.11).
+public func platformMessage(_ command: UInt8, _ rest: [UInt8]) -> [UInt8] {
+    [UInt8](repeating: 0xFF, count: 32) + [command] + rest
+}
+
+public func uint(_ value: UInt64) -> CBORValue { .unsignedInt(value) }
