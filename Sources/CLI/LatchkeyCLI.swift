@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 
 /// `latchkey <subcommand> …`: the subcommand table, top-level help and the dispatch that
 /// `Sources/latchkey/main.swift` calls. Usage errors exit 64, runtime failures 1, help 0.
@@ -38,6 +39,18 @@ public enum LatchkeyCLI {
     }
 
     /// Runs the command line `arguments` (without the program name); returns the exit status.
+    /// The `latchkey` process: hardened first (no core dumps, not dumpable: every command may
+    /// hold a PIN, a PIN token or the store's keys), then `main`. A failure to harden is said and
+    /// not fatal (a seccomp'd container may refuse prctl); nothing secret has been read yet.
+    public static func runProcess(_ arguments: [String]) -> Int32 {
+        do {
+            try ProcessHardening.disableCoreDumps()
+        } catch {
+            FileHandle.standardError.write(Data("latchkey: warning: cannot disable core dumps (\(error))\n".utf8))
+        }
+        return main(arguments)
+    }
+
     public static func main(_ arguments: [String]) -> Int32 {
         var arguments = arguments
         guard let first = arguments.first else {

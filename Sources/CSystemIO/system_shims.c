@@ -5,6 +5,8 @@
 #include "latchkey_system_shims.h"
 
 #include <poll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -52,3 +54,11 @@ int lk_receive_packets(int fd, uint8_t *buffer, size_t capacity, unsigned count,
     for (int i = 0; i < received; i++) sizes[i] = messages[i].msg_len;
     return received;
 }
+
+int lk_disable_core_dumps(void) {
+    struct rlimit none = { 0, 0 };
+    if (setrlimit(RLIMIT_CORE, &none) != 0) return -1;
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+}
+
+int lk_is_dumpable(void) { return prctl(PR_GET_DUMPABLE, 0, 0, 0, 0); }

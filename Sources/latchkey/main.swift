@@ -2,4 +2,4 @@ import CLI
 import Glibc
 
 /// `latchkey <subcommand> …` — see `latchkey --help` (CLI.LatchkeyCLI).
-exit(LatchkeyCLI.main(Array(CommandLine.arguments.dropFirst())))
+exit(LatchkeyCLI.runProcess(Array(CommandLine.arguments.dropFirst())))

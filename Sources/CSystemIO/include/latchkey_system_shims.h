@@ -39,6 +39,15 @@ int lk_send_packets(int fd, const uint8_t *packets, size_t size, unsigned count,
 /// Why a shim: as above, recvmmsg is GNU-only.
 int lk_receive_packets(int fd, uint8_t *buffer, size_t capacity, unsigned count, size_t *sizes, int flags);
 
+/// No core dump of this process, ever: RLIMIT_CORE 0 (soft and hard) and PR_SET_DUMPABLE 0
+/// (which also keeps other processes of the user from ptrace-attaching or reading its
+/// memory through /proc). 0, or −1 and errno.
+/// Why a shim: prctl(2) is variadic, which Swift cannot call.
+int lk_disable_core_dumps(void);
+
+/// prctl(PR_GET_DUMPABLE): 1 if dumpable, 0 if not, −1 and errno.
+int lk_is_dumpable(void);
+
 #ifdef __cplusplus
 }
 #endif
