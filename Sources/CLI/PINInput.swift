@@ -58,6 +58,18 @@ enum PINInput {
             throw .failure("cannot read --\(option) \(path): \(String(cString: strerror(errno)))")
         }
         defer { try? handle.close() }
+        // Like ssh with a private key: a PIN file others can read (or replace) is refused, on
+        // the opened file (no race with a rename). Pipes (`--pin-file <(…)`) are not files.
+        var status = stat()
+        if fstat(handle.fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+            guard status.st_uid == getuid() else {
+                throw .failure("--\(option) \(path) belongs to another user (uid \(status.st_uid)); a PIN file must be yours")
+            }
+            guard status.st_mode & 0o077 == 0 else {
+                throw .failure("--\(option) \(path) is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))): "
+                               + "chmod 600 \(path)")
+            }
+        }
         let data = (try? handle.read(upToCount: fileLimit + 1)) ?? Data()
         var bytes = [UInt8](data)
         guard bytes.count <= fileLimit else {

@@ -124,9 +124,11 @@ func makeResidentCredential(rpID: String, userHandle: [UInt8], name: String?, di
                        privateKey: try P256.Signing.PrivateKey().rawRepresentation, createdAt: createdAt)
 }
 
-/// A file holding `text` (PIN files, ID files) in `directory`.
-func writeFile(_ directory: String, _ name: String, _ text: String) throws -> String {
+/// A file holding `text` (PIN files, ID files) in `directory`, mode `mode` (PIN files must be
+/// private to their owner).
+func writeFile(_ directory: String, _ name: String, _ text: String, mode: mode_t = 0o600) throws -> String {
     let path = directory + "/" + name
     try text.write(toFile: path, atomically: false, encoding: .utf8)
+    guard chmod(path, mode) == 0 else { throw CocoaError(.fileWriteNoPermission) }
     return path
 }

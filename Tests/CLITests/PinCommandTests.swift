@@ -34,6 +34,10 @@ final class PinCommandTests: XCTestCase {
         XCTAssertEqual(pin(["status", "--store", store.directory]), .status(0))
         XCTAssertEqual(output.out, "PIN of the store \(store.directory): not set\nForce PIN change: no\nMinimum length: 4 characters")
 
+        let open = try writeFile(store.scratch.path, "open-pin", "2468\n", mode: 0o644)
+        XCTAssertEqual(pin(["set", "--offline", "--store", store.directory, "--pin-file", open]), .status(1))
+        XCTAssertTrue(output.err.contains("is open to other users (mode 644): chmod 600"), output.err)
+        XCTAssertNil(try storedHash(), "a PIN file others can read is refused")
         let file = try writeFile(store.scratch.path, "pin", "2468\n")
         XCTAssertEqual(pin(["set", "--offline", "--store", store.directory, "--pin-file", file]), .status(0))
         XCTAssertEqual(output.out, "PIN set on the store \(store.directory).")

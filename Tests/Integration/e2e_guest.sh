@@ -324,7 +324,7 @@ check_cli_credential_management() {  # a second key: PIN, list, signal current-u
     start_key cm || return 1
     local node pins="$WORK/cm.pin" newpin="$WORK/cm.newpin" handle
     node=$(node_of cm); handle=$(printf 'user-handle-cm' | base64 -w0 | tr '+/' '-_' | tr -d '=')
-    printf '2468\n' >"$pins"; printf '13579\n' >"$newpin"
+    (umask 077; printf '2468\n' >"$pins"; printf '13579\n' >"$newpin")   # PIN files must be private
     { head -c32 /dev/urandom | b64; echo; echo cm.example; echo user-cm; printf 'user-handle-cm' | b64; echo; } >"$WORK/cm.cred.in"
     fido2-cred -M -r -i "$WORK/cm.cred.in" -o "$WORK/cm.cred.out" "$node" es256 || return 1
     "$BIN" pin set --device "$node" --pin-file "$pins" || return 1

@@ -297,7 +297,7 @@ def test_cli_device_credential_management():
         ClientPin(ctap).set_pin(pin)
         pin_file, new_pin_file, wrong_file = (os.path.join(WORK, name) for name in ("pin", "new-pin", "wrong-pin"))
         for path, text in ((pin_file, pin), (new_pin_file, new_pin), (wrong_file, "0000")):
-            with open(path, "w") as handle:
+            with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
                 handle.write(text + "\n")
         again = latchkey_cli("pin", "set", "--socket", key.socket_path, "--pin-file", pin_file)
         assert again.returncode == 1 and "already has a PIN" in again.stderr, again
