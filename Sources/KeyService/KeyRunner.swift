@@ -40,6 +40,8 @@ public final class KeyRunner: @unchecked Sendable {
     let logger: Logger
     private var stateMachine: CTAPHIDStateMachine
     private let worker = DispatchQueue(label: "latchkey.authenticator")
+    /// How many requests may be on the worker at once (one runs, the rest wait behind it).
+    static let maximumWorkerRequests = 4
     private let wakeup: WakeupEvent
     private let mailbox: Mailbox
     private var cancellations: [UInt64: CancellationFlag] = [:]
@@ -213,6 +215,19 @@ public final class KeyRunner: @unchecked Sendable {
             let context = RequestContext(channel: request.channel)
             let response = Self.run(request, on: authenticator, context: context, logger: logger)
             perform(stateMachine.complete(transactionID: id, response: response, now: MonotonicClock.nanoseconds()))
+            return
+        }
+        // Requests on the worker (running or waiting) each hold an entry in `cancellations`. A
+        // client that resyncs its channel (INIT) while its request still runs frees the channel,
+        // and the state machine then dispatches its next request though the worker is still
+        // busy: without a bound, a client could queue requests (and their memory) without end.
+        // Past the bound the request is answered at once, busy (CTAP1_ERR_CHANNEL_BUSY as the
+        // CTAP2 status; U2F: conditions not satisfied, which U2F clients retry).
+        guard cancellations.count < Self.maximumWorkerRequests else {
+            let busy: [UInt8] = request.command == CTAPHIDCommand.cbor.rawValue
+                ? [CTAP2StatusCode.channelBusy.rawValue] : [0x69, 0x85]
+            logger.debug("worker busy with \(cancellations.count) requests: answered busy (channel \(String(format: "%08x", request.channel)))")
+            perform(stateMachine.complete(transactionID: id, response: busy, now: MonotonicClock.nanoseconds()))
             return
         }
         let flag = CancellationFlag()
