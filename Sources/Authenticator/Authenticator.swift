@@ -42,7 +42,13 @@ public final class Authenticator: @unchecked Sendable {
         self.clock = clock
         self.random = random
         let secrets = try store.loadDeviceSecrets(orCreate: { try DeviceSecrets.generate() })
-        guard let attestationKey = try? P256.Signing.PrivateKey(rawRepresentation: secrets.attestationPrivateKey.copyBytes()) else {
+        let attestationKey: P256.Signing.PrivateKey
+        do throws(CryptoError) {
+            attestationKey = switch configuration.attestation {
+            case .batch: try BatchAttestation.signingKey()
+            case .installation: try P256.Signing.PrivateKey(rawRepresentation: secrets.attestationPrivateKey.copyBytes())
+            }
+        } catch {
             throw .corrupt("attestation key")
         }
         self.secrets = secrets
@@ -73,7 +79,13 @@ public final class Authenticator: @unchecked Sendable {
     }
 
     /// The attestation CA certificate (DER), for relying parties that want to trust this key.
-    public var attestationCACertificate: [UInt8] { secrets.attestationCACertificate }
+    public var attestationCACertificate: [UInt8] {
+        configuration.attestation == .batch ? BatchAttestation.caCertificate : secrets.attestationCACertificate
+    }
+    /// The attestation certificate (DER): packed x5c[0], U2F registration.
+    var attestationCertificate: [UInt8] {
+        configuration.attestation == .batch ? BatchAttestation.certificate : secrets.attestationCertificate
+    }
     public var aaguid: [UInt8] { secrets.aaguid }
 
     /// Handle one CTAPHID_CBOR message: command byte ‖ CBOR parameters. Returns status ‖ CBOR.

@@ -32,5 +32,15 @@ public struct AuthenticatorConfiguration: Sendable {
     /// getInfo 0x0E.
     public var firmwareVersion = 0x0001_0000
 
+    /// Which attestation makeCredential (packed x5c) and U2F registration use.
+    public enum Attestation: String, Sendable, CaseIterable {
+        /// `BatchAttestation`: the certificate every Latchkey shares (the default).
+        case batch
+        /// The store's own CA and leaf, made with the store and remade by a reset: for rigs
+        /// that test attestation chains. It tells one installation from another.
+        case installation
+    }
+    public var attestation: Attestation = .batch
+
     public init() {}
 }

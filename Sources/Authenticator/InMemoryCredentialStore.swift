@@ -40,6 +40,14 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         state.withLock { $0.secrets?.wrappingKey = key }
     }
 
+    public func replaceAttestation(privateKey: SecretBytes, certificate: [UInt8], caCertificate: [UInt8]) throws(StoreError) {
+        state.withLock {
+            $0.secrets?.attestationPrivateKey = privateKey
+            $0.secrets?.attestationCertificate = certificate
+            $0.secrets?.attestationCACertificate = caCertificate
+        }
+    }
+
     public func residentCredentials(rpIDHash: [UInt8]) throws(StoreError) -> [ResidentCredential] {
         state.withLock { state in
             state.credentials.filter { $0.rpIDHash == rpIDHash && $0.hiddenSince == nil }.reversed()

@@ -152,7 +152,7 @@ extension Authenticator {
             let signature: [UInt8]
             do { signature = try attestationKey.signature(for: authenticatorData + request.clientDataHash) } catch { throw .other }
             statement = .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
-                              "x5c": .array([.byteString(secrets.attestationCertificate)])])
+                              "x5c": .array([.byteString(attestationCertificate)])])
         }
         return MakeCredentialResponse(format: format.rawValue, authenticatorData: authenticatorData,
                                       attestationStatement: statement, largeBlobKey: largeBlobKey?.copyBytes()).cborValue

@@ -15,6 +15,22 @@ extension Authenticator {
         try withStore { store throws(StoreError) in try store.reset(newWrappingKey: newKey) }
         secrets.wrappingKey = newKey
         codec = CredentialIDCodec(wrappingKey: newKey)
+        if configuration.attestation == .installation {
+            // A per-installation identity is remade, so registrations after the reset cannot be
+            // linked to those before it (the batch identity links nothing to begin with).
+            guard let fresh = try? DeviceSecrets.generate(aaguid: secrets.aaguid),
+                  let key = try? P256.Signing.PrivateKey(rawRepresentation: fresh.attestationPrivateKey.copyBytes()) else {
+                throw .other
+            }
+            try withStore { store throws(StoreError) in
+                try store.replaceAttestation(privateKey: fresh.attestationPrivateKey, certificate: fresh.attestationCertificate,
+                                             caCertificate: fresh.attestationCACertificate)
+            }
+            secrets.attestationPrivateKey = fresh.attestationPrivateKey
+            secrets.attestationCertificate = fresh.attestationCertificate
+            secrets.attestationCACertificate = fresh.attestationCACertificate
+            attestationKey = key
+        }
         openedCredentials.removeAll()
         // The store dropped every setting: alwaysUv off, minPINLength and its RP IDs back to the
         // defaults, the large-blob array back to the empty one (a write in progress ends too).

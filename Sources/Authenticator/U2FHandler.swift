@@ -49,7 +49,7 @@ extension Authenticator {
         // U2F §4.3: signature over 0x00 ‖ application ‖ challenge ‖ keyHandle ‖ publicKey.
         let signed: [UInt8] = [0x00] + application + challenge + keyHandle + publicKey
         guard let signature = try? attestationKey.signature(for: signed) else { throw .conditionsNotSatisfied }
-        return [0x05] + publicKey + [UInt8(keyHandle.count)] + keyHandle + secrets.attestationCertificate + signature
+        return [0x05] + publicKey + [UInt8(keyHandle.count)] + keyHandle + attestationCertificate + signature
     }
 
     /// U2F_AUTHENTICATE (§5.1): control byte in P1; challenge(32) ‖ application(32) ‖ L ‖ keyHandle.

@@ -1,3 +1,4 @@
+import Authenticator
 import CredentialStore
 import Foundation
 import KeyService
@@ -19,6 +20,9 @@ public enum ServeCommand {
                   + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or /tmp/latchkey-<uid>/<name>.control)."),
             .init("trace", value: "FILE", help: "Record every CTAPHID report in and out to FILE (mode 0600, secrets blanked); "
                   + "decode it with `latchkey trace FILE`."),
+            .init("attestation", value: "batch|installation",
+                  help: "Attestation certificate: batch (the one every Latchkey shares; the default) or installation "
+                      + "(this store's own, remade by a reset: for rigs testing attestation chains; it identifies the store)."),
             .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
         ])
 
@@ -60,6 +64,12 @@ public enum ServeCommand {
         } else if options.presence == .control {
             options.controlPath = ControlSocket.defaultPath(name: name, environment: environment)
             options.controlPathIsDefault = true
+        }
+        if let attestation = parsed.value("attestation") {
+            guard let mode = AuthenticatorConfiguration.Attestation(rawValue: attestation) else {
+                throw UsageError("invalid --attestation '\(attestation)': use batch or installation")
+            }
+            options.attestation = mode
         }
         if let trace = parsed.value("trace") {
             guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }

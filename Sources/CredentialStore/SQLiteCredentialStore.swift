@@ -237,6 +237,19 @@ extension SQLiteCredentialStore {
     }
 
     public func replaceWrappingKey(_ key: SecretBytes) throws(StoreError) {
+        try updateDeviceSecrets { $0.wrappingKey = key }
+    }
+
+    public func replaceAttestation(privateKey: SecretBytes, certificate: [UInt8], caCertificate: [UInt8]) throws(StoreError) {
+        try updateDeviceSecrets {
+            $0.attestationPrivateKey = privateKey
+            $0.attestationCertificate = certificate
+            $0.attestationCACertificate = caCertificate
+        }
+    }
+
+    /// Read, change and write the device secrets row in one transaction.
+    private func updateDeviceSecrets(_ change: (inout DeviceSecrets) -> Void) throws(StoreError) {
         try withConnection { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 guard var secrets = try loadDeviceRow(DeviceRow.secrets, kind: .deviceSecrets, db: db, {
@@ -244,7 +257,7 @@ extension SQLiteCredentialStore {
                 }) else {
                     throw .corrupt("\(files.databasePath) has no device secrets to update")
                 }
-                secrets.wrappingKey = key
+                change(&secrets)
                 var record = secrets.record()
                 try saveDeviceRow(DeviceRow.secrets, record: &record, db: db)
             }

@@ -1,3 +1,4 @@
+import Authenticator
 /// What `latchkey serve` runs: where the key appears, its store and name, how presence is
 /// given, logging and tracing. The CLI builds it from the command line (`ServeCommand`);
 /// `KeyHost` runs it.
@@ -33,6 +34,8 @@ public struct KeyConfiguration: Equatable, Sendable {
     public var storeDirectory: String
     public var name = "default"
     public var presence: PresenceMode = .prompt
+    /// `--attestation`: the shared batch certificate (default) or the store's own.
+    public var attestation: AuthenticatorConfiguration.Attestation = .batch
     public var logLevel: Logger.Level = .info
     /// `--trace FILE`.
     public var tracePath: String?

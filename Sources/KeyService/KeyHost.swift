@@ -26,7 +26,10 @@ public enum KeyHost {
 
         let authenticator: Authenticator
         do {
-            authenticator = try Authenticator(store: store, presence: presence, clock: SystemClock())
+            var authenticatorConfiguration = AuthenticatorConfiguration()
+            authenticatorConfiguration.attestation = configuration.attestation
+            authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
+                                              clock: SystemClock())
         } catch {
             logger.error(error.message(directory: configuration.storeDirectory))
             return 1

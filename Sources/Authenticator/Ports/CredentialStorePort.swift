@@ -14,6 +14,11 @@ public protocol CredentialStorePort: AnyObject {
     /// Replace the wrapping key (authenticatorReset invalidates every non-resident credential).
     func replaceWrappingKey(_ key: SecretBytes) throws(StoreError)
 
+    /// Replace the store's own attestation key and certificates (a reset of a key run with
+    /// `--attestation installation`: a new identity, so nothing links the registrations before
+    /// the reset to those after).
+    func replaceAttestation(privateKey: SecretBytes, certificate: [UInt8], caCertificate: [UInt8]) throws(StoreError)
+
     /// Visible (not hidden) resident credentials of one RP, newest first.
     func residentCredentials(rpIDHash: [UInt8]) throws(StoreError) -> [ResidentCredential]
 
@@ -113,6 +118,11 @@ public struct DiscoverableCredentials: Sendable {
 }
 
 extension CredentialStorePort {
+    /// For stores that keep no attestation of their own (wrappers in tests): refused.
+    public func replaceAttestation(privateKey: SecretBytes, certificate: [UInt8], caCertificate: [UInt8]) throws(StoreError) {
+        throw .io("this store cannot replace its attestation")
+    }
+
     /// From `residentCredentials(rpIDHash:)`, referencing by credential ID: right for stores
     /// that hold their credentials decoded anyway (InMemoryCredentialStore).
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
