@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // libFuzzer targets for Latchkey: one per entry point a hostile peer reaches. Its own package so
 // that the project's `swift build` never builds them; scripts/fuzz builds them with
-// `--sanitize fuzzer --sanitize address` and runs them (Fuzz/README.md).
+// `-Xswiftc -sanitize=fuzzer,address` and runs them (Fuzz/README.md).
 import PackageDescription
 
 let latchkey: Target.Dependency = .product(name: "LatchkeyModules", package: "Latchkey")
