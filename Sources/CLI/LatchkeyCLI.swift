@@ -48,6 +48,7 @@ public enum LatchkeyCLI {
         } catch {
             FileHandle.standardError.write(Data("latchkey: warning: cannot disable core dumps (\(error))\n".utf8))
         }
+        ProcessHardening.dropCrashHandlers()
         return main(arguments)
     }
 

@@ -8,7 +8,7 @@ public struct AutoPresence: UserPresence {
     public init(logger: Logger) { self.logger = logger }
     public func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {
         if cancellation.isCancelled { return .cancelled }
-        logger.debug("presence auto-approved: \(request.operation.rawValue)\(request.rpID.map { " at \($0)" } ?? "")")
+        logger.debug("presence auto-approved: \(request.operation.rawValue)")
         return .approved
     }
 }

@@ -196,7 +196,7 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
             deadline = now &+ holdMilliseconds
         case .request(let id):
             guard recentTimeouts.contains(where: { $0.id == id }) else {
-                let current = pending.map { "; request \($0.id) is (\(Self.describe($0.request)))" } ?? ""
+                let current = pending.map { "; request \($0.id) is (\(Self.describeForAnswer($0.request)))" } ?? ""
                 return .noMatch("request \(id) is not pending\(current)")
             }
             binding = .request(id)
@@ -238,8 +238,11 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
         condition.unlock()
     }
 
-    /// For the log: operation and RP ID, not the user's name (Logger's rule).
-    static func describe(_ request: PresenceRequest) -> String {
+    /// For the log: the operation only, not the RP or the user (Logger's rule).
+    static func describe(_ request: PresenceRequest) -> String { request.operation.rawValue }
+
+    /// For the control client (who may see what it answers): operation and RP ID.
+    static func describeForAnswer(_ request: PresenceRequest) -> String {
         request.operation.rawValue + (request.rpID.map { " at \($0)" } ?? "")
     }
 

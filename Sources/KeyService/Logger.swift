@@ -1,8 +1,11 @@
 import Foundation
 import Synchronization
 
-/// Leveled logging to standard error. Messages name commands, status codes, sizes and RP IDs,
-/// never key material, PINs, tokens, salts or request payloads.
+/// Leveled logging to standard error. Messages name commands, status codes, sizes and request
+/// ids, never key material, PINs, tokens, salts, request payloads — nor RP IDs or user names:
+/// a log is kept, rotated and shared for debugging, and where a user signs in is theirs
+/// (issue 16's secrets scan). `latchkey presence status` shows the RP to whoever holds the
+/// control socket.
 public final class Logger: Sendable {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         case error = 0, warning, info, debug, trace

@@ -11,6 +11,15 @@ public enum ProcessHardening {
         guard lk_disable_core_dumps() == 0 else { throw Errno.current }
     }
 
+    /// Crash signals back to their default action (death), replacing the Swift runtime's
+    /// backtracer: its crash report, written to standard error (the key's log), shows the
+    /// memory each register points at — on a crash in crypto code, key material.
+    public static func dropCrashHandlers() {
+        for signal in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT] {
+            Glibc.signal(signal, SIG_DFL)
+        }
+    }
+
     /// Whether a crash of this process could write a core dump (dumpable, RLIMIT_CORE above 0).
     public static var mayDumpCore: Bool {
         var limit = rlimit()
