@@ -16,9 +16,17 @@ import CTAPHID
 /// - authenticatorLargeBlobs: set (2) in requests, config (1) in responses (large-blob data).
 /// - credentialManagement responses: largeBlobKey (0x0B).
 ///
+/// Identifying, and blanked too, because a trace is shared to debug a client and where its
+/// user has accounts is theirs (issue 16's secrets scan): the RP and user entities —
+/// makeCredential rp (2) and user (3), getAssertion rpId (1), clientPIN rpId (0x0A),
+/// config setMinPINLength's minPinLengthRPIDs, getAssertion/getNextAssertion
+/// response user (4), credentialManagement responses rp (3) and user (6) and the user (3) in
+/// updateUserInformation's subCommandParams. Their SHA-256 (rpIdHash in authData and
+/// credentialManagement) stays: it names no one, and matches what a client computes.
+///
 /// Not secret, and kept because they are what one debugs: pinUvAuthParam (a MAC), saltAuth,
 /// key-agreement public keys, credential IDs (sealed blobs, as are U2F key handles),
-/// signatures, attestation, rpId and user fields (the presence prompt shows them too).
+/// signatures, attestation, rpIdHash.
 ///
 /// A secret field of an unexpected type has every string inside it blanked. A message of one
 /// of these commands whose CBOR cannot be walked has its whole body blanked, and so has a
@@ -38,13 +46,31 @@ enum TraceRedactor {
             rules = { map, out in
                 secretValue(map.value(forKey: 5), field: "\(name).newPinEnc", into: &out)
                 secretValue(map.value(forKey: 6), field: "\(name).pinHashEnc", into: &out)
+                identifierValue(map.value(forKey: 0x0A), field: "\(name).rpId", into: &out)
             }
         case .makeCredential:
-            rules = { map, out in extensionInputs(map.value(forKey: 6), prefix: "\(name).extensions", into: &out) }
+            rules = { map, out in
+                identifierValue(map.value(forKey: 2), field: "\(name).rp", into: &out)
+                identifierValue(map.value(forKey: 3), field: "\(name).user", into: &out)
+                extensionInputs(map.value(forKey: 6), prefix: "\(name).extensions", into: &out)
+            }
         case .getAssertion:
-            rules = { map, out in extensionInputs(map.value(forKey: 4), prefix: "\(name).extensions", into: &out) }
+            rules = { map, out in
+                identifierValue(map.value(forKey: 1), field: "\(name).rpId", into: &out)
+                extensionInputs(map.value(forKey: 4), prefix: "\(name).extensions", into: &out)
+            }
+        case .credentialManagement, .credentialManagementPreview:
+            rules = { map, out in
+                identifierValue(map.value(forKey: 2)?.value(forKey: 3), field: "\(name).subCommandParams.user", into: &out)
+            }
         case .largeBlobs:
             rules = { map, out in secretValue(map.value(forKey: 2), field: "\(name).set", into: &out) }
+        case .config:
+            // setMinPINLength's minPinLengthRPIDs (subCommandParams 2 → 2).
+            rules = { map, out in
+                identifierValue(map.value(forKey: 2)?.value(forKey: 2), field: "\(name).subCommandParams.minPinLengthRPIDs",
+                                into: &out)
+            }
         default:
             return []
         }
@@ -72,12 +98,17 @@ enum TraceRedactor {
         case .getAssertion, .getNextAssertion:
             rules = { map, out in
                 authDataOutputs(map.value(forKey: 2), in: payload, prefix: "\(name).authData", into: &out)
+                identifierValue(map.value(forKey: 4), field: "\(name).user", into: &out)
                 secretValue(map.value(forKey: 7), field: "\(name).largeBlobKey", into: &out)
             }
         case .largeBlobs:
             rules = { map, out in secretValue(map.value(forKey: 1), field: "\(name).config", into: &out) }
         case .credentialManagement, .credentialManagementPreview:
-            rules = { map, out in secretValue(map.value(forKey: 0x0B), field: "\(name).largeBlobKey", into: &out) }
+            rules = { map, out in
+                identifierValue(map.value(forKey: 3), field: "\(name).rp", into: &out)
+                identifierValue(map.value(forKey: 6), field: "\(name).user", into: &out)
+                secretValue(map.value(forKey: 0x0B), field: "\(name).largeBlobKey", into: &out)
+            }
         default:
             return []
         }
@@ -107,6 +138,17 @@ enum TraceRedactor {
             }
         default:
             for child in value.children { secretValue(child, field: field, into: &out) }
+        }
+    }
+
+    /// An RP or user entity (or an RP ID): every string value blanked, map keys ("id", "name",
+    /// "displayName") kept, so the decoded trace still shows which fields were there.
+    private static func identifierValue(_ value: CBORLayout?, field: String, into out: inout [TraceRedaction]) {
+        guard let value else { return }
+        if value.kind == .map {
+            for entry in value.entries { identifierValue(entry.value, field: field, into: &out) }
+        } else {
+            secretValue(value, field: field, into: &out)
         }
     }
 

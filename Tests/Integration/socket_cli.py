@@ -180,8 +180,11 @@ def test_control_presence_and_trace():
     decoded = subprocess.run([BINARY, "trace", key.trace_path], capture_output=True, text=True, timeout=60)
     assert decoded.returncode == 0, decoded.stderr
     for needle in ("authenticatorMakeCredential (0x01)", "CTAP2_ERR_OPERATION_DENIED (0x27)", "KEEPALIVE UPNEEDED ×",
-                   "U2F_REGISTER (ins 0x01)", "SW 6985", "SW 9000", '"id": "control.example"'):
+                   "U2F_REGISTER (ins 0x01)", "SW 6985", "SW 9000", '"id": <redacted 15 bytes>'):
         assert needle in decoded.stdout, f"{needle!r} not in the decoded trace:\n{decoded.stdout[-3000:]}"
+    # Where its user has accounts is not in the trace (the RP and user entities are blanked).
+    for identifying in ("control.example", "other.example", '"ann"', '"dan"'):
+        assert identifying not in decoded.stdout, f"{identifying!r} in the decoded trace"
     as_json = subprocess.run([BINARY, "trace", "--json", key.trace_path], capture_output=True, text=True, timeout=60)
     events = [json.loads(line) for line in as_json.stdout.splitlines()]
     statuses = [e.get("ctap_status") for e in events if e.get("dir") == "out"]

@@ -149,7 +149,8 @@ final class TraceRecorderTests: XCTestCase {
         // Credential IDs are sealed blobs and stay: they are what one debugs.
         XCTAssertTrue(String(decoding: file, as: UTF8.self).contains(Hex.encode(Array(credentialID.prefix(16)))))
         let fields = Set(script.records.compactMap(\.redactions).flatMap { $0 }.map(\.field))
-        XCTAssertEqual(fields, ["makeCredential.extensions.credBlob", "makeCredential.extensions.hmac-secret-mc.saltEnc",
+        XCTAssertEqual(fields, ["makeCredential.rp", "makeCredential.user", "getAssertion.rpId",
+                                "makeCredential.extensions.credBlob", "makeCredential.extensions.hmac-secret-mc.saltEnc",
                                 "makeCredential.authData.extensions.hmac-secret-mc", "makeCredential.largeBlobKey",
                                 "getAssertion.extensions.hmac-secret.saltEnc", "getAssertion.authData.extensions.credBlob",
                                 "getAssertion.authData.extensions.hmac-secret", "getAssertion.largeBlobKey"])
