@@ -71,14 +71,22 @@ struct ChannelTable: Sendable {
         owners[channel] = owner
     }
 
-    // Bounded memory: a client allocating channels in a loop can't exhaust the device.
+    // Bounded memory: a client allocating channels in a loop can't exhaust the device — nor
+    // take other clients' channels: the channel evicted is the least recently used one of the
+    // connection holding the most (the allocating flooder, not an idle client with one channel).
+    // On uhid every reader is connection 0, so this is plain LRU there.
     private mutating func makeRoom(protecting protected: [UInt32]) {
         while lastUse.count >= capacity {
+            var held: [ConnectionID: Int] = [:]
+            for owner in owners.values { held[owner, default: 0] += 1 }
+            let greediest = held.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
             var victim: (channel: UInt32, use: UInt64)?
             var fallback: (channel: UInt32, use: UInt64)?
             for (channel, use) in lastUse {
                 if fallback == nil || use < fallback!.use { fallback = (channel, use) }
-                if !protected.contains(channel), victim == nil || use < victim!.use { victim = (channel, use) }
+                if !protected.contains(channel), owners[channel] == greediest, victim == nil || use < victim!.use {
+                    victim = (channel, use)
+                }
             }
             guard let evict = victim ?? fallback else { return }
             lastUse[evict.channel] = nil

@@ -51,6 +51,18 @@ final class CTAPHIDChannelTests: XCTestCase {
         }
     }
 
+    /// A connection allocating channels in a loop evicts its own, never an idle client's:
+    /// the victim is the LRU channel of the connection that holds the most.
+    func test_channelTable_floodEvictsTheFloodersChannelsNotAnIdleClients() {
+        var machine = CTAPHIDStateMachine(configuration: .init(maxChannels: 8))
+        let idle = machine.allocateChannel(from: 1)
+        let flood = (0..<50).map { _ in machine.allocateChannel(from: 2) }
+        XCTAssertEqual(machine.allocatedChannelCount, 8)
+        XCTAssertEqual(machine.send(idle, 0x01, [1], from: 1).message()?.payload, [1], "the idle client's channel survives")
+        XCTAssertEqual(machine.send(flood[0], 0x01, [1], from: 2).reports, [errorReport(flood[0], .invalidChannel)])
+        XCTAssertEqual(machine.send(flood[49], 0x01, [2], from: 2).message()?.payload, [2])
+    }
+
     func test_channelTable_sparesTheChannelWithARunningRequest() {
         var machine = CTAPHIDStateMachine(configuration: .init(maxChannels: 2))
         let a = machine.allocateChannel()
