@@ -9,8 +9,20 @@ struct ChannelTable: Sendable {
     /// Which connection a channel belongs to (ARCHITECTURE.md, The data path: channel state
     /// belongs to the connection that owns the channel). On uhid every reader is connection 0.
     private var owners: [UInt32: ConnectionID] = [:]
+    /// Per connection: how many channels it holds, and its channels in order of use (oldest
+    /// first), appended on every use; an entry whose stamp is no longer the channel's
+    /// `lastUse` is stale and skipped. Eviction is then amortised O(1) instead of a scan of
+    /// the whole table — which, full at 1,024 channels, made an INIT flood cost every other
+    /// client tens of milliseconds (the flood test).
+    private var uses: [ConnectionID: UseQueue] = [:]
     private var useClock: UInt64 = 0
     private var nextCandidate: UInt32
+
+    private struct UseQueue: Sendable {
+        var held = 0
+        var entries: [(channel: UInt32, use: UInt64)] = []
+        var head = 0
+    }
 
     init(capacity: Int, seed: UInt32) {
         self.capacity = max(1, capacity)
@@ -34,13 +46,15 @@ struct ChannelTable: Sendable {
             owners[channel] = nil
             lastUse[channel] = nil
         }
+        uses[connection] = nil
     }
 
     /// Marks a channel as just used (for LRU eviction); no-op for unknown channels.
     mutating func touch(_ channel: UInt32) {
-        guard lastUse[channel] != nil else { return }
+        guard lastUse[channel] != nil, let owner = owners[channel] else { return }
         useClock += 1
         lastUse[channel] = useClock
+        record(channel, owner: owner)
     }
 
     /// Allocates a fresh channel ID, evicting the least recently used channel
@@ -69,6 +83,24 @@ struct ChannelTable: Sendable {
         useClock += 1
         lastUse[channel] = useClock
         owners[channel] = owner
+        uses[owner, default: UseQueue()].held += 1
+        record(channel, owner: owner)
+    }
+
+    /// Appends a use; compacts the queue when stale entries outnumber live ones.
+    private mutating func record(_ channel: UInt32, owner: ConnectionID) {
+        var queue = uses.removeValue(forKey: owner) ?? UseQueue()
+        queue.entries.append((channel, useClock))
+        if queue.entries.count - queue.head > 2 * queue.held + 64 {
+            queue.entries = queue.entries[queue.head...].filter { lastUse[$0.channel] == $0.use && owners[$0.channel] == owner }
+            queue.head = 0
+        }
+        uses[owner] = queue
+    }
+
+    private mutating func evict(_ channel: UInt32) {
+        lastUse[channel] = nil
+        if let owner = owners.removeValue(forKey: channel) { uses[owner]?.held -= 1 }
     }
 
     // Bounded memory: a client allocating channels in a loop can't exhaust the device — nor
@@ -77,20 +109,47 @@ struct ChannelTable: Sendable {
     // On uhid every reader is connection 0, so this is plain LRU there.
     private mutating func makeRoom(protecting protected: [UInt32]) {
         while lastUse.count >= capacity {
-            var held: [ConnectionID: Int] = [:]
-            for owner in owners.values { held[owner, default: 0] += 1 }
-            let greediest = held.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key
+            if let greediest = uses.max(by: { $0.value.held < $1.value.held || ($0.value.held == $1.value.held && $0.key > $1.key) })?.key,
+               let victim = oldestUnprotected(of: greediest, protecting: protected) {
+                evict(victim)
+                continue
+            }
+            // Everything the greediest holds is protected (a running request): the oldest
+            // unprotected channel anywhere, else the oldest of all — a scan, and rare.
             var victim: (channel: UInt32, use: UInt64)?
             var fallback: (channel: UInt32, use: UInt64)?
             for (channel, use) in lastUse {
                 if fallback == nil || use < fallback!.use { fallback = (channel, use) }
-                if !protected.contains(channel), owners[channel] == greediest, victim == nil || use < victim!.use {
-                    victim = (channel, use)
-                }
+                if !protected.contains(channel), victim == nil || use < victim!.use { victim = (channel, use) }
             }
-            guard let evict = victim ?? fallback else { return }
-            lastUse[evict.channel] = nil
-            owners[evict.channel] = nil
+            guard let chosen = victim ?? fallback else { return }
+            evict(chosen.channel)
         }
+    }
+
+    /// Pops `owner`'s use queue to its least recently used live channel that is not protected;
+    /// protected ones met on the way are kept (put back in order).
+    private mutating func oldestUnprotected(of owner: ConnectionID, protecting protected: [UInt32]) -> UInt32? {
+        // Taken out of the dictionary while it changes, so its array is not copied.
+        guard var queue = uses.removeValue(forKey: owner) else { return nil }
+        var kept: [(channel: UInt32, use: UInt64)] = []
+        var found: UInt32?
+        while queue.head < queue.entries.count {
+            let entry = queue.entries[queue.head]
+            queue.head += 1
+            guard lastUse[entry.channel] == entry.use, owners[entry.channel] == owner else { continue }   // stale
+            if protected.contains(entry.channel) { kept.append(entry); continue }
+            found = entry.channel
+            break
+        }
+        if !kept.isEmpty {
+            queue.entries.replaceSubrange(0..<queue.head, with: kept)
+            queue.head = 0
+        } else if queue.head > 1_024 && queue.head * 2 > queue.entries.count {
+            queue.entries.removeFirst(queue.head)
+            queue.head = 0
+        }
+        uses[owner] = queue
+        return found
     }
 }
