@@ -125,8 +125,8 @@ public struct DoctorCheck: Sendable, Equatable {
         }
         let fix = facts.udevRulePath == nil
             ? installHint + "; browsers and libfido2 run as you and need this access"
-            : "sudo udevadm trigger --subsystem-match=hidraw, and make sure you are in group latchkey "
-                + "(sudo usermod -aG latchkey \(facts.userName), then log in again) or logged in at the seat"
+            : "a key's hidraw node belongs to the user who runs the key (udev/70-latchkey.rules): run it as "
+                + "\(facts.userName) (`latchkey serve`, or the user service), then sudo udevadm trigger --subsystem-match=hidraw"
         return DoctorCheck(id: "hidraw-access", title: title, status: .fail,
                            detail: "\(facts.userName) cannot open " + blocked.map(\.devicePath).joined(separator: ", ")
                                + ", so browsers and libfido2 running as \(facts.userName) do not see the key", fix: fix)

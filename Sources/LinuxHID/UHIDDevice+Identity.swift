@@ -1,3 +1,5 @@
+import Glibc
+
 extension UHIDDevice {
     /// How the device presents itself in UHID_CREATE2: what `lsusb`-like
     /// tools, udev rules and browsers' device lists see.
@@ -31,10 +33,13 @@ extension UHIDDevice {
 }
 
 extension UHIDDevice.Identity {
-    /// A Latchkey key's identity: a stable vendor/product ID (pid.codes 0x1209:0x4C4B) and an
-    /// ASCII uniq `latchkey:<name>` by which `HIDDeviceInfo.latchkeyName` finds it again.
-    public static func latchkey(name: String) -> UHIDDevice.Identity {
+    /// A Latchkey key's identity: a stable vendor/product ID (pid.codes 0x1209:0x4C4B), an
+    /// ASCII uniq `latchkey:<name>` by which `HIDDeviceInfo.latchkeyName` finds it again, and a
+    /// phys `latchkey/uid=<uid>/<name>` naming the user who runs it: udev/70-latchkey.rules gives
+    /// that user (and root) the hidraw node, and nobody else — not group latchkey, not the seat.
+    /// The uid comes first: the kernel keeps 63 bytes of phys, so a long name is what gets cut.
+    public static func latchkey(name: String, uid: UInt32 = getuid()) -> UHIDDevice.Identity {
         UHIDDevice.Identity(name: "Latchkey \(name)", vendorID: 0x1209, productID: 0x4C4B, version: 0x0100,
-                            country: 0, uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, phys: "latchkey/\(name)")
+                            country: 0, uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, phys: "latchkey/uid=\(uid)/\(name)")
     }
 }

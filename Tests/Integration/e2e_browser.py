@@ -63,7 +63,13 @@ def open_page(work, attempt):
     service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, f"chromedriver-{attempt}.log"),
                       service_args=["--enable-chrome-logs"])
     started = time.time()
-    driver = webdriver.Chrome(options=options, service=service)
+    try:
+        driver = webdriver.Chrome(options=options, service=service)
+    except Exception as error:  # noqa: BLE001 - "chrome not reachable": the browser did not come up, retried
+        # Seen on a loaded machine: chromedriver gave up on Chromium's DevTools port before the
+        # emulated browser opened it. Nothing has reached the key yet.
+        print(f"chromium did not start after {time.time() - started:.1f} s: {type(error).__name__}", flush=True)
+        return None
     print(f"chromium {driver.capabilities.get('browserVersion')} up after {time.time() - started:.1f} s "
           f"(attempt {attempt})", flush=True)
     driver.command_executor.client_config.timeout = 180
@@ -93,10 +99,10 @@ def main(work):
         if driver is not None:
             break
     if driver is None:
-        # Chromium could not load a static page from 127.0.0.1 twice: the emulator, not the key
+        # Chromium could not start, or load a static page from 127.0.0.1, twice: the emulator, not the key
         # (nothing WebAuthn has happened). Exit 77: the suite reports the check as not run,
         # never as passed.
-        print("NOT RUN: headless Chromium did not load the test page in two attempts (the key was never asked)", flush=True)
+        print("NOT RUN: headless Chromium did not start or load the test page in two attempts (the key was never asked)", flush=True)
         httpd.shutdown()
         return 77
     try:

@@ -204,15 +204,15 @@ c = {x["id"]: x for x in d["checks"]}
 assert c["udev-rules"]["status"] == "OK", c["udev-rules"]
 assert c["udev-rules"]["detail"] == "installed at /etc/udev/rules.d/70-latchkey.rules", c["udev-rules"]'
 }
-check_udev_rule_applies() {  # the rule, run by udev itself, gives group latchkey the key's nodes
+check_udev_rule_applies() {  # the rule, run by udev itself: /dev/uhid for group latchkey; each key's node for its own user only
     getent group latchkey >/dev/null || groupadd --system latchkey || return 1
     local node sys; node=$(node_of main); sys=/sys/class/hidraw/$(basename "$node")
     udevadm test "$sys" >"$WORK/udevadm-hidraw.txt" 2>&1
     udevadm test /sys/devices/virtual/misc/uhid >"$WORK/udevadm-uhid.txt" 2>&1
     grep -E '70-latchkey.rules' "$WORK/udevadm-hidraw.txt" "$WORK/udevadm-uhid.txt"
-    grep -qE '70-latchkey.rules:[0-9]+ (GROUP|MODE)' "$WORK/udevadm-hidraw.txt" || { tail -40 "$WORK/udevadm-hidraw.txt"; return 1; }
+    grep -qE '70-latchkey.rules:[0-9]+ (OWNER|MODE)' "$WORK/udevadm-hidraw.txt" || { tail -40 "$WORK/udevadm-hidraw.txt"; return 1; }
     grep -qE '70-latchkey.rules:[0-9]+ (GROUP|MODE)' "$WORK/udevadm-uhid.txt" || { tail -40 "$WORK/udevadm-uhid.txt"; return 1; }
-    # Apply it for real: the guest's udevd (virtme-ng's init starts one; else a short-lived one of our own).
+    # Apply it for real: the guest's udevd (virtme-ng's init starts one; else one of our own while we need it).
     local own_udevd=""
     if ! udevadm control --ping --timeout=5 >/dev/null 2>&1; then
         local udevd=/lib/systemd/systemd-udevd
@@ -226,21 +226,48 @@ check_udev_rule_applies() {  # the rule, run by udev itself, gives group latchke
     udevadm control --reload
     udevadm trigger --action=change --sysname-match="$(basename "$node")" --sysname-match=uhid
     udevadm settle --timeout=20
+    local status=0
+    udev_rule_checks "$node" || status=1
     if [ -n "$own_udevd" ]; then
         udevadm control --exit --timeout=20 || kill "$own_udevd"
         wait "$own_udevd" 2>/dev/null
     fi
-    stat -c '%n %a %G' "$node" /dev/uhid
-    [ "$(stat -c '%a %G' "$node")" = "660 latchkey" ] && [ "$(stat -c '%a %G' /dev/uhid)" = "660 latchkey" ] || return 1
-    # An unprivileged uid in group latchkey can use the key; one outside it is refused.
-    local gid; gid=$(getent group latchkey | cut -d: -f3)
-    setpriv --reuid=4242 --regid=4242 --groups="$gid" "$BIN" probe "$node" --pings 2 --echo-bytes 0 >"$WORK/probe-user.txt" 2>&1 \
-        || { cat "$WORK/probe-user.txt"; return 1; }
-    echo "uid 4242 in group latchkey probed $node"
-    if setpriv --reuid=4243 --regid=4243 --clear-groups "$BIN" probe "$node" --pings 2 --echo-bytes 0 >"$WORK/probe-other.txt" 2>&1; then
-        echo "uid 4243 outside group latchkey could open $node"; return 1
+    return $status
+}
+udev_rule_checks() {  # udev_rule_checks MAIN_NODE (udevd running, rule loaded)
+    local node="$1" gid; gid=$(getent group latchkey | cut -d: -f3)
+    stat -c '%n %a %U:%G' "$node" /dev/uhid
+    # root's key: root's node; /dev/uhid: group latchkey may create keys.
+    [ "$(stat -c '%a %u %g' "$node")" = "600 0 0" ] && [ "$(stat -c '%a %G' /dev/uhid)" = "660 latchkey" ] || return 1
+    # uid 4242 (group latchkey, so it may open /dev/uhid) runs its own key: the node is 4242's alone.
+    mkdir -p "$WORK/home-4242" && chown 4242:4242 "$WORK/home-4242" || return 1
+    setpriv --reuid=4242 --regid=4242 --groups="$gid" env HOME="$WORK/home-4242" "$BIN" serve --transport uhid \
+        --presence auto --name alice --store "$WORK/home-4242/store" >"$WORK/key-alice.log" 2>&1 &
+    local alice_pid=$! alice=""
+    for _ in $(seq 1 100); do alice=$(hidraw_for alice) && [ -n "$alice" ] && break; sleep 0.1; done
+    [ -n "$alice" ] || { echo "no hidraw node for uid 4242's key"; cat "$WORK/key-alice.log"; kill "$alice_pid"; return 1; }
+    udevadm settle --timeout=20
+    grep -x "HID_PHYS=latchkey/uid=4242/alice" "/sys/class/hidraw/$(basename "$alice")/device/uevent" || { kill "$alice_pid"; return 1; }
+    stat -c '%n %a %u:%g' "$alice"
+    local ok=1
+    [ "$(stat -c '%a %u' "$alice")" = "600 4242" ] || { echo "uid 4242's key node is not 0600 uid 4242"; ok=0; }
+    if [ "$ok" = 1 ]; then
+        setpriv --reuid=4242 --regid=4242 --groups="$gid" "$BIN" probe "$alice" --pings 2 --echo-bytes 0 >"$WORK/probe-user.txt" 2>&1 \
+            && echo "uid 4242 probed its own key $alice" || { cat "$WORK/probe-user.txt"; ok=0; }
     fi
-    grep -q "permission denied opening $node" "$WORK/probe-other.txt" || { cat "$WORK/probe-other.txt"; return 1; }
+    # Another user — even in group latchkey — opens neither uid 4242's key nor root's.
+    local other
+    for other in "$alice" "$node"; do
+        if setpriv --reuid=4243 --regid=4243 --groups="$gid" "$BIN" probe "$other" --pings 2 --echo-bytes 0 >"$WORK/probe-other.txt" 2>&1; then
+            echo "uid 4243 could open $other, a key another user runs"; ok=0
+        elif grep -q "permission denied opening $other" "$WORK/probe-other.txt"; then
+            echo "uid 4243 (group latchkey) refused on $other"
+        else
+            cat "$WORK/probe-other.txt"; ok=0
+        fi
+    done
+    kill -TERM "$alice_pid"; wait "$alice_pid"
+    [ "$ok" = 1 ]
 }
 check_install_and_uninstall() {  # scripts/install and scripts/uninstall, each run twice (idempotent)
     local prefix="$WORK/prefix" out="$WORK/install"
@@ -288,7 +315,7 @@ check_control_approve() {  # fido2-cred waits for the touch until `latchkey appr
     fido2-cred -M -i "$WORK/control-approve.in" -o "$WORK/control-approve.out" "$(node_of control)" es256 &
     local cred=$!
     for _ in $(seq 1 300); do   # the request is pending (keepalives say UPNEEDED) before the answer comes
-        grep -q "presence needed: register at control.example" "$WORK/key-control.log" && break
+        grep -q "presence needed: register (request" "$WORK/key-control.log" && break
         sleep 0.1
     done
     sleep 0.5
@@ -451,7 +478,7 @@ step "latchkey probe over hidraw: INIT, 20 PINGs, 7609-byte echo, WINK, getInfo 
 step "latchkey probe by key name (text, 1500-byte echo checked) and latchkey wink reach the key" check_cli_probe_text_and_wink
 step "latchkey doctor reports the missing udev rule (WARN for root, with the fix)" check_doctor_reports_missing_rule
 step "installing udev/70-latchkey.rules turns doctor's udev-rules check OK" check_doctor_with_rule
-step "udev applies the rule: /dev/uhid and the hidraw node 0660 group latchkey; a member probes the key" check_udev_rule_applies
+step "udev applies the rule: /dev/uhid 0660 group latchkey; each key's hidraw node 0600 for the user running it; another user (even in the group) is refused" check_udev_rule_applies
 step "scripts/install and scripts/uninstall (each twice: idempotent); doctor sees the install" check_install_and_uninstall
 step "--presence control: fido2-cred waits until \`latchkey approve\` gives the touch" check_control_approve
 step "--presence control: \`latchkey deny\` → fido2-cred exits 1, key logs CTAP2_ERR_OPERATION_DENIED" check_control_deny
