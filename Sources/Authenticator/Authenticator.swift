@@ -46,7 +46,7 @@ public final class Authenticator: @unchecked Sendable {
         do throws(CryptoError) {
             attestationKey = switch configuration.attestation {
             case .batch: try BatchAttestation.signingKey()
-            case .installation: try P256.Signing.PrivateKey(rawRepresentation: secrets.attestationPrivateKey.copyBytes())
+            case .installation: try P256.Signing.PrivateKey(secret: secrets.attestationPrivateKey)
             }
         } catch {
             throw .corrupt("attestation key")

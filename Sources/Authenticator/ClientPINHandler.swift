@@ -168,7 +168,8 @@ extension Authenticator {
         // cutting power mid-attempt cannot yield a free guess.
         state.retries -= 1
         try savePINState(state)
-        let decrypted = sharedSecret.decrypt(pinHashEnc)
+        var decrypted = sharedSecret.decrypt(pinHashEnc)
+        defer { decrypted?.wipe() }
         guard let storedHash = state.pinHash, let decrypted, constantTimeEquals(decrypted, storedHash) else {
             // A decryption error counts as a mismatch.
             pinUvAuth.recordMismatch(sharedSecret.pinUvAuthProtocol)
@@ -214,10 +215,11 @@ extension Authenticator {
         // §6.5.1: at most 63 bytes (a 64-byte block without any 0x00 is not a padded PIN).
         guard pinBytes.count <= PINPolicy.maxByteLength else { throw .pinPolicyViolation }
         // At least minPINLength code points of valid UTF-8.
-        guard let pin = String(validating: pinBytes, as: UTF8.self) else { throw .pinPolicyViolation }
-        let codePoints = pin.unicodeScalars.count
+        guard let codePoints = PINText.codePointCount(ofUTF8: pinBytes) else { throw .pinPolicyViolation }
         guard codePoints >= (try minPINLength()) else { throw .pinPolicyViolation }
-        return (Array(SHA256.hash(pinBytes).prefix(16)), codePoints)
+        var digest = SHA256.hash(pinBytes)
+        defer { digest.wipe() }
+        return (Array(digest[..<16]), codePoints)
     }
 
     // MARK: - Persistent state

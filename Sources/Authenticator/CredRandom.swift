@@ -37,7 +37,7 @@ struct CredRandom {
         var key = HKDFSHA256.deriveKey(inputKeyMaterial: ikm, salt: [], info: Array("latchkey hmac-secret".utf8),
                                        outputByteCount: 32)
         defer { ikm.wipe(); key.wipe() }
-        return CredRandom(withUV: SecretBytes(HMACSHA256.authenticationCode(key: key, data: [0x01] + credentialID)),
-                          withoutUV: SecretBytes(HMACSHA256.authenticationCode(key: key, data: [0x00] + credentialID)))
+        return CredRandom(withUV: SecretBytes(wiping: HMACSHA256.authenticationCode(key: key, data: [0x01] + credentialID)),
+                          withoutUV: SecretBytes(wiping: HMACSHA256.authenticationCode(key: key, data: [0x00] + credentialID)))
     }
 }

@@ -26,9 +26,11 @@ struct CredentialIDCodec {
 
     func seal(_ source: CredentialSource, rpIDHash: [UInt8], nonce: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
         let flags: UInt8 = (source.isResident ? 0x01 : 0x00) | (source.hasHMACSecret ? 0x02 : 0x00)
-        var plaintext: [UInt8] = [flags, Self.algorithmByte(source.algorithm), source.credProtect.rawValue]
-        plaintext += source.privateKey.copyBytes()
+        var plaintext: [UInt8] = []
+        plaintext.reserveCapacity(3 + source.privateKey.count)
         defer { plaintext.wipe() }
+        plaintext += [flags, Self.algorithmByte(source.algorithm), source.credProtect.rawValue]
+        source.privateKey.append(to: &plaintext)
         do {
             let sealed = try AES256GCM.seal(plaintext, key: wrappingKey, nonce: nonce, authenticating: rpIDHash)
             return [Self.version] + nonce + sealed.ciphertext + sealed.tag
@@ -50,7 +52,7 @@ struct CredentialIDCodec {
         guard plaintext.count == 35, let algorithm = Self.algorithm(plaintext[1]),
               let credProtect = CredentialProtectionPolicy(rawValue: plaintext[2]) else { return nil }
         return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,
-                                credProtect: credProtect, privateKey: SecretBytes(Array(plaintext[3...])),
+                                credProtect: credProtect, privateKey: SecretBytes(plaintext[3...]),
                                 hasHMACSecret: plaintext[0] & 0x02 != 0)
     }
 

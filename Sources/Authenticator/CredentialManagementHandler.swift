@@ -168,7 +168,7 @@ extension Authenticator {
     /// and largeBlobKey of one credential (§6.8.4).
     private static func response(for credential: ResidentCredential) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
-              let key = CredentialPrivateKey(algorithm: algorithm, raw: credential.privateKey.copyBytes()) else {
+              let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
             throw .other
         }
         return CredentialManagementResponse(

@@ -20,13 +20,14 @@ enum CredentialPrivateKey {
         }
     }
 
-    init?(algorithm: COSEAlgorithm, raw: [UInt8]) {
+    /// The key held in `secret` (a stored credential's), without copying it out of there.
+    init?(algorithm: COSEAlgorithm, secret: SecretBytes) {
         switch algorithm {
         case .es256:
-            guard let key = try? P256.Signing.PrivateKey(rawRepresentation: raw) else { return nil }
+            guard let key = try? P256.Signing.PrivateKey(secret: secret) else { return nil }
             self = .es256(key)
         case .edDSA:
-            guard let key = try? Ed25519.PrivateKey(rawRepresentation: raw) else { return nil }
+            guard let key = try? Ed25519.PrivateKey(secret: secret) else { return nil }
             self = .ed25519(key)
         case .ecdhESHKDF256:
             return nil

@@ -133,7 +133,7 @@ extension Authenticator {
     func openCredential(_ id: [UInt8], rpIDHash: [UInt8]) -> OpenedCredential? {
         if let cached = openedCredentials.credential(id: id, rpIDHash: rpIDHash) { return cached }
         guard let source = codec.open(id, rpIDHash: rpIDHash),
-              let key = CredentialPrivateKey(algorithm: source.algorithm, raw: source.privateKey.copyBytes()) else { return nil }
+              let key = CredentialPrivateKey(algorithm: source.algorithm, secret: source.privateKey) else { return nil }
         let opened = OpenedCredential(isResident: source.isResident, credProtect: source.credProtect,
                                       hasHMACSecret: source.hasHMACSecret, key: key)
         openedCredentials.insert(opened, id: id, rpIDHash: rpIDHash)
@@ -142,7 +142,7 @@ extension Authenticator {
 
     func candidate(from credential: ResidentCredential) throws(CTAP2StatusCode) -> AssertionCandidate {
         guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
-              let key = CredentialPrivateKey(algorithm: algorithm, raw: credential.privateKey.copyBytes()) else {
+              let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
             throw .other
         }
         return AssertionCandidate(credentialID: credential.credentialID, key: key, resident: credential)

@@ -15,7 +15,7 @@ struct PinUvAuthSharedSecret {
         switch pinUvAuthProtocol {
         case .one:
             // §6.5.6: kdf(Z) = SHA-256(Z), used both as the HMAC and the AES key.
-            let key = SecretBytes(z.withUnsafeBytes { SHA256.hash($0) })
+            let key = SecretBytes(wiping: z.withUnsafeBytes { SHA256.hash($0) })
             hmacKey = key
             aesKey = key
         case .two:

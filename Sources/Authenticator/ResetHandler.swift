@@ -19,7 +19,7 @@ extension Authenticator {
             // A per-installation identity is remade, so registrations after the reset cannot be
             // linked to those before it (the batch identity links nothing to begin with).
             guard let fresh = try? DeviceSecrets.generate(aaguid: secrets.aaguid),
-                  let key = try? P256.Signing.PrivateKey(rawRepresentation: fresh.attestationPrivateKey.copyBytes()) else {
+                  let key = try? P256.Signing.PrivateKey(secret: fresh.attestationPrivateKey) else {
                 throw .other
             }
             try withStore { store throws(StoreError) in

@@ -81,7 +81,7 @@ extension Authenticator {
         default:
             throw .wrongData
         }
-        guard let key = try? P256.Signing.PrivateKey(rawRepresentation: source.privateKey.copyBytes()) else {
+        guard let key = try? P256.Signing.PrivateKey(secret: source.privateKey) else {
             throw .wrongData
         }
         guard let counter = try? store.nextSignatureCounter(credentialID: source.isResident ? keyHandle : nil) else {

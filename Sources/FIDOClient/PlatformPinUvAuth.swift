@@ -67,7 +67,7 @@ public struct PlatformPinUvAuthSession: Sendable {
         switch pinUvAuthProtocol {
         case .one:
             // §6.5.6 kdf(Z) = SHA-256(Z).
-            let key = SecretBytes(FIDOCrypto.SHA256.hash(ikm))
+            let key = SecretBytes(wiping: FIDOCrypto.SHA256.hash(ikm))
             hmacKey = key
             aesKey = key
         case .two:

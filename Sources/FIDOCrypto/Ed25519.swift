@@ -31,9 +31,13 @@ public enum Ed25519 {
         }
 
         /// Imports a 32-byte seed; any other length is `.invalidKey`.
-        public init(rawRepresentation seed: [UInt8]) throws(CryptoError) {
-            guard seed.count == keyByteCount else { throw .invalidKey }
-            let secret = SecretBytes(seed)
+        public convenience init(rawRepresentation seed: [UInt8]) throws(CryptoError) {
+            try self.init(secret: SecretBytes(seed))
+        }
+
+        /// Imports the seed from a secret, keeping that secret (no copy of it is made).
+        public init(secret: SecretBytes) throws(CryptoError) {
+            guard secret.count == keyByteCount else { throw .invalidKey }
             key = try secret.withUnsafeBytes { (bytes) throws(CryptoError) -> EVPPKey in
                 EVPPKey(try checkNotNull("EVP_PKEY_new_raw_private_key_ex",
                                          EVP_PKEY_new_raw_private_key_ex(nil, ("ED25519" as StaticString).cString, nil,

@@ -30,8 +30,12 @@ extension P256 {
             /// Imports a 32-byte big-endian private scalar d. Wrong length, d = 0
             /// and d ≥ n are rejected with `.invalidKey`.
             public convenience init(rawRepresentation: [UInt8]) throws(CryptoError) {
-                guard rawRepresentation.withUnsafeBytes(P256Curve.isValidScalar) else { throw .invalidKey }
-                let scalar = SecretBytes(rawRepresentation)
+                try self.init(secret: SecretBytes(rawRepresentation))
+            }
+
+            /// Imports the scalar from a secret, keeping that secret (no copy of it is made).
+            public convenience init(secret scalar: SecretBytes) throws(CryptoError) {
+                guard scalar.withUnsafeBytes(P256Curve.isValidScalar) else { throw .invalidKey }
                 let key = try scalar.withUnsafeBytes { (bytes) throws(CryptoError) -> EVPPKey in
                     try P256Curve.makePrivateKey(scalar: bytes)
                 }

@@ -1,10 +1,11 @@
 import COpenSSL
 
-/// Secret key material: an immutable heap buffer, wiped with `OPENSSL_cleanse`
-/// when the last reference goes away, readable only inside a closure.
+/// Secret key material: an immutable buffer, wiped when the last reference goes away,
+/// readable only inside a closure.
 ///
 /// The bytes live in a dedicated allocation rather than an `Array` so no
-/// copy-on-write duplicate can outlive the wipe. `description`,
+/// copy-on-write duplicate can outlive the wipe: in the secure heap once the process has
+/// started one (`SecureHeap.start`: locked in RAM, out of core dumps), else the ordinary heap. `description`,
 /// `debugDescription` and the reflection mirror show only the length.
 public final class SecretBytes: @unchecked Sendable {
     // Immutable after init; concurrent readers are therefore safe.
@@ -16,6 +17,30 @@ public final class SecretBytes: @unchecked Sendable {
     public init(_ bytes: [UInt8]) {
         storage = Self.allocate(count: bytes.count)
         count = bytes.count
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+        }
+    }
+
+    /// Takes a freshly computed temporary (a hash, an HMAC, a derived key) and wipes it, so
+    /// the only copy left is this one: `SecretBytes(wiping: SHA256.hash(z))`.
+    public convenience init(wiping bytes: consuming [UInt8]) {
+        self.init(uninitializedCount: bytes.count)
+        bytes.withUnsafeBytes { source in
+            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+        }
+        bytes.wipe()
+    }
+
+    /// Copies bytes that live elsewhere (the caller zeroes them) without a temporary array.
+    public convenience init(copying source: UnsafeRawBufferPointer) {
+        self.init(uninitializedCount: source.count)
+        if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+    }
+
+    /// Copies a slice (of a buffer the caller wipes) without a temporary array.
+    public convenience init(_ bytes: ArraySlice<UInt8>) {
+        self.init(uninitializedCount: bytes.count)
         bytes.withUnsafeBytes { source in
             if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
         }
@@ -40,8 +65,7 @@ public final class SecretBytes: @unchecked Sendable {
         do {
             try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
         } catch {
-            OPENSSL_cleanse(buffer.baseAddress, buffer.count)
-            buffer.deallocate()
+            SecureHeap.release(buffer)
             throw error
         }
         storage = buffer
@@ -56,15 +80,16 @@ public final class SecretBytes: @unchecked Sendable {
     private static func allocate(count: Int) -> UnsafeMutableRawBufferPointer {
         precondition(count >= 0, "SecretBytes: negative length")
         // Never allocate zero bytes so `baseAddress` is always valid.
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
-        buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        return buffer
+        return SecureHeap.allocate(count: Swift.max(count, 1))
     }
 
     deinit {
-        OPENSSL_cleanse(storage.baseAddress, storage.count)
-        storage.deallocate()
+        SecureHeap.release(storage)
     }
+
+    /// Whether these bytes live in the secure heap (false before `SecureHeap.start`, or past
+    /// its capacity).
+    public var isInSecureHeap: Bool { SecureHeap.contains(storage.baseAddress!) }
 
     /// Read access to the secret. Do not let the pointer escape `body`.
     /// (Generic over the error type; callers see the same behaviour as `rethrows`.)
@@ -72,6 +97,12 @@ public final class SecretBytes: @unchecked Sendable {
         _ body: (UnsafeRawBufferPointer) throws(Failure) -> R
     ) throws(Failure) -> R {
         try body(UnsafeRawBufferPointer(rebasing: storage[0..<count]))
+    }
+
+    /// Appends the bytes to `array` in place: no temporary copy. `array` should have the
+    /// capacity reserved (a reallocation leaves the old buffer unwiped) and be wiped by the caller.
+    public func append(to array: inout [UInt8]) {
+        array.append(contentsOf: UnsafeRawBufferPointer(rebasing: storage[0..<count]))
     }
 
     /// Explicit escape hatch: returns an ordinary (un-wiped) copy of the bytes.

@@ -52,3 +52,27 @@ final class SecretBytesTests: XCTestCase {
         XCTAssertFalse(constantTimeEquals([], [0]))
     }
 }
+
+final class SecretBytesCopyTests: XCTestCase {
+    func testWipingInitLeavesOnlyItsOwnCopy() {
+        var source: [UInt8] = [0x11, 0x22, 0x33, 0x44]
+        let secret = source.withUnsafeMutableBytes { buffer in
+            SecretBytes(copying: UnsafeRawBufferPointer(buffer))
+        }
+        XCTAssertEqual(secret.copyBytes(), [0x11, 0x22, 0x33, 0x44])
+        source.wipe()
+        XCTAssertEqual(source, [0, 0, 0, 0])
+        XCTAssertEqual(SecretBytes(wiping: [5, 6, 7]).copyBytes(), [5, 6, 7])
+        XCTAssertEqual(SecretBytes([1, 2, 3, 4, 5][2...]).copyBytes(), [3, 4, 5])
+    }
+
+    func testAppendWritesInPlace() {
+        let secret = SecretBytes([0xAA, 0xBB])
+        var buffer: [UInt8] = [1]
+        buffer.reserveCapacity(3)
+        let base = buffer.withUnsafeBytes { $0.baseAddress }
+        secret.append(to: &buffer)
+        XCTAssertEqual(buffer, [1, 0xAA, 0xBB])
+        XCTAssertEqual(buffer.withUnsafeBytes { $0.baseAddress }, base, "append reallocated the buffer")
+    }
+}
