@@ -1,4 +1,5 @@
 import FIDOClient
+import FIDOCrypto
 import Foundation
 
 /// Where a CLI command writes and what it may ask: standard output for results, standard error
@@ -7,7 +8,10 @@ import Foundation
 public struct CommandIO: Sendable {
     public var out: @Sendable (String) -> Void
     public var err: @Sendable (String) -> Void
+    /// The environment, without the PIN variables (in `pins`).
     public var environment: [String: String]
+    /// `LATCHKEY_PIN` and `LATCHKEY_NEW_PIN`, when set (see `PINEnvironment`).
+    var pins: [String: SecretBytes]
     public var terminal: (any UserTerminal)?
     /// Connects to a device for `--device`/`--socket` (tests connect to an in-process key).
     public var openDevice: @Sendable (DeviceSelection) throws(DeviceError) -> any CTAP2Link
@@ -19,17 +23,23 @@ public struct CommandIO: Sendable {
                 }) {
         self.out = out
         self.err = err
+        var environment = environment
+        pins = PINEnvironment.split(&environment)
         self.environment = environment
         self.terminal = terminal
         self.openDevice = openDevice
     }
 
-    /// The process's standard output and error, environment and controlling terminal.
+    /// The process's standard output and error, environment (the PINs `PINEnvironment.take`
+    /// took out of it at start) and controlling terminal.
     public static var standard: CommandIO {
-        CommandIO(out: { print($0) },
-                  err: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
-                  environment: ProcessInfo.processInfo.environment,
-                  terminal: ControllingTerminal.open())
+        PINEnvironment.take()
+        var io = CommandIO(out: { print($0) },
+                           err: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+                           environment: ProcessInfo.processInfo.environment,
+                           terminal: ControllingTerminal.open())
+        io.pins.merge(PINEnvironment.values) { _, taken in taken }
+        return io
     }
 
     /// `Error: message` on standard error; returns the runtime-failure status, 1.

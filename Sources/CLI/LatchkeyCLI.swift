@@ -1,3 +1,4 @@
+import FIDOCrypto
 import Foundation
 import SystemIO
 
@@ -43,6 +44,9 @@ public enum LatchkeyCLI {
     /// hold a PIN, a PIN token or the store's keys), then `main`. A failure to harden is said and
     /// not fatal (a seccomp'd container may refuse prctl); nothing secret has been read yet.
     public static func runProcess(_ arguments: [String]) -> Int32 {
+        // First, before anything reads the environment or makes a secret.
+        PINEnvironment.take()
+        SecureHeap.start()
         do {
             try ProcessHardening.disableCoreDumps()
         } catch {

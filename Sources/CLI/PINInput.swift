@@ -29,8 +29,8 @@ enum PINInput {
         var bytes: [UInt8]
         if let file {
             bytes = try readFile(file, option: fileOption)
-        } else if let value = io.environment[environmentName] {
-            bytes = Array(value.utf8)
+        } else if let value = io.pins[environmentName] {
+            bytes = value.copyBytes()   // PIN(consuming:) wipes it
         } else if let terminal = io.terminal {
             guard let typed = terminal.readSecret(prompt) else { throw .failure("no PIN was entered") }
             bytes = typed
@@ -70,8 +70,7 @@ enum PINInput {
                                + "chmod 600 \(path)")
             }
         }
-        let data = (try? handle.read(upToCount: fileLimit + 1)) ?? Data()
-        var bytes = [UInt8](data)
+        var bytes = readUpTo(fileLimit + 1, from: handle.fileDescriptor)
         guard bytes.count <= fileLimit else {
             bytes.wipe()
             throw .failure("--\(option) \(path) is longer than a PIN file (one line)")
@@ -86,6 +85,23 @@ enum PINInput {
             bytes.removeLast(bytes.count - newline)
         }
         if bytes.last == 0x0D { bytes.removeLast() }
+        return bytes
+    }
+
+    /// At most `limit` bytes, read(2) straight into one buffer that is never reallocated
+    /// (FileHandle's Data would leave an unwiped copy of the PIN behind).
+    private static func readUpTo(_ limit: Int, from descriptor: Int32) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: limit)
+        var filled = 0
+        while filled < limit {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                Glibc.read(descriptor, buffer.baseAddress! + filled, limit - filled)
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            filled += count
+        }
+        bytes.removeLast(limit - filled)   // in place: capacity stays, nothing is copied
         return bytes
     }
 }

@@ -1,3 +1,4 @@
+import CTAP
 import FIDOCrypto
 
 /// A PIN as the user typed it: UTF-8 bytes kept in `SecretBytes`, never in a String, a log line
@@ -17,8 +18,8 @@ public struct PIN: Sendable {
         defer { utf8.wipe() }
         guard !utf8.isEmpty else { throw .empty }
         guard !utf8.contains(0) else { throw .containsZeroByte }
-        guard let text = String(validating: utf8, as: UTF8.self) else { throw .notUTF8 }
-        length = text.unicodeScalars.count
+        guard let codePoints = PINText.codePointCount(ofUTF8: utf8) else { throw .notUTF8 }
+        length = codePoints
         bytes = SecretBytes(utf8)
     }
 
@@ -32,14 +33,18 @@ public struct PIN: Sendable {
 
     /// The PIN padded with 0x00 to 64 bytes (newPinEnc's plaintext). The caller wipes it.
     func paddedBytes() -> [UInt8] {
-        var padded = bytes.copyBytes()
-        padded += [UInt8](repeating: 0, count: max(0, Self.paddedLength - padded.count))
+        var padded: [UInt8] = []
+        padded.reserveCapacity(Swift.max(Self.paddedLength, bytes.count))   // no reallocation leaves a copy behind
+        bytes.append(to: &padded)
+        padded += repeatElement(0, count: Swift.max(0, Self.paddedLength - padded.count))
         return padded
     }
 
     /// LEFT(SHA-256(PIN), 16): what pinHashEnc carries and what a key stores.
     func leftHash() -> [UInt8] {
-        Array(bytes.withUnsafeBytes { FIDOCrypto.SHA256.hash($0) }.prefix(16))
+        var digest = bytes.withUnsafeBytes { FIDOCrypto.SHA256.hash($0) }
+        defer { digest.wipe() }
+        return Array(digest[..<16])
     }
 
     public enum Problem: Error, Equatable, Sendable {
