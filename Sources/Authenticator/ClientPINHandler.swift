@@ -170,7 +170,7 @@ extension Authenticator {
         try savePINState(state)
         var decrypted = sharedSecret.decrypt(pinHashEnc)
         defer { decrypted?.wipe() }
-        guard let storedHash = state.pinHash, let decrypted, constantTimeEquals(decrypted, storedHash) else {
+        guard let storedHash = state.pinHash, let decrypted, constantTimeEquals(storedHash, decrypted) else {
             // A decryption error counts as a mismatch.
             pinUvAuth.recordMismatch(sharedSecret.pinUvAuthProtocol)
             if state.retries == 0 { throw .pinBlocked }
@@ -204,7 +204,7 @@ extension Authenticator {
     }
 
     /// newPinEnc → the PIN's stored hash and its length in code points (§6.5.5.5 steps 6–11).
-    private func decryptNewPIN(_ newPinEnc: [UInt8], sharedSecret: PinUvAuthSharedSecret) throws(CTAP2StatusCode) -> (hash: [UInt8], codePoints: Int) {
+    private func decryptNewPIN(_ newPinEnc: [UInt8], sharedSecret: PinUvAuthSharedSecret) throws(CTAP2StatusCode) -> (hash: SecretBytes, codePoints: Int) {
         guard var paddedNewPin = sharedSecret.decrypt(newPinEnc) else { throw .pinAuthInvalid }
         defer { paddedNewPin.wipe() }
         // "If paddedNewPin is NOT 64 bytes long, it returns CTAP1_ERR_INVALID_PARAMETER."
@@ -219,7 +219,7 @@ extension Authenticator {
         guard codePoints >= (try minPINLength()) else { throw .pinPolicyViolation }
         var digest = SHA256.hash(pinBytes)
         defer { digest.wipe() }
-        return (Array(digest[..<16]), codePoints)
+        return (SecretBytes(digest[..<16]), codePoints)
     }
 
     // MARK: - Persistent state

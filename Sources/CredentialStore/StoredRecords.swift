@@ -144,7 +144,7 @@ extension DeviceSecrets {
 extension PINState {
     func record() -> [UInt8] {
         var writer = RecordWriter(kind: .pinState)
-        writer.append(PINStateField.pinHash, bytes: pinHash)
+        writer.append(PINStateField.pinHash, secret: pinHash)
         writer.append(PINStateField.pinCodePoints, integer: Int64(pinCodePoints))
         writer.append(PINStateField.retries, integer: Int64(retries))
         writer.append(PINStateField.forcePINChange, bool: forcePINChange)
@@ -157,7 +157,7 @@ extension PINState {
         guard let codePoints = Int(exactly: codePoints), let retries = Int(exactly: retries) else {
             throw .corrupt("device: PIN state out of range")
         }
-        self.init(pinHash: record.bytes(PINStateField.pinHash), pinCodePoints: codePoints,
+        self.init(pinHash: record.secret(PINStateField.pinHash), pinCodePoints: codePoints,
                   retries: retries, forcePINChange: try record.bool(PINStateField.forcePINChange) ?? false)
     }
 }

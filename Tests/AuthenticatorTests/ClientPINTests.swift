@@ -61,7 +61,7 @@ final class ClientPINTests: XCTestCase {
             XCTAssertEqual(harness.info()?[4]?["clientPin"], false)
             XCTAssertEqual(try harness.setPIN("1234é", pinProtocol), .success)
             let state = try XCTUnwrap(try harness.store.loadPINState())
-            XCTAssertEqual(state.pinHash, AuthenticatorHarness.pinHash("1234é"))
+            XCTAssertEqual(state.pinHash?.copyBytes(), AuthenticatorHarness.pinHash("1234é"))
             XCTAssertEqual(state.pinCodePoints, 5)
             XCTAssertEqual(state.retries, 8)
             XCTAssertFalse(state.forcePINChange)
@@ -127,7 +127,7 @@ final class ClientPINTests: XCTestCase {
             let harness = try AuthenticatorHarness()
             XCTAssertEqual(try harness.setPIN("1234", pinProtocol), .success)
             XCTAssertEqual(try harness.setPIN("5678", pinProtocol), .pinAuthInvalid)
-            XCTAssertEqual(try harness.store.loadPINState()?.pinHash, AuthenticatorHarness.pinHash("1234"))
+            XCTAssertEqual(try harness.store.loadPINState()?.pinHash?.copyBytes(), AuthenticatorHarness.pinHash("1234"))
         }
     }
 
@@ -194,7 +194,7 @@ final class ClientPINTests: XCTestCase {
             XCTAssertEqual(try harness.setPIN("1234", pinProtocol), .success)
             let token = try harness.grantedToken("1234", pinProtocol, permissions: [.makeCredential], rpID: "example.com")
             XCTAssertEqual(try harness.changePIN(from: "1234", to: "98765", pinProtocol), .success)
-            XCTAssertEqual(try harness.store.loadPINState()?.pinHash, AuthenticatorHarness.pinHash("98765"))
+            XCTAssertEqual(try harness.store.loadPINState()?.pinHash?.copyBytes(), AuthenticatorHarness.pinHash("98765"))
             XCTAssertEqual(try harness.store.loadPINState()?.pinCodePoints, 5)
             // resetPinUvAuthToken(): the token from before the change is dead.
             let request = AuthenticatorHarness.authorized(harness.makeCredentialRequest(), token: token, pinProtocol)
@@ -213,7 +213,7 @@ final class ClientPINTests: XCTestCase {
         XCTAssertEqual(try harness.changePIN(from: "1234", to: "56"), .pinPolicyViolation)
         // The current PIN was right: retries are back at the maximum even though the new one failed.
         XCTAssertEqual(try harness.store.loadPINState()?.retries, 8)
-        XCTAssertEqual(try harness.store.loadPINState()?.pinHash, AuthenticatorHarness.pinHash("1234"))
+        XCTAssertEqual(try harness.store.loadPINState()?.pinHash?.copyBytes(), AuthenticatorHarness.pinHash("1234"))
         // The pinUvAuthParam covers newPinEnc ‖ pinHashEnc.
         let session = try harness.session(.two)
         let newPinEnc = session.encrypt(AuthenticatorHarness.padded("5678"))

@@ -27,7 +27,7 @@ final class PinCommandTests: XCTestCase {
     func storedHash() throws -> [UInt8]? {
         let opened = try store.open()
         defer { opened.close() }
-        return try opened.loadPINState()?.pinHash
+        return try opened.loadPINState()?.pinHash?.copyBytes()
     }
 
     func testStatusOfAStoreWithoutAndWithAPIN() throws {

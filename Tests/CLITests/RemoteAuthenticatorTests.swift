@@ -218,7 +218,7 @@ final class RemoteAuthenticatorTests: XCTestCase {
         XCTAssertEqual(output.err, "Error: the two new PINs differ")
         XCTAssertEqual(command(PinCommand.group, ["change", "--socket", "/k"],
                                environment: ["LATCHKEY_PIN": "1234", "LATCHKEY_NEW_PIN": "98765"]), .status(0))
-        XCTAssertEqual(try key.store.loadPINState()?.pinHash, Array(FIDOCrypto.SHA256.hash(Array("98765".utf8)).prefix(16)))
+        XCTAssertEqual(try key.store.loadPINState()?.pinHash?.copyBytes(), Array(FIDOCrypto.SHA256.hash(Array("98765".utf8)).prefix(16)))
 
         XCTAssertEqual(command(PinCommand.group, ["change", "--socket", "/k", "--pin-file", pinFile],
                                environment: ["LATCHKEY_NEW_PIN": "11111"]), .status(1))

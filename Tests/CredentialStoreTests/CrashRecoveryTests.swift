@@ -200,7 +200,7 @@ struct CrashWriter {
                     }
                     _ = try store.nextSignatureCounter(credentialID: id)
                 default:
-                    try store.savePINState(PINState(pinHash: SecureRandom.bytes(count: 16), pinCodePoints: 4,
+                    try store.savePINState(PINState(pinHash: SecretBytes(SecureRandom.bytes(count: 16)), pinCodePoints: 4,
                                                      retries: step % 8, forcePINChange: false))
                     try store.saveSetting("step", value: Array(String(step).utf8))
                 }

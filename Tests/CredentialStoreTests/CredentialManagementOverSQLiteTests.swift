@@ -67,7 +67,7 @@ final class CredentialManagementOverSQLiteTests: XCTestCase {
     func testEnumeratingThousandsOfCredentialsIsLinearAndSkipsHiddenOnes() throws {
         let temporary = TemporaryDirectory()
         let (store, platform) = try openWithPIN(temporary)
-        try store.savePINState(PINState(pinHash: Array(SHA256.hash(Array("1234".utf8)).prefix(16)), pinCodePoints: 4,
+        try store.savePINState(PINState(pinHash: SecretBytes(Array(SHA256.hash(Array("1234".utf8)).prefix(16))), pinCodePoints: 4,
                                         retries: 8, forcePINChange: false))
         let count = 3_000
         let key = try P256.Signing.PrivateKey()
@@ -113,7 +113,7 @@ final class CredentialManagementOverSQLiteTests: XCTestCase {
         let renamed = makeCredential(rpID: "durable.example", userHandle: [2], userName: "bob", displayName: "Bob")
         do {
             let (store, platform) = try openWithPIN(temporary)
-            try store.savePINState(PINState(pinHash: Array(SHA256.hash(Array("1234".utf8)).prefix(16)), pinCodePoints: 4,
+            try store.savePINState(PINState(pinHash: SecretBytes(Array(SHA256.hash(Array("1234".utf8)).prefix(16))), pinCodePoints: 4,
                                             retries: 8, forcePINChange: false))
             try store.saveResidentCredentials([doomed, renamed])
             let token = try platform.cmToken(pin: "1234")

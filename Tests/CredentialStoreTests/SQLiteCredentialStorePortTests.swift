@@ -195,7 +195,7 @@ final class SQLiteCredentialStorePortTests: XCTestCase {
 
     func testPINStateRoundTripAndRemoval() throws {
         XCTAssertNil(try store.loadPINState())
-        let state = PINState(pinHash: SecureRandom.bytes(count: 16), pinCodePoints: 6, retries: 7, forcePINChange: true)
+        let state = PINState(pinHash: SecretBytes(SecureRandom.bytes(count: 16)), pinCodePoints: 6, retries: 7, forcePINChange: true)
         try store.savePINState(state)
         XCTAssertEqual(try store.loadPINState(), state)
         let noHash = PINState(pinHash: nil, pinCodePoints: 0, retries: 8, forcePINChange: false)
@@ -222,7 +222,7 @@ final class SQLiteCredentialStorePortTests: XCTestCase {
         let secrets = try store.loadDeviceSecrets { makeDeviceSecrets() }
         let credential = makeCredential()
         try store.saveResidentCredential(credential)
-        try store.savePINState(PINState(pinHash: SecureRandom.bytes(count: 16), pinCodePoints: 4, retries: 8, forcePINChange: false))
+        try store.savePINState(PINState(pinHash: SecretBytes(SecureRandom.bytes(count: 16)), pinCodePoints: 4, retries: 8, forcePINChange: false))
         try store.saveSetting("alwaysUv", value: [1])
         let global = try store.nextSignatureCounter(credentialID: nil)
         let newKey = SecretBytes(randomCount: 32)

@@ -44,7 +44,7 @@ enum StoreFixtureV1 {
                       attestationCertificate: pattern(23, count: 40), attestationCACertificate: pattern(24, count: 30))
     }
 
-    static let pin = PINState(pinHash: pattern(30, count: 16), pinCodePoints: 6, retries: 7, forcePINChange: true)
+    static let pin = PINState(pinHash: SecretBytes(pattern(30, count: 16)), pinCodePoints: 6, retries: 7, forcePINChange: true)
     static let settings: [String: [UInt8]] = ["alwaysUv": [1], "minPINLength": [6]]
 
     /// Writes the fixture store (used once to produce `sql`).

@@ -12,7 +12,7 @@ final class StorePersistenceTests: XCTestCase {
                            hiddenSince: index == 7 ? 1_700_000_500 : nil)
         }
         let secrets = makeDeviceSecrets()
-        let pin = PINState(pinHash: SecureRandom.bytes(count: 16), pinCodePoints: 8, retries: 5, forcePINChange: true)
+        let pin = PINState(pinHash: SecretBytes(SecureRandom.bytes(count: 16)), pinCodePoints: 8, retries: 5, forcePINChange: true)
 
         let options = StoreOptions(now: ManualClock(1_700_001_000).function)   // hidden 500 s ago
         var store: SQLiteCredentialStore? = try SQLiteCredentialStore.open(directory: temporary.storePath, options: options)

@@ -38,7 +38,7 @@ final class StoreSecrecyTests: XCTestCase {
                     ("AAGUID", secrets.aaguid),
                     ("attestation cert", Array(secrets.attestationCertificate.prefix(32)))]
         let pinHash = SecureRandom.bytes(count: 16)
-        try store.savePINState(PINState(pinHash: pinHash, pinCodePoints: 6, retries: 8, forcePINChange: false))
+        try store.savePINState(PINState(pinHash: SecretBytes(pinHash), pinCodePoints: 6, retries: 8, forcePINChange: false))
         needles.append(("PIN hash", pinHash))
         var masterKey = try Array(Data(contentsOf: URL(fileURLWithPath: temporary.storePath + "/master.key")))
         needles.append(("master key", masterKey))

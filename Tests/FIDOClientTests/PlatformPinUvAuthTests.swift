@@ -98,9 +98,9 @@ final class PlatformPinUvAuthTests: XCTestCase {
             remote.pinUvAuthProtocolOverride = version
             try remote.setPIN(try pin("1234"))
             XCTAssertEqual(try remote.info().options["clientPin"], true, "\(version)")
-            XCTAssertEqual(try key.store.loadPINState()?.pinHash, hexBytes("03ac674216f3e15c761ee1a5e255f067"))
+            XCTAssertEqual(try key.store.loadPINState()?.pinHash?.copyBytes(), hexBytes("03ac674216f3e15c761ee1a5e255f067"))
             try remote.changePIN(current: try pin("1234"), new: try pin("ünïcödé"))
-            XCTAssertEqual(try key.store.loadPINState()?.pinHash, Array(FIDOCrypto.SHA256.hash(Array("ünïcödé".utf8)).prefix(16)))
+            XCTAssertEqual(try key.store.loadPINState()?.pinHash?.copyBytes(), Array(FIDOCrypto.SHA256.hash(Array("ünïcödé".utf8)).prefix(16)))
             let token = try remote.pinUvAuthToken(pin: try pin("ünïcödé"), permissions: .credentialManagement)
             XCTAssertEqual(token.pinUvAuthProtocol, version)
             let manager = try remote.credentialManagement(pin: try pin("ünïcödé"))

@@ -22,6 +22,12 @@ inside a longer base64 string is found too. Any hit fails the check, and each is
 only exceptions are master.key holding the master key, and a CLI command's answer on stdout
 repeating the RP ID, user handle or names given on its own command line (listed, not counted).
 
+The running key's memory (/proc/PID/mem, read as root after the session) is searched too: key
+material (private keys, device secrets, master key, tokens, ECDH secrets, salts, hmac outputs,
+CredRandoms, the PIN and its hash) may appear only inside the secure heap, the MADV_DONTDUMP
+mapping (SecureHeap); what the key hands the platform (credBlob, largeBlobKey, large blobs) and
+what identifies (names, IDs) may appear elsewhere; both scans have positive controls.
+
 A second check: the key disables core dumps (RLIMIT_CORE 0/0, PR_SET_DUMPABLE 0,
 ProcessHardening). It is started with RLIMIT_CORE raised and its working directory in a temp
 dir, shown to have 0/0 in /proc/PID/limits after it came up, used (PIN token, hmac-secret),
@@ -59,6 +65,11 @@ SECRETS_RENAMES = (   # credentialManagement, `signal current-user --store`, `si
     ("ivan.socket.m3w@c19e", "Ivan Socketnamed"),
 )
 STORE_SALT = b"latchkey credential store v1"
+# Key material: in the running key's memory it may only be in the secure heap (mlocked, out of
+# cores). What the key hands the platform by protocol (credBlob, largeBlobKey, large blobs) and
+# what identifies (names, IDs) also lives in ordinary buffers.
+HEAP_ONLY = {"credential private key", "device secret", "store master key", "pinUvAuthToken", "ECDH shared secret",
+             "hmac-secret salt", "hmac-secret output", "CredRandom", "PIN"}
 # What identifies rather than authenticates (a CLI's answer may repeat what it was given).
 IDENTIFYING = {"RP ID", "RP name", "user name", "display name", "user handle"}
 
@@ -398,6 +409,40 @@ def run_secrets_session(key, helper_dir, secrets, state):
         raise
 
 
+def read_process_memory(pid):
+    """{"secure heap": bytes, "elsewhere": bytes} of a running process's writable memory (as root:
+    the key is not dumpable, so /proc/PID/mem needs CAP_SYS_PTRACE), split by whether the mapping is
+    left out of core dumps (VmFlags dd: the secure heap) or not; and the secure heap's figures."""
+    assert os.geteuid() == 0, "searching the key's memory needs root (the key is not dumpable): run the suite as root"
+    regions, current = [], None
+    with open(f"/proc/{pid}/smaps") as handle:
+        for line in handle:
+            head = line.split(None, 1)[0]
+            if "-" in head and not head.endswith(":"):
+                low, high = (int(part, 16) for part in head.split("-"))
+                current = {"low": low, "high": high, "perms": line.split()[1], "name": line.split()[-1] if len(line.split()) > 5 else ""}
+                regions.append(current)
+            elif head == "VmFlags:":
+                current["flags"] = line.split()[1:]
+    parts = {"secure heap": bytearray(), "elsewhere": bytearray()}
+    heap = {"bytes": 0, "locked": False}
+    with open(f"/proc/{pid}/mem", "rb", buffering=0) as memory:
+        for region in regions:
+            if "r" not in region["perms"] or region["name"] in ("[vvar]", "[vvar_vclock]", "[vsyscall]"):
+                continue
+            try:
+                memory.seek(region["low"])
+                data = memory.read(region["high"] - region["low"])
+            except OSError:
+                continue
+            dont_dump = "dd" in region.get("flags", [])
+            parts["secure heap" if dont_dump else "elsewhere"] += data
+            if dont_dump:
+                heap["bytes"] += len(data)
+                heap["locked"] = heap["locked"] or "lo" in region.get("flags", [])
+    return {name: bytes(data) for name, data in parts.items()}, heap
+
+
 def snapshot_directory(path, label):
     places = {}
     for root, _, files in os.walk(path):
@@ -512,7 +557,8 @@ def add_store_secrets(store_dir, helper_dir, session, state, secrets):
 
 @check("secrets at rest and in logs: after a full session (PIN, hmac-secret, credBlob, largeBlob, credMgmt, "
        "signals, PIN change) no private key, PIN, token, salt, hmac output, credBlob, large blob, user name "
-       "or RP ID is in clear in the store directory, the trace, the key's log or the CLI's output")
+       "or RP ID is in clear in the store directory, the trace, the key's log or the CLI's output; "
+       "in the running key's memory, key material is only in the secure heap")
 def test_secrets_in_files(work, state):
     secrets = Secrets()
     store = os.path.join(work, "store")
@@ -524,6 +570,7 @@ def test_secrets_in_files(work, state):
         session, approver = run_secrets_session(key, helper_dir, secrets, state)
         state["session"] = session
         approver.stop()
+        memory, heap = read_process_memory(key.process.pid)
         running = snapshot_directory(store, "store (key running)")
         print(f"      (store files while the key runs: {', '.join(p.split('/', 1)[1] for p in running)})", flush=True)
     finally:
@@ -561,6 +608,20 @@ def test_secrets_in_files(work, state):
     def by_design(kind, place):
         return (kind == "store master key" and place.endswith("/master.key")) or \
             (place == "CLI stdout" and kind in IDENTIFYING)
+
+    print(f"      (key memory: secure heap {heap['bytes'] // 1024} kB{' mlocked' if heap['locked'] else ''}, "
+          f"{len(memory['elsewhere']) // 1024} kB elsewhere)", flush=True)
+    in_memory = search({f"key memory, {name}": data for name, data in memory.items()}, secrets)
+    seen = {(kind, place.split(", ")[1]) for kind, _, _, place, _ in in_memory}
+    for where in ("secure heap", "elsewhere"):
+        kinds = sorted({kind for kind, place in seen if place == where})
+        print(f"        in the key's memory, {where}: {', '.join(kinds) or 'nothing'}", flush=True)
+    # Positive controls: the scan reads the heap and the rest (a key it must hold; an RP ID it must have seen).
+    assert ("credential private key", "secure heap") in seen, "no credential key found in the secure heap: the scan is blind"
+    assert ("RP ID", "elsewhere") in seen, "no RP ID found outside the secure heap: the scan is blind"
+    stray = sorted({f"{kind} [{label}]" for kind, label, _, place, _ in in_memory
+                    if kind in HEAP_ONLY and place.endswith("elsewhere")})
+    assert not stray, f"key material outside the secure heap, where a core or swap would hold it: {stray}"
 
     findings = search(places, secrets, skip=by_design)
     report_findings(findings, places, secrets, "searched")

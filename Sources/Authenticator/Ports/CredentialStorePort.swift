@@ -85,15 +85,25 @@ public struct RelyingPartyEntry: Sendable, Equatable {
 
 /// Persistent clientPIN state (CTAP 2.1 §6.5).
 public struct PINState: Sendable, Equatable {
-    /// LEFT(SHA-256(PIN), 16); nil when no PIN is set but retries are tracked.
-    public var pinHash: [UInt8]?
+    /// LEFT(SHA-256(PIN), 16); nil when no PIN is set but retries are tracked. A secret: it
+    /// gives the PIN to an offline search, so it lives in `SecretBytes` like the keys.
+    public var pinHash: SecretBytes?
     /// Code points of the current PIN (for minPINLength checks after setMinPINLength).
     public var pinCodePoints: Int
     public var retries: Int
     public var forcePINChange: Bool
-    public init(pinHash: [UInt8]?, pinCodePoints: Int, retries: Int, forcePINChange: Bool) {
+    public init(pinHash: SecretBytes?, pinCodePoints: Int, retries: Int, forcePINChange: Bool) {
         self.pinHash = pinHash; self.pinCodePoints = pinCodePoints
         self.retries = retries; self.forcePINChange = forcePINChange
+    }
+
+    public static func == (a: PINState, b: PINState) -> Bool {
+        let sameHash = switch (a.pinHash, b.pinHash) {
+        case (nil, nil): true
+        case let (left?, right?): constantTimeEquals(left, right)
+        default: false
+        }
+        return sameHash && a.pinCodePoints == b.pinCodePoints && a.retries == b.retries && a.forcePINChange == b.forcePINChange
     }
 }
 
