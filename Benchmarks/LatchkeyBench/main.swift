@@ -1,3 +1,4 @@
+import FIDOCrypto
 import Foundation
 
 /// latchkey-bench: how close Latchkey is to the cost of its own cryptography, and how it scales.
@@ -8,6 +9,9 @@ import Foundation
 ///   latchkey-bench --remote socket:PATH --remote /dev/hidrawN [--seconds S] [--json FILE]
 ///                                                    running keys only (scripts/bench --vm)
 ///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
+// Secrets in the secure heap, as `latchkey serve` has them (LatchkeyCLI.runProcess): its lock
+// is on every key's allocation, so the figures include it.
+SecureHeap.start()
 var quick = false
 var sizes = [1_000, 100_000]
 var seconds = 1.0

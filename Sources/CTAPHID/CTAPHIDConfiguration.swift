@@ -14,6 +14,13 @@ public struct CTAPHIDConfiguration: Sendable {
     /// A multi-packet message whose next continuation does not arrive within
     /// this time is abandoned with ERR_MSG_TIMEOUT.
     public var messageTimeoutMilliseconds: UInt64
+    /// A whole message must arrive within this time of its initialization packet, however
+    /// promptly each continuation comes (ERR_MSG_TIMEOUT otherwise). CTAPHID runs one
+    /// transaction at a time, so without it a client trickling a 129-packet message, one
+    /// packet every 499 ms, would hold every other client at ERR_CHANNEL_BUSY for a minute.
+    /// The spec bounds only the gap between packets; a USB host sends a maximal message in
+    /// about 130 ms (one packet per 1 ms frame), so 3 s leaves slow VMs twenty times that.
+    public var messageBudgetMilliseconds: UInt64
     /// Interval between KEEPALIVE packets while a CBOR request runs.
     public var keepaliveIntervalMilliseconds: UInt64
     /// Upper bound of the channel table; the least recently used channel is
@@ -32,6 +39,7 @@ public struct CTAPHIDConfiguration: Sendable {
             | CTAPHIDConfiguration.capabilityCBOR,
         deviceVersion: (major: UInt8, minor: UInt8, build: UInt8) = (major: 1, minor: 0, build: 0),
         messageTimeoutMilliseconds: UInt64 = 500,
+        messageBudgetMilliseconds: UInt64 = 3000,
         keepaliveIntervalMilliseconds: UInt64 = 100,
         maxChannels: Int = 1024,
         channelIDSeed: UInt32 = 1,
@@ -40,6 +48,7 @@ public struct CTAPHIDConfiguration: Sendable {
         self.capabilities = capabilities
         self.deviceVersion = deviceVersion
         self.messageTimeoutMilliseconds = messageTimeoutMilliseconds
+        self.messageBudgetMilliseconds = messageBudgetMilliseconds
         self.keepaliveIntervalMilliseconds = keepaliveIntervalMilliseconds
         self.maxChannels = maxChannels
         self.channelIDSeed = channelIDSeed

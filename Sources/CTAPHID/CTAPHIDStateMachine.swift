@@ -36,7 +36,10 @@ public struct CTAPHIDStateMachine: Sendable {
         var channel: UInt32
         var connection: ConnectionID
         var assembler: MessageAssembler
+        /// The next continuation's deadline (never past `expires`).
         var deadline: UInt64
+        /// When the whole message must have arrived (`messageBudgetMilliseconds`).
+        var expires: UInt64
     }
 
     private struct RunningRequest: Sendable {
@@ -224,8 +227,10 @@ public struct CTAPHIDStateMachine: Sendable {
         case let .complete(command, payload):
             return handleMessage(channel: channel, command: command, payload: payload, from: connection, now: now)
         case .needMore:
+            let expires = now.addingMilliseconds(configuration.messageBudgetMilliseconds)
             state.assembly = Assembly(channel: channel, connection: connection, assembler: assembler,
-                                      deadline: now.addingMilliseconds(configuration.messageTimeoutMilliseconds))
+                                      deadline: min(now.addingMilliseconds(configuration.messageTimeoutMilliseconds), expires),
+                                      expires: expires)
             return []
         case .error(let error):
             return [errorReport(error, channel: channel, to: connection)]
@@ -244,8 +249,9 @@ public struct CTAPHIDStateMachine: Sendable {
         state.channels.touch(channel)
         switch assembly.assembler.feed(packet) {
         case .needMore:
-            // §11.2.5.2: the message timeout restarts with every packet received.
-            assembly.deadline = now.addingMilliseconds(configuration.messageTimeoutMilliseconds)
+            // §11.2.5.2: the message timeout restarts with every packet received, within the
+            // whole message's budget.
+            assembly.deadline = min(now.addingMilliseconds(configuration.messageTimeoutMilliseconds), assembly.expires)
             state.assembly = assembly
             return []
         case let .complete(command, payload):

@@ -107,6 +107,35 @@ final class CTAPHIDFramingTests: XCTestCase {
         XCTAssertEqual(machine.tick(now: t(900)), [.send(report: errorReport(a, .messageTimeout), to: 0)])
     }
 
+    /// A message trickled in, each packet just inside the 500 ms gap, still times out 3 s after
+    /// its INIT, and other channels are served again at once.
+    func test_MSG_TIMEOUT_wholeMessageBudget() {
+        var machine = CTAPHIDStateMachine()
+        let slow = machine.allocateChannel(from: 1)
+        let other = machine.allocateChannel(from: 2)
+        let reports = MessageFragmenter.reports(channel: slow, command: 0x01, payload: pattern(7609))
+        XCTAssertEqual(machine.receive(report: reports[0], from: 1, now: t(0)), [])
+        var now: UInt64 = 0
+        for report in reports[1..<7] {
+            now += 490
+            XCTAssertEqual(machine.tick(now: t(now)), [])
+            XCTAssertEqual(machine.receive(report: report, from: 1, now: t(now)), [])
+        }
+        XCTAssertEqual(now, 2940)
+        XCTAssertEqual(machine.nextDeadline(), t(3000), "the budget, not the 500 ms gap, comes first")
+        XCTAssertEqual(machine.receive(report: initReport(other, 0x01, data: [7]), from: 2, now: t(2950)),
+                       [.send(report: errorReport(other, .channelBusy), to: 2)])
+        XCTAssertEqual(machine.tick(now: t(3000)), [.send(report: errorReport(slow, .messageTimeout), to: 1)])
+        XCTAssertEqual(machine.receive(report: reports[7], from: 1, now: t(3010)), [], "the rest is stray")
+        let echo = machine.receive(report: initReport(other, 0x01, length: 1, data: [7]), from: 2, now: t(3020))
+        XCTAssertEqual(echo.message()?.payload, [7])
+        // A message that arrives at USB speed is untouched by the budget.
+        let fast = MessageFragmenter.reports(channel: slow, command: 0x01, payload: pattern(7609))
+        var answer: [CTAPHIDAction] = []
+        for (index, report) in fast.enumerated() { answer = machine.receive(report: report, from: 1, now: t(4000 + UInt64(index))) }
+        XCTAssertEqual(answer.message()?.payload, pattern(7609))
+    }
+
     func test_MSG_TIMEOUT_isConfigurable() {
         var machine = CTAPHIDStateMachine(configuration: .init(messageTimeoutMilliseconds: 50))
         let a = machine.allocateChannel()
