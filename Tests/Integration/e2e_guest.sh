@@ -89,6 +89,11 @@ check_tampered_rejected() {
 }
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
 check_slow_reader() { "$PYTHON" "$HERE/e2e_slow_reader.py" "$(node_of main)"; }
+check_floods() {  # hostile clients over hidraw while a good client PINGs (e2e_floods.py); output kept in the results
+    timeout 300 "$PYTHON" "$HERE/e2e_floods.py" "$(node_of main)" "$(cat "$WORK/key-main.pid")" "$WORK/key-main.log" \
+        2>&1 | tee "$RESULTS/floods.txt"
+    return "${PIPESTATUS[0]}"
+}
 check_ssh() {  # check_ssh TYPE: ssh-keygen makes an -sk key on the device, signs, verifies
     local type="$1" key="$WORK/id_$1"
     ssh-keygen -q -t "$type" -f "$key" -N "" -C "e2e@latchkey" </dev/null || return 1
@@ -466,6 +471,10 @@ step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
 step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
+passed_before_floods=$passed
+step "hostile clients over hidraw (wrong sizes, random, wrong sequence, interleaved, vanishing, INIT flood, 1,000 channels, 1,000 opens, channel table): exact answers, a good client within 2× its latency (floor +12 ms under TCG), RSS growth < 20 MB" check_floods
+# Passed, the figures are shown too (a failure's output ends with them; all of it: floods.txt in the results dir).
+[ "$passed" -gt "$passed_before_floods" ] && sed -n '/^flood summary/,$p' "$RESULTS/floods.txt" | sed 's/^/      /'
 step "OpenSSH ecdsa-sk key: ssh-keygen -Y sign/verify" check_ssh ecdsa-sk
 step "OpenSSH ed25519-sk key: ssh-keygen -Y sign/verify" check_ssh ed25519-sk
 step "stopping the key removes its hidraw node" check_stop_removes_node

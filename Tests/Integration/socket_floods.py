@@ -11,61 +11,17 @@ Floods: packets of the wrong size, random 64-byte packets, wrong sequence number
 channels, clients vanishing mid-message, an INIT flood (with a reader and a non-reader), 1,000
 channels on one connection, 1,000 connections; then, on a `--presence control` key, clients
 vanishing while their request waits for presence. Last, what the channel table does past its
-capacity (1,024, least recently used evicted)."""
+capacity (1,024, least recently used evicted).
 
-import logging
+The packets, the good client, the flood processes and the floods the uhid suite runs as well
+(e2e_floods.py) are in flood_support.py; the socket's own floods are here."""
 
+import flood_support
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
-from socket_hostile import cpu_seconds
+from flood_support import *  # noqa: F401,F403 - packets, the good client, floods, run_flood
 
-FLOOR_MS = 2.0                 # latency allowance floor: max(2 × baseline, baseline + FLOOR_MS)
-FLOOD_SECONDS = 1.0            # how long the good client measures during each flood
-PING_GAP_SECONDS = 0.002       # the good client's pause between PINGs: it uses the key, it does not
-                               # race the flood for the CPU (the machine may have two cores)
-RSS_BUDGET_MB = 20.0
-CHANNEL_CAPACITY = 1024        # CTAPHIDConfiguration.maxChannels
 CONNECTION_LIMIT = 256         # SocketTransport.defaultMaximumConnections
 PRESENCE_POLL_MS = 10          # ControlPresence.pollMilliseconds: how soon a waiting request sees its cancel
-
-BROADCAST = 0xFFFFFFFF
-CMD_PING, CMD_MSG, CMD_INIT, CMD_CBOR, CMD_KEEPALIVE, CMD_ERROR = 0x01, 0x03, 0x06, 0x10, 0x3B, 0x3F
-ERR_INVALID_LEN, ERR_INVALID_SEQ, ERR_CHANNEL_BUSY, ERR_INVALID_CHANNEL = 0x03, 0x04, 0x06, 0x0B
-
-FLOOD_FIGURES = []             # one dict per flood, for the memory check and the summary
-
-
-# --- raw CTAPHID over the socket ----------------------------------------------------------------
-
-def init_packet(cid, cmd, length, data=b""):
-    return (struct.pack(">IBH", cid, 0x80 | cmd, length) + data[:57]).ljust(64, b"\0")
-
-
-def cont_packet(cid, seq, data=b""):
-    return (struct.pack(">IB", cid, seq) + data[:59]).ljust(64, b"\0")
-
-
-def fragments(cid, cmd, payload):
-    packets, rest, seq = [init_packet(cid, cmd, len(payload), payload[:57])], payload[57:], 0
-    while rest:
-        packets.append(cont_packet(cid, seq, rest[:59]))
-        rest, seq = rest[59:], seq + 1
-    return packets
-
-
-def read_message(sock):
-    """The key's next whole message on sock: (cid, cmd, payload)."""
-    first = sock.recv(65)
-    assert first, "the key closed the connection"
-    assert len(first) == 64, f"a {len(first)}-byte packet from the key"
-    cid, kind, length = struct.unpack(">IBH", first[:7])
-    assert kind & 0x80, f"a continuation packet where a message should start: {first.hex()}"
-    data, seq = first[7:7 + length], 0
-    while len(data) < length:
-        packet = sock.recv(65)
-        assert len(packet) == 64 and struct.unpack(">I", packet[:4])[0] == cid and packet[4] == seq, packet.hex()
-        data += packet[5:5 + length - len(data)]
-        seq += 1
-    return cid, kind & 0x7F, bytes(data)
 
 
 def connect(path, timeout=5.0):
@@ -75,55 +31,17 @@ def connect(path, timeout=5.0):
     return sock
 
 
-def allocate_channels(sock, count, burst=50):
-    """`count` channels by INIT on the broadcast channel, `burst` at a time; checks every answer."""
-    cids = []
-    while len(cids) < count:
-        nonces = [os.urandom(8) for _ in range(min(burst, count - len(cids)))]
-        for nonce in nonces:
-            sock.send(init_packet(BROADCAST, CMD_INIT, 8, nonce))
-        for nonce in nonces:
-            cid, cmd, data = read_message(sock)
-            assert (cid, cmd, data[:8]) == (BROADCAST, CMD_INIT, nonce), (hex(cid), cmd, data.hex())
-            cids.append(struct.unpack(">I", data[8:12])[0])
-    return cids
+class SocketTarget:
+    """A socket key as flood_support's floods see it: each link a connection of its own."""
 
+    def __init__(self, key):
+        self.key, self.path, self.pid = key, key.socket_path, key.process.pid
 
-def ping_raw(sock, cid, payload=None):
-    payload = os.urandom(20) if payload is None else payload
-    for packet in fragments(cid, CMD_PING, payload):
-        sock.send(packet)
-    return read_message(sock), payload
+    def device(self):
+        return self.key.device()
 
-
-def sync_and_collect(sock, cid):
-    """PINGs on cid and returns every message the key sent before the echo (answers arrive in order)."""
-    token = os.urandom(16)
-    sock.send(init_packet(cid, CMD_PING, len(token), token))
-    before = []
-    while True:
-        message = read_message(sock)
-        if message == (cid, CMD_PING, token):
-            return before
-        before.append(message)
-
-
-def error(cid, code):
-    return (cid, CMD_ERROR, bytes([code]))
-
-
-# --- the key from outside ------------------------------------------------------------------------
-
-def rss_mb(pid):
-    with open(f"/proc/{pid}/status") as handle:
-        for line in handle:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
-def fd_count(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
+    def open_link(self, timeout=5.0):
+        return connect(self.path, timeout)
 
 
 def fd_descriptions(pid):
@@ -142,166 +60,12 @@ def log_text(key):
         return handle.read()
 
 
-class BusyCounter(logging.Handler):
-    """python-fido2 retries ERR_CHANNEL_BUSY (after QuickRetry's 1 ms) and logs a warning each time: count them."""
+# --- the socket's own floods, each in a forked, niced process (flood_support.Flood) -------------
 
-    def __init__(self):
-        super().__init__(logging.WARNING)
-        self.count = 0
-
-    def emit(self, record):
-        if "busy" in record.getMessage().lower():
-            self.count += 1
-
-
-BUSY = BusyCounter()
-
-
-class QuickRetry:
-    """The `event` python-fido2's call takes: never set, and its wait (python-fido2's back-off
-    after ERR_CHANNEL_BUSY, 100 ms) lasts 1 ms and is timed (`slept`), so that the good client's
-    latency is the time it waits for the key — a BUSY answer costs its round trip and a retry,
-    not the client's own back-off. The BUSY answers are counted in BUSY."""
-
-    def __init__(self):
-        self.slept = 0.0
-
-    def is_set(self):
-        return False
-
-    def wait(self, timeout=None):
-        before = time.perf_counter()
-        time.sleep(0.001)
-        self.slept += time.perf_counter() - before
-        return False
-
-
-class GoodClient:
-    """A well-behaved python-fido2 client on a fresh connection: PINGs of one report each way
-    (57 bytes), 2 ms apart, every echo checked; ERR_CHANNEL_BUSY retried after 1 ms (QuickRetry)."""
-
-    def __init__(self, key):
-        self.device = key.device()
-
-    def pings(self, count=50, seconds=0.0):
-        times, started = [], time.perf_counter()
-        while (len(times) < count or time.perf_counter() - started < seconds) and time.perf_counter() - started < 15:
-            payload = os.urandom(57)
-            retry = QuickRetry()
-            before = time.perf_counter()
-            echoed = self.device.call(CTAPHID.PING, payload, event=retry)
-            times.append((time.perf_counter() - before - retry.slept) * 1000)
-            assert echoed == payload, "the good client's PING came back wrong"
-            time.sleep(PING_GAP_SECONDS)
-        return times
-
-    def check_info(self):
-        info = Ctap2(self.device).get_info()
-        assert "FIDO_2_0" in info.versions, info.versions
-
-    def close(self):
-        self.device.close()
-
-
-def median(values):
-    ordered = sorted(values)
-    return ordered[len(ordered) // 2]
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
-
-
-# --- floods, each in a forked, niced process ------------------------------------------------------
-
-class FloodControl:
-    """The flood process's side: `ready()` once it floods, `stopped()` polled between bursts,
-    `command()` for floods with phases."""
-
-    def __init__(self, control_fd, result_fd):
-        self.control_fd, self.result_fd = control_fd, result_fd
-
-    def ready(self):
-        os.write(self.result_fd, b"R")
-
-    def stopped(self):
-        return bool(select.select([self.control_fd], [], [], 0)[0])
-
-    def command(self):
-        return os.read(self.control_fd, 1)
-
-
-class Flood:
-    """Forks `function(path, control, **args)`; its return value (a dict) comes back as JSON."""
-
-    def __init__(self, function, key, **args):
-        control_r, self.control_w = os.pipe()
-        self.result_r, result_w = os.pipe()
-        self.pid = os.fork()
-        if self.pid == 0:  # the flood process
-            payload = b"{}"
-            try:
-                for name in os.listdir("/proc/self/fd"):
-                    fd = int(name)
-                    if fd > 2 and fd not in (control_r, result_w):
-                        try:
-                            os.close(fd)
-                        except OSError:
-                            pass
-                os.nice(10)
-                payload = json.dumps(function(key.socket_path, FloodControl(control_r, result_w), **args)).encode()
-            except BaseException as failure:  # noqa: BLE001 - reported to the parent
-                payload = json.dumps({"error": f"{type(failure).__name__}: {failure}\n{traceback.format_exc(limit=3)}"}).encode()
-            finally:
-                try:
-                    os.write(result_w, payload)
-                finally:
-                    os._exit(0)
-        os.close(control_r)
-        os.close(result_w)
-        self.result = None
-
-    def wait_ready(self, seconds=20):
-        ready, _, _ = select.select([self.result_r], [], [], seconds)
-        assert ready, "the flood process did not start flooding"
-        first = os.read(self.result_r, 1)
-        if first != b"R":
-            self.finish(already=first)
-
-    def command(self, byte):
-        os.write(self.control_w, byte)
-
-    def finish(self, already=b"", seconds=60):
-        if self.result is not None:
-            return self.result
-        try:
-            os.write(self.control_w, b"S")
-        except OSError:
-            pass
-        data, deadline = already, time.time() + seconds
-        while True:
-            ready, _, _ = select.select([self.result_r], [], [], max(0.0, deadline - time.time()))
-            if not ready:
-                os.kill(self.pid, signal.SIGKILL)
-                os.waitpid(self.pid, 0)
-                raise AssertionError("the flood process did not finish")
-            chunk = os.read(self.result_r, 65536)
-            if not chunk:
-                break
-            data += chunk
-        os.waitpid(self.pid, 0)
-        os.close(self.result_r)
-        os.close(self.control_w)
-        self.result = json.loads(data or b"{}")
-        assert "error" not in self.result, "flood process failed: " + self.result["error"]
-        return self.result
-
-
-def flood_bad_sizes(path, control):
+def flood_bad_sizes(target, control):
     """Packets of every wrong size (0 to 4096 bytes), 50 at a time, each burst followed by a PING
     on the same connection: the key drops them and the connection keeps working."""
-    sock = connect(path)
+    sock = target.open_link()
     cid = allocate_channels(sock, 1)[0]
     sizes, sent, bursts = [0, 1, 7, 63, 65, 100, 128, 1024, 4096], 0, 0
     control.ready()
@@ -316,116 +80,12 @@ def flood_bad_sizes(path, control):
     return {"packets": sent, "note": f"{sent} packets of 0–4096 bytes, a PING after every 50"}
 
 
-def random_expectation(packet):
-    """What the key answers to a random 64-byte packet on a random (unallocated) channel."""
-    cid, kind, length = struct.unpack(">IBH", packet[:7])
-    if not kind & 0x80:
-        return None                                          # continuation, no message: ignored
-    if kind & 0x7F == CMD_INIT and cid != 0:
-        if length != 8:
-            return error(cid, ERR_INVALID_LEN)
-        return "adopt"                                       # INIT on an unknown channel adopts it
-    return error(cid, ERR_INVALID_CHANNEL)                   # not allocated (or CID 0)
-
-
-def flood_random(path, control):
-    """Random 64-byte packets, 32 at a time; every answer is checked against what CTAPHID says."""
-    sock = connect(path)
-    own = allocate_channels(sock, 1)[0]
-    sent = answered = adopted = invalid_length = 0
-    control.ready()
-    while not control.stopped():
-        expected, burst = [], []
-        while len(burst) < 32:
-            packet = os.urandom(64)
-            if struct.unpack(">I", packet[:4])[0] in (BROADCAST, own):
-                continue
-            burst.append(packet)
-            expectation = random_expectation(packet)
-            if expectation is not None:
-                expected.append((packet, expectation))
-        for packet in burst:
-            sock.send(packet)
-        got = sync_and_collect(sock, own)
-        assert len(got) == len(expected), f"{len(got)} answers to {len(expected)} random initialization packets"
-        for (packet, expectation), message in zip(expected, got):
-            if expectation == "adopt":
-                cid = struct.unpack(">I", packet[:4])[0]
-                assert message[:2] == (cid, CMD_INIT) and message[2][:8] == packet[7:15] and \
-                    struct.unpack(">I", message[2][8:12])[0] == cid, message
-                adopted += 1
-            else:
-                assert message == expectation, f"random packet {packet[:8].hex()}: got {message}, expected {expectation}"
-                invalid_length += message[2] == bytes([ERR_INVALID_LEN])
-        sent += len(burst)
-        answered += len(got)
-    sock.close()
-    return {"packets": sent, "note": f"{sent} random packets, {answered} answers all as expected ({invalid_length} of them "
-                                         f"ERR_INVALID_LEN for an INIT not 8 bytes long, {adopted} INITs adopted, the "
-                                         f"rest ERR_INVALID_CHANNEL)"}
-
-
-def flood_wrong_sequence(path, control):
-    """Multi-packet PINGs broken four ways (a wrong first sequence number, a repeated one, a
-    skipped one, an initialization packet mid-message): each is one ERR_INVALID_SEQ."""
-    sock = connect(path)
-    cid = allocate_channels(sock, 1)[0]
-    rounds = 0
-    control.ready()
-    while not control.stopped():
-        for variant in range(16):
-            sock.send(init_packet(cid, CMD_PING, 200, os.urandom(57)))
-            kind = variant % 4
-            if kind == 0:
-                sock.send(cont_packet(cid, 1 + variant * 7 % 127))
-            elif kind == 1:
-                sock.send(cont_packet(cid, 0))
-                sock.send(cont_packet(cid, 0))
-            elif kind == 2:
-                sock.send(cont_packet(cid, 0))
-                sock.send(cont_packet(cid, 2))
-            else:
-                sock.send(init_packet(cid, CMD_PING, 10, os.urandom(10)))
-        got = sync_and_collect(sock, cid)
-        assert got == [error(cid, ERR_INVALID_SEQ)] * 16, f"16 broken messages answered {got}"
-        rounds += 16
-    sock.close()
-    return {"packets": rounds * 2, "note": f"{rounds} broken messages, each ERR_INVALID_SEQ"}
-
-
-def flood_interleaved(path, control, good_cid):
-    """Two channels of one connection interleave their messages' packets (the second gets
-    ERR_CHANNEL_BUSY, its continuations are ignored, the first completes); and packets on the
-    good client's channel, which this connection does not own (ERR_INVALID_CHANNEL / ignored)."""
-    sock = connect(path)
-    a, b = allocate_channels(sock, 2)
-    rounds = 0
-    control.ready()
-    while not control.stopped():
-        expected = []
-        for _ in range(8):
-            pa, pb = os.urandom(120), os.urandom(120)
-            fa, fb = fragments(a, CMD_PING, pa), fragments(b, CMD_PING, pb)
-            for packet_a, packet_b in zip(fa, fb):
-                sock.send(packet_a)
-                sock.send(packet_b)
-            sock.send(init_packet(good_cid, CMD_PING, 10, os.urandom(10)))
-            sock.send(cont_packet(good_cid, 0, os.urandom(59)))
-            expected += [error(b, ERR_CHANNEL_BUSY), (a, CMD_PING, pa), error(good_cid, ERR_INVALID_CHANNEL)]
-        got = sync_and_collect(sock, a)
-        assert got == expected, f"interleaved messages answered {got[:4]}…, expected {expected[:4]}…"
-        rounds += 8
-    sock.close()
-    return {"packets": rounds * 8, "note": f"{rounds} interleaved pairs: BUSY for the second, echo for the first, "
-                                          "INVALID_CHANNEL on the good client's channel"}
-
-
-def flood_vanishing(path, control):
+def flood_vanishing(target, control):
     """Clients that connect, allocate a channel, send part of a 1,000-byte message and close."""
     rounds = 0
     control.ready()
     while not control.stopped():
-        sock = connect(path)
+        sock = target.open_link()
         cid = allocate_channels(sock, 1)[0]
         payload = os.urandom(1000)
         for packet in fragments(cid, CMD_PING, payload)[:1 + rounds % 5]:
@@ -435,53 +95,7 @@ def flood_vanishing(path, control):
     return {"packets": rounds * 4, "connections": rounds, "note": f"{rounds} clients vanished mid-message"}
 
 
-def flood_init(path, control):
-    """INITs on the broadcast channel, 32 at a time: on one connection every answer is read and
-    checked (nonce, a fresh channel ID each time); a second connection never reads its answers."""
-    reader, deaf = connect(path), connect(path)
-    # Fill the channel table first: the measurement is of the steady state of any INIT flood
-    # longer than a moment, where every INIT evicts a channel.
-    seen = set(allocate_channels(reader, CHANNEL_CAPACITY + 100))
-    sent, deaf_sent = len(seen), 0
-    control.ready()
-    while not control.stopped():
-        for cid in allocate_channels(reader, 32, burst=32):
-            assert cid not in seen and cid not in (0, BROADCAST), f"channel {cid:08x} handed out twice"
-            seen.add(cid)
-        sent += 32
-        for _ in range(32):
-            deaf.send(init_packet(BROADCAST, CMD_INIT, 8, os.urandom(8)))
-        deaf_sent += 32
-    reader.close()
-    deaf.close()
-    return {"packets": sent + deaf_sent, "note": f"{sent} INITs answered with {len(seen)} distinct channels; "
-                                                 f"{deaf_sent} more on a connection that never reads"}
-
-
-def flood_channels(path, control, count=1000):
-    """1,000 channels on one connection (fewer than the table's 1,024), then PINGs across all of
-    them, 50 at a time: every channel stays allocated and answers on its own ID."""
-    sock = connect(path)
-    cids = allocate_channels(sock, count)
-    assert len(set(cids)) == count, "distinct channel IDs"
-    pinged, cycles, index = 0, 0, 0
-    control.ready()
-    while not control.stopped() or index != 0:    # finish the cycle: every channel PINGed at least once
-        batch = cids[index:index + 50]
-        payloads = [os.urandom(8) for _ in batch]
-        for cid, payload in zip(batch, payloads):
-            sock.send(init_packet(cid, CMD_PING, 8, payload))
-        for cid, payload in zip(batch, payloads):
-            assert read_message(sock) == (cid, CMD_PING, payload), f"PING on channel {cid:08x}"
-        pinged += len(batch)
-        index = (index + 50) % count
-        cycles += index == 0
-    sock.close()
-    return {"packets": count + pinged, "note": f"{count} channels allocated on one connection, {pinged} PINGs "
-                                               f"across them ({cycles} full cycles), all answered"}
-
-
-def flood_connections(path, control, count=1000):
+def flood_connections(target, control, count=1000):
     """1,000 connections held open (the key takes up to its limit and closes the rest at once),
     then connect-and-refused churn; on command '1' it stops churning and holds; on 'S' it ends."""
     import resource
@@ -495,7 +109,7 @@ def flood_connections(path, control, count=1000):
         deadline = time.time() + 3
         while True:
             try:
-                sock.connect(path)
+                sock.connect(target.path)
                 return sock
             except BlockingIOError:
                 assert time.time() < deadline, "connect still waits after 3 s"
@@ -543,50 +157,9 @@ def flood_connections(path, control, count=1000):
 
 # --- running one flood against the good client ----------------------------------------------------
 
-def run_flood(key, label, function, during=None, good=None, reconnect=False, **args):
-    """Baseline PINGs, the flood, PINGs during it, RSS before and after; prints and records the figures.
-    reconnect: the good client measures during the flood on a connection it opens once the flood
-    is under way (the INIT flood evicts an idle client's channel before that: see channel_table)."""
-    pid = key.process.pid
-    good = good or GoodClient(key)
-    descriptors = fd_count(pid)   # the good client's connection included
-    try:
-        good.pings(5)
-        baseline = median(good.pings(50))
-        rss_before, cpu_before, busy_before = rss_mb(pid), cpu_seconds(pid), BUSY.count
-        flood = Flood(function, key, **args)
-        try:
-            flood.wait_ready()
-            if reconnect:
-                good.close()
-                good = GoodClient(key)
-            times = good.pings(50, seconds=FLOOD_SECONDS)
-            extra = during(flood) if during else None
-        finally:
-            result = flood.finish()
-        busy = BUSY.count - busy_before
-        wait_for(lambda: fd_count(pid) <= descriptors, seconds=10,
-                 what=f"the flood's connections closed on the key's side ({descriptors} descriptors before, "
-                      f"{fd_count(pid)} as the wait began)")
-        good.check_info()
-        after = median(good.pings(20))
-        rss_after, cpu = rss_mb(pid), cpu_seconds(pid) - cpu_before
-    finally:
-        good.close()
-    during_ms = median(times)
-    allowed = max(2 * baseline, baseline + FLOOR_MS)
-    figures = {"flood": label, "rss_before": rss_before, "rss_after": rss_after, "baseline": baseline,
-               "during": during_ms, "allowed": allowed, "busy": busy, "pings": len(times), "cpu": cpu,
-               "p90": percentile(times, 0.9), "max": max(times), "after": after, "result": result}
-    FLOOD_FIGURES.append(figures)
-    print(f"      [{label}] {result.get('note', '')}", flush=True)
-    print(f"      [{label}] RSS {rss_before:.2f} → {rss_after:.2f} MB ({rss_after - rss_before:+.2f}); PING median "
-          f"{baseline:.3f} ms baseline, {during_ms:.3f} ms during ({len(times)} PINGs, p90 {figures['p90']:.3f}, "
-          f"max {figures['max']:.1f} ms, {busy} ERR_CHANNEL_BUSY answers, retried after 1 ms), {after:.3f} ms after; "
-          f"allowed {allowed:.3f} ms = max(2× baseline, baseline + {FLOOR_MS:.0f} ms floor); key CPU {cpu:.2f} s",
-          flush=True)
-    assert during_ms <= allowed, f"PING median {during_ms:.3f} ms during the flood, over {allowed:.3f} ms"
-    return figures, extra
+def run_flood(key, label, function, **options):
+    """flood_support.run_flood on a socket key (options as there)."""
+    return flood_support.run_flood(SocketTarget(key), label, function, **options)
 
 
 def dropped_accounting(key):
@@ -607,18 +180,13 @@ def test_floods():
     """Every flood on one auto-presence key, then the channel table past its capacity, then the
     presence-wait vanishing on a control key, then the memory check over all of them. Never
     raises: a failure outside the checks (a key that does not start) is one failed result."""
-    fido_logger = logging.getLogger("fido2.hid")
-    fido_logger.addHandler(BUSY)
-    saved_propagate, fido_logger.propagate = fido_logger.propagate, False
-    try:
-        run_floods()
-    except Exception as failure:  # noqa: BLE001 - the suite goes on
-        RESULTS.append(("floods", False))
-        print(f"FAIL  floods: {type(failure).__name__}: {failure}", flush=True)
-        traceback.print_exc(limit=4)
-    finally:
-        fido_logger.removeHandler(BUSY)
-        fido_logger.propagate = saved_propagate
+    with busy_counted():
+        try:
+            run_floods()
+        except Exception as failure:  # noqa: BLE001 - the suite goes on
+            RESULTS.append(("floods", False))
+            print(f"FAIL  floods: {type(failure).__name__}: {failure}", flush=True)
+            traceback.print_exc(limit=4)
 
 
 def run_floods():
@@ -769,10 +337,7 @@ def run_floods():
         print(f"      (RSS of the flooded key {key_rss_start:.2f} → {key_rss_end:.2f} MB; of the presence key "
               f"{presence.get('before', 0):.2f} → {presence.get('after', 0):.2f} MB; growth {growth:+.2f} MB in all)",
               flush=True)
-        print("      flood                     RSS before→after MB   PING baseline / during / allowed ms   busy", flush=True)
-        for f in FLOOD_FIGURES:
-            print(f"      {f['flood']:<25} {f['rss_before']:7.2f} → {f['rss_after']:7.2f}     "
-                  f"{f['baseline']:7.3f} / {f['during']:7.3f} / {f['allowed']:7.3f}        {f['busy']}", flush=True)
+        print_flood_table()
         assert growth < RSS_BUDGET_MB, f"RSS grew by {growth:.2f} MB"
 
     memory()
@@ -813,12 +378,6 @@ def channel_table(key):
 
     lru()
     idle_client_survives()
-
-
-def read_message_after_ping(sock, cid):
-    token = os.urandom(8)
-    sock.send(init_packet(cid, CMD_PING, 8, token))
-    return read_message(sock)
 
 
 def cancelled_count(key):

@@ -2,13 +2,7 @@
 descriptors must leave it idle, turning clients away, with a bounded log."""
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
-
-
-def cpu_seconds(pid):
-    """utime + stime of a process, in seconds (/proc/PID/stat fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as handle:
-        fields = handle.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+from flood_support import cpu_seconds
 
 
 @check("out of descriptors (ulimit -n 64, 150 clients): the key stays idle, turns clients away at once, logs a "

@@ -7,7 +7,8 @@ The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_prese
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
 key's memory under each), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
 no core dumps) and socket_crash.py (SIGKILLs at random moments: LATCHKEY_CRASH_KILLS, default 300,
-and LATCHKEY_CRASH_SEED); what they share in socket_support.py.
+and LATCHKEY_CRASH_SEED); what they share in socket_support.py, and what the floods share with the
+uhid suite's (e2e_floods.py) in flood_support.py.
 """
 
 import sys
