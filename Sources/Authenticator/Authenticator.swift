@@ -11,6 +11,8 @@ public final class Authenticator: @unchecked Sendable {
     let configuration: AuthenticatorConfiguration
     let store: CredentialStorePort
     public let presence: UserPresence
+    /// Built-in user verification (`--uv`); nil: the key has none, and getInfo no `uv` option.
+    public let userVerification: (any UserVerification)?
     let clock: AuthenticatorClock
     let random: RandomSource
 
@@ -35,10 +37,12 @@ public final class Authenticator: @unchecked Sendable {
     var largeBlobWrite: LargeBlobWrite?
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
-                presence: UserPresence, clock: AuthenticatorClock, random: RandomSource = SystemRandom()) throws(StoreError) {
+                presence: UserPresence, userVerification: (any UserVerification)? = nil, clock: AuthenticatorClock,
+                random: RandomSource = SystemRandom()) throws(StoreError) {
         self.configuration = configuration
         self.store = store
         self.presence = presence
+        self.userVerification = userVerification
         self.clock = clock
         self.random = random
         let secrets = try store.loadDeviceSecrets(orCreate: { try DeviceSecrets.generate() })
@@ -109,7 +113,7 @@ public final class Authenticator: @unchecked Sendable {
             case .getNextAssertion: body = try getNextAssertion(context: context)
             case .reset: body = try reset(context: context)
             case .selection: body = try selection(context: context)
-            case .clientPIN: body = try clientPIN(ClientPINRequest(cbor: try Self.require(parameters)))
+            case .clientPIN: body = try clientPIN(ClientPINRequest(cbor: try Self.require(parameters)), context: context)
             case .credentialManagement, .credentialManagementPreview:
                 body = try credentialManagement(CredentialManagementRequest(cbor: try Self.require(parameters)),
                                                 context: context)

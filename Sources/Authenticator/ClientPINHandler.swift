@@ -4,7 +4,7 @@ import FIDOCrypto
 
 extension Authenticator {
     /// authenticatorClientPIN (0x06), CTAP 2.1 §6.5.5.
-    func clientPIN(_ request: ClientPINRequest) throws(CTAP2StatusCode) -> CBORValue? {
+    func clientPIN(_ request: ClientPINRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
         guard let subcommand = request.subcommand else { throw .invalidSubcommand }
         switch subcommand {
         case .getPINRetries: return try getPINRetries().cborValue
@@ -18,10 +18,11 @@ extension Authenticator {
         case .getPinToken: return try getPinToken(request).cborValue
         case .getPinUvAuthTokenUsingPinWithPermissions:
             return try getPinUvAuthTokenUsingPinWithPermissions(request).cborValue
-        case .getPinUvAuthTokenUsingUvWithPermissions, .getUVRetries:
-            // No built-in user verification (getInfo has no "uv" option): these subcommands
-            // do not exist on this key.
-            throw .invalidSubcommand
+        // Built-in UV (BuiltInUserVerification.swift): without it these do not exist on this
+        // key (getInfo has no "uv" option), CTAP2_ERR_INVALID_SUBCOMMAND.
+        case .getPinUvAuthTokenUsingUvWithPermissions:
+            return try getPinUvAuthTokenUsingUvWithPermissions(request, context: context).cborValue
+        case .getUVRetries: return try getUVRetries().cborValue
         }
     }
 
@@ -180,6 +181,7 @@ extension Authenticator {
         pinUvAuth.recordMatch()
         state.retries = PINPolicy.maxRetries
         try savePINState(state)
+        try restoreUVRetriesAfterPIN()
     }
 
     /// §6.5.5.7.x steps 5–11: checks, decapsulate, PIN verification and the forcePINChange
@@ -195,7 +197,7 @@ extension Authenticator {
 
     /// A fresh token for all protocols, in use with `permissions`, returned encrypted to the
     /// platform: encrypt(shared secret, pinUvAuthToken).
-    private func issueToken(permissions: PinUvAuthPermissions, rpID: String?,
+    func issueToken(permissions: PinUvAuthPermissions, rpID: String?,
                             sharedSecret: PinUvAuthSharedSecret) throws(CTAP2StatusCode) -> ClientPINResponse {
         pinUvAuth.issueToken(permissions: permissions, rpID: rpID, now: clock.monotonicNanoseconds())
         var token = pinUvAuth.token(for: sharedSecret.pinUvAuthProtocol).copyBytes()

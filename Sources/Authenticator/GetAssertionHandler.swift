@@ -21,14 +21,18 @@ extension Authenticator {
         try answerTouchProbe(ifAskedBy: request.pinUvAuthParam, rpID: request.rpID, context: context)
         // Step 2: a pinUvAuthParam needs a supported pinUvAuthProtocol.
         let pinUvAuthProtocol = try requestedPinUvAuthProtocol(for: request.pinUvAuthParam, requested: request.pinUvAuthProtocol)
-        // Options: "rk" is not an option of getAssertion. "uv" needs built-in UV; next to a
-        // pinUvAuthParam it is ignored (the token already verified the user).
+        // Options: "rk" is not an option of getAssertion. "uv" asks for built-in UV (without
+        // it, CTAP2_ERR_INVALID_OPTION); next to a pinUvAuthParam it is ignored (the token
+        // already verified the user).
         if request.options["rk"] != nil { throw .unsupportedOption }
-        if request.options["uv"] == true && request.pinUvAuthParam == nil { throw .invalidOption }
+        let builtInUV = request.options["uv"] == true && request.pinUvAuthParam == nil
+        if builtInUV && userVerification == nil { throw .invalidOption }
         let userPresence = request.options["up"] ?? true
         // alwaysUv (CTAP 2.1 §6.11.2): an assertion with user presence needs user verification,
-        // i.e. a token. Silent (up: false) probes stay possible, as in OpenSK.
-        if userPresence, request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
+        // a token or built-in. Silent (up: false) probes stay possible, as in OpenSK.
+        if userPresence, request.pinUvAuthParam == nil, !builtInUV, try isAlwaysUvEnabled() {
+            throw try missingUVError()
+        }
         // Extensions are decoded with the request (GetAssertionExtensions); hmac-secret's input
         // is checked here, before the token is used.
         if let error = request.extensionsError { throw error }
@@ -40,10 +44,15 @@ extension Authenticator {
             hmacSecret = try hmacSecretRequest(input, userPresence: userPresence)
         }
 
-        // Step 6: the pinUvAuthToken must carry ga for this RP; then UV is done.
-        let userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
+        // Step 6.1: the pinUvAuthToken must carry ga for this RP; then UV is done. Step 6.2: or
+        // the key verifies the user itself.
+        var userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
                                          clientDataHash: request.clientDataHash, permission: .getAssertion,
                                          rpID: request.rpID)
+        if builtInUV {
+            try verifyUserForCommand(.getAssertion, rpID: request.rpID, context: context)
+            userVerified = true
+        }
 
         let rpIDHash = rpIDHashes.hash(of: request.rpID)
         var flags: AuthenticatorData.Flags = []

@@ -26,7 +26,12 @@ extension Authenticator {
             firmwareVersion: configuration.firmwareVersion,
             maxCredBlobLength: configuration.maxCredBlobLength,
             maxRPIDsForSetMinPINLength: configuration.maxRPIDsForSetMinPINLength,
-            remainingDiscoverableCredentials: remaining)
+            remainingDiscoverableCredentials: remaining,
+            // Built-in UV: one attempt per clientPIN 0x06 call, up to 3 calls (as a YubiKey
+            // Bio); the modality is the method's own (passcode-internal is never claimed: that
+            // would be clientPin).
+            preferredPlatformUvAttempts: userVerification.map { _ in BuiltInUV.preferredPlatformAttempts },
+            uvModality: userVerification?.modality)
     }
 
     /// getInfo 0x04. The pinUvAuthToken permissions a token may carry follow from these
@@ -34,13 +39,14 @@ extension Authenticator {
     func infoOptions(alwaysUv knownAlwaysUv: Bool? = nil) throws(CTAP2StatusCode) -> [String: Bool] {
         let alwaysUv: Bool
         if let knownAlwaysUv { alwaysUv = knownAlwaysUv } else { alwaysUv = try isAlwaysUvEnabled() }
-        return [
+        var options: [String: Bool] = [
             "rk": true,
             "up": true,
             "plat": false,
             // Present and false until a PIN is set (CTAP 2.1 §6.4: false means "capable, not set").
             "clientPin": try isPINSet(),
-            // getPinUvAuthTokenUsingPinWithPermissions (0x09) and permissions.
+            // getPinUvAuthTokenUsingPinWithPermissions (0x09) and permissions; with built-in UV
+            // also getPinUvAuthTokenUsingUvWithPermissions (0x06).
             "pinUvAuthToken": true,
             // With a PIN set, non-discoverable credentials may still be made without UV —
             // unless alwaysUv asks for UV every time.
@@ -55,5 +61,9 @@ extension Authenticator {
             // authenticatorLargeBlobs (0x0C) with the largeBlobKey extension.
             "largeBlobs": true,
         ]
+        // Built-in user verification (`--uv`): present and true only when a method is
+        // configured; absent (not capable) otherwise.
+        if userVerification != nil { options["uv"] = true }
+        return options
     }
 }

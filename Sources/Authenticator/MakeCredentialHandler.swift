@@ -22,17 +22,24 @@ extension Authenticator {
             }
         }
         guard let algorithm = chosen else { throw .unsupportedAlgorithm }
-        // Step 4: options. "up": false is invalid for makeCredential. "uv" needs built-in UV,
-        // which this key does not offer; next to a pinUvAuthParam it is ignored (the token
-        // already verified the user; some platforms send both).
+        // Step 4 (2.1; step 5 in later texts): options. "up": false is invalid for makeCredential.
+        // "uv" asks for built-in UV (CTAP 2.0 style): without it, CTAP2_ERR_INVALID_OPTION;
+        // next to a pinUvAuthParam it is ignored (the token already verified the user; some
+        // platforms send both).
         if request.options["up"] == false { throw .invalidOption }
-        if request.options["uv"] == true && request.pinUvAuthParam == nil { throw .invalidOption }
+        let builtInUV = request.options["uv"] == true && request.pinUvAuthParam == nil
+        if builtInUV && userVerification == nil { throw .invalidOption }
         let isResident = request.options["rk"] ?? false
-        // The makeCredUvNotRqd rule (getInfo says true): on a key protected by a PIN, a
-        // discoverable credential needs a pinUvAuthToken; a non-discoverable one may be made without.
-        if isResident && request.pinUvAuthParam == nil, try isPINSet() { throw .puatRequired }
-        // alwaysUv (CTAP 2.1 §6.11.2): every credential needs user verification, i.e. a token.
-        if request.pinUvAuthParam == nil, try isAlwaysUvEnabled() { throw .puatRequired }
+        // The makeCredUvNotRqd rule (getInfo says true): on a key protected by user
+        // verification, a discoverable credential needs UV (a token or built-in); a
+        // non-discoverable one may be made without. alwaysUv (§6.11.2): every credential needs
+        // it. Without: CTAP2_ERR_PUAT_REQUIRED when a PIN could give a token, else
+        // CTAP2_ERR_OPERATION_DENIED (steps 6–8).
+        if request.pinUvAuthParam == nil, !builtInUV {
+            let protected = try isProtectedByUserVerification()
+            let alwaysUv = try isAlwaysUvEnabled()
+            if (isResident && protected) || alwaysUv { throw try missingUVError() }
+        }
         // Step 7: enterprise attestation is not offered.
         if request.enterpriseAttestation != nil { throw .invalidParameter }
 
@@ -61,10 +68,15 @@ extension Authenticator {
         // minPinLength (§12.4): the current minimum, for the RPs setMinPINLength allowed.
         let reportsMinPINLength = extensions.minPinLength ?? false
 
-        // Step 11: the pinUvAuthToken must carry mc for this RP; then UV is done.
-        let userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
+        // Step 11.1: the pinUvAuthToken must carry mc for this RP; then UV is done. Step 11.2:
+        // or the key verifies the user itself.
+        var userVerified = try authorize(request.pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol,
                                          clientDataHash: request.clientDataHash, permission: .makeCredential,
                                          rpID: request.rp.id)
+        if builtInUV {
+            try verifyUserForCommand(.makeCredential, rpID: request.rp.id, context: context)
+            userVerified = true
+        }
 
         // Step 12: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
         // userVerificationRequired (credProtect 3) credentials are invisible without UV.

@@ -24,8 +24,8 @@ extension Authenticator {
     func authorize(_ pinUvAuthParam: [UInt8]?, pinUvAuthProtocol: PinUvAuthProtocol?, clientDataHash: [UInt8],
                    permission: PinUvAuthPermissions, rpID: String) throws(CTAP2StatusCode) -> Bool {
         guard let pinUvAuthParam, let pinUvAuthProtocol else { return false }
-        // No PIN, so no token could exist: say so rather than "wrong MAC".
-        guard try isPINSet() else { throw .pinNotSet }
+        // No PIN and no built-in UV, so no token could exist: say so rather than "wrong MAC".
+        guard try isProtectedByUserVerification() else { throw .pinNotSet }
         try pinUvAuth.authorize(pinUvAuthParam, pinUvAuthProtocol: pinUvAuthProtocol, clientDataHash: clientDataHash,
                                 permission: permission, rpID: rpID, now: clock.monotonicNanoseconds())
         return true

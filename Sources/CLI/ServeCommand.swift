@@ -16,6 +16,10 @@ public enum ServeCommand {
                   help: "How a touch is given: prompt (ask on the terminal; the default), notify (a desktop "
                       + "notification with Approve/Deny), control (`latchkey approve` / `latchkey deny`), "
                       + "auto (approve all: test rigs only), deny (refuse all)."),
+            .init("uv", value: "auto|deny",
+                  help: "Built-in user verification, as a fingerprint sensor gives a key (default: none): auto (every "
+                      + "verification succeeds: test rigs, e.g. headless browsers creating passkeys), deny (every "
+                      + "attempt fails: retry and lockout tests)."),
             .init("control", value: "PATH", help: "The control socket of --presence control (default: "
                   + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or /tmp/latchkey-<uid>/<name>.control)."),
             .init("trace", value: "FILE", help: "Record every CTAPHID report in and out to FILE (mode 0600, secrets blanked); "
@@ -54,6 +58,12 @@ public enum ServeCommand {
                 throw UsageError("invalid --presence '\(presence)': use auto, deny, prompt, notify or control")
             }
             options.presence = mode
+        }
+        if let uv = parsed.value("uv") {
+            guard let mode = KeyConfiguration.VerificationMode(rawValue: uv) else {
+                throw UsageError("invalid --uv '\(uv)': use auto or deny")
+            }
+            options.userVerification = mode
         }
         if let control = parsed.value("control") {
             guard options.presence == .control else {

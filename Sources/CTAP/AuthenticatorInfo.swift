@@ -19,13 +19,17 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     public var maxCredBlobLength: Int?
     public var maxRPIDsForSetMinPINLength: Int?
     public var remainingDiscoverableCredentials: Int?
+    /// preferredPlatformUvAttempts (0x11) and uvModality (0x12): keys with built-in UV only.
+    public var preferredPlatformUvAttempts: Int?
+    public var uvModality: UInt32?
 
     public init(versions: [String], extensions: [String], aaguid: [UInt8], options: [String: Bool],
                 maxMsgSize: Int, pinUvAuthProtocols: [Int], maxCredentialCountInList: Int,
                 maxCredentialIdLength: Int, transports: [String], algorithms: [CredentialParameters],
                 maxSerializedLargeBlobArray: Int? = nil, forcePINChange: Bool? = nil, minPINLength: Int? = nil,
                 firmwareVersion: Int? = nil, maxCredBlobLength: Int? = nil,
-                maxRPIDsForSetMinPINLength: Int? = nil, remainingDiscoverableCredentials: Int? = nil) {
+                maxRPIDsForSetMinPINLength: Int? = nil, remainingDiscoverableCredentials: Int? = nil,
+                preferredPlatformUvAttempts: Int? = nil, uvModality: UInt32? = nil) {
         self.versions = versions; self.extensions = extensions; self.aaguid = aaguid; self.options = options
         self.maxMsgSize = maxMsgSize; self.pinUvAuthProtocols = pinUvAuthProtocols
         self.maxCredentialCountInList = maxCredentialCountInList; self.maxCredentialIdLength = maxCredentialIdLength
@@ -34,6 +38,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         self.minPINLength = minPINLength; self.firmwareVersion = firmwareVersion
         self.maxCredBlobLength = maxCredBlobLength; self.maxRPIDsForSetMinPINLength = maxRPIDsForSetMinPINLength
         self.remainingDiscoverableCredentials = remainingDiscoverableCredentials
+        self.preferredPlatformUvAttempts = preferredPlatformUvAttempts; self.uvModality = uvModality
     }
 
     public var cborValue: CBORValue {
@@ -58,6 +63,8 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         if let firmwareVersion { map[0x0E] = CBORValue(firmwareVersion) }
         if let maxCredBlobLength { map[0x0F] = CBORValue(maxCredBlobLength) }
         if let maxRPIDsForSetMinPINLength { map[0x10] = CBORValue(maxRPIDsForSetMinPINLength) }
+        if let preferredPlatformUvAttempts { map[0x11] = CBORValue(preferredPlatformUvAttempts) }
+        if let uvModality { map[0x12] = CBORValue(UInt64(uvModality)) }
         if let remainingDiscoverableCredentials { map[0x14] = CBORValue(remainingDiscoverableCredentials) }
         return .map(map)
     }

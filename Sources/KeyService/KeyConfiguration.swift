@@ -30,10 +30,20 @@ public struct KeyConfiguration: Equatable, Sendable {
         case control
     }
 
+    /// Built-in user verification (`--uv`); none by default.
+    public enum VerificationMode: String, CaseIterable, Equatable, Sendable {
+        /// Every verification succeeds (test rigs only).
+        case auto
+        /// Every verification fails (the retry and lockout paths).
+        case deny
+    }
+
     public var transport: Transport = .uhid(path: "/dev/uhid")
     public var storeDirectory: String
     public var name = "default"
     public var presence: PresenceMode = .prompt
+    /// `--uv`: nil, the key has no built-in user verification (getInfo has no `uv`).
+    public var userVerification: VerificationMode?
     /// `--attestation`: the shared batch certificate (default) or the store's own.
     public var attestation: AuthenticatorConfiguration.Attestation = .batch
     public var logLevel: Logger.Level = .info

@@ -29,6 +29,7 @@ public enum KeyHost {
             var authenticatorConfiguration = AuthenticatorConfiguration()
             authenticatorConfiguration.attestation = configuration.attestation
             authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
+                                              userVerification: makeUserVerification(configuration, logger: logger),
                                               clock: SystemClock())
         } catch {
             logger.error(error.message(directory: configuration.storeDirectory))
@@ -88,6 +89,19 @@ public enum KeyHost {
         signals.cancel()
         logger.info("key '\(configuration.name)' stopped")
         return 0
+    }
+
+    /// The built-in user verification `--uv` names, if any.
+    static func makeUserVerification(_ configuration: KeyConfiguration, logger: Logger) -> (any UserVerification)? {
+        switch configuration.userVerification {
+        case nil: return nil
+        case .auto:
+            logger.warning("uv auto: every user verification succeeds without asking (for test rigs only)")
+            return AutoVerification(logger: logger)
+        case .deny:
+            logger.warning("uv deny: every user verification fails (uvRetries count down to UV_BLOCKED)")
+            return DenyVerification(logger: logger)
+        }
     }
 
     /// The presence provider `--presence` names, with its control socket for `control`; nil

@@ -28,6 +28,22 @@ final class ScriptedPresence: UserPresence, @unchecked Sendable {
     }
 }
 
+/// A built-in UV method that answers from a script (then `fallback`) and records what it was asked.
+final class ScriptedVerification: UserVerification, @unchecked Sendable {
+    private let state = Mutex<(answers: [VerificationResult], fallback: VerificationResult, asked: [VerificationRequest])>(([], .verified, []))
+    init(_ fallback: VerificationResult = .verified) { state.withLock { $0.fallback = fallback } }
+    func queue(_ answers: VerificationResult...) { state.withLock { $0.answers += answers } }
+    var asked: [VerificationRequest] { state.withLock { $0.asked } }
+    var modality: UInt32 { UserVerificationMethod.fingerprintInternal }
+    func verifyUser(_ request: VerificationRequest, cancellation: CancellationFlag) -> VerificationResult {
+        state.withLock { state in
+            state.asked.append(request)
+            if cancellation.isCancelled { return .cancelled }
+            return state.answers.isEmpty ? state.fallback : state.answers.removeFirst()
+        }
+    }
+}
+
 /// Deterministic bytes (SplitMix64).
 final class SeededRandom: RandomSource, @unchecked Sendable {
     private let state: Mutex<UInt64>
