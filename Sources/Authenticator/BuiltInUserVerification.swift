@@ -108,24 +108,12 @@ extension Authenticator {
                                                  context: RequestContext) throws(CTAP2StatusCode) -> ClientPINResponse {
         // Only a key with built-in UV has this subcommand (getInfo `uv`).
         guard userVerification != nil else { throw .invalidSubcommand }
-        // Step 1: mandatory parameters; as for 0x09, rpId is mandatory with mc or ga.
-        guard request.pinUvAuthProtocol != nil, let keyAgreement = request.keyAgreement,
-              let rawPermissions = request.permissions else {
-            throw .missingParameter
-        }
-        let permissions = PinUvAuthPermissions(rawValue: rawPermissions)
-        if !permissions.isDisjoint(with: .requiringRPID), request.rpID == nil { throw .missingParameter }
-        // Step 2.
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: request.pinUvAuthProtocol)
-        // Step 3: permissions 0.
-        guard rawPermissions != 0 else { throw .invalidParameter }
-        // Step 4: acfg needs uvAcfg, which this key does not offer (authenticatorConfig stays a
-        // PIN matter); be needs uvBioEnroll (none).
-        let requested = permissions.intersection(.defined)
+        // Steps 1–4, as for 0x09; but acfg needs uvAcfg, which this key does not offer
+        // (authenticatorConfig stays a PIN matter), and be needs uvBioEnroll (none).
         var grantable = try grantablePermissions()
         grantable.remove(.authenticatorConfiguration)
         grantable.remove(.bioEnrollment)
-        guard grantable.isSuperset(of: requested) else { throw .unauthorizedPermission }
+        let (keyAgreement, pinUvAuthProtocol, requested) = try tokenRequest(request, needsPinHashEnc: false, grantable: grantable)
         // Step 7 (before the key agreement, so a blocked key spends nothing).
         guard try uvRetries() > 0 else { throw .uvBlocked }
         let sharedSecret = try pinUvAuthProtocol.decapsulate(keyAgreement, with: try pinUvAuth.keyAgreementKey(for: pinUvAuthProtocol))

@@ -115,10 +115,24 @@ extension Authenticator {
 
     /// getPinUvAuthTokenUsingPinWithPermissions (0x09), §6.5.5.7.2.
     func getPinUvAuthTokenUsingPinWithPermissions(_ request: ClientPINRequest) throws(CTAP2StatusCode) -> ClientPINResponse {
+        let (keyAgreement, pinUvAuthProtocol, requested) = try tokenRequest(request, needsPinHashEnc: true,
+                                                                            grantable: try grantablePermissions())
+        // Steps 5–11.
+        let sharedSecret = try verifyPINForToken(keyAgreement: keyAgreement, pinHashEnc: request.pinHashEnc ?? [],
+                                                 pinUvAuthProtocol: pinUvAuthProtocol,
+                                                 forcedChangeError: .pinPolicyViolation)
+        // Steps 13–17.
+        return try issueToken(permissions: requested, rpID: request.rpID, sharedSecret: sharedSecret)
+    }
+
+    /// Steps 1–4 of both getPinUvAuthTokenUsing…WithPermissions subcommands (0x09 by PIN, 0x06
+    /// by built-in UV): the key agreement, the protocol and the permissions asked for.
+    func tokenRequest(_ request: ClientPINRequest, needsPinHashEnc: Bool, grantable: PinUvAuthPermissions)
+        throws(CTAP2StatusCode) -> (keyAgreement: CBORValue, pinUvAuthProtocol: PinUvAuthProtocol, permissions: PinUvAuthPermissions) {
         // Step 1: mandatory parameters; rpId is mandatory with mc or ga (a token for those
         // operations is always bound to one RP).
         guard request.pinUvAuthProtocol != nil, let keyAgreement = request.keyAgreement,
-              let pinHashEnc = request.pinHashEnc, let rawPermissions = request.permissions else {
+              !needsPinHashEnc || request.pinHashEnc != nil, let rawPermissions = request.permissions else {
             throw .missingParameter
         }
         let permissions = PinUvAuthPermissions(rawValue: rawPermissions)
@@ -130,13 +144,8 @@ extension Authenticator {
         // Step 4: a permission for a feature getInfo does not offer is unauthorized; undefined
         // permission bits are ignored.
         let requested = permissions.intersection(.defined)
-        guard try grantablePermissions().isSuperset(of: requested) else { throw .unauthorizedPermission }
-        // Steps 5–11.
-        let sharedSecret = try verifyPINForToken(keyAgreement: keyAgreement, pinHashEnc: pinHashEnc,
-                                                 pinUvAuthProtocol: pinUvAuthProtocol,
-                                                 forcedChangeError: .pinPolicyViolation)
-        // Steps 13–17.
-        return try issueToken(permissions: requested, rpID: request.rpID, sharedSecret: sharedSecret)
+        guard grantable.isSuperset(of: requested) else { throw .unauthorizedPermission }
+        return (keyAgreement, pinUvAuthProtocol, requested)
     }
 
     /// The permissions a token may carry: mc and ga always; the others only for features getInfo
