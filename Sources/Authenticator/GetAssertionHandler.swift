@@ -83,6 +83,12 @@ extension Authenticator {
         }
         guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
         let first = applicable.first
+        // userSelected (0x06): the user chose this account on the key, so the platform need not
+        // ask again (Chromium then skips its account chooser, which no WebDriver can click). A
+        // key whose presence is `auto` answers for its user, so with exactly one account for the
+        // RP that choice is made; numberOfCredentials is then left out (it may not come with
+        // userSelected). Any other presence: the platform lets the user choose, as a YubiKey has it.
+        let selectedOnKey = userPresence && applicable.count == 1 && presence.selectsForUser
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context, subject: request.clientDataHash)
             flags.insert(.userPresent)
@@ -98,7 +104,7 @@ extension Authenticator {
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
                              wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
-                             numberOfCredentials: applicable.count)
+                             numberOfCredentials: selectedOnKey ? nil : applicable.count, userSelected: selectedOnKey)
     }
 
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
@@ -166,7 +172,8 @@ extension Authenticator {
 
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
                    flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool,
-                   hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?) throws(CTAP2StatusCode) -> CBORValue {
+                   hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?,
+                   userSelected: Bool = false) throws(CTAP2StatusCode) -> CBORValue {
         var extensionOutputs: [CBORValue: CBORValue] = [:]
         if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
         // hmac-secret: only for credentials created with it; CredRandom by whether UV was done.
@@ -187,7 +194,7 @@ extension Authenticator {
         }
         return GetAssertionResponse(credential: CredentialDescriptor(id: candidate.credentialID),
                                     authenticatorData: authenticatorData, signature: signature, user: user,
-                                    numberOfCredentials: numberOfCredentials,
+                                    numberOfCredentials: numberOfCredentials, userSelected: userSelected ? true : nil,
                                     largeBlobKey: wantsLargeBlobKey ? candidate.resident?.largeBlobKey?.copyBytes() : nil).cborValue
     }
 }

@@ -5,6 +5,7 @@ import Authenticator
 public struct AutoPresence: UserPresence {
     let logger: Logger
     public var answersImmediately: Bool { true }
+    public var selectsForUser: Bool { true }
     public init(logger: Logger) { self.logger = logger }
     public func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {
         if cancellation.isCancelled { return .cancelled }

@@ -155,6 +155,34 @@ final class BuiltInUVTests: XCTestCase {
         XCTAssertEqual(harness.send(.getAssertion, assertion.cborValue).status, .puatRequired)
     }
 
+    /// With `auto` presence the key answers for its user: the only account of an RP comes back
+    /// userSelected (no numberOfCredentials, which may not come with it), so a platform does not
+    /// show its account chooser; two accounts are the platform's to choose from.
+    func testAutoPresenceSelectsTheOnlyAccount() throws {
+        let harness = try AuthenticatorHarness(presence: ScriptedPresence(selectsForUser: true),
+                                               userVerification: ScriptedVerification())
+        var request = harness.makeCredentialRequest(resident: true)
+        request.options = RequestOptions(["rk": true, "uv": true])
+        _ = try harness.register(request)
+        var assertion = harness.assertionRequest()
+        assertion.options = RequestOptions(["uv": true])
+        let one = harness.send(.getAssertion, assertion.cborValue).body
+        XCTAssertEqual(one?[6]?.boolValue, true)
+        XCTAssertNil(one?[5])
+        var second = harness.makeCredentialRequest(userID: [9, 9], userName: "bob", resident: true)
+        second.options = RequestOptions(["rk": true, "uv": true])
+        _ = try harness.register(second)
+        let two = harness.send(.getAssertion, assertion.cborValue).body
+        XCTAssertNil(two?[6])
+        XCTAssertEqual(two?[5]?.intValue, 2)
+        // A person's presence (prompt, notify, control) never selects for them.
+        let person = try uvHarness()
+        _ = try person.register(request)
+        let asked = person.send(.getAssertion, assertion.cborValue).body
+        XCTAssertNil(asked?[6])
+        XCTAssertEqual(asked?[5]?.intValue, 1)
+    }
+
     func testADiscoverableCredentialOnAUVOnlyKeyNeedsUV() throws {
         let harness = try uvHarness()
         // makeCredUvNotRqd: a non-discoverable credential may be made without UV ...

@@ -16,7 +16,11 @@ final class ManualClock: AuthenticatorClock, @unchecked Sendable {
 /// Presence answers taken from a script; records what was asked.
 final class ScriptedPresence: UserPresence, @unchecked Sendable {
     private let state = Mutex<(answers: [PresenceResult], fallback: PresenceResult, asked: [PresenceRequest])>(([], .approved, []))
-    init(_ fallback: PresenceResult = .approved) { state.withLock { $0.fallback = fallback } }
+    let selectsForUser: Bool
+    init(_ fallback: PresenceResult = .approved, selectsForUser: Bool = false) {
+        self.selectsForUser = selectsForUser
+        state.withLock { $0.fallback = fallback }
+    }
     func queue(_ answers: PresenceResult...) { state.withLock { $0.answers += answers } }
     var asked: [PresenceRequest] { state.withLock { $0.asked } }
     func confirmPresence(_ request: PresenceRequest, cancellation: CancellationFlag) -> PresenceResult {

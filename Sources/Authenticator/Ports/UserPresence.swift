@@ -52,8 +52,12 @@ public protocol UserPresence: Sendable {
     /// True for providers that answer without waiting for anyone (`auto`, `deny`): the key then
     /// does not tell the client it is waiting for a touch (no KEEPALIVE UPNEEDED round).
     var answersImmediately: Bool { get }
+    /// True for a provider that stands in for its user altogether (`auto`): the key may then
+    /// report the only account as selected on the key (getAssertion userSelected).
+    var selectsForUser: Bool { get }
 }
 
 extension UserPresence {
     public var answersImmediately: Bool { false }
+    public var selectsForUser: Bool { false }
 }
