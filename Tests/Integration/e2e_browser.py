@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Headless Chromium (Debian's chromium + chromedriver, driven through selenium) calls
 navigator.credentials.create() and .get() on an http://localhost page; the key behind it is
-Latchkey on uhid. The results are checked by python-fido2's Fido2Server as a relying party.
+Latchkey on uhid, run with built-in user verification (`--uv auto`). First a plain credential
+(no resident key, UV discouraged), then passkeys as passkey sites ask for them: residentKey
+required with userVerification preferred, then required, each signed in with an empty
+allowCredentials — no PIN, no dialog. The results are checked by python-fido2's Fido2Server as a
+relying party, the UV flag included.
 Usage: e2e_browser.py WORK_DIR"""
 
 import http.server
@@ -124,6 +128,32 @@ def main(work):
         assert "ok" in asserted, f"get() failed: {asserted}"
         server.authenticate_complete(state, [credential], asserted["ok"])
         print(f"get() ok in {time.time() - began:.1f} s, verified by Fido2Server", flush=True)
+
+        # Passkeys: Chromium takes a token by the key's built-in UV (clientPIN 0x06), no dialog.
+        # One account (the second passkey replaces the first: same user handle), so the key
+        # reports it selected and Chromium shows no account chooser.
+        handle = os.urandom(16)
+        for uv in (UserVerificationRequirement.PREFERRED, UserVerificationRequirement.REQUIRED):
+            user = {"id": handle, "name": "passkey-user", "displayName": f"Passkey User ({uv.value})"}
+            creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,
+                                                    user_verification=uv)
+            began = time.time()
+            created = driver.execute_async_script(CREATE, dict(creation))
+            assert "ok" in created, f"passkey create() (uv {uv.value}) failed: {created}"
+            auth_data = server.register_complete(state, created["ok"])
+            assert auth_data.is_user_verified(), f"passkey (uv {uv.value}) made without the UV flag"
+            passkey = auth_data.credential_data
+            print(f"passkey create() (rk required, uv {uv.value}) ok in {time.time() - began:.1f} s, UV flag set", flush=True)
+            request, state = server.authenticate_begin(None, user_verification=uv)
+            assert not request.public_key.allow_credentials
+            began = time.time()
+            asserted = driver.execute_async_script(GET, dict(request))
+            assert "ok" in asserted, f"passkey get() (uv {uv.value}) failed: {asserted}"
+            assert asserted["ok"]["response"]["userHandle"], "a passkey sign-in names its user"
+            result = server.authenticate_complete(state, [passkey], asserted["ok"])
+            assert result.credential_id == passkey.credential_id
+            print(f"passkey get() (empty allowCredentials, uv {uv.value}) ok in {time.time() - began:.1f} s, "
+                  f"verified by Fido2Server", flush=True)
     finally:
         driver.quit()
         httpd.shutdown()
