@@ -182,6 +182,29 @@ public final class RemoteAuthenticator {
         }
     }
 
+    /// A pinUvAuthToken by the key's built-in user verification (clientPIN
+    /// getPinUvAuthTokenUsingUvWithPermissions, 0x06), for a key whose getInfo has `uv` and
+    /// `pinUvAuthToken`: what libfido2's fido_dev_get_uv_token does.
+    public func uvAuthToken(permissions: PinUvAuthPermissions, rpID: String? = nil) throws(DeviceError) -> PinUvAuthToken {
+        let info = try info()
+        guard info.options["uv"] == true, info.options["pinUvAuthToken"] == true else {
+            throw .unsupported("\(label) has no built-in user verification")
+        }
+        let session = try session()
+        let request = ClientPINRequest(pinUvAuthProtocol: session.pinUvAuthProtocol.rawValue,
+                                       subCommand: .getPinUvAuthTokenUsingUvWithPermissions,
+                                       keyAgreement: session.platformKey, permissions: permissions.rawValue, rpID: rpID)
+        let name = "getPinUvAuthTokenUsingUvWithPermissions"
+        guard let encrypted = try clientPIN(request, name: name)?.pinUvAuthToken else {
+            throw .malformed("\(label) answered \(name) without a pinUvAuthToken")
+        }
+        do {
+            return try session.token(fromEncrypted: encrypted)
+        } catch {
+            throw .failed(error.message)
+        }
+    }
+
     /// The key's PIN policy, checked before anything is sent, so that a PIN the key would refuse
     /// costs nothing (CTAP 2.1 §6.5.1: ≥ minPINLength code points, ≤ 63 bytes).
     func checkPolicy(_ pin: PIN) throws(DeviceError) {

@@ -89,6 +89,23 @@ final class PlatformPinUvAuthTests: XCTestCase {
         }
     }
 
+    /// A token by built-in UV (clientPIN 0x06), with both protocols; a key without UV says so.
+    func testUVTokenFromAKeyWithBuiltInUV() throws {
+        for version in PlatformPinUvAuthProtocol.allCases {
+            let key = try InProcessKey(builtInUV: true)
+            let remote = RemoteAuthenticator(link: key.link())
+            remote.pinUvAuthProtocolOverride = version
+            let token = try remote.uvAuthToken(permissions: .credentialManagement)
+            XCTAssertEqual(token.pinUvAuthProtocol, version)
+            let manager = RemoteCredentialManager(authenticator: remote, command: .credentialManagement, token: token)
+            XCTAssertEqual(try manager.metadata().existing, 0, "the token works for credential management")
+        }
+        let plain = RemoteAuthenticator(link: try InProcessKey().link())
+        XCTAssertThrowsError(try plain.uvAuthToken(permissions: .credentialManagement)) {
+            XCTAssertEqual(($0 as? DeviceError)?.message.contains("no built-in user verification"), true, "\($0)")
+        }
+    }
+
     /// setPIN, changePIN and tokens with both protocols against Latchkey's authenticator (its
     /// protocol code was checked against the same published vectors in AuthenticatorTests).
     func testBothProtocolsInteroperateWithTheAuthenticator() throws {

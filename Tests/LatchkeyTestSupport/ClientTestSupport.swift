@@ -157,8 +157,12 @@ public final class InProcessKey: @unchecked Sendable {
     public let store = InMemoryCredentialStore()
     public let authenticator: Authenticator
 
-    public init() throws {
-        authenticator = try Authenticator(store: store, presence: AutoPresence(logger: Logger(level: .error)), clock: SystemClock())
+    /// `builtInUV`: the key verifies users itself, as `serve --uv auto` does.
+    public init(builtInUV: Bool = false) throws {
+        let logger = Logger(level: .error)
+        authenticator = try Authenticator(store: store, presence: AutoPresence(logger: logger),
+                                          userVerification: builtInUV ? AutoVerification(logger: logger) : nil,
+                                          clock: SystemClock())
     }
 
     /// A direct CTAP2 link.
