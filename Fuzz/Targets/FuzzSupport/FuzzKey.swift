@@ -26,6 +26,18 @@ public final class FuzzPresence: UserPresence, @unchecked Sendable {
     public var answersImmediately: Bool { true }
 }
 
+/// Built-in user verification the script decides (setup bit 5): verified unless a control
+/// record said otherwise.
+public final class FuzzVerification: UserVerification, @unchecked Sendable {
+    private let answer = Mutex<VerificationResult>(.verified)
+    public init() {}
+    public func set(_ result: VerificationResult) { answer.withLock { $0 = result } }
+    public func verifyUser(_ request: VerificationRequest, cancellation: CancellationFlag) -> VerificationResult {
+        answer.withLock { $0 }
+    }
+    public var modality: UInt32 { UserVerificationMethod.passcodeExternal }
+}
+
 /// Deterministic bytes (splitmix64), so that a finding replays the same keys and IDs.
 public final class FuzzRandom: RandomSource, @unchecked Sendable {
     private let state = Mutex<UInt64>(0x5EED_1A7C_4B3F_0001)
@@ -69,6 +81,8 @@ public final class FuzzKey {
     public let store = InMemoryCredentialStore(maxResidentCredentials: 25)
     public let clock = FuzzClock()
     public let presence = FuzzPresence()
+    /// Present when setup bit 5 gave the key built-in UV.
+    public let verification: FuzzVerification?
     public let authenticator: Authenticator
     public let platform: RemoteAuthenticator
     public var channel: UInt32 = 0x4C4B_0001
@@ -80,19 +94,23 @@ public final class FuzzKey {
     public private(set) var secrets: [[UInt8]] = []
 
     /// `setup` bits: 0 PIN set, 1 seed resident credentials, 2 seed a non-resident one,
-    /// 3 presence denied at start, 4 a second RP's resident credential.
+    /// 3 presence denied at start, 4 a second RP's resident credential, 5 built-in UV (clientPIN
+    /// 0x06/0x07 and the uv option; control record 0xF5 sets its answer).
     public init(setup: UInt8) {
+        let verification = setup & 0x20 != 0 ? FuzzVerification() : nil
+        self.verification = verification
         do {
             let secrets = Self.deviceSecrets
             _ = try store.loadDeviceSecrets(orCreate: { secrets })
-            authenticator = try Authenticator(store: store, presence: presence, clock: clock, random: FuzzRandom())
+            authenticator = try Authenticator(store: store, presence: presence, userVerification: verification,
+                                              clock: clock, random: FuzzRandom())
         } catch { fatalError("fuzz key: \(error)") }
         let authenticator = self.authenticator
         platform = RemoteAuthenticator(link: InProcessLink(label: "fuzz key") { message in
             authenticator.handleCTAP2(message, context: RequestContext(channel: 0x4C4B_0001))
         })
         secrets = [Self.deviceSecrets.wrappingKey.copyBytes(), Self.deviceSecrets.attestationPrivateKey.copyBytes()]
-        let variant = setup & 0x17
+        let variant = setup & 0x37
         if let seed = Self.seeds[variant] {
             // The same state as seeding through makeCredential and clientPIN, restored directly.
             for credential in seed.residents { try? store.saveResidentCredential(credential) }
@@ -129,7 +147,8 @@ public final class FuzzKey {
             pubKeyCredParams: [CredentialParameters(algorithm: -7)],
             extensions: MakeCredentialExtensions(credBlob: resident ? [9, 9, 9] : nil, hmacSecret: true,
                                                  largeBlobKey: resident ? true : nil),
-            options: RequestOptions(resident ? ["rk": true] : [:]))
+            // With built-in UV a discoverable credential needs it (makeCredUvNotRqd).
+            options: RequestOptions(resident ? (verification == nil ? ["rk": true] : ["rk": true, "uv": true]) : [:]))
         let response = authenticator.handleCTAP2([CTAPCommand.makeCredential.rawValue] + request.cborValue.encoded(),
                                                  context: RequestContext(channel: channel))
         guard response.first == 0, let body = try? CBORDecoder.decode(Array(response.dropFirst())),
@@ -146,8 +165,10 @@ public final class FuzzKey {
         return (try? platform.setPIN(pin)) != nil
     }
 
-    /// A pinUvAuthToken from the correct PIN, or nil (no PIN, blocked, or the fuzzer locked it).
+    /// A pinUvAuthToken from the correct PIN, or by built-in UV on a key with UV and no PIN; nil
+    /// when neither gives one (no PIN, blocked, or the fuzzer locked it or made UV fail).
     public func token(_ permissions: PinUvAuthPermissions, rpID: String? = nil) -> PinUvAuthToken? {
+        if !hasPIN, verification != nil { return try? platform.uvAuthToken(permissions: permissions, rpID: rpID) }
         guard hasPIN else { return nil }
         var bytes = Array(Self.pinText.utf8)
         guard let pin = try? PIN(consuming: &bytes) else { return nil }
@@ -197,6 +218,7 @@ public final class FuzzKey {
         case 0xF2: presence.set([.denied, .timedOut, .cancelled][Int(body.first ?? 0) % 3])
         case 0xF3: authenticator.powerCycle()
         case 0xF4: channel = channel &+ 1
+        case 0xF5: verification?.set([.verified, .notVerified, .declined, .timedOut, .cancelled][Int(body.first ?? 0) % 5])
         default: return false
         }
         return true

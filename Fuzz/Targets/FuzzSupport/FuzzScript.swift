@@ -18,7 +18,7 @@ public struct CommandFamily {
     }
 
     /// The input: a setup byte (FuzzKey), then records `op ‖ length(2) ‖ body`:
-    /// op 0xF0–0xF4 control (clock, presence, power cycle, channel); op < 0x80 the body sent as is
+    /// op 0xF0–0xF5 control (clock, presence, power cycle, channel, built-in UV's answer); op < 0x80 the body sent as is
     /// after command `commands[op % count]`; other ops the body decoded, authenticated with a
     /// token from the correct PIN, re-encoded and sent.
     public func run(_ data: UnsafePointer<UInt8>?, _ size: Int) {
