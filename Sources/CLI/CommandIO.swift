@@ -31,9 +31,8 @@ public struct CommandIO: Sendable {
     }
 
     /// The process's standard output and error, environment (the PINs `PINEnvironment.take`
-    /// took out of it at start) and controlling terminal.
+    /// took out of it at start, in `LatchkeyCLI.runProcess`) and controlling terminal.
     public static var standard: CommandIO {
-        PINEnvironment.take()
         var io = CommandIO(out: { print($0) },
                            err: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
                            environment: ProcessInfo.processInfo.environment,

@@ -44,9 +44,10 @@ public enum LatchkeyCLI {
     /// hold a PIN, a PIN token or the store's keys), then `main`. A failure to harden is said and
     /// not fatal (a seccomp'd container may refuse prctl); nothing secret has been read yet.
     public static func runProcess(_ arguments: [String]) -> Int32 {
-        // First, before anything reads the environment or makes a secret.
-        PINEnvironment.take()
+        // First, before anything makes a secret: the heap the secrets live in; then, before
+        // anything reads the environment, the PINs out of it (into that heap).
         SecureHeap.start()
+        PINEnvironment.take()
         do {
             try ProcessHardening.disableCoreDumps()
         } catch {

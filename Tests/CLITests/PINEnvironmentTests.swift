@@ -1,4 +1,5 @@
 @testable import CLI
+import FIDOCrypto
 import Foundation
 import XCTest
 
@@ -8,7 +9,9 @@ final class PINEnvironmentTests: XCTestCase {
         setenv("LATCHKEY_PIN", "24681357", 1)
         setenv("LATCHKEY_NEW_PIN", "97531", 1)
         let original = try XCTUnwrap(getenv("LATCHKEY_PIN"))
+        SecureHeap.start()   // as runProcess does, first
         PINEnvironment.take()
+        XCTAssertEqual(PINEnvironment.values["LATCHKEY_PIN"]?.isInSecureHeap, true)
         // glibc never frees a setenv string, so the old one can still be read: all zeros now.
         XCTAssertEqual(Array(UnsafeRawBufferPointer(start: original, count: 8)), [UInt8](repeating: 0, count: 8))
         XCTAssertNil(getenv("LATCHKEY_PIN"))
