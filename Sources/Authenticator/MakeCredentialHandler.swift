@@ -36,9 +36,9 @@ extension Authenticator {
         // it. Without: CTAP2_ERR_PUAT_REQUIRED when a PIN could give a token, else
         // CTAP2_ERR_OPERATION_DENIED (steps 6–8).
         if request.pinUvAuthParam == nil, !builtInUV {
-            let protected = try isProtectedByUserVerification()
-            let alwaysUv = try isAlwaysUvEnabled()
-            if (isResident && protected) || alwaysUv { throw try missingUVError() }
+            // The PIN state is read only for a discoverable credential, as before built-in UV.
+            if isResident, try isProtectedByUserVerification() { throw try missingUVError() }
+            if try isAlwaysUvEnabled() { throw try missingUVError() }
         }
         // Step 7: enterprise attestation is not offered.
         if request.enterpriseAttestation != nil { throw .invalidParameter }
