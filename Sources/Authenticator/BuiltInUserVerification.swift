@@ -17,8 +17,8 @@ enum BuiltInUV {
 /// How one built-in UV attempt ended, for the caller's own error mapping.
 enum BuiltInUVOutcome {
     case verified
-    /// A failed match; `retriesLeft` after it.
-    case failed(retriesLeft: Int)
+    /// A failed match, with retries left.
+    case failed
     case blocked
     case declined
     case timedOut
@@ -69,13 +69,21 @@ extension Authenticator {
         context.reportStatus(.userPresenceNeeded)
         defer { context.reportStatus(.processing) }
         let result = userVerification.verifyUser(request, cancellation: context.cancellation)
-        if case .notVerified = result { return before - 1 == 0 ? .blocked : .failed(retriesLeft: before - 1) }
-        try saveUVRetries(result == .verified ? BuiltInUV.maxRetries : before)
+        // Only a failed match keeps the retry spent; success restores them all.
         switch result {
-        case .verified: return context.cancellation.isCancelled ? .cancelled : .verified
-        case .declined: return .declined
-        case .timedOut: return .timedOut
-        case .cancelled, .notVerified: return .cancelled
+        case .notVerified: return before - 1 == 0 ? .blocked : .failed
+        case .verified:
+            try saveUVRetries(BuiltInUV.maxRetries)
+            return context.cancellation.isCancelled ? .cancelled : .verified
+        case .declined:
+            try saveUVRetries(before)
+            return .declined
+        case .timedOut:
+            try saveUVRetries(before)
+            return .timedOut
+        case .cancelled:
+            try saveUVRetries(before)
+            return .cancelled
         }
     }
 
