@@ -14,36 +14,29 @@ public final class SecretBytes: @unchecked Sendable {
     public let count: Int
 
     /// Copies `bytes`. The caller should drop its own copy as soon as possible.
-    public init(_ bytes: [UInt8]) {
-        storage = Self.allocate(count: bytes.count)
-        count = bytes.count
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
-        }
+    public convenience init(_ bytes: [UInt8]) {
+        self.init(uninitializedCount: bytes.count)
+        bytes.withUnsafeBytes(fill)
     }
 
     /// Takes a freshly computed temporary (a hash, an HMAC, a derived key) and wipes it, so
     /// the only copy left is this one: `SecretBytes(wiping: SHA256.hash(z))`.
     public convenience init(wiping bytes: consuming [UInt8]) {
         self.init(uninitializedCount: bytes.count)
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
-        }
+        bytes.withUnsafeBytes(fill)
         bytes.wipe()
     }
 
     /// Copies bytes that live elsewhere (the caller zeroes them) without a temporary array.
     public convenience init(copying source: UnsafeRawBufferPointer) {
         self.init(uninitializedCount: source.count)
-        if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
+        fill(source)
     }
 
     /// Copies a slice (of a buffer the caller wipes) without a temporary array.
     public convenience init(_ bytes: ArraySlice<UInt8>) {
         self.init(uninitializedCount: bytes.count)
-        bytes.withUnsafeBytes { source in
-            if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
-        }
+        bytes.withUnsafeBytes(fill)
     }
 
     /// `count` bytes from OpenSSL's private CSPRNG (`RAND_priv_bytes`).
@@ -70,6 +63,11 @@ public final class SecretBytes: @unchecked Sendable {
         }
         storage = buffer
         self.count = count
+    }
+
+    /// Copies `source` (exactly `count` bytes) into the buffer; the initializers' one copy.
+    private func fill(_ source: UnsafeRawBufferPointer) {
+        if let base = source.baseAddress { storage.baseAddress!.copyMemory(from: base, byteCount: source.count) }
     }
 
     private init(uninitializedCount count: Int) {
