@@ -103,20 +103,8 @@ def flood_connections(target, control, count=1000):
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, count + 200)), hard))
 
-    def open_one():
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        sock.setblocking(False)
-        deadline = time.time() + 3
-        while True:
-            try:
-                sock.connect(target.path)
-                return sock
-            except BlockingIOError:
-                assert time.time() < deadline, "connect still waits after 3 s"
-                time.sleep(0.002)
-
     started = time.time()
-    held = [open_one() for _ in range(count)]
+    held = [connect_nonblocking(target.path) for _ in range(count)]
     opened = time.time() - started
     # Refused connections see end of stream; accepted ones see nothing.
     refused, deadline = set(), time.time() + 2
@@ -137,7 +125,7 @@ def flood_connections(target, control, count=1000):
     control.ready()
     churn, slowest = 0, 0.0
     while not control.stopped():
-        sock = open_one()
+        sock = connect_nonblocking(target.path)
         sock.setblocking(True)
         sock.settimeout(2)
         before = time.perf_counter()

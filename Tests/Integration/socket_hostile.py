@@ -14,19 +14,9 @@ def test_descriptor_exhaustion():
     clients = []
     try:
         for _ in range(150):
-            client = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-            client.setblocking(False)
             # A refused client is accepted and closed, never left waiting: a full backlog
             # (EAGAIN) must clear within a few poll turns.
-            deadline = time.time() + 3
-            while True:
-                try:
-                    client.connect(key.socket_path)
-                    break
-                except BlockingIOError:
-                    assert time.time() < deadline, f"connect still waits after 3 s ({len(clients)} clients in)"
-                    time.sleep(0.01)
-            clients.append(client)
+            clients.append(connect_nonblocking(key.socket_path, pause=0.01, note=f" ({len(clients)} clients in)"))
         time.sleep(0.5)
         before = cpu_seconds(key.process.pid)
         time.sleep(2.0)

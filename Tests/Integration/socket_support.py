@@ -43,6 +43,21 @@ BINARY = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "latchkey"
 WORK = tempfile.mkdtemp(prefix="latchkey-it-")
 RESULTS = []
 
+def connect_nonblocking(path, seconds=3, pause=0.002, note=""):
+    """A non-blocking SOCK_SEQPACKET connection to `path`; fails if connect still waits (a full
+    backlog, EAGAIN) after `seconds`: the key must accept or turn a client away within a few poll turns."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    sock.setblocking(False)
+    deadline = time.time() + seconds
+    while True:
+        try:
+            sock.connect(path)
+            return sock
+        except BlockingIOError:
+            assert time.time() < deadline, f"connect still waits after {seconds} s{note}"
+            time.sleep(pause)
+
+
 class Key:
     """One `latchkey serve` process on a socket, optionally under a pseudo-terminal so that
     `--presence prompt` has a real controlling terminal to ask on."""
