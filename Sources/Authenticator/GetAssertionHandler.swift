@@ -130,7 +130,12 @@ extension Authenticator {
     /// The first descriptor that is one of our credentials for this RP and usable now.
     func locate(_ allowList: [CredentialDescriptor], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> AssertionCandidate? {
         for descriptor in allowList where descriptor.type == "public-key" {
-            guard let opened = openCredential(descriptor.id, rpIDHash: rpIDHash) else { continue }
+            guard let opened = openCredential(descriptor.id, rpIDHash: rpIDHash) else {
+                if let stored = try storedCredential(id: descriptor.id, rpIDHash: rpIDHash, userVerified: userVerified) {
+                    return try candidate(from: stored)
+                }
+                continue
+            }
             // credProtect userVerificationRequired is never usable without UV.
             if opened.credProtect == .userVerificationRequired && !userVerified { continue }
             if opened.isResident {
@@ -142,6 +147,18 @@ extension Authenticator {
             return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: nil, hasHMACSecret: opened.hasHMACSecret)
         }
         return nil
+    }
+
+    /// A resident credential stored under an ID this key did not seal — one added as it was
+    /// made elsewhere (the rig's addCredential, an import keeps the ID the RP knows) — if it is
+    /// this RP's, visible, and usable with this UV state (credProtect 3 needs UV). Only IDs that
+    /// fail to open come here: one indexed lookup that finds nothing for other keys' IDs.
+    func storedCredential(id: [UInt8], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> ResidentCredential? {
+        guard !id.isEmpty, id.count <= 1023 else { return nil }
+        let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: id) }
+        guard let stored, stored.rpIDHash == rpIDHash, stored.hiddenSince == nil,
+              stored.credProtect != .userVerificationRequired || userVerified else { return nil }
+        return stored
     }
 
     /// Unseal a credential ID for this RP and import its key, through the cache of recent ones.

@@ -81,12 +81,7 @@ extension Authenticator {
         // Step 12: excludeList. A credential of ours for this RP → presence, then EXCLUDED;
         // userVerificationRequired (credProtect 3) credentials are invisible without UV.
         for descriptor in request.excludeList where descriptor.type == "public-key" {
-            guard let source = codec.open(descriptor.id, rpIDHash: rpIDHash) else { continue }
-            if source.isResident {
-                let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
-                guard let stored, stored.hiddenSince == nil else { continue }
-            }
-            if source.credProtect == .userVerificationRequired && !userVerified { continue }
+            guard try excludes(descriptor.id, rpIDHash: rpIDHash, userVerified: userVerified) else { continue }
             try? collectPresence(.credentialExcluded, rpID: request.rp.id, context: context)
             if context.cancellation.isCancelled { throw .keepaliveCancel }
             throw .credentialExcluded
@@ -168,5 +163,19 @@ extension Authenticator {
         }
         return MakeCredentialResponse(format: format.rawValue, authenticatorData: authenticatorData,
                                       attestationStatement: statement, largeBlobKey: largeBlobKey?.copyBytes()).cborValue
+    }
+
+    /// Whether an excludeList ID is a credential of ours for this RP that this request can see:
+    /// one this key sealed (a resident one still stored and visible), or one stored under the
+    /// ID it was added with; credProtect 3 credentials are invisible without UV.
+    func excludes(_ id: [UInt8], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> Bool {
+        guard let source = codec.open(id, rpIDHash: rpIDHash) else {
+            return try storedCredential(id: id, rpIDHash: rpIDHash, userVerified: userVerified) != nil
+        }
+        if source.isResident {
+            let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: id) }
+            guard let stored, stored.hiddenSince == nil else { return false }
+        }
+        return source.credProtect != .userVerificationRequired || userVerified
     }
 }

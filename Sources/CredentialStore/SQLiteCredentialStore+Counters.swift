@@ -68,3 +68,26 @@ extension SQLiteCredentialStore {
         }
     }
 }
+
+extension SQLiteCredentialStore {
+    /// Moves a resident credential's counter so that the next signature counts above `value`
+    /// (a rig's `addCredential` with a `signCount`, an imported credential keeping its count).
+    /// A counter never goes backwards: a value at or below the durable mark changes nothing.
+    /// False when no such resident credential is stored.
+    @discardableResult
+    public func raiseSignatureCounter(credentialID: [UInt8], to value: UInt32) throws(StoreError) -> Bool {
+        try withConnection { db throws(StoreError) in
+            let temporaryLock = holdsExclusiveLock ? nil : try files.lockExclusively()
+            return try withExtendedLifetime(temporaryLock) { () throws(StoreError) -> Bool in
+                let key = sealer.credentialKey(credentialID: credentialID)
+                let scope = CounterScope.credential(key: key)
+                guard let durable = try highWater(scope, db: db) else { return false }
+                // Values still in this process's block may sit above the durable mark's old value
+                // but below `value`: dropping the block makes the next one start at the new mark.
+                counters.forgetCredentials(keys: [key])
+                if UInt64(value) > durable { try setHighWater(scope, UInt64(value), db: db) }
+                return true
+            }
+        }
+    }
+}

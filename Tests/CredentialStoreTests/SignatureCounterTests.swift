@@ -19,6 +19,29 @@ final class SignatureCounterTests: XCTestCase {
         }
     }
 
+    /// The rig's addCredential with a signCount: the next signature counts above it, and a
+    /// raise never moves the counter back — within a reserved block or across a reopen.
+    func testRaisedCounterContinuesAboveTheValueAndNeverGoesBack() throws {
+        let temporary = TemporaryDirectory()
+        let credential = makeCredential()
+        var store = try SQLiteCredentialStore.open(directory: temporary.storePath, options: StoreOptions(counterReservationBlock: 100))
+        try store.saveResidentCredentials([credential])
+        XCTAssertTrue(try store.raiseSignatureCounter(credentialID: credential.credentialID, to: 41))
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: credential.credentialID), 42)
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: credential.credentialID), 43)
+        // Below what is durably reserved (the block up to 141): the next value is above the block.
+        XCTAssertTrue(try store.raiseSignatureCounter(credentialID: credential.credentialID, to: 10))
+        XCTAssertGreaterThan(try store.nextSignatureCounter(credentialID: credential.credentialID), 43)
+        // Above it: the next value is just above the raise.
+        XCTAssertTrue(try store.raiseSignatureCounter(credentialID: credential.credentialID, to: 5_000))
+        XCTAssertEqual(try store.nextSignatureCounter(credentialID: credential.credentialID), 5_001)
+        XCTAssertFalse(try store.raiseSignatureCounter(credentialID: makeCredential().credentialID, to: 5))
+        store.close()
+        store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        XCTAssertGreaterThan(try store.nextSignatureCounter(credentialID: credential.credentialID), 5_001)
+        store.close()
+    }
+
     func testFirstValueIsOne() throws {
         let temporary = TemporaryDirectory()
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
