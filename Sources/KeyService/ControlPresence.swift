@@ -87,6 +87,8 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
 
     let logger: Logger
     let holdMilliseconds: UInt64
+    /// How the log says to answer ("`latchkey approve` or `latchkey deny`"; the rig's method).
+    let answerHint: String
     private let condition = NSCondition()
     // Guarded by `condition`:
     private var pending: Pending?
@@ -98,9 +100,11 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
     private var nextRequestID: UInt64 = 1
     private var isStopped = false
 
-    public init(logger: Logger, holdMilliseconds: UInt64 = defaultHoldMilliseconds) {
+    public init(logger: Logger, holdMilliseconds: UInt64 = defaultHoldMilliseconds,
+                answerHint: String = "`latchkey approve` or `latchkey deny`") {
         self.logger = logger
         self.holdMilliseconds = holdMilliseconds
+        self.answerHint = answerHint
     }
 
     /// Milliseconds on CLOCK_MONOTONIC: this provider's waits are counted in the unit of
@@ -132,7 +136,7 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
             return decision == .approve ? .approved : .denied
         }
         logger.log(repeated ? .debug : .info,
-                   "presence needed: \(Self.describe(request)) (request \(id)); answer with `latchkey approve` or `latchkey deny`")
+                   "presence needed: \(Self.describe(request)) (request \(id)); answer with \(answerHint)")
         pending = Pending(id: id, request: request, since: start, answer: nil)
         defer { pending = nil }
         let deadline = start &+ request.timeoutMilliseconds

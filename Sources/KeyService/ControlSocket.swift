@@ -3,13 +3,13 @@ import LinuxHID
 import Synchronization
 import SystemIO
 
-/// The control socket of a key run with `--presence control`: a UNIX SOCK_STREAM socket,
-/// mode 0600 in a private directory, at `$XDG_RUNTIME_DIR/latchkey/<name>.control` (or
-/// `/tmp/latchkey-<uid>/<name>.control`, or `--control PATH`). Protocol: `ControlRequest`.
+/// A private control socket: a UNIX SOCK_STREAM socket, mode 0600 in a private directory.
+/// `--presence control` keys serve `ControlRequest` on it (one line each way) at
+/// `$XDG_RUNTIME_DIR/latchkey/<name>.control` (or `/tmp/latchkey-<uid>/<name>.control`, or
+/// `--control PATH`); `latchkey rig` serves its control API (`RigControlServer`).
 ///
-/// Served by its own accept thread plus one short-lived thread per connection, so nothing
-/// here ever blocks the key's poll loop. Connections are few (a person or a rig answering a
-/// prompt), and bounded by `maximumConnections`.
+/// Served by its own accept thread plus one thread per connection running `serve`, so nothing
+/// here ever blocks a key's poll loop. Connections are bounded by `maximumConnections`.
 public final class ControlSocket: @unchecked Sendable {
     public struct Failure: Error, CustomStringConvertible, Equatable {
         public var description: String
@@ -23,13 +23,20 @@ public final class ControlSocket: @unchecked Sendable {
     public let path: String
     private let listener: FileDescriptor
     private let socketFile: (device: UInt64, inode: UInt64)
-    private let presence: ControlPresence
     private let logger: Logger
     private let wakeup: WakeupEvent
     private let connections = Atomic<Int>(0)
+    private let connectionLimit: Int
     private let stopped = Atomic<Bool>(false)
     private let acceptLoopDone = DispatchSemaphore(value: 0)
     private let started = Atomic<Bool>(false)
+    /// Serves one connection on its own thread (the descriptor is closed after it returns).
+    private let serve: @Sendable (FileDescriptor) -> Void
+    /// Runs first in `stop()`: releases connections that wait (answers, event streams).
+    private let onStop: @Sendable () -> Void
+
+    /// Whether `stop()` has begun: connection loops that run long end when it turns true.
+    public var isStopped: Bool { stopped.load(ordering: .acquiring) }
 
     /// Where a key's control socket lives unless `--control PATH` says otherwise.
     public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -60,12 +67,21 @@ public final class ControlSocket: @unchecked Sendable {
         }
     }
 
+    /// The control socket of `--presence control`: one `ControlRequest` line in, one response out.
+    public convenience init(path: String, presence: ControlPresence, logger: Logger) throws(Failure) {
+        try self.init(path: path, logger: logger, maximumConnections: Self.maximumConnections,
+                      onStop: { presence.stop() }, serve: { Self.servePresence($0, presence: presence) })
+    }
+
     /// Binds and listens at `path` (mode 0600). A stale socket file there is replaced; a live
     /// one (another key with the same name) is an error.
-    public init(path: String, presence: ControlPresence, logger: Logger) throws(Failure) {
+    public init(path: String, logger: Logger, maximumConnections: Int,
+                onStop: @escaping @Sendable () -> Void, serve: @escaping @Sendable (FileDescriptor) -> Void) throws(Failure) {
         self.path = path
-        self.presence = presence
         self.logger = logger
+        self.connectionLimit = maximumConnections
+        self.onStop = onStop
+        self.serve = serve
         do {
             wakeup = try WakeupEvent()
         } catch {
@@ -104,11 +120,11 @@ public final class ControlSocket: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting, tells waiting answers the key is stopping, closes and unlinks the
-    /// socket (only if it is still the file this key created). Idempotent.
+    /// Stops accepting, tells waiting connections the key is stopping (`onStop`), closes and
+    /// unlinks the socket (only if it is still the file this key created). Idempotent.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        presence.stop()
+        onStop()
         wakeup.signal()
         if started.load(ordering: .acquiring) { acceptLoopDone.wait() }
         listener.close()
@@ -144,13 +160,14 @@ public final class ControlSocket: @unchecked Sendable {
                 } catch {
                     break   // EAGAIN: nobody else waiting; EMFILE & co.: try again next turn
                 }
-                if connections.add(1, ordering: .acquiringAndReleasing).newValue > Self.maximumConnections {
+                if connections.add(1, ordering: .acquiringAndReleasing).newValue > connectionLimit {
                     connections.subtract(1, ordering: .acquiringAndReleasing)
                     ControlIO.write(ControlLine.encode(ControlResponse.error("too many control connections")), to: client)
                     continue
                 }
                 // The connection's descriptor moves to its thread, which alone uses it from here on.
                 nonisolated(unsafe) let connection = client
+                let serve = self.serve
                 let thread = Thread { [self] in
                     serve(connection)
                     connection.close()
@@ -162,16 +179,16 @@ public final class ControlSocket: @unchecked Sendable {
         }
     }
 
-    private func serve(_ client: FileDescriptor) {
+    private static func servePresence(_ client: FileDescriptor, presence: ControlPresence) {
         guard let line = ControlIO.readLine(from: client, timeoutMilliseconds: Self.requestTimeoutMilliseconds) else {
             ControlIO.write(ControlLine.encode(ControlResponse.error("no request line (a JSON object and a newline) within 5 s")),
                             to: client)
             return
         }
-        ControlIO.write(ControlLine.encode(response(to: line, client: client)), to: client)
+        ControlIO.write(ControlLine.encode(response(to: line, client: client, presence: presence)), to: client)
     }
 
-    func response(to line: [UInt8], client: FileDescriptor) -> ControlResponse {
+    static func response(to line: [UInt8], client: FileDescriptor, presence: ControlPresence) -> ControlResponse {
         switch ControlCommand(line: line) {
         case .invalid(let message):
             return .error(message)
@@ -242,10 +259,11 @@ enum ControlIO {
     }
 
     /// Reads until a newline (returned without it), end of stream, the size limit or the timeout.
-    static func readLine(from descriptor: FileDescriptor, timeoutMilliseconds: Int32) -> [UInt8]? {
+    static func readLine(from descriptor: FileDescriptor, timeoutMilliseconds: Int32,
+                         maximumLength: Int = ControlLine.maximumLength) -> [UInt8]? {
         var line: [UInt8] = []
         let deadline = MonotonicClock.milliseconds() + UInt64(max(timeoutMilliseconds, 0))
-        while line.count <= ControlLine.maximumLength {
+        while line.count <= maximumLength {
             let now = MonotonicClock.milliseconds()
             guard now < deadline,
                   let events = try? Poller.wait(for: descriptor.rawValue, events: Int16(POLLIN),

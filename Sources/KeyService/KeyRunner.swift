@@ -54,10 +54,16 @@ public final class KeyRunner: @unchecked Sendable {
     /// Warnings a client can cause at will (bad packets, refused connections), bounded.
     private var droppedPacketWarnings = WarningThrottle()
     private var refusedConnectionWarnings = WarningThrottle()
+    /// Sees every CBOR/MSG request with the response it got, on the thread that ran it (the
+    /// rig's events: `RigEvents`). Set before `run()`.
+    public typealias Observer = @Sendable (_ command: UInt8, _ request: [UInt8], _ response: [UInt8]) -> Void
+    private let observer: Observer?
 
     public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
-                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil) throws(TransportError) {
+                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil,
+                observer: Observer? = nil) throws(TransportError) {
         self.transport = transport
+        self.observer = observer
         self.authenticator = authenticator
         self.logger = logger
         self.traceFile = trace
@@ -205,6 +211,7 @@ public final class KeyRunner: @unchecked Sendable {
         let id = request.transactionID
         let authenticator = self.authenticator
         let logger = self.logger
+        let observer = self.observer
         if authenticator.presence.answersImmediately {
             // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
             // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
@@ -213,7 +220,7 @@ public final class KeyRunner: @unchecked Sendable {
             // the CLI's edits; busy_timeout caps it at 5 s), during which the loop sends no
             // KEEPALIVE and answers no other channel. CANCEL cannot arrive mid-request.
             let context = RequestContext(channel: request.channel)
-            let response = Self.run(request, on: authenticator, context: context, logger: logger)
+            let response = Self.run(request, on: authenticator, context: context, logger: logger, observer: observer)
             perform(stateMachine.complete(transactionID: id, response: response, now: MonotonicClock.nanoseconds()))
             return
         }
@@ -238,13 +245,14 @@ public final class KeyRunner: @unchecked Sendable {
             mailbox.post(.status(transactionID: id, status: mapped))
         }
         worker.async {
-            mailbox.post(.response(transactionID: id, bytes: Self.run(request, on: authenticator, context: context, logger: logger)))
+            mailbox.post(.response(transactionID: id, bytes: Self.run(request, on: authenticator, context: context, logger: logger,
+                                                                      observer: observer)))
         }
     }
 
     /// One CBOR or MSG request through the authenticator, logged at debug level with its time.
     private static func run(_ request: CTAPHIDRequest, on authenticator: Authenticator, context: RequestContext,
-                            logger: Logger) -> [UInt8] {
+                            logger: Logger, observer: Observer?) -> [UInt8] {
         let started = MonotonicClock.nanoseconds()
         let isCBOR = request.command == CTAPHIDCommand.cbor.rawValue
         let response = isCBOR ? authenticator.handleCTAP2(request.payload, context: context)
@@ -253,6 +261,7 @@ public final class KeyRunner: @unchecked Sendable {
             let micros = (MonotonicClock.nanoseconds() - started) / 1_000
             logger.debug("\(describe(request: request, response: response)) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
         }
+        observer?(request.command, request.payload, response)
         return response
     }
 
