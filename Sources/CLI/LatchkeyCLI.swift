@@ -11,6 +11,7 @@ public enum LatchkeyCLI {
 
     static var subcommands: [Entry] { [
         (ServeCommand.spec, { parsed throws(UsageError) in ServeCommand.run(try ServeCommand.options(from: parsed)) }),
+        (RigCommand.spec, { parsed throws(UsageError) in try RigCommand.run(parsed) }),
         (TraceCommand.spec, { parsed throws(UsageError) in TraceCommand.run(parsed) }),
         (ApproveCommand.approveSpec, { parsed throws(UsageError) in ApproveCommand.run(.approve, try ApproveCommand.options(from: parsed)) }),
         (ApproveCommand.denySpec, { parsed throws(UsageError) in ApproveCommand.run(.deny, try ApproveCommand.options(from: parsed)) }),

@@ -1,0 +1,89 @@
+import CredentialStore
+import Foundation
+import KeyService
+
+/// `latchkey rig`: many keys in one process, driven through the rig control API (README, "The
+/// rig control API"); `latchkey rig call METHOD [PARAMS]`: one request from the shell.
+public enum RigCommand {
+    public static let spec = CommandSpec(
+        name: "rig",
+        abstract: "Run many keys in one process for test rigs, added and removed through a control socket (`rig call`).",
+        positionals: ["call", "METHOD", "PARAMS"], minimumPositionals: 0,
+        options: [
+            .init("control", value: "PATH", help: "The rig's control socket (default: $XDG_RUNTIME_DIR/latchkey/rig.control, "
+                  + "or /tmp/latchkey-<uid>/rig.control)."),
+            .init("root", value: "DIR", help: "Where the keys' stores live (DIR/<authenticatorId>); default: a temporary "
+                  + "private directory, deleted when the rig stops."),
+            .init("timeout", value: "SECONDS", help: "rig call: how long to wait for the answer (default: 60)."),
+            .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
+        ])
+
+    public static func run(_ parsed: ParsedArguments,
+                           environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) -> Int32 {
+        let control = parsed.value("control")
+        if let control, control.isEmpty { throw UsageError("invalid --control '': give a socket path") }
+        let controlPath = control ?? ControlSocket.defaultPath(name: "rig", environment: environment)
+        switch parsed.positionals.first {
+        case nil:
+            guard parsed.positionals.isEmpty else { throw UsageError("`latchkey rig` takes no arguments; did you mean `rig call`?") }
+            var configuration = RigConfiguration(controlPath: controlPath, controlPathIsDefault: control == nil,
+                                                 root: parsed.value("root"))
+            if let root = configuration.root, !root.hasPrefix("/") {
+                throw UsageError("invalid --root '\(root)': give an absolute directory path")
+            }
+            configuration.uhidPath = environment["LATCHKEY_UHID_PATH"] ?? "/dev/uhid"
+            if let level = parsed.value("log-level") {
+                guard let parsedLevel = Logger.Level(name: level) else {
+                    throw UsageError("invalid --log-level '\(level)': use error, warning, info, debug or trace")
+                }
+                configuration.logLevel = parsedLevel
+            }
+            return RigHost.run(configuration)
+        case "call":
+            guard parsed.positionals.count >= 2, parsed.positionals.count <= 3 else {
+                throw UsageError("usage: latchkey rig call METHOD ['{\"json\":\"params\"}'] [--control PATH]")
+            }
+            let params = parsed.positionals.count == 3 ? parsed.positionals[2] : "{}"
+            guard let object = try? JSONSerialization.jsonObject(with: Data(params.utf8)), object is [String: Any] else {
+                throw UsageError("invalid PARAMS '\(params)': give a JSON object, e.g. '{\"authenticatorId\":\"k1\"}'")
+            }
+            var timeout = 60.0
+            if let text = parsed.value("timeout") {
+                guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 3_600 else {
+                    throw UsageError("invalid --timeout '\(text)': give seconds, up to 3600")
+                }
+                timeout = seconds
+            }
+            return call(method: parsed.positionals[1], params: Array(params.utf8), path: controlPath,
+                        timeoutMilliseconds: Int32(timeout * 1_000))
+        case let other?:
+            throw UsageError("unknown rig command '\(other)': use `latchkey rig` or `latchkey rig call METHOD [PARAMS]`")
+        }
+    }
+
+    /// Prints the result (pretty JSON) and exits 0, or the error's code and message and exits 1.
+    static func call(method: String, params: [UInt8], path: String, timeoutMilliseconds: Int32) -> Int32 {
+        let line: [UInt8]
+        do {
+            line = try RigClient.call(method: method, paramsJSON: params, path: path, replyTimeoutMilliseconds: timeoutMilliseconds)
+        } catch {
+            FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+            return 1
+        }
+        guard let response = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+            FileHandle.standardError.write(Data("Error: the rig on \(path) sent something that is not a response\n".utf8))
+            return 1
+        }
+        if let error = response["error"] as? [String: Any] {
+            let code = error["code"] as? String ?? "error"
+            FileHandle.standardError.write(Data("Error (\(code)): \(error["message"] as? String ?? "")\n".utf8))
+            return 1
+        }
+        let result = response["result"] ?? [String: Any]()
+        guard let data = try? JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            return 1
+        }
+        print(String(decoding: data, as: UTF8.self))
+        return 0
+    }
+}

@@ -1,0 +1,306 @@
+import Authenticator
+import CredentialStore
+import Foundation
+import Synchronization
+
+/// `latchkey rig`: many keys in one process, added and removed through the control API
+/// (`RigProtocol`, served by `RigControlServer`). Each key is a `RigKey` with its store in
+/// `root/<authenticatorId>`. Thread-safe: every control connection calls in from its own thread.
+public final class Rig: @unchecked Sendable {
+    /// Keys one rig runs at most (each is a thread, a store connection and a device).
+    public static let maximumKeys = 128
+
+    let root: String
+    let uhidPath: String
+    let logger: Logger
+    let events = RigEventHub()
+    /// Guarded by `lock`; `order` keeps `listAuthenticators` in the order keys were added.
+    private let lock = NSLock()
+    private var keys: [String: RigKey] = [:]
+    private var order: [String] = []
+    /// Ids being started (their store directories are taken).
+    private var starting: Set<String> = []
+    private var nextNumber = 1
+    private var isStopped = false
+    private let closing = Atomic<Bool>(false)
+
+    /// Whether control connections should end (the rig is stopping).
+    var isClosing: Bool { closing.load(ordering: .acquiring) }
+
+    public init(root: String, uhidPath: String, logger: Logger) {
+        self.root = root
+        self.uhidPath = uhidPath
+        self.logger = logger
+    }
+
+    /// Stops every key; later requests fail. Stores stay in `root` (the caller removes a
+    /// temporary root).
+    public func stop() {
+        closeConnections()
+        lock.lock()
+        isStopped = true
+        let running = order.compactMap { keys[$0] }
+        keys = [:]
+        order = []
+        lock.unlock()
+        for key in running { key.stop() }
+    }
+
+    /// Ends control connections (they look every 250 ms) and releases answers that wait.
+    public func closeConnections() {
+        closing.store(true, ordering: .releasing)
+        for key in runningKeys() { key.presence.control.stop() }
+    }
+
+    /// Runs one request line; the response line. Blocking methods (`answerPresence`) hold the
+    /// calling thread until answered.
+    func handle(method: String, line: Data) throws(RigFailure) -> any Encodable {
+        switch method {
+        case "addAuthenticator":
+            return try addAuthenticator(RigProtocol.params(AddAuthenticatorParams.self, from: line))
+        case "removeAuthenticator":
+            let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
+            try removeAuthenticator(id)
+            return EmptyResult()
+        case "listAuthenticators":
+            return AuthenticatorList(authenticators: runningKeys().map(\.info))
+        case "addCredential":
+            let params = try RigProtocol.params(AddCredentialParams.self, from: line)
+            try key(params.authenticatorId).add(params.credential, events: events)
+            return EmptyResult()
+        case "getCredential":
+            let params = try RigProtocol.params(CredentialParams.self, from: line)
+            return try key(params.authenticatorId).credential(id: RigBase64URL.decode(params.credentialId, member: "credentialId"))
+        case "getCredentials":
+            let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
+            return CredentialList(credentials: try key(id).credentials())
+        case "removeCredential":
+            let params = try RigProtocol.params(CredentialParams.self, from: line)
+            try key(params.authenticatorId).remove(credentialID: RigBase64URL.decode(params.credentialId, member: "credentialId"),
+                                                  events: events)
+            return EmptyResult()
+        case "removeAllCredentials":
+            let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
+            return RemovedCount(removed: try key(id).removeAll(events: events))
+        case "setUserVerified":
+            let params = try RigProtocol.params(SetUserVerifiedParams.self, from: line)
+            let key = try key(params.authenticatorId)
+            guard let verification = key.verification else {
+                throw .unsupported("\(key.id) has no user verification (add it with hasUserVerification true)")
+            }
+            verification.verified.store(params.isUserVerified, ordering: .releasing)
+            return EmptyResult()
+        case "setUserConsenting":
+            let params = try RigProtocol.params(SetUserConsentingParams.self, from: line)
+            try key(params.authenticatorId).presence.consenting.store(params.isUserConsenting, ordering: .releasing)
+            return EmptyResult()
+        case "setAutomaticPresenceSimulation":
+            let params = try RigProtocol.params(SetAutomaticPresenceParams.self, from: line)
+            try key(params.authenticatorId).presence.automatic.store(params.enabled, ordering: .releasing)
+            return EmptyResult()
+        case "answerPresence":
+            return try answerPresence(RigProtocol.params(AnswerPresenceParams.self, from: line))
+        case "powerCycle":
+            let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
+            try key(id).powerCycle()
+            return EmptyResult()
+        case "setResponseOverrideBits", "setCredentialProperties":
+            throw .unsupported("\(method) is not in this version of the rig")
+        default:
+            throw RigFailure(.unknownMethod, "unknown method '\(method)'")
+        }
+    }
+
+    /// The running keys, in the order they were added.
+    func runningKeys() -> [RigKey] {
+        lock.lock()
+        defer { lock.unlock() }
+        return order.compactMap { keys[$0] }
+    }
+
+    func key(_ id: String) throws(RigFailure) -> RigKey {
+        lock.lock()
+        defer { lock.unlock() }
+        if let key = keys[id] { return key }
+        let known = order.isEmpty ? "none" : order.joined(separator: ", ")
+        throw RigFailure(.noSuchAuthenticator, "no authenticator '\(id)' (authenticators: \(known))")
+    }
+
+    // MARK: addAuthenticator / removeAuthenticator
+
+    private func addAuthenticator(_ params: AddAuthenticatorParams) throws(RigFailure) -> RigAuthenticatorInfo {
+        switch params.protocol ?? "ctap2_1" {
+        case "ctap2_1": break
+        case "ctap2", "u2f":
+            throw .unsupported("protocol \(params.protocol ?? ""): CTAP 2.0 and U2F-only personas are not in this version; use ctap2_1")
+        default:
+            throw .invalidParams("params.protocol must be ctap2_1, ctap2 or u2f")
+        }
+        if params.hasResidentKey == false {
+            throw .unsupported("hasResidentKey false: a Latchkey key always stores discoverable credentials")
+        }
+        if params.extensions != nil {
+            throw .unsupported("extensions: a Latchkey key always has all of its extensions (getInfo lists them); omit extensions")
+        }
+        if params.defaultBackupEligibility != nil || params.defaultBackupState != nil {
+            throw .unsupported("defaultBackupEligibility / defaultBackupState: backup flags are not in this version")
+        }
+        let transport: KeyConfiguration.Transport
+        switch params.transport ?? "usb" {
+        case "usb", "uhid":
+            guard params.socketPath == nil else { throw .invalidParams("params.socketPath is for transport socket") }
+            transport = .uhid(path: uhidPath)
+        case "socket":
+            guard let path = params.socketPath, path.hasPrefix("/") else {
+                throw .invalidParams("params.socketPath (an absolute path) is required for transport socket")
+            }
+            transport = .socket(path: path)
+        default:
+            throw .invalidParams("params.transport must be usb (uhid) or socket")
+        }
+        var attestation = AuthenticatorConfiguration.Attestation.batch
+        if let name = params.attestation {
+            guard let mode = AuthenticatorConfiguration.Attestation(rawValue: name) else {
+                throw .invalidParams("params.attestation must be batch or installation")
+            }
+            attestation = mode
+        }
+
+        lock.lock()
+        let reserved = Result { () throws(RigFailure) -> String in try reserveID(params.authenticatorId) }
+        lock.unlock()
+        let id = try reserved.get()
+
+        var options = RigKey.Options(id: id, transport: transport)
+        options.hasUserVerification = params.hasUserVerification ?? false
+        options.isUserVerified = params.isUserVerified ?? false
+        options.isUserConsenting = params.isUserConsenting ?? true
+        options.automaticPresenceSimulation = params.automaticPresenceSimulation ?? true
+        options.attestation = attestation
+        let key: RigKey
+        do {
+            key = try RigKey(options: options, storeDirectory: root + "/" + id, events: events, logger: logger)
+        } catch {
+            lock.lock()
+            starting.remove(id)
+            lock.unlock()
+            throw error
+        }
+        lock.lock()
+        starting.remove(id)
+        if isStopped {
+            lock.unlock()
+            key.stop()
+            throw .failed("the rig is stopping")
+        }
+        keys[id] = key
+        order.append(id)
+        lock.unlock()
+        logger.info("rig: authenticator \(id) is up (\(transport.name))")
+        return key.info
+    }
+
+    /// Takes `requested` (or the next free `kN`) for a key being started. Called with `lock` held.
+    private func reserveID(_ requested: String?) throws(RigFailure) -> String {
+        guard !isStopped else { throw .failed("the rig is stopping") }
+        guard keys.count + starting.count < Self.maximumKeys else {
+            throw RigFailure(.tooMany, "this rig already runs \(Self.maximumKeys) authenticators; remove one first")
+        }
+        let id: String
+        if let requested {
+            guard requested.utf8.count <= 32, StoreLocation.isValidName(requested) else {
+                throw .invalidParams("params.authenticatorId must be 1 to 32 letters, digits, '-', '_' or '.'")
+            }
+            guard keys[requested] == nil, !starting.contains(requested) else {
+                throw .invalidParams("authenticator '\(requested)' already exists")
+            }
+            id = requested
+        } else {
+            while keys["k\(nextNumber)"] != nil || starting.contains("k\(nextNumber)") { nextNumber += 1 }
+            id = "k\(nextNumber)"
+            nextNumber += 1
+        }
+        starting.insert(id)
+        return id
+    }
+
+    private func removeAuthenticator(_ id: String) throws(RigFailure) {
+        lock.lock()
+        guard let key = keys.removeValue(forKey: id) else {
+            lock.unlock()
+            _ = try self.key(id)   // the error, with the list
+            return
+        }
+        order.removeAll { $0 == id }
+        lock.unlock()
+        key.stop()
+        do {
+            try FileManager.default.removeItem(atPath: key.storeDirectory)
+        } catch {
+            logger.warning("rig: the store of \(id) at \(key.storeDirectory) could not be removed: \(error.localizedDescription)")
+        }
+        logger.info("rig: authenticator \(id) removed")
+    }
+
+    // MARK: answerPresence
+
+    private func answerPresence(_ params: AnswerPresenceParams) throws(RigFailure) -> PresenceAnswer {
+        let key = try key(params.authenticatorId)
+        let timeout = min(params.timeoutMs ?? 30_000, ControlCommand.maximumAnswerTimeoutMilliseconds)
+        let target: ControlPresence.Target = params.rpId.map { .relyingParty($0) } ?? .pending
+        let outcome = key.presence.control.answer(params.approve ? .approve : .deny, for: target, timeoutMilliseconds: timeout)
+        switch outcome {
+        case let .applied(decision, request, _):
+            return PresenceAnswer(result: decision == .approve ? "approved" : "denied", operation: request.operation.rawValue,
+                                  rpId: request.rpID, message: nil)
+        case .unused:
+            return PresenceAnswer(result: "none", operation: nil, rpId: nil,
+                                  message: "no presence request\(params.rpId.map { " for \($0)" } ?? "") came within \(timeout) ms")
+        case let .noMatch(message):
+            return PresenceAnswer(result: "none", operation: nil, rpId: nil, message: message)
+        case .stopped:
+            throw .failed("\(key.id) is stopping")
+        }
+    }
+}
+
+// MARK: Params and results
+
+struct AddAuthenticatorParams: Decodable {
+    var authenticatorId: String?
+    var `protocol`: String?
+    var transport: String?
+    var socketPath: String?
+    var hasResidentKey: Bool?
+    var hasUserVerification: Bool?
+    var isUserVerified: Bool?
+    var isUserConsenting: Bool?
+    var automaticPresenceSimulation: Bool?
+    var attestation: String?
+    var extensions: [String]?
+    var defaultBackupEligibility: Bool?
+    var defaultBackupState: Bool?
+}
+
+struct AuthenticatorParams: Decodable { var authenticatorId: String }
+struct CredentialParams: Decodable { var authenticatorId: String; var credentialId: String }
+struct AddCredentialParams: Decodable { var authenticatorId: String; var credential: RigCredential }
+struct SetUserVerifiedParams: Decodable { var authenticatorId: String; var isUserVerified: Bool }
+struct SetUserConsentingParams: Decodable { var authenticatorId: String; var isUserConsenting: Bool }
+struct SetAutomaticPresenceParams: Decodable { var authenticatorId: String; var enabled: Bool }
+struct AnswerPresenceParams: Decodable {
+    var authenticatorId: String
+    var approve: Bool
+    var rpId: String?
+    var timeoutMs: UInt64?
+}
+
+struct AuthenticatorList: Encodable { var authenticators: [RigAuthenticatorInfo] }
+struct CredentialList: Encodable { var credentials: [RigCredential] }
+struct RemovedCount: Encodable { var removed: Int }
+struct PresenceAnswer: Encodable {
+    var result: String
+    var operation: String?
+    var rpId: String?
+    var message: String?
+}

@@ -1,0 +1,122 @@
+import CBOR
+import Foundation
+import SystemIO
+
+/// One connection to the rig's control socket (`RigProtocol`): request lines in, response
+/// lines out in the same order, and — once `subscribe`d — event lines in between. Runs on the
+/// connection's own thread (`ControlSocket`) until the client closes, the rig stops, or an event
+/// queue overflows.
+enum RigConnection {
+    /// How often a connection looks at whether the rig is stopping.
+    static let pollMilliseconds: Int32 = 250
+
+    static func serve(_ client: FileDescriptor, rig: Rig) {
+        guard let wakeup = try? WakeupEvent() else {
+            ControlIO.write(RigProtocol.response(id: nil, failure: .failed("cannot create an event for this connection")), to: client)
+            return
+        }
+        var subscriber: RigSubscriber?
+        defer { if let subscriber { rig.events.unsubscribe(subscriber) } }
+        var buffer: [UInt8] = []
+        while !rig.isClosing {
+            if let subscriber {
+                let (lines, overflowed) = subscriber.take()
+                for line in lines where !ControlIO.write(line, to: client) { return }
+                if overflowed {
+                    ControlIO.write(RigProtocol.line(["event": "overflow"]), to: client)
+                    return
+                }
+            }
+            guard let ready = try? Poller.wait(for: [client.rawValue, wakeup.descriptor], timeoutMilliseconds: pollMilliseconds) else {
+                return
+            }
+            if ready.contains(wakeup.descriptor) { wakeup.drain() }
+            guard ready.contains(client.rawValue) else { continue }
+            guard let chunk = try? client.receive(upToCount: 65_536), !chunk.isEmpty else { return }   // closed
+            buffer += chunk
+            while let newline = buffer.firstIndex(of: 0x0A) {
+                let line = Array(buffer[..<newline])
+                buffer.removeSubrange(...newline)
+                guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
+                let (response, subscription) = respond(to: line, rig: rig)
+                if let subscription {
+                    if let subscriber { rig.events.unsubscribe(subscriber) }
+                    let new = RigSubscriber(authenticatorID: subscription, wakeup: wakeup)
+                    rig.events.subscribe(new)
+                    subscriber = new
+                }
+                guard ControlIO.write(response, to: client) else { return }
+            }
+            if buffer.count > RigProtocol.maximumLineLength {
+                ControlIO.write(RigProtocol.response(id: nil, failure: RigFailure(.parseError,
+                    "a request line is longer than \(RigProtocol.maximumLineLength) bytes; closing")), to: client)
+                return
+            }
+        }
+    }
+
+    /// The response line to one request, and for `subscribe` the authenticator it follows
+    /// (`.some(nil)`: all of them).
+    static func respond(to line: [UInt8], rig: Rig) -> (response: [UInt8], subscription: String??) {
+        let data = Data(line)
+        guard let envelope = try? JSONDecoder().decode(RigProtocol.Envelope.self, from: data), let method = envelope.method else {
+            return (RigProtocol.response(id: nil, failure: RigFailure(.parseError,
+                "the line is not a JSON object with \"v\" and \"method\"")), nil)
+        }
+        guard envelope.v == RigProtocol.version else {
+            let version = envelope.v.map(String.init) ?? "none"
+            return (RigProtocol.response(id: envelope.id, failure: RigFailure(.parseError,
+                "protocol version \(version) is not supported (this rig speaks \"v\":\(RigProtocol.version))")), nil)
+        }
+        do throws(RigFailure) {
+            if method == "subscribe" {
+                let id = try RigProtocol.params(SubscribeParams.self, from: data).authenticatorId
+                if let id { _ = try rig.key(id) }
+                rig.logger.debug("rig: subscribe → ok")
+                return (RigProtocol.response(id: envelope.id, result: EmptyResult()), .some(id))
+            }
+            let result = try rig.handle(method: method, line: data)
+            rig.logger.debug("rig: \(method) → ok")
+            return (RigProtocol.response(id: envelope.id, result: AnyEncodable(result)), nil)
+        } catch {
+            // The log names the method and the code, never the params (private keys travel there).
+            rig.logger.debug("rig: \(method) → \(error.code.rawValue)")
+            return (RigProtocol.response(id: envelope.id, failure: error), nil)
+        }
+    }
+}
+
+struct SubscribeParams: Decodable { var authenticatorId: String? }
+private struct EventLine: Decodable { var event: String? }
+
+/// The client end, for `latchkey rig call`: one request, its response line (event lines, which
+/// a fresh connection does not get, are skipped all the same).
+public enum RigClient {
+    public static func call(method: String, paramsJSON: [UInt8], path: String,
+                            replyTimeoutMilliseconds: Int32) throws(ControlSocket.Failure) -> [UInt8] {
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try .unixSocket(type: SOCK_STREAM, nonBlocking: false)
+            try descriptor.connect(to: UnixSocketAddress(path: path))
+        } catch where error == .noSuchFileOrDirectory || error == .connectionRefused {
+            throw .init("no rig is listening on \(path) (\(error)); start one with `latchkey rig`, or pass its --control PATH")
+        } catch {
+            throw .init(ControlIO.addressError(path, error, call: "connect"))
+        }
+        defer { descriptor.close() }
+        var text = #"{"v":1,"id":1,"method":"#
+        JSONStringLiteral.append(method, to: &text)
+        let request = Array((text + #","params":"#).utf8) + paramsJSON + Array("}\n".utf8)
+        guard ControlIO.write(request, to: descriptor) else {
+            throw .init("sending to the rig on \(path) failed: \(Errno.current)")
+        }
+        while true {
+            guard let line = ControlIO.readLine(from: descriptor, timeoutMilliseconds: replyTimeoutMilliseconds,
+                                                maximumLength: RigProtocol.maximumLineLength) else {
+                throw .init("the rig on \(path) did not answer")
+            }
+            if let event = try? JSONDecoder().decode(EventLine.self, from: Data(line)), event.event != nil { continue }
+            return line
+        }
+    }
+}

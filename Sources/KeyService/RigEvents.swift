@@ -1,0 +1,154 @@
+import Authenticator
+import CBOR
+import CTAP
+import CTAPHID
+import Synchronization
+import SystemIO
+
+/// One event line: `{"event":"credentialAdded","seq":3,"authenticatorId":"k1","params":{…}}`.
+struct RigEvent: Encodable {
+    var event: String
+    var seq: UInt64
+    var authenticatorId: String
+    var params: RigEventParams
+}
+
+/// What an event says; absent members are left out of the line.
+struct RigEventParams: Encodable, Equatable {
+    var credentialId: String?
+    var rpId: String?
+    var userHandle: String?
+    var userName: String?
+    var isResidentCredential: Bool?
+    var signCount: UInt32?
+    var operation: String?
+    var purpose: String?
+}
+
+/// A `subscribe`d connection's queue of event lines, drained by its connection thread (woken
+/// through `wakeup`). Bounded: a subscriber that falls `capacity` lines behind is marked
+/// overflowed, told so and disconnected.
+final class RigSubscriber: Sendable {
+    static let capacity = 10_000
+
+    let authenticatorID: String?
+    let wakeup: WakeupEvent
+    private let queue = Mutex<(lines: [[UInt8]], overflowed: Bool)>(([], false))
+
+    init(authenticatorID: String?, wakeup: WakeupEvent) {
+        self.authenticatorID = authenticatorID
+        self.wakeup = wakeup
+    }
+
+    func post(_ line: [UInt8]) {
+        let posted = queue.withLock { queue -> Bool in
+            guard !queue.overflowed else { return false }
+            if queue.lines.count >= Self.capacity {
+                queue.overflowed = true
+                queue.lines.removeAll()
+            } else {
+                queue.lines.append(line)
+            }
+            return true
+        }
+        if posted { wakeup.signal() }
+    }
+
+    /// The lines queued since the last call, and whether the queue overflowed.
+    func take() -> (lines: [[UInt8]], overflowed: Bool) {
+        queue.withLock { queue in
+            defer { queue.lines.removeAll() }
+            return queue
+        }
+    }
+}
+
+/// The rig's events, numbered in the order they happen and fanned out to subscribers.
+final class RigEventHub: Sendable {
+    private let state = Mutex<(seq: UInt64, subscribers: [ObjectIdentifier: RigSubscriber])>((0, [:]))
+
+    func subscribe(_ subscriber: RigSubscriber) {
+        state.withLock { $0.subscribers[ObjectIdentifier(subscriber)] = subscriber }
+    }
+
+    func unsubscribe(_ subscriber: RigSubscriber) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: ObjectIdentifier(subscriber)) }
+    }
+
+    /// Numbers and queues one event; its line is made under the lock, so `seq` is the order
+    /// every subscriber sees.
+    func emit(_ name: String, authenticatorID: String, _ params: RigEventParams) {
+        state.withLock { state in
+            guard !state.subscribers.isEmpty else { return }
+            state.seq += 1
+            let line = RigProtocol.line(RigEvent(event: name, seq: state.seq, authenticatorId: authenticatorID, params: params))
+            for subscriber in state.subscribers.values
+            where subscriber.authenticatorID == nil || subscriber.authenticatorID == authenticatorID {
+                subscriber.post(line)
+            }
+        }
+    }
+}
+
+/// The credential events a key's traffic carries, read from each request and its response as
+/// they pass (`KeyRunner.Observer`): what the relying party saw, not what the store did.
+struct RigWireEvents {
+    /// getNextAssertion names no RP: it continues the last getAssertion's.
+    private var lastAssertionRPID: String?
+
+    struct Event: Equatable {
+        var name: String
+        var params: RigEventParams
+        /// credentialAdded / credentialAsserted: the counter the key signed with.
+        var credentialID: [UInt8]?
+    }
+
+    mutating func events(command: UInt8, request: [UInt8], response: [UInt8]) -> [Event] {
+        guard command == CTAPHIDCommand.cbor.rawValue, let commandByte = request.first,
+              let ctapCommand = CTAPCommand(rawValue: commandByte) else { return [] }
+        if ctapCommand == .getAssertion { lastAssertionRPID = nil }
+        guard response.first == CTAP2StatusCode.success.rawValue,
+              let body = try? CBORDecoder.decode(Array(response.dropFirst())) else { return [] }
+        let parameters = request.count > 1 ? try? CBORDecoder.decode(Array(request.dropFirst())) : nil
+        switch ctapCommand {
+        case .makeCredential:
+            guard let parameters, let authData = body[2]?.bytesValue,
+                  let (counter, credentialID) = Self.attestedCredential(authData) else { return [] }
+            let user = parameters[3]
+            return [Event(name: "credentialAdded", params: RigEventParams(
+                credentialId: RigBase64URL.encode(credentialID), rpId: parameters[2]?["id"]?.stringValue,
+                userHandle: user?["id"]?.bytesValue.map(RigBase64URL.encode), userName: user?["name"]?.stringValue,
+                isResidentCredential: parameters[7]?["rk"]?.boolValue ?? false, signCount: counter),
+                credentialID: credentialID)]
+        case .getAssertion, .getNextAssertion:
+            if ctapCommand == .getAssertion { lastAssertionRPID = parameters?[1]?.stringValue }
+            guard let authData = body[2]?.bytesValue, authData.count >= 37,
+                  let credentialID = body[1]?["id"]?.bytesValue else { return [] }
+            return [Event(name: "credentialAsserted", params: RigEventParams(
+                credentialId: RigBase64URL.encode(credentialID), rpId: lastAssertionRPID,
+                userHandle: body[4]?["id"]?.bytesValue.map(RigBase64URL.encode), signCount: Self.counter(authData)),
+                credentialID: credentialID)]
+        case .credentialManagement, .credentialManagementPreview:
+            // deleteCredential (0x06): {1: 6, 2: {2: PublicKeyCredentialDescriptor}}.
+            guard let parameters, parameters[1]?.intValue == 0x06,
+                  let credentialID = parameters[2]?[2]?["id"]?.bytesValue else { return [] }
+            return [Event(name: "credentialDeleted", params: RigEventParams(credentialId: RigBase64URL.encode(credentialID)))]
+        default:
+            return []
+        }
+    }
+
+    /// authData: rpIdHash (32) ‖ flags (1) ‖ signCount (4, big-endian) ‖ …
+    static func counter(_ authData: [UInt8]) -> UInt32 {
+        authData[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// The counter and credential ID of authData with attested credential data: … ‖ AAGUID (16)
+    /// ‖ credentialIdLength (2) ‖ credentialId.
+    static func attestedCredential(_ authData: [UInt8]) -> (UInt32, [UInt8])? {
+        guard authData.count >= 55, authData[32] & 0x40 != 0 else { return nil }
+        let length = Int(authData[53]) << 8 | Int(authData[54])
+        guard authData.count >= 55 + length else { return nil }
+        return (counter(authData), Array(authData[55..<(55 + length)]))
+    }
+}

@@ -1,0 +1,306 @@
+import Authenticator
+import CTAP
+import CredentialStore
+import FIDOCrypto
+import Foundation
+import LinuxHID
+import Synchronization
+
+/// One key of a `latchkey rig`: its own SQLite store, authenticator, transport (uhid or
+/// socket) and poll loop on its own thread, with the rig's presence and UV providers. Started
+/// by `addAuthenticator`, stopped (device gone, store deleted) by `removeAuthenticator`.
+final class RigKey: @unchecked Sendable {
+    struct Options: Sendable {
+        var id: String
+        var transport: KeyConfiguration.Transport
+        var hasUserVerification = false
+        var isUserVerified = false
+        var isUserConsenting = true
+        var automaticPresenceSimulation = true
+        var attestation: AuthenticatorConfiguration.Attestation = .batch
+    }
+
+    let options: Options
+    let storeDirectory: String
+    let store: SQLiteCredentialStore
+    let presence: RigPresence
+    let verification: RigVerification?
+    private let runner: KeyRunner
+    private let stopped = DispatchSemaphore(value: 0)
+    private let isStopped = Atomic<Bool>(false)
+    /// The last counter each credential signed with on the wire (getCredentials' signCount).
+    private let signCounts = SignCounts()
+
+    var id: String { options.id }
+
+    /// Opens the store in `storeDirectory`, brings up the transport and starts the key's loop
+    /// on its own thread. Any failure undoes what was done and says what failed.
+    init(options: Options, storeDirectory: String, events: RigEventHub, logger: Logger) throws(RigFailure) {
+        self.options = options
+        self.storeDirectory = storeDirectory
+        let id = options.id
+        let presence = RigPresence(automatic: options.automaticPresenceSimulation, consenting: options.isUserConsenting,
+                                   logger: logger) { request in
+            events.emit("presenceRequested", authenticatorID: id,
+                        RigEventParams(rpId: request.rpID, operation: request.operation.rawValue))
+        }
+        let verification = options.hasUserVerification ? RigVerification(verified: options.isUserVerified) { request in
+            events.emit("uvRequested", authenticatorID: id, RigEventParams(rpId: request.rpID, purpose: request.purpose.rawValue))
+        } : nil
+        self.presence = presence
+        self.verification = verification
+
+        let store: SQLiteCredentialStore
+        do {
+            store = try SQLiteCredentialStore.open(directory: storeDirectory, lock: .exclusive)
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        self.store = store
+        var configuration = AuthenticatorConfiguration()
+        configuration.attestation = options.attestation
+        let authenticator: Authenticator
+        do {
+            authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
+                                              userVerification: verification, clock: SystemClock())
+        } catch {
+            store.close()
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        let transport: ReportTransport
+        do {
+            switch options.transport {
+            case let .uhid(path):
+                transport = try UHIDDevice(path: path, identity: UHIDDevice.Identity.latchkey(name: Self.deviceName(id)))
+            case let .socket(path):
+                transport = try SocketTransport(path: path)
+            }
+        } catch {
+            store.close()
+            throw .failed("\(id): \(error.description)")
+        }
+        let signCounts = self.signCounts
+        let wire = WireState()
+        do {
+            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger) { command, request, response in
+                for event in wire.state.withLock({ $0.events(command: command, request: request, response: response) }) {
+                    if let credentialID = event.credentialID, let count = event.params.signCount {
+                        signCounts.map.withLock { $0[credentialID] = count }
+                    }
+                    events.emit(event.name, authenticatorID: id, event.params)
+                }
+            }
+        } catch {
+            transport.shutdown()
+            store.close()
+            throw .failed("\(id): \(error.description)")
+        }
+        let runner = self.runner
+        let stopped = self.stopped
+        let thread = Thread {
+            runner.run()
+            stopped.signal()
+        }
+        thread.name = "latchkey.rig.\(id)"
+        thread.start()
+    }
+
+    /// The HID name's and uniq's suffix: `Latchkey rig-<id>`, `latchkey:rig-<id>`.
+    static func deviceName(_ id: String) -> String { "rig-" + id }
+
+    /// Stops the loop (the device or socket goes away) and closes the store. Idempotent.
+    func stop() {
+        guard !isStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        presence.control.stop()
+        runner.requestStop()
+        stopped.wait()
+        store.close()
+    }
+
+    func powerCycle() { runner.requestPowerCycle() }
+
+    // MARK: Credentials
+
+    /// The key's resident credentials as WebDriver Credentials, private keys included.
+    func credentials() throws(RigFailure) -> [RigCredential] {
+        let stored: [ResidentCredential]
+        do {
+            stored = try store.allResidentCredentials(includeHidden: true)
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        var result: [RigCredential] = []
+        for credential in stored { result.append(try describe(credential)) }
+        return result
+    }
+
+    func credential(id credentialID: [UInt8]) throws(RigFailure) -> RigCredential {
+        let stored: ResidentCredential?
+        do {
+            stored = try store.residentCredential(id: credentialID)
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        guard let stored else { throw Self.noSuchCredential(credentialID, on: id) }
+        return try describe(stored)
+    }
+
+    private func describe(_ credential: ResidentCredential) throws(RigFailure) -> RigCredential {
+        let algorithm: PKCS8PrivateKey.Algorithm = credential.algorithm == COSEAlgorithm.edDSA.rawValue ? .ed25519 : .p256
+        let der: SecretBytes
+        do {
+            der = try PKCS8PrivateKey.encode(algorithm, credential.privateKey)
+        } catch {
+            throw .failed("credential \(RigBase64URL.encode(credential.credentialID)): its key could not be encoded (\(error))")
+        }
+        return RigCredential(
+            credentialId: RigBase64URL.encode(credential.credentialID), isResidentCredential: true, rpId: credential.rpID,
+            privateKey: der.withUnsafeBytes { RigBase64URL.encode(Array($0)) },
+            userHandle: RigBase64URL.encode(credential.userHandle),
+            signCount: signCounts.map.withLock { $0[credential.credentialID] } ?? 0,
+            userName: credential.userName, userDisplayName: credential.userDisplayName)
+    }
+
+    /// Stores a credential given as WebDriver's Credential Parameters.
+    func add(_ input: RigCredential, events: RigEventHub) throws(RigFailure) {
+        guard input.isResidentCredential ?? true else {
+            throw .unsupported("credential.isResidentCredential false: a Latchkey key makes non-resident credential IDs itself "
+                               + "(they wrap the private key); add the credential as resident")
+        }
+        let credentialID = try RigBase64URL.decode(input.credentialId, member: "credential.credentialId")
+        guard (1...1023).contains(credentialID.count) else { throw .invalidParams("credential.credentialId must be 1 to 1023 bytes") }
+        guard let userHandleText = input.userHandle else { throw .invalidParams("credential.userHandle is required") }
+        let userHandle = try RigBase64URL.decode(userHandleText, member: "credential.userHandle")
+        guard (1...64).contains(userHandle.count) else { throw .invalidParams("credential.userHandle must be 1 to 64 bytes") }
+        guard !input.rpId.isEmpty, input.rpId.utf8.count <= 253 else { throw .invalidParams("credential.rpId must be an RP ID (1 to 253 bytes)") }
+        guard let keyText = input.privateKey else { throw .invalidParams("credential.privateKey is required") }
+        var der = try RigBase64URL.decode(keyText, member: "credential.privateKey")
+        defer { der.wipe() }
+        let algorithm: PKCS8PrivateKey.Algorithm
+        let secret: SecretBytes
+        do {
+            (algorithm, secret) = try PKCS8PrivateKey.decode(der)
+        } catch {
+            throw .invalidParams("credential.privateKey: \(error)")
+        }
+        if input.largeBlob != nil { throw .unsupported("credential.largeBlob: large blobs cannot be added through the rig yet") }
+        let rpIDHash = SHA256.hash(Array(input.rpId.utf8))
+        let credential = ResidentCredential(
+            credentialID: credentialID, rpID: input.rpId, rpIDHash: rpIDHash, rpName: nil, userHandle: userHandle,
+            userName: input.userName, userDisplayName: input.userDisplayName,
+            algorithm: algorithm == .ed25519 ? COSEAlgorithm.edDSA.rawValue : COSEAlgorithm.es256.rawValue,
+            privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
+        do {
+            // The authenticator caches opened keys by credential ID: the same ID with another key
+            // would sign with the old one, so an ID in use is refused rather than replaced.
+            if try store.residentCredential(id: credentialID) != nil {
+                throw RigFailure.invalidParams("credential \(input.credentialId) is already on \(id); removeCredential it first")
+            }
+            try store.saveResidentCredential(credential)
+            if let count = input.signCount, count > 0 { try store.raiseSignatureCounter(credentialID: credentialID, to: count) }
+        } catch let failure as RigFailure {
+            throw failure
+        } catch let error as StoreError {
+            throw .failed(error == .full ? "\(id) is full (\(store.maxResidentCredentials) resident credentials)"
+                                         : error.message(directory: storeDirectory))
+        } catch {
+            throw .failed("\(error)")
+        }
+        let count = input.signCount ?? 0
+        signCounts.map.withLock { $0[credentialID] = count }
+        events.emit("credentialAdded", authenticatorID: id, RigEventParams(
+            credentialId: RigBase64URL.encode(credentialID), rpId: input.rpId, userHandle: RigBase64URL.encode(userHandle),
+            userName: input.userName, isResidentCredential: true, signCount: count))
+    }
+
+    func remove(credentialID: [UInt8], events: RigEventHub) throws(RigFailure) {
+        let removed: Bool
+        do {
+            removed = try store.deleteResidentCredential(id: credentialID)
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        guard removed else { throw Self.noSuchCredential(credentialID, on: id) }
+        _ = signCounts.map.withLock { $0.removeValue(forKey: credentialID) }
+        events.emit("credentialDeleted", authenticatorID: id, RigEventParams(credentialId: RigBase64URL.encode(credentialID)))
+    }
+
+    /// Removes every resident credential; how many there were.
+    func removeAll(events: RigEventHub) throws(RigFailure) -> Int {
+        let stored: [ResidentCredential]
+        do {
+            stored = try store.allResidentCredentials(includeHidden: true)
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        var removed = 0
+        for credential in stored {
+            do {
+                if try store.deleteResidentCredential(id: credential.credentialID) { removed += 1 } else { continue }
+            } catch {
+                throw .failed(error.message(directory: storeDirectory))
+            }
+            _ = signCounts.map.withLock { $0.removeValue(forKey: credential.credentialID) }
+            events.emit("credentialDeleted", authenticatorID: id,
+                        RigEventParams(credentialId: RigBase64URL.encode(credential.credentialID)))
+        }
+        return removed
+    }
+
+    private static func noSuchCredential(_ credentialID: [UInt8], on id: String) -> RigFailure {
+        RigFailure(.noSuchCredential, "\(id) has no credential \(RigBase64URL.encode(credentialID))")
+    }
+
+    // MARK: Description
+
+    var info: RigAuthenticatorInfo {
+        let socketPath: String? = if case let .socket(path) = options.transport { path } else { nil }
+        let name = Self.deviceName(id)
+        return RigAuthenticatorInfo(
+            authenticatorId: id, protocol: "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
+            uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, hidName: "Latchkey \(name)", storeDirectory: storeDirectory,
+            hasResidentKey: true, hasUserVerification: verification != nil,
+            isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,
+            isUserConsenting: presence.consenting.load(ordering: .acquiring),
+            automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring))
+    }
+}
+
+/// The last counter each credential signed with on the wire.
+private final class SignCounts: Sendable {
+    let map = Mutex<[[UInt8]: UInt32]>([:])
+}
+
+/// What the wire observer remembers between requests (it runs on the key's worker).
+private final class WireState: Sendable {
+    let state = Mutex(RigWireEvents())
+}
+
+/// An Authenticator as the protocol describes it.
+struct RigAuthenticatorInfo: Encodable {
+    var authenticatorId: String
+    var `protocol`: String
+    var transport: String
+    var socketPath: String?
+    var uniq: String
+    var hidName: String
+    var storeDirectory: String
+    var hasResidentKey: Bool
+    var hasUserVerification: Bool
+    var isUserVerified: Bool
+    var isUserConsenting: Bool
+    var automaticPresenceSimulation: Bool
+}
+
+/// WebDriver's Credential Parameters (DevTools' names for the user's).
+struct RigCredential: Codable {
+    var credentialId: String
+    var isResidentCredential: Bool?
+    var rpId: String
+    var privateKey: String?
+    var userHandle: String?
+    var signCount: UInt32?
+    var userName: String?
+    var userDisplayName: String?
+    var largeBlob: String?
+}

@@ -1,0 +1,145 @@
+import Foundation
+
+/// The rig control protocol, version 1 (README, "The rig control API"): JSON objects, one
+/// per line, both ways. A request is `{"v":1,"id":N,"method":"…","params":{…}}`; its response
+/// `{"id":N,"result":{…}}` or `{"id":N,"error":{"code":"…","message":"…"}}`. The vocabulary is
+/// that of WebDriver's virtual authenticators and DevTools' WebAuthn domain.
+public enum RigProtocol {
+    public static let version = 1
+    /// The longest line read (a request with a PKCS#8 key and a large blob is a few kB).
+    public static let maximumLineLength = 1 << 20
+
+    /// The request's envelope: what every request has, decoded before the method's params.
+    struct Envelope: Decodable {
+        var v: Int?
+        var id: Int64?
+        var method: String?
+    }
+
+    /// The params of a method, decoded from the same line.
+    struct Params<P: Decodable>: Decodable {
+        var params: P?
+    }
+
+    /// Decodes `line`'s params as `P` (an absent `params` is `{}`), naming the member at fault.
+    static func params<P: Decodable>(_ type: P.Type, from line: Data) throws(RigFailure) -> P {
+        do {
+            let decoder = JSONDecoder()
+            if let params = try decoder.decode(Params<P>.self, from: line).params { return params }
+            return try decoder.decode(P.self, from: Data("{}".utf8))
+        } catch let error as DecodingError {
+            throw .invalidParams(describe(error))
+        } catch {
+            throw .invalidParams("params: \(error)")
+        }
+    }
+
+    /// "params.hasUserVerification must be a boolean", "params.authenticatorId is required".
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
+            let keys = (codingPath + (last.map { [$0] } ?? [])).map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }
+            let joined = keys.joined().replacingOccurrences(of: ".[", with: "[")
+            return joined.hasPrefix(".") ? String(joined.dropFirst()) : joined
+        }
+        switch error {
+        case let .keyNotFound(key, context):
+            return "\(path(context.codingPath, key)) is required"
+        case let .typeMismatch(type, context), let .valueNotFound(type, context):
+            return "\(path(context.codingPath)) must be \(typeName(type))"
+        case let .dataCorrupted(context):
+            return context.codingPath.isEmpty ? "params must be a JSON object"
+                : "\(path(context.codingPath)) is not a valid value (\(context.debugDescription))"
+        @unknown default:
+            return "params are invalid"
+        }
+    }
+
+    private static func typeName(_ type: Any.Type) -> String {
+        switch type {
+        case is Bool.Type: "a boolean"
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type, is UInt32.Type, is UInt64.Type: "an integer"
+        case is [String].Type: "an array of strings"
+        default: "an object"
+        }
+    }
+
+    /// One response line.
+    static func response(id: Int64?, result: some Encodable) -> [UInt8] {
+        line(Response(id: id, result: AnyEncodable(result), error: nil))
+    }
+
+    static func response(id: Int64?, failure: RigFailure) -> [UInt8] {
+        line(Response(id: id, result: nil, error: ErrorBody(code: failure.code.rawValue, message: failure.message)))
+    }
+
+    static func line(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        guard let data = try? encoder.encode(value) else {
+            return Array(#"{"error":{"code":"failed","message":"the response could not be encoded"}}"#.utf8) + [0x0A]
+        }
+        return Array(data) + [0x0A]
+    }
+
+    private struct Response: Encodable {
+        var id: Int64?
+        var result: AnyEncodable?
+        var error: ErrorBody?
+    }
+
+    private struct ErrorBody: Encodable {
+        var code: String
+        var message: String
+    }
+}
+
+/// An `Encodable` of any type (a method's result).
+struct AnyEncodable: Encodable {
+    let value: any Encodable
+    init(_ value: any Encodable) { self.value = value }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+/// `{}`: the result of methods that return nothing.
+struct EmptyResult: Encodable {}
+
+/// Why a rig request failed: the protocol's error code and a message that names what is wrong.
+public struct RigFailure: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        case parseError, unknownMethod, invalidParams, noSuchAuthenticator, noSuchCredential, unsupported, failed, tooMany
+    }
+
+    public var code: Code
+    public var message: String
+    public var description: String { "\(code.rawValue): \(message)" }
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    static func invalidParams(_ message: String) -> RigFailure { RigFailure(.invalidParams, message) }
+    static func unsupported(_ message: String) -> RigFailure { RigFailure(.unsupported, message) }
+    static func failed(_ message: String) -> RigFailure { RigFailure(.failed, message) }
+}
+
+/// base64url without padding, as WebDriver and the protocol carry binary values (padding and
+/// the standard alphabet's padding are accepted on input).
+enum RigBase64URL {
+    static func encode(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decode(_ text: String, member: String) throws(RigFailure) -> [UInt8] {
+        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while standard.utf8.count % 4 != 0 { standard += "=" }
+        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }),
+              let data = Data(base64Encoded: standard) else {
+            throw .invalidParams("\(member) must be base64url")
+        }
+        return Array(data)
+    }
+}

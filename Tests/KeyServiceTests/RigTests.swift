@@ -1,0 +1,185 @@
+import Authenticator
+import CBOR
+import CTAP
+import CTAPHID
+import FIDOClient
+import FIDOCrypto
+import Foundation
+@testable import KeyService
+import LatchkeyTestSupport
+import LinuxHID
+import SystemIO
+import XCTest
+
+/// The rig control API in-process: request lines through `RigConnection.respond`, keys on the
+/// socket transport driven by the platform client, events through a subscriber's queue.
+final class RigTests: XCTestCase {
+    var scratch: ScratchDirectory!
+    var rig: Rig!
+
+    override func setUpWithError() throws {
+        scratch = try ScratchDirectory()
+        rig = Rig(root: scratch.path + "/root", uhidPath: "/nonexistent/uhid", logger: Logger(level: .error, sink: { _ in }))
+        try FileManager.default.createDirectory(atPath: scratch.path + "/root", withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        rig.stop()
+        scratch.remove()
+    }
+
+    /// One request; the response as a dictionary.
+    func call(_ method: String, _ params: [String: Any] = [:], id: Int = 1) throws -> [String: Any] {
+        let line = try JSONSerialization.data(withJSONObject: ["v": 1, "id": id, "method": method, "params": params])
+        return try decode(RigConnection.respond(to: Array(line), rig: rig).response)
+    }
+
+    func decode(_ line: [UInt8]) throws -> [String: Any] {
+        XCTAssertEqual(line.last, 0x0A, "a line ends in a newline")
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.dropLast())) as? [String: Any])
+    }
+
+    func errorCode(_ response: [String: Any]) -> String? { (response["error"] as? [String: Any])?["code"] as? String }
+    func errorMessage(_ response: [String: Any]) -> String { (response["error"] as? [String: Any])?["message"] as? String ?? "" }
+
+    func addSocketKey(_ extra: [String: Any] = [:]) throws -> (id: String, path: String) {
+        let path = scratch.path + "/\(UUID().uuidString.prefix(8)).sock"
+        let response = try call("addAuthenticator", ["transport": "socket", "socketPath": path].merging(extra) { $1 })
+        let result = try XCTUnwrap(response["result"] as? [String: Any], "\(response)")
+        return (try XCTUnwrap(result["authenticatorId"] as? String), path)
+    }
+
+    func testMalformedRequestsGetPreciseErrorsAndIDsAreEchoed() throws {
+        XCTAssertEqual(errorCode(try decode(RigConnection.respond(to: Array("not json".utf8), rig: rig).response)), "parseError")
+        let v2 = try decode(RigConnection.respond(to: Array(#"{"v":2,"id":9,"method":"listAuthenticators"}"#.utf8), rig: rig).response)
+        XCTAssertEqual(errorCode(v2), "parseError")
+        XCTAssertEqual(v2["id"] as? Int, 9)
+        XCTAssertEqual(errorCode(try call("frobnicate")), "unknownMethod")
+        let typed = try call("addAuthenticator", ["hasUserVerification": "yes"])
+        XCTAssertEqual(errorCode(typed), "invalidParams")
+        XCTAssertTrue(errorMessage(typed).contains("hasUserVerification must be a boolean"), errorMessage(typed))
+        let missing = try call("getCredentials")
+        XCTAssertEqual(errorCode(missing), "invalidParams")
+        XCTAssertTrue(errorMessage(missing).contains("authenticatorId is required"), errorMessage(missing))
+        XCTAssertEqual(errorCode(try call("getCredentials", ["authenticatorId": "k7"])), "noSuchAuthenticator")
+        for params in [["protocol": "u2f"], ["protocol": "ctap2"], ["hasResidentKey": false],
+                       ["extensions": ["largeBlob"]], ["defaultBackupEligibility": true]] as [[String: Any]] {
+            XCTAssertEqual(errorCode(try call("addAuthenticator", params)), "unsupported", "\(params)")
+        }
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["transport": "socket"])), "invalidParams")
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["authenticatorId": "../x", "transport": "socket",
+                                                              "socketPath": scratch.path + "/x.sock"])), "invalidParams")
+        // uhid that is not there: the key fails to start, and says why.
+        let noUHID = try call("addAuthenticator")
+        XCTAssertEqual(errorCode(noUHID), "failed")
+        XCTAssertTrue(errorMessage(noUHID).contains("uhid"), errorMessage(noUHID))
+        XCTAssertEqual(try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [String], [])
+    }
+
+    func testKeysComeAndGoWithTheirSocketsAndStores() throws {
+        let first = try addSocketKey()
+        let second = try addSocketKey(["authenticatorId": "named"])
+        XCTAssertEqual(first.id, "k1")
+        XCTAssertEqual(second.id, "named")
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["authenticatorId": "named", "transport": "socket",
+                                                              "socketPath": scratch.path + "/dup.sock"])), "invalidParams")
+        let listed = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
+        XCTAssertEqual(listed?.compactMap { $0["authenticatorId"] as? String }, ["k1", "named"])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: first.path))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: scratch.path + "/root/k1"))
+        XCTAssertNotNil(try call("removeAuthenticator", ["authenticatorId": "k1"])["result"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: first.path), "the socket is gone")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.path + "/root/k1"), "the store is gone")
+        XCTAssertEqual(errorCode(try call("removeAuthenticator", ["authenticatorId": "k1"])), "noSuchAuthenticator")
+        // The next default id does not reuse one in use.
+        XCTAssertEqual(try addSocketKey().id, "k2")
+    }
+
+    /// A credential added through the API signs on the wire with its own key and counter, is
+    /// listed back with the same PKCS#8 key, and every step is an event, in order.
+    func testAddedCredentialSignsAndEventsArriveInOrder() throws {
+        let wakeup = try WakeupEvent()
+        let subscriber = RigSubscriber(authenticatorID: nil, wakeup: wakeup)
+        rig.events.subscribe(subscriber)
+        let key = try addSocketKey()
+        let privateKey = try P256.Signing.PrivateKey()
+        let der = try PKCS8PrivateKey.encode(.p256, privateKey.rawRepresentation).copyBytes()
+        let credentialID = [UInt8](repeating: 0xC1, count: 16)
+        let added = try call("addCredential", ["authenticatorId": key.id, "credential": [
+            "credentialId": RigBase64URL.encode(credentialID), "isResidentCredential": true, "rpId": "rig.example",
+            "privateKey": RigBase64URL.encode(der), "userHandle": RigBase64URL.encode([7]), "signCount": 41, "userName": "carol",
+        ]])
+        XCTAssertNotNil(added["result"], "\(added)")
+
+        let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: 5_000)
+        _ = try client.initialize()
+        let clientDataHash = SHA256.hash(Array("rig".utf8))
+        let request = GetAssertionRequest(rpID: "rig.example", clientDataHash: clientDataHash,
+                                          allowList: [CredentialDescriptor(id: credentialID)], extensions: .init(),
+                                          options: RequestOptions())
+        let response = try client.cbor([CTAPCommand.getAssertion.rawValue] + request.cborValue.encoded())
+        XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
+        let body = try CBORDecoder.decode(Array(response.dropFirst()))
+        let authData = try XCTUnwrap(body[2]?.bytesValue)
+        XCTAssertEqual(RigWireEvents.counter(authData), 42)
+        XCTAssertTrue(privateKey.publicKey.isValidSignature(try XCTUnwrap(body[3]?.bytesValue), for: authData + clientDataHash))
+
+        let listed = try XCTUnwrap(try call("getCredential", ["authenticatorId": key.id,
+                                                               "credentialId": RigBase64URL.encode(credentialID)])["result"] as? [String: Any])
+        XCTAssertEqual(listed["signCount"] as? Int, 42)
+        XCTAssertEqual(listed["userName"] as? String, "carol")
+        XCTAssertEqual(listed["privateKey"] as? String, RigBase64URL.encode(der))
+        XCTAssertEqual(try XCTUnwrap(try call("removeAllCredentials", ["authenticatorId": key.id])["result"] as? [String: Any])["removed"] as? Int, 1)
+        XCTAssertEqual(errorCode(try call("getCredential", ["authenticatorId": key.id,
+                                                              "credentialId": RigBase64URL.encode(credentialID)])), "noSuchCredential")
+
+        let events = try subscriber.take().lines.map(decode)
+        XCTAssertEqual(events.map { $0["event"] as? String }, ["credentialAdded", "presenceRequested", "credentialAsserted", "credentialDeleted"])
+        XCTAssertEqual(events.map { $0["seq"] as? Int }, [1, 2, 3, 4])
+        XCTAssertEqual((events[2]["params"] as? [String: Any])?["signCount"] as? Int, 42)
+        XCTAssertEqual((events[2]["params"] as? [String: Any])?["rpId"] as? String, "rig.example")
+    }
+
+    func testBadCredentialsAreRefusedByName() throws {
+        let key = try addSocketKey()
+        func add(_ credential: [String: Any]) throws -> [String: Any] {
+            try call("addCredential", ["authenticatorId": key.id, "credential": credential])
+        }
+        let good = try PKCS8PrivateKey.encode(.ed25519, try Ed25519.PrivateKey().rawRepresentation).copyBytes()
+        let base: [String: Any] = ["credentialId": "AAEC", "rpId": "rig.example", "privateKey": RigBase64URL.encode(good),
+                                   "userHandle": "AQ"]
+        XCTAssertEqual(errorCode(try add(base.merging(["isResidentCredential": false]) { $1 })), "unsupported")
+        let badKey = try add(base.merging(["privateKey": "AAAA"]) { $1 })
+        XCTAssertEqual(errorCode(badKey), "invalidParams")
+        XCTAssertTrue(errorMessage(badKey).contains("credential.privateKey"), errorMessage(badKey))
+        XCTAssertEqual(errorCode(try add(base.merging(["credentialId": "a+b/"]) { $1 })), "invalidParams")
+        XCTAssertEqual(errorCode(try add(base.filter { $0.key != "userHandle" })), "invalidParams")
+        XCTAssertNotNil(try add(base)["result"])
+        XCTAssertEqual(errorCode(try add(base)), "invalidParams", "the same ID twice")
+        XCTAssertEqual(errorCode(try call("setUserVerified", ["authenticatorId": key.id, "isUserVerified": true])), "unsupported",
+                       "no UV on this key")
+    }
+
+    /// The observer reads credential IDs and counters from real responses.
+    func testWireEventsFromARealRegistration() throws {
+        let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: AutoPresence(logger: Logger(level: .error)),
+                                              clock: SystemClock())
+        let request = MakeCredentialRequest(
+            clientDataHash: SHA256.hash([1]), rp: RelyingPartyEntity(id: "wire.example", name: nil),
+            user: UserEntity(id: [4, 2], name: "dana", displayName: nil), pubKeyCredParams: [CredentialParameters(algorithm: -7)],
+            excludeList: [], extensions: .init(), options: RequestOptions(["rk": true]))
+        let bytes = [CTAPCommand.makeCredential.rawValue] + request.cborValue.encoded()
+        let response = authenticator.handleCTAP2(bytes, context: RequestContext(channel: 1))
+        XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
+        var wire = RigWireEvents()
+        let events = wire.events(command: CTAPHIDCommand.cbor.rawValue, request: bytes, response: response)
+        XCTAssertEqual(events.map(\.name), ["credentialAdded"])
+        XCTAssertEqual(events.first?.params.rpId, "wire.example")
+        XCTAssertEqual(events.first?.params.userName, "dana")
+        XCTAssertEqual(events.first?.params.isResidentCredential, true)
+        XCTAssertEqual(events.first?.credentialID?.count, 64, "a sealed credential ID")
+        // A failed request is no event, nor is anything but CBOR.
+        XCTAssertEqual(wire.events(command: CTAPHIDCommand.cbor.rawValue, request: bytes, response: [CTAP2StatusCode.operationDenied.rawValue]).count, 0)
+        XCTAssertEqual(wire.events(command: CTAPHIDCommand.msg.rawValue, request: bytes, response: response).count, 0)
+    }
+}
