@@ -1,0 +1,639 @@
+"""Socket suite: `latchkey rig` — keys added and removed through its control socket
+(scripts/latchkey_rig.py, the client users import), each on the socket transport and driven by
+python-fido2: authenticator options and defaults, built-in UV on and off, credentials made by a
+client and seeded by the rig (P-256 and Ed25519, with their counters), the events, consent and
+presence answered through the rig, powerCycle, protocol errors, `latchkey rig call`, and a clean
+stop that leaves no socket and (without --root) no store behind."""
+
+import hashlib
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from fido2.ctap import CtapError
+from fido2.ctap2 import Ctap2
+
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
+
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts")))
+import latchkey_rig  # noqa: E402 - found through the path just added
+from latchkey_rig import RigError, b64url_decode  # noqa: E402
+
+__all__ = ["test_rig"]
+
+STEP = 5            # seconds: the bound on every blocking step (a request, an event, a CTAP exchange)
+ES256 = [{"type": "public-key", "alg": -7}]
+
+
+class RigSession:
+    """The rig under test and what the checks learn from it, in order."""
+
+    def __init__(self):
+        self.control = os.path.join(WORK, "rig.control")
+        self.root = os.path.join(WORK, "rig-root")
+        self.process = None         # latchkey_rig.RigProcess
+        self.client = None          # latchkey_rig.Rig
+        self.events = None          # latchkey_rig.EventStream, subscribed to every key
+        self.arrivals = []          # every event the subscription delivered, in the order it came
+        self.keys = {}              # authenticatorId -> the Authenticator addAuthenticator answered
+        self.devices = []
+        self.state = {}
+
+    def rig(self):
+        assert self.client is not None, "the rig is not running (see the first rig check)"
+        return self.client
+
+    def socket_for(self, name):
+        return os.path.join(WORK, f"rig-{name}.sock")
+
+    def ctap(self, authenticator_id):
+        """A python-fido2 Ctap2 on the key's socket (closed when the rig checks end)."""
+        assert authenticator_id in self.keys, f"no key {authenticator_id} was added (see the addAuthenticator checks)"
+        device = open_device(self.keys[authenticator_id]["socketPath"], timeout=STEP)
+        self.devices.append(device)
+        return Ctap2(device)
+
+    def wait(self, name, **match):
+        assert self.events is not None, "no event subscription (see the first rig check)"
+        skipped = len(self.events.seen)
+        try:
+            event = self.events.wait_for(name, timeout=STEP, **match)
+        finally:
+            self.arrivals.extend(self.events.seen[skipped:])
+        self.arrivals.append(event)
+        return event
+
+    def drain(self, quiet=0.3):
+        """Takes every event already sent (until none comes for `quiet` seconds), so that a later
+        wait can only match an event that comes after this point."""
+        assert self.events is not None, "no event subscription (see the first rig check)"
+        while True:
+            try:
+                event = self.events.next(timeout=quiet)
+            except TimeoutError:
+                return
+            self.events.seen.append(event)
+            self.arrivals.append(event)
+
+    def close(self):
+        for device in self.devices:
+            try:
+                device.close()
+            except Exception:  # noqa: BLE001 - closing what may already be gone
+                pass
+        self.devices = []
+        for connection in (self.events, self.client):
+            if connection is not None:
+                connection.close()
+        if self.process is not None:
+            self.process.stop()
+
+
+def expect_rig_error(codes, function, *args, **kwargs):
+    """The RigError `function` raises, whose code must be one of `codes` (a string or a tuple)."""
+    codes = (codes,) if isinstance(codes, str) else tuple(codes)
+    try:
+        result = function(*args, **kwargs)
+    except RigError as error:
+        assert error.code in codes, f"expected error {' or '.join(codes)}, got {error.code}: {error.message}"
+        return error
+    raise AssertionError(f"expected error {' or '.join(codes)}, got the result {result!r}")
+
+
+def public_key_is(public_key, cose):
+    """Whether a cryptography public key is the COSE key python-fido2 read from the attested credential data."""
+    if isinstance(public_key, ec.EllipticCurvePublicKey):
+        numbers = public_key.public_numbers()
+        return (cose.get(1) == 2 and cose.get(-1) == 1 and bytes(cose.get(-2, b"")) == numbers.x.to_bytes(32, "big")
+                and bytes(cose.get(-3, b"")) == numbers.y.to_bytes(32, "big"))
+    if isinstance(public_key, ed25519.Ed25519PublicKey):
+        raw = public_key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+        return cose.get(1) == 1 and cose.get(-1) == 6 and bytes(cose.get(-2, b"")) == raw
+    raise AssertionError(f"unexpected key type {type(public_key).__name__}")
+
+
+def verify_signature(public_key, assertion, client_data_hash):
+    """Raises (cryptography's InvalidSignature) unless the assertion signs authData ‖ clientDataHash."""
+    message = bytes(assertion.auth_data) + client_data_hash
+    if isinstance(public_key, ec.EllipticCurvePublicKey):
+        public_key.verify(assertion.signature, message, ec.ECDSA(hashes.SHA256()))
+    else:
+        public_key.verify(assertion.signature, message)
+
+
+def pkcs8(private_key):
+    return private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption())
+
+
+def seeded_credential(private_key, rp_id, credential_id, user_handle, sign_count, user_name, resident=True):
+    return {"credentialId": latchkey_rig.b64url(credential_id), "isResidentCredential": resident, "rpId": rp_id,
+            "privateKey": latchkey_rig.b64url(pkcs8(private_key)), "userHandle": latchkey_rig.b64url(user_handle),
+            "signCount": sign_count, "userName": user_name}
+
+
+def ids_of(authenticators):
+    return [entry["authenticatorId"] for entry in authenticators]
+
+
+class RawControl:
+    """A control-socket connection that sends lines as given and reads the answers, line by line."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(STEP)
+        self.sock.connect(path)
+        self.buffer = b""
+
+    def exchange(self, line):
+        self.sock.sendall(line)
+        while b"\n" not in self.buffer:
+            chunk = self.sock.recv(65536)
+            assert chunk, f"the rig closed the connection after {line[:60]!r}"
+            self.buffer += chunk
+        answer, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(answer)
+
+    def close(self):
+        self.sock.close()
+
+
+# --- starting, adding keys --------------------------------------------------------------------
+
+@check("rig: `latchkey rig --control --root` starts; its control socket is mode 0600; subscribe is answered on a connection of its own")
+def check_rig_starts(session):
+    os.makedirs(session.root, mode=0o700, exist_ok=True)
+    session.process = latchkey_rig.start_rig(BINARY, control=session.control, root=session.root,
+                                             extra_args=["--log-level", "debug"], timeout=20)
+    mode = stat.S_IMODE(os.stat(session.control).st_mode)
+    assert mode == 0o600, f"control socket mode {oct(mode)}"
+    session.client = latchkey_rig.Rig(session.control, timeout=STEP)
+    session.events = latchkey_rig.EventStream(session.control, timeout=STEP)
+
+
+@check("rig: addAuthenticator (transport socket, no name) twice: k1 then k2, with the contract's defaults (ctap2_1, "
+       "no UV, not verified, consenting, automatic presence, store ROOT/<id>, uniq and hidName), the socket listening when it answers")
+def check_add_default_keys(session):
+    for expected in ("k1", "k2"):
+        path = session.socket_for(expected)
+        key = session.rig().add_authenticator(transport="socket", socketPath=path)
+        assert key.get("authenticatorId") == expected, key
+        session.keys[expected] = key
+        assert key.get("protocol") == "ctap2_1" and key.get("transport") == "socket", key
+        assert os.path.normpath(key.get("socketPath", "")) == path, key
+        for member, default in (("hasUserVerification", False), ("isUserVerified", False), ("isUserConsenting", True),
+                                ("automaticPresenceSimulation", True)):
+            assert key.get(member) is default, f"{member}: {key.get(member)!r}, expected {default} ({key})"
+        assert isinstance(key.get("uniq"), str) and isinstance(key.get("hidName"), str), key
+        store = key.get("storeDirectory", "")
+        assert os.path.realpath(store) == os.path.realpath(os.path.join(session.root, expected)), (store, session.root)
+        assert os.path.isdir(store), f"no store directory {store}"
+        assert stat.S_ISSOCK(os.stat(path).st_mode), f"{path} is not a socket when addAuthenticator answers"
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            probe.settimeout(STEP)
+            probe.connect(path)
+        finally:
+            probe.close()
+
+
+@check("rig: addAuthenticator authenticatorId rig-uv (hasUserVerification, isUserVerified): the name is kept, "
+       "the options reported; listAuthenticators lists k1, k2, rig-uv")
+def check_add_named_key(session):
+    key = session.rig().add_authenticator(authenticatorId="rig-uv", transport="socket", socketPath=session.socket_for("rig-uv"),
+                                          hasUserVerification=True, isUserVerified=True)
+    assert key.get("authenticatorId") == "rig-uv", key
+    session.keys["rig-uv"] = key
+    assert key.get("hasUserVerification") is True and key.get("isUserVerified") is True, key
+    listed = session.rig().list_authenticators()
+    assert sorted(ids_of(listed)) == ["k1", "k2", "rig-uv"], ids_of(listed)
+    assert [entry for entry in listed if entry["authenticatorId"] == "rig-uv"][0]["hasUserVerification"] is True, listed
+
+
+@check("rig: addAuthenticator with an authenticatorId already in use (rig-uv) is an error (invalidParams or failed) and adds nothing")
+def check_duplicate_name(session):
+    expect_rig_error(("invalidParams", "failed"), session.rig().add_authenticator, authenticatorId="rig-uv",
+                     transport="socket", socketPath=session.socket_for("rig-uv-again"))
+    assert sorted(ids_of(session.rig().list_authenticators())) == ["k1", "k2", "rig-uv"]
+
+
+# --- user verification ------------------------------------------------------------------------
+
+@check("rig: k1 (hasUserVerification false): python-fido2 getInfo over its socket has no uv option")
+def check_no_uv_option(session):
+    info = session.ctap("k1").info
+    assert "uv" not in info.options, info.options
+    assert info.options.get("rk") is True, info.options
+
+
+@check("rig: rig-uv (hasUserVerification, isUserVerified true): getInfo uv true; makeCredential rk + uv gives authData with UV (0x04)")
+def check_uv_verified(session):
+    ctap = session.ctap("rig-uv")
+    assert ctap.info.options.get("uv") is True, ctap.info.options
+    created = ctap.make_credential(os.urandom(32), {"id": "uv.rig.example", "name": "UV"},
+                                   {"id": b"uma-handle", "name": "uma"}, ES256, options={"rk": True, "uv": True})
+    flags = created.auth_data.flags
+    assert flags & 0x04, f"authData flags 0x{flags:02x} without UV"
+    assert flags & 0x01, f"authData flags 0x{flags:02x} without UP"
+
+
+@check("rig: uvRequested event for that makeCredential: authenticatorId rig-uv, purpose register")
+def check_uv_requested_event(session):
+    event = session.wait("uvRequested", authenticatorId="rig-uv")
+    assert event["params"].get("purpose") == "register", event
+    assert event["params"].get("rpId", "uv.rig.example") == "uv.rig.example", event
+
+
+@check("rig: setUserVerified false on rig-uv: listed so, and a makeCredential with uv fails with a CTAP error")
+def check_uv_refused(session):
+    assert session.rig().call("setUserVerified", authenticatorId="rig-uv", isUserVerified=False) == {}
+    listed = [entry for entry in session.rig().list_authenticators() if entry["authenticatorId"] == "rig-uv"]
+    assert listed and listed[0]["isUserVerified"] is False, listed
+    ctap = session.ctap("rig-uv")
+    try:
+        created = ctap.make_credential(os.urandom(32), {"id": "uv.rig.example", "name": "UV"},
+                                       {"id": b"ulf-handle", "name": "ulf"}, ES256, options={"rk": True, "uv": True})
+    except CtapError as error:
+        print(f"      (refused with {error.code!r})", flush=True)
+        return
+    raise AssertionError(f"a uv makeCredential succeeded with isUserVerified false (flags 0x{created.auth_data.flags:02x})")
+
+
+# --- credentials made by a client -------------------------------------------------------------
+
+@check("rig: a resident makeCredential on k1 is a credentialAdded event: authenticatorId k1, rpId, credentialId, userHandle, resident")
+def check_made_credential_event(session):
+    handle = os.urandom(16)
+    created = session.ctap("k1").make_credential(os.urandom(32), {"id": "events.rig.example", "name": "Events"},
+                                                 {"id": handle, "name": "alice", "displayName": "Alice"}, ES256,
+                                                 options={"rk": True})
+    credential_id = bytes(created.auth_data.credential_data.credential_id)
+    session.state["made"] = (credential_id, handle, created.auth_data.credential_data.public_key)
+    session.state.setdefault("k1 resident", set()).add(credential_id)
+    event = session.wait("credentialAdded", rpId="events.rig.example")
+    params = event["params"]
+    assert event.get("authenticatorId") == "k1", event
+    assert b64url_decode(params["credentialId"]) == credential_id, (params, credential_id.hex())
+    assert b64url_decode(params["userHandle"]) == handle, params
+    assert params.get("isResidentCredential") is True, params
+    assert isinstance(event.get("seq"), int), event
+
+
+@check("rig: getCredentials k1: the made credential, resident, with rpId, userHandle, userName and a PKCS#8 privateKey "
+       "(cryptography loads it) whose public key is the attested one")
+def check_made_credential_listed(session):
+    credential_id, handle, cose = session.state["made"]
+    listed = session.rig().get_credentials("k1")
+    matching = [entry for entry in listed if b64url_decode(entry["credentialId"]) == credential_id]
+    assert len(matching) == 1, [entry.get("credentialId") for entry in listed]
+    entry = matching[0]
+    assert entry.get("isResidentCredential") is True and entry.get("rpId") == "events.rig.example", entry
+    assert b64url_decode(entry["userHandle"]) == handle and entry.get("userName") == "alice", entry
+    private_key = serialization.load_der_private_key(b64url_decode(entry["privateKey"]), password=None)
+    assert public_key_is(private_key.public_key(), cose), "the privateKey's public key is not the attested credential public key"
+
+
+# --- credentials seeded by the rig ------------------------------------------------------------
+
+@check("rig: addCredential P-256 (rig.example, 16-byte ID, signCount 41, userName carol): getAssertion with allowList "
+       "signs counter 42, the signature verifies over authData ‖ clientDataHash")
+def check_seeded_p256(session):
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    credential_id, handle = os.urandom(16), b"carol-handle"
+    session.state["p256"] = (private_key, credential_id, handle)
+    result = session.rig().call("addCredential", authenticatorId="k1",
+                                credential=seeded_credential(private_key, "rig.example", credential_id, handle, 41, "carol"))
+    assert result == {}, result
+    session.state.setdefault("k1 resident", set()).add(credential_id)
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("k1").get_assertion("rig.example", client_data_hash,
+                                                 [{"type": "public-key", "id": credential_id}])
+    assert bytes(assertion.credential["id"]) == credential_id
+    assert assertion.auth_data.counter == 42, assertion.auth_data.counter
+    assert assertion.auth_data.rp_id_hash == hashlib.sha256(b"rig.example").digest()
+    verify_signature(private_key.public_key(), assertion, client_data_hash)
+
+
+@check("rig: credentialAsserted event for the seeded P-256 credential: authenticatorId k1, rpId rig.example, signCount 42")
+def check_seeded_asserted_event(session):
+    _, credential_id, _ = session.state["p256"]
+    event = session.wait("credentialAsserted", credentialId=credential_id)
+    assert event.get("authenticatorId") == "k1" and event["params"].get("rpId") == "rig.example", event
+    assert event["params"].get("signCount") == 42, event
+
+
+@check("rig: getCredential on the seeded credential: signCount 42, userName carol, rpId, userHandle, the same private key")
+def check_seeded_get_credential(session):
+    private_key, credential_id, handle = session.state["p256"]
+    entry = session.rig().get_credential("k1", credential_id)
+    assert entry.get("signCount") == 42 and entry.get("userName") == "carol", entry
+    assert entry.get("rpId") == "rig.example" and b64url_decode(entry["userHandle"]) == handle, entry
+    assert entry.get("isResidentCredential") is True, entry
+    returned = serialization.load_der_private_key(b64url_decode(entry["privateKey"]), password=None)
+    assert returned.private_numbers() == private_key.private_numbers(), "getCredential gave another private key"
+
+
+@check("rig: a discoverable getAssertion (no allowList) for rig.example finds the seeded credential: its user handle, counter 43, verified")
+def check_seeded_discoverable(session):
+    private_key, credential_id, handle = session.state["p256"]
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("k1").get_assertion("rig.example", client_data_hash)
+    assert bytes(assertion.credential["id"]) == credential_id, bytes(assertion.credential["id"]).hex()
+    assert (assertion.number_of_credentials or 1) == 1, assertion.number_of_credentials
+    assert assertion.user and bytes(assertion.user["id"]) == handle, assertion.user
+    assert assertion.auth_data.counter == 43, assertion.auth_data.counter
+    verify_signature(private_key.public_key(), assertion, client_data_hash)
+
+
+@check("rig: addCredential Ed25519 (signCount 7): getAssertion with allowList signs counter 8 with an EdDSA signature that verifies")
+def check_seeded_ed25519(session):
+    private_key = ed25519.Ed25519PrivateKey.generate()
+    credential_id, handle = os.urandom(32), b"dave-handle"
+    session.rig().add_credential("k1", seeded_credential(private_key, "ed25519.rig.example", credential_id, handle, 7, "dave"))
+    session.state.setdefault("k1 resident", set()).add(credential_id)
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("k1").get_assertion("ed25519.rig.example", client_data_hash,
+                                                 [{"type": "public-key", "id": credential_id}])
+    assert bytes(assertion.credential["id"]) == credential_id
+    assert assertion.auth_data.counter == 8, assertion.auth_data.counter
+    assert len(assertion.signature) == 64, len(assertion.signature)
+    verify_signature(private_key.public_key(), assertion, client_data_hash)
+    event = session.wait("credentialAsserted", credentialId=credential_id)
+    assert event["params"].get("signCount") == 8, event
+
+
+@check("rig: addCredential with isResidentCredential false → unsupported, and nothing added (getCredential → noSuchCredential)")
+def check_seeded_non_resident(session):
+    credential_id = os.urandom(16)
+    credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "rig.example", credential_id, b"nr", 0, "nr",
+                                   resident=False)
+    expect_rig_error("unsupported", session.rig().call, "addCredential", authenticatorId="k1", credential=credential)
+    expect_rig_error("noSuchCredential", session.rig().get_credential, "k1", credential_id)
+
+
+@check("rig: addCredential with a privateKey that is not PKCS#8 → invalidParams")
+def check_seeded_bad_key(session):
+    credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "rig.example", os.urandom(16), b"bad", 0, "bad")
+    credential["privateKey"] = latchkey_rig.b64url(b"\x30\x03\x02\x01\x00 not a key")
+    expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="k1", credential=credential)
+
+
+@check("rig: addCredential for an authenticator that does not exist (k99) → noSuchAuthenticator")
+def check_seeded_no_such_key(session):
+    credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "rig.example", os.urandom(16), b"x", 0, "x")
+    expect_rig_error("noSuchAuthenticator", session.rig().call, "addCredential", authenticatorId="k99", credential=credential)
+
+
+# --- removing credentials ---------------------------------------------------------------------
+
+@check("rig: removeCredential (the seeded P-256): {}, a credentialDeleted event, then getAssertion with its allowList is NO_CREDENTIALS")
+def check_remove_credential(session):
+    _, credential_id, _ = session.state["p256"]
+    assert session.rig().call("removeCredential", authenticatorId="k1", credentialId=latchkey_rig.b64url(credential_id)) == {}
+    session.state.setdefault("k1 resident", set()).discard(credential_id)
+    event = session.wait("credentialDeleted", credentialId=credential_id)
+    assert event.get("authenticatorId") == "k1", event
+    expect_ctap_error(CtapError.ERR.NO_CREDENTIALS, session.ctap("k1").get_assertion, "rig.example", os.urandom(32),
+                      [{"type": "public-key", "id": credential_id}])
+    expect_rig_error("noSuchCredential", session.rig().get_credential, "k1", credential_id)
+
+
+@check("rig: removeAllCredentials k1: {\"removed\": N} for its N resident credentials, a credentialDeleted for each, none left")
+def check_remove_all(session):
+    expected = session.state.get("k1 resident", set())
+    before = {b64url_decode(entry["credentialId"]) for entry in session.rig().get_credentials("k1")}
+    assert before == expected, f"k1 holds {len(before)} credentials, the checks made {len(expected)}"
+    result = session.rig().call("removeAllCredentials", authenticatorId="k1")
+    assert result == {"removed": len(expected)}, (result, len(expected))
+    pending = set(expected)
+    while pending:
+        event = session.wait("credentialDeleted", authenticatorId="k1")
+        pending.discard(b64url_decode(event["params"]["credentialId"]))
+    assert session.rig().get_credentials("k1") == []
+    assert session.rig().call("removeAllCredentials", authenticatorId="k1") == {"removed": 0}
+    session.state["k1 resident"] = set()
+
+
+# --- consent and presence ---------------------------------------------------------------------
+
+@check("rig: setUserConsenting false: makeCredential is OPERATION_DENIED (0x27); true again: it works")
+def check_consent(session):
+    rp = {"id": "consent.rig.example", "name": "Consent"}
+    assert session.rig().call("setUserConsenting", authenticatorId="k1", isUserConsenting=False) == {}
+    try:
+        expect_ctap_error(CtapError.ERR.OPERATION_DENIED, session.ctap("k1").make_credential, os.urandom(32), rp,
+                          {"id": b"no", "name": "no"}, ES256)
+    finally:
+        session.rig().set_user_consenting("k1", True)
+    created = session.ctap("k1").make_credential(os.urandom(32), rp, {"id": b"yes", "name": "yes"}, ES256)
+    assert created.auth_data.is_user_present()
+
+
+@check("rig: setAutomaticPresenceSimulation false: makeCredential waits, a presenceRequested event (register) comes, "
+       "answerPresence approve → approved, and the makeCredential succeeds")
+def check_presence_answered(session):
+    ctap = session.ctap("k1")
+    rp_id = "presence.rig.example"
+    cancel = threading.Event()
+    session.drain()
+    assert session.rig().call("setAutomaticPresenceSimulation", authenticatorId="k1", enabled=False) == {}
+    thread = None
+    try:
+        thread, outcome = in_background(ctap.make_credential, os.urandom(32), {"id": rp_id, "name": "Presence"},
+                                        {"id": b"pat", "name": "pat"}, ES256, event=cancel)
+        event = session.wait("presenceRequested", authenticatorId="k1")
+        assert event["params"].get("operation") == "register", event
+        assert event["params"].get("rpId", rp_id) == rp_id, event
+        time.sleep(0.3)
+        assert thread.is_alive() and not outcome, f"makeCredential did not wait for the answer: {outcome}"
+        answer = session.rig().answer_presence("k1", True, rp_id=rp_id, timeout_ms=STEP * 1000)
+        assert answer.get("result") == "approved", answer
+        assert answer.get("operation") == "register" and answer.get("rpId") == rp_id, answer
+        thread.join(STEP)
+        assert not thread.is_alive(), "makeCredential still waits after answerPresence approve"
+        assert "error" not in outcome, f"makeCredential failed: {outcome.get('error')!r}"
+        assert outcome["value"].auth_data.is_user_present()
+    finally:
+        if thread is not None and thread.is_alive():
+            cancel.set()
+            thread.join(STEP)
+        session.rig().set_automatic_presence_simulation("k1", True)
+
+
+@check("rig: answerPresence with nothing pending (automatic presence off, timeoutMs 200): result none, within 3 s")
+def check_presence_none(session):
+    session.rig().set_automatic_presence_simulation("k1", False)
+    try:
+        started = time.monotonic()
+        answer = session.rig().answer_presence("k1", True, timeout_ms=200)
+        elapsed = time.monotonic() - started
+        assert answer.get("result") == "none", answer
+        assert elapsed < 3, f"answerPresence took {elapsed:.2f} s for timeoutMs 200"
+    finally:
+        session.rig().set_automatic_presence_simulation("k1", True)
+
+
+@check("rig: powerCycle k1: {}, and the key still answers getInfo (and PING) on a new connection")
+def check_power_cycle(session):
+    assert session.rig().call("powerCycle", authenticatorId="k1") == {}
+    ctap = session.ctap("k1")
+    assert "FIDO_2_1" in ctap.info.versions or "FIDO_2_0" in ctap.info.versions, ctap.info.versions
+    assert ctap.device.ping(b"after powerCycle") == b"after powerCycle"
+
+
+# --- protocol errors --------------------------------------------------------------------------
+
+def expect_refused_add(session, code, **options):
+    """addAuthenticator with `options` is error `code` and adds no key (one added anyway is removed)."""
+    before = set(ids_of(session.rig().list_authenticators()))
+    try:
+        return expect_rig_error(code, session.rig().call, "addAuthenticator", transport="socket",
+                                socketPath=session.socket_for("refused"), **options)
+    finally:
+        added = set(ids_of(session.rig().list_authenticators())) - before
+        for name in added:
+            session.rig().remove_authenticator(name)
+        assert not added, f"a refused addAuthenticator added {sorted(added)}"
+
+
+@check("rig: addAuthenticator protocol u2f → unsupported, nothing added")
+def check_protocol_u2f(session):
+    expect_refused_add(session, "unsupported", protocol="u2f")
+
+
+@check("rig: addAuthenticator hasResidentKey false → unsupported, nothing added")
+def check_no_resident_key(session):
+    expect_refused_add(session, "unsupported", hasResidentKey=False)
+
+
+@check("rig: addAuthenticator hasUserVerification given as a string → invalidParams, the message naming hasUserVerification")
+def check_bad_param_type(session):
+    error = expect_refused_add(session, "invalidParams", hasUserVerification="yes")
+    assert "hasUserVerification" in error.message, error.message
+
+
+@check("rig: an unknown method → unknownMethod")
+def check_unknown_method(session):
+    expect_rig_error("unknownMethod", session.rig().call, "addAuthenticatorz")
+
+
+@check("rig: a request with v 2 → an error response, not a result")
+def check_version_2(session):
+    raw = RawControl(session.control)
+    try:
+        answer = raw.exchange(b'{"v":2,"id":77,"method":"listAuthenticators","params":{}}\n')
+        assert "error" in answer and "result" not in answer, answer
+        assert isinstance(answer["error"].get("code"), str) and answer["error"].get("message"), answer
+        assert answer.get("id") in (77, None), answer
+    finally:
+        raw.close()
+
+
+@check("rig: a line that is not JSON → parseError, and the same connection answers the next request")
+def check_parse_error(session):
+    raw = RawControl(session.control)
+    try:
+        answer = raw.exchange(b"this is not json\n")
+        assert answer.get("error", {}).get("code") == "parseError", answer
+        answer = raw.exchange(b'{"v":1,"id":9,"method":"listAuthenticators"}\n')
+        assert answer.get("id") == 9 and "authenticators" in answer.get("result", {}), answer
+    finally:
+        raw.close()
+
+
+# --- the CLI, removing keys, stopping ---------------------------------------------------------
+
+@check("rig: `latchkey rig call listAuthenticators --control PATH`: exit 0, prints JSON whose authenticators are k1, k2, rig-uv")
+def check_cli_call(session):
+    run = subprocess.run([BINARY, "rig", "call", "listAuthenticators", "--control", session.control],
+                         capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL)
+    assert run.returncode == 0, run.stdout + run.stderr
+    printed = json.loads(run.stdout)
+    assert sorted(ids_of(printed["authenticators"])) == ["k1", "k2", "rig-uv"], printed
+
+
+@check("rig: removeAuthenticator k2: {}; its socket file and its store directory (ROOT/k2) are gone; no longer listed; "
+       "k2 is then noSuchAuthenticator")
+def check_remove_authenticator(session):
+    key = session.keys["k2"]
+    assert session.rig().call("removeAuthenticator", authenticatorId="k2") == {}
+    del session.keys["k2"]
+    assert not os.path.exists(key["socketPath"]), f"{key['socketPath']} still exists"
+    assert not os.path.exists(key["storeDirectory"]), f"{key['storeDirectory']} still exists"
+    assert not os.path.exists(os.path.join(session.root, "k2")), "ROOT/k2 still exists"
+    assert "k2" not in ids_of(session.rig().list_authenticators())
+    expect_rig_error("noSuchAuthenticator", session.rig().get_credentials, "k2")
+
+
+@check("rig: events on a subscription to every key made before the first key: seq 1, 2, 3, … in the order they came, none missing")
+def check_event_sequence(session):
+    session.drain(quiet=0.5)
+    seqs = [event.get("seq") for event in session.arrivals]
+    assert seqs and seqs == list(range(1, len(seqs) + 1)), seqs
+
+
+@check("rig: SIGTERM (connections still open): exit status 0; the control socket and every key's socket are removed")
+def check_sigterm(session):
+    assert session.process is not None, "the rig is not running"
+    sockets = [key["socketPath"] for key in session.keys.values()]
+    status = session.process.stop()
+    assert status == 0, f"exit status {status}: {session.process.output()[-2000:]}"
+    assert not os.path.exists(session.control), f"{session.control} still exists"
+    left = [path for path in sockets if os.path.exists(path)]
+    assert not left, f"key sockets left behind: {left}"
+
+
+@check("rig: without --root: the key's store is in a fresh private (0700) directory, which is gone when the rig stops (SIGTERM, exit 0)")
+def check_default_root():
+    process = latchkey_rig.start_rig(BINARY, control=os.path.join(WORK, "rig2.control"), timeout=20)
+    try:
+        with latchkey_rig.Rig(process.control, timeout=STEP) as client:
+            key = client.add_authenticator(transport="socket", socketPath=os.path.join(WORK, "rig2-k1.sock"))
+        store = os.path.normpath(key["storeDirectory"])
+        private = os.path.dirname(store)
+        assert os.path.basename(store) == key["authenticatorId"] == "k1", key
+        assert os.path.isdir(store), f"no store directory {store}"
+        assert not os.path.realpath(store).startswith(os.path.realpath(WORK) + os.sep), f"store {store} under the work dir"
+        mode = stat.S_IMODE(os.stat(private).st_mode)
+        assert mode & 0o077 == 0, f"{private} has mode {oct(mode)}"
+        Ctap2(open_device(key["socketPath"], timeout=STEP)).device.close()
+    finally:
+        status = process.stop()
+    assert status == 0, f"exit status {status}: {process.output()[-2000:]}"
+    assert not os.path.exists(store), f"{store} is still there after the rig stopped"
+    assert not os.path.exists(private), f"{private} is still there after the rig stopped"
+
+
+RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, check_duplicate_name,
+              check_no_uv_option, check_uv_verified, check_uv_requested_event, check_uv_refused,
+              check_made_credential_event, check_made_credential_listed,
+              check_seeded_p256, check_seeded_asserted_event, check_seeded_get_credential, check_seeded_discoverable,
+              check_seeded_ed25519, check_seeded_non_resident, check_seeded_bad_key, check_seeded_no_such_key,
+              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none,
+              check_power_cycle, check_protocol_u2f, check_no_resident_key, check_bad_param_type, check_unknown_method,
+              check_version_2, check_parse_error, check_cli_call, check_remove_authenticator, check_event_sequence,
+              check_sigterm)
+
+
+def test_rig():
+    """The rig checks, in order, on one `latchkey rig`; then one started without --root."""
+    first = len(RESULTS)
+    session = RigSession()
+    try:
+        for rig_check in RIG_CHECKS:
+            rig_check(session)
+    finally:
+        try:
+            session.close()
+        except Exception as error:  # noqa: BLE001 - the suite goes on
+            print(f"      (stopping the rig: {type(error).__name__}: {error})", flush=True)
+    check_default_root()
+    if not all(ok for _, ok in RESULTS[first:]) and session.process is not None:
+        print("--- last output of latchkey rig ---\n" + session.process.output()[-3000:], flush=True)
