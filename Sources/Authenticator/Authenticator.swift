@@ -15,6 +15,8 @@ public final class Authenticator: @unchecked Sendable {
     public let userVerification: (any UserVerification)?
     let clock: AuthenticatorClock
     let random: RandomSource
+    /// A rig key's response override bits; nil for every other key.
+    let overrides: ResponseOverrides?
 
     var secrets: DeviceSecrets
     var codec: CredentialIDCodec
@@ -38,8 +40,9 @@ public final class Authenticator: @unchecked Sendable {
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, userVerification: (any UserVerification)? = nil, clock: AuthenticatorClock,
-                random: RandomSource = SystemRandom()) throws(StoreError) {
+                random: RandomSource = SystemRandom(), overrides: ResponseOverrides? = nil) throws(StoreError) {
         self.configuration = configuration
+        self.overrides = overrides
         self.store = store
         self.presence = presence
         self.userVerification = userVerification

@@ -200,9 +200,10 @@ extension Authenticator {
         }
         let counter = try signatureCounter(credentialID: candidate.resident?.credentialID)
         let authenticatorData = AuthenticatorData(
-            rpIDHash: rpIDHash, flags: flags, signCount: counter,
+            rpIDHash: rpIDHash, flags: overrides?.flags(flags) ?? flags, signCount: counter,
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
-        let signature = try candidate.key.signature(for: authenticatorData + clientDataHash)
+        var signature = try candidate.key.signature(for: authenticatorData + clientDataHash)
+        if let overrides { signature = overrides.signature(signature) }
         // CTAP 2.1 §6.2.2: user identifiable information only after user verification; the
         // user handle of a discoverable credential always.
         let user = candidate.resident.map {
