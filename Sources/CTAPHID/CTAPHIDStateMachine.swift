@@ -330,10 +330,17 @@ public struct CTAPHIDStateMachine: Sendable {
         case .lock:
             return handleLock(channel: channel, payload: payload, from: connection, now: now)
         case .cbor:
+            // A device without the CBOR capability (a U2F-only key) does not know the command.
+            guard configuration.capabilities & CTAPHIDConfiguration.capabilityCBOR != 0 else {
+                return [errorReport(.invalidCommand, channel: channel, to: connection)]
+            }
             // §11.2.9.1.2: a CBOR request carries at least the CTAP command byte.
             guard !payload.isEmpty else { return [errorReport(.invalidLength, channel: channel, to: connection)] }
             return dispatch(channel: channel, command: command, payload: payload, from: connection, now: now)
         case .msg:
+            guard configuration.capabilities & CTAPHIDConfiguration.capabilityNoMSG == 0 else {
+                return [errorReport(.invalidCommand, channel: channel, to: connection)]
+            }
             return dispatch(channel: channel, command: command, payload: payload, from: connection, now: now)
         default:
             if CTAPHIDCommand.isVendor(command) && configuration.vendorCommands.contains(command) {

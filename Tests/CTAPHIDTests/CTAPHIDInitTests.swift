@@ -110,4 +110,22 @@ final class CTAPHIDInitTests: XCTestCase {
         XCTAssertEqual(Array(actions.message()?.payload[8..<12] ?? []), [0x55, 0x55, 0x00, 0x01])
         XCTAssertEqual(machine.send(0x5555_0001, 0x01, [1]).message()?.payload, [1])
     }
+
+    /// A U2F-only key (no CBOR capability) does not know CTAPHID_CBOR, as a CTAP1 key does not;
+    /// a key that says it has no MSG does not take MSG. The capability byte says so in INIT.
+    func test_capabilities_gateCBORAndMSG() {
+        var u2fOnly = CTAPHIDStateMachine(configuration: .init(capabilities: CTAPHIDConfiguration.capabilityWink
+                                                                   | CTAPHIDConfiguration.capabilityLock))
+        let initActions = u2fOnly.receive(report: initReport(broadcast, 0x06, data: nonce), from: 0, now: t(0))
+        XCTAssertEqual(initActions.message()?.payload[16], 0x03, "WINK | LOCK, no CBOR")
+        let channel = u2fOnly.allocateChannel()
+        XCTAssertEqual(u2fOnly.send(channel, 0x10, [0x04]).reports, [errorReport(channel, .invalidCommand)])
+        XCTAssertEqual(u2fOnly.send(channel, 0x03, [0x00, 0x03, 0x00, 0x00, 0x00]).dispatched.count, 1)
+
+        var noMSG = CTAPHIDStateMachine(configuration: .init(capabilities: CTAPHIDConfiguration.capabilityCBOR
+                                                                 | CTAPHIDConfiguration.capabilityNoMSG))
+        let other = noMSG.allocateChannel()
+        XCTAssertEqual(noMSG.send(other, 0x03, [0x00, 0x03, 0x00, 0x00, 0x00]).reports, [errorReport(other, .invalidCommand)])
+        XCTAssertEqual(noMSG.send(other, 0x10, [0x04]).dispatched.count, 1)
+    }
 }
