@@ -58,12 +58,18 @@ public final class KeyRunner: @unchecked Sendable {
     /// rig's events: `RigEvents`). Set before `run()`.
     public typealias Observer = @Sendable (_ command: UInt8, _ request: [UInt8], _ response: [UInt8]) -> Void
     private let observer: Observer?
+    /// The rig's injected faults (`KeyFault`), asked once per CBOR/MSG request at dispatch.
+    public typealias FaultSource = @Sendable (_ command: UInt8, _ request: [UInt8]) -> KeyFault?
+    private let faults: FaultSource?
+    /// Faults of requests on the worker, applied when their response comes back. Loop only.
+    private var pendingFaults: [UInt64: (fault: KeyFault, channel: UInt32, connection: ConnectionID)] = [:]
 
     public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
                 hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil,
-                observer: Observer? = nil) throws(TransportError) {
+                observer: Observer? = nil, faults: FaultSource? = nil) throws(TransportError) {
         self.transport = transport
         self.observer = observer
+        self.faults = faults
         self.authenticator = authenticator
         self.logger = logger
         self.traceFile = trace
@@ -212,7 +218,13 @@ public final class KeyRunner: @unchecked Sendable {
         let authenticator = self.authenticator
         let logger = self.logger
         let observer = self.observer
-        if authenticator.presence.answersImmediately {
+        let fault = faults?(request.command, request.payload)
+        if case let .answer(bytes) = fault {
+            logger.debug("fault injected: answered \(bytes.map { String(format: "%02x", $0) }.joined()) without running the request")
+            perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
+            return
+        }
+        if fault == nil, authenticator.presence.answersImmediately {
             // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
             // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
             // more than the request on a VM (latchkey-bench, "socket" section). The only wait
@@ -239,12 +251,23 @@ public final class KeyRunner: @unchecked Sendable {
         }
         let flag = CancellationFlag()
         cancellations[id] = flag
+        if let fault { pendingFaults[id] = (fault, request.channel, request.connection) }
+        let delay: UInt64 = if case let .delay(milliseconds) = fault { milliseconds } else { 0 }
         let mailbox = self.mailbox
         let context = RequestContext(channel: request.channel, cancellation: flag) { status in
             let mapped: KeepaliveStatus = status == .userPresenceNeeded ? .userPresenceNeeded : .processing
             mailbox.post(.status(transactionID: id, status: mapped))
         }
         worker.async {
+            // A delayed request waits first (KEEPALIVE PROCESSING goes on), as a slow key would;
+            // CANCEL ends the wait.
+            let until = MonotonicClock.milliseconds() + delay
+            while delay > 0, !flag.isCancelled, MonotonicClock.milliseconds() < until { usleep(5_000) }
+            if flag.isCancelled, delay > 0 {
+                mailbox.post(.response(transactionID: id, bytes: request.command == CTAPHIDCommand.cbor.rawValue
+                    ? [CTAP2StatusCode.keepaliveCancel.rawValue] : [0x69, 0x85]))
+                return
+            }
             mailbox.post(.response(transactionID: id, bytes: Self.run(request, on: authenticator, context: context, logger: logger,
                                                                       observer: observer)))
         }
@@ -284,10 +307,30 @@ public final class KeyRunner: @unchecked Sendable {
             switch completion {
             case let .response(id, bytes):
                 cancellations[id] = nil
-                perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
+                let actions = stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds())
+                if let pending = pendingFaults.removeValue(forKey: id) {
+                    perform(Self.applying(pending.fault, to: actions, channel: pending.channel, connection: pending.connection))
+                } else {
+                    perform(actions)
+                }
             case let .status(id, status):
                 perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: MonotonicClock.nanoseconds()))
             }
+        }
+    }
+
+    /// A response's reports as a faulty key sends them: none (drop), the first only (truncate:
+    /// a key unplugged mid-message), or after a burst of KEEPALIVEs.
+    static func applying(_ fault: KeyFault, to actions: [CTAPHIDAction], channel: UInt32,
+                         connection: ConnectionID) -> [CTAPHIDAction] {
+        switch fault {
+        case .answer, .delay: return actions
+        case .drop: return []
+        case .truncate: return Array(actions.prefix(1))
+        case let .keepaliveFlood(count):
+            let keepalive = MessageFragmenter.reports(channel: channel, command: CTAPHIDCommand.keepalive.rawValue,
+                                                      payload: [KeepaliveStatus.processing.rawValue])
+            return Array(repeating: .send(report: keepalive[0], to: connection), count: count) + actions
         }
     }
 

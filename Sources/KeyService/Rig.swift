@@ -104,8 +104,23 @@ public final class Rig: @unchecked Sendable {
             let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
             try key(id).powerCycle()
             return EmptyResult()
-        case "setResponseOverrideBits", "setCredentialProperties":
-            throw .unsupported("\(method) is not in this version of the rig")
+        case "setResponseOverrideBits":
+            let params = try RigProtocol.params(SetResponseOverrideBitsParams.self, from: line)
+            let overrides = try key(params.authenticatorId).overrides
+            overrides.bogusSignature.store(params.isBogusSignature ?? false, ordering: .releasing)
+            overrides.badUV.store(params.isBadUV ?? false, ordering: .releasing)
+            overrides.badUP.store(params.isBadUP ?? false, ordering: .releasing)
+            return EmptyResult()
+        case "injectFault":
+            let params = try RigProtocol.params(InjectFaultParams.self, from: line)
+            let key = try key(params.authenticatorId)
+            let (fault, match, times) = try params.checked()
+            return FaultAdded(faultId: key.faults.add(fault, for: match, times: times))
+        case "clearFaults":
+            let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
+            return FaultsCleared(cleared: try key(id).faults.clear())
+        case "setCredentialProperties":
+            throw .unsupported("setCredentialProperties: backup flags are not in this version of the rig")
         default:
             throw RigFailure(.unknownMethod, "unknown method '\(method)'")
         }
@@ -129,15 +144,20 @@ public final class Rig: @unchecked Sendable {
     // MARK: addAuthenticator / removeAuthenticator
 
     private func addAuthenticator(_ params: AddAuthenticatorParams) throws(RigFailure) -> RigAuthenticatorInfo {
+        let isU2F: Bool
         switch params.protocol ?? "ctap2_1" {
-        case "ctap2_1": break
-        case "ctap2", "u2f":
-            throw .unsupported("protocol \(params.protocol ?? ""): CTAP 2.0 and U2F-only personas are not in this version; use ctap2_1")
+        case "ctap2_1": isU2F = false
+        case "u2f": isU2F = true
+        case "ctap2":
+            throw .unsupported("protocol ctap2: the CTAP 2.0 persona is not in this version; use ctap2_1 or u2f")
         default:
             throw .invalidParams("params.protocol must be ctap2_1, ctap2 or u2f")
         }
-        if params.hasResidentKey == false {
-            throw .unsupported("hasResidentKey false: a Latchkey key always stores discoverable credentials")
+        if isU2F {
+            if params.hasResidentKey == true { throw .invalidParams("a u2f key has no resident credentials (hasResidentKey)") }
+            if params.hasUserVerification == true { throw .invalidParams("a u2f key has no user verification (hasUserVerification)") }
+        } else if params.hasResidentKey == false {
+            throw .unsupported("hasResidentKey false: a Latchkey CTAP 2.1 key always stores discoverable credentials")
         }
         if params.extensions != nil {
             throw .unsupported("extensions: a Latchkey key always has all of its extensions (getInfo lists them); omit extensions")
@@ -172,6 +192,7 @@ public final class Rig: @unchecked Sendable {
         let id = try reserved.get()
 
         var options = RigKey.Options(id: id, transport: transport)
+        options.isU2F = isU2F
         options.hasUserVerification = params.hasUserVerification ?? false
         options.isUserVerified = params.isUserVerified ?? false
         options.isUserConsenting = params.isUserConsenting ?? true
@@ -298,6 +319,8 @@ struct AnswerPresenceParams: Decodable {
 struct AuthenticatorList: Encodable { var authenticators: [RigAuthenticatorInfo] }
 struct CredentialList: Encodable { var credentials: [RigCredential] }
 struct RemovedCount: Encodable { var removed: Int }
+struct FaultAdded: Encodable { var faultId: Int }
+struct FaultsCleared: Encodable { var cleared: Int }
 struct PresenceAnswer: Encodable {
     var result: String
     var operation: String?

@@ -1,5 +1,6 @@
 import Authenticator
 import CTAP
+import CTAPHID
 import CredentialStore
 import FIDOCrypto
 import Foundation
@@ -18,6 +19,10 @@ final class RigKey: @unchecked Sendable {
         var isUserConsenting = true
         var automaticPresenceSimulation = true
         var attestation: AuthenticatorConfiguration.Attestation = .batch
+        /// `protocol u2f`: a CTAP1-only key, as a FIDO U2F key before CTAP2 was: INIT reports no
+        /// CBOR capability and CTAPHID_CBOR is an unknown command (libfido2 and browsers fall
+        /// back to U2F, as they must for such keys).
+        var isU2F = false
     }
 
     let options: Options
@@ -25,6 +30,8 @@ final class RigKey: @unchecked Sendable {
     let store: SQLiteCredentialStore
     let presence: RigPresence
     let verification: RigVerification?
+    let overrides = ResponseOverrides()
+    let faults = RigFaults()
     private let runner: KeyRunner
     private let stopped = DispatchSemaphore(value: 0)
     private let isStopped = Atomic<Bool>(false)
@@ -62,7 +69,7 @@ final class RigKey: @unchecked Sendable {
         let authenticator: Authenticator
         do {
             authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
-                                              userVerification: verification, clock: SystemClock())
+                                              userVerification: verification, clock: SystemClock(), overrides: overrides)
         } catch {
             store.close()
             throw .failed(error.message(directory: storeDirectory))
@@ -82,7 +89,8 @@ final class RigKey: @unchecked Sendable {
         let signCounts = self.signCounts
         let wire = WireState()
         do {
-            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger) { command, request, response in
+            let faults = self.faults
+            let observer: KeyRunner.Observer = { command, request, response in
                 for event in wire.state.withLock({ $0.events(command: command, request: request, response: response) }) {
                     if let credentialID = event.credentialID, let count = event.params.signCount {
                         signCounts.map.withLock { $0[credentialID] = count }
@@ -90,6 +98,11 @@ final class RigKey: @unchecked Sendable {
                     events.emit(event.name, authenticatorID: id, event.params)
                 }
             }
+            var hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF))
+            if options.isU2F { hid.capabilities = CTAPHIDConfiguration.capabilityWink | CTAPHIDConfiguration.capabilityLock }
+            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger, hidConfiguration: hid,
+                                   observer: observer,
+                                   faults: { command, request in faults.take(command: command, request: request) })
         } catch {
             transport.shutdown()
             store.close()
@@ -163,6 +176,7 @@ final class RigKey: @unchecked Sendable {
 
     /// Stores a credential given as WebDriver's Credential Parameters.
     func add(_ input: RigCredential, events: RigEventHub) throws(RigFailure) {
+        guard !options.isU2F else { throw .invalidParams("\(id) is a u2f key: it keeps no credentials (U2F key handles wrap them)") }
         guard input.isResidentCredential ?? true else {
             throw .unsupported("credential.isResidentCredential false: a Latchkey key makes non-resident credential IDs itself "
                                + "(they wrap the private key); add the credential as resident")
@@ -257,9 +271,9 @@ final class RigKey: @unchecked Sendable {
         let socketPath: String? = if case let .socket(path) = options.transport { path } else { nil }
         let name = Self.deviceName(id)
         return RigAuthenticatorInfo(
-            authenticatorId: id, protocol: "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
+            authenticatorId: id, protocol: options.isU2F ? "u2f" : "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
             uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, hidName: "Latchkey \(name)", storeDirectory: storeDirectory,
-            hasResidentKey: true, hasUserVerification: verification != nil,
+            hasResidentKey: !options.isU2F, hasUserVerification: verification != nil,
             isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,
             isUserConsenting: presence.consenting.load(ordering: .acquiring),
             automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring))

@@ -62,7 +62,7 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(errorCode(missing), "invalidParams")
         XCTAssertTrue(errorMessage(missing).contains("authenticatorId is required"), errorMessage(missing))
         XCTAssertEqual(errorCode(try call("getCredentials", ["authenticatorId": "k7"])), "noSuchAuthenticator")
-        for params in [["protocol": "u2f"], ["protocol": "ctap2"], ["hasResidentKey": false],
+        for params in [["protocol": "ctap2"], ["hasResidentKey": false],
                        ["extensions": ["largeBlob"]], ["defaultBackupEligibility": true]] as [[String: Any]] {
             XCTAssertEqual(errorCode(try call("addAuthenticator", params)), "unsupported", "\(params)")
         }
@@ -181,5 +181,65 @@ final class RigTests: XCTestCase {
         // A failed request is no event, nor is anything but CBOR.
         XCTAssertEqual(wire.events(command: CTAPHIDCommand.cbor.rawValue, request: bytes, response: [CTAP2StatusCode.operationDenied.rawValue]).count, 0)
         XCTAssertEqual(wire.events(command: CTAPHIDCommand.msg.rawValue, request: bytes, response: response).count, 0)
+    }
+
+    /// injectFault reaches the client as the fault it names, is used up as many times as asked,
+    /// and clearFaults ends it.
+    func testInjectedFaultsReachTheClient() throws {
+        let key = try addSocketKey()
+        let getInfo = [CTAPCommand.getInfo.rawValue]
+        func client(timeout: Int32 = 5_000) throws -> CTAPHIDClient {
+            let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: timeout)
+            _ = try client.initialize()
+            return client
+        }
+        func inject(_ params: [String: Any]) throws -> [String: Any] {
+            try call("injectFault", ["authenticatorId": key.id].merging(params) { $1 })
+        }
+        XCTAssertNotNil(try inject(["command": "getInfo", "fault": "status", "status": 0x28])["result"])
+        XCTAssertEqual(try client().cbor(getInfo), [0x28], "answered with the status")
+        XCTAssertEqual(try client().cbor(getInfo).first, 0x00, "used up after once")
+
+        XCTAssertNotNil(try inject(["command": "getInfo", "fault": "drop"])["result"])
+        XCTAssertThrowsError(try client(timeout: 700).cbor(getInfo), "no response at all")
+        XCTAssertEqual(try client().cbor(getInfo).first, 0x00, "the key serves on")
+
+        XCTAssertNotNil(try inject(["command": "getInfo", "fault": "delay", "delayMs": 400])["result"])
+        let started = Date()
+        XCTAssertEqual(try client().cbor(getInfo).first, 0x00)
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.4)
+
+        XCTAssertNotNil(try inject(["command": "getInfo", "fault": "keepaliveFlood", "keepalives": 50])["result"])
+        XCTAssertEqual(try client().cbor(getInfo).first, 0x00, "the client reads past the keepalives")
+
+        XCTAssertNotNil(try inject(["command": "getInfo", "fault": "truncate"])["result"])
+        XCTAssertThrowsError(try client(timeout: 700).cbor(getInfo), "only the first packet of a multi-packet getInfo")
+
+        XCTAssertNotNil(try inject(["command": "any", "fault": "drop", "times": 0])["result"])
+        XCTAssertThrowsError(try client(timeout: 500).cbor(getInfo))
+        XCTAssertThrowsError(try client(timeout: 500).cbor(getInfo), "times 0: until cleared")
+        XCTAssertEqual(try XCTUnwrap(try call("clearFaults", ["authenticatorId": key.id])["result"] as? [String: Any])["cleared"] as? Int, 1)
+        XCTAssertEqual(try client().cbor(getInfo).first, 0x00)
+
+        for params in [["command": "frob", "fault": "drop"], ["command": "getInfo", "fault": "explode"],
+                       ["command": "any", "fault": "status", "status": 1], ["command": "getInfo", "fault": "delay"],
+                       ["command": "getInfo", "fault": "status", "status": 300]] as [[String: Any]] {
+            XCTAssertEqual(errorCode(try inject(params)), "invalidParams", "\(params)")
+        }
+    }
+
+    /// protocol u2f: INIT without the CBOR capability, CBOR unknown, U2F VERSION answered.
+    func testU2FPersonaIsACTAP1Key() throws {
+        let key = try addSocketKey(["protocol": "u2f"])
+        let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: 5_000)
+        let initResponse = try client.initialize()
+        XCTAssertFalse(initResponse.supportsCBOR)
+        XCTAssertTrue(initResponse.supportsMSG)
+        XCTAssertThrowsError(try client.cbor([CTAPCommand.getInfo.rawValue]))
+        XCTAssertEqual(try client.transact(.msg, payload: [0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00]),
+                       Array("U2F_V2".utf8) + [0x90, 0x00])
+        let info = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
+        XCTAssertEqual(info?.first?["protocol"] as? String, "u2f")
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["protocol": "u2f", "hasUserVerification": true])), "invalidParams")
     }
 }
