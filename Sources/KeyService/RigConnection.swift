@@ -57,7 +57,7 @@ enum RigConnection {
 
     /// The response line to one request, and for `subscribe` the authenticator it follows
     /// (`.some(nil)`: all of them).
-    static func respond(to line: [UInt8], rig: Rig) -> (response: [UInt8], subscription: String??) {
+    static func respond(to line: [UInt8], rig: Rig, allowSubscribe: Bool = true) -> (response: [UInt8], subscription: String??) {
         let data = Data(line)
         guard let envelope = try? JSONDecoder().decode(RigProtocol.Envelope.self, from: data), let method = envelope.method else {
             return (RigProtocol.response(id: nil, failure: RigFailure(.parseError,
@@ -70,6 +70,7 @@ enum RigConnection {
         }
         do throws(RigFailure) {
             if method == "subscribe" {
+                guard allowSubscribe else { throw RigFailure(.unsupported, "subscribe needs a control connection") }
                 let id = try RigProtocol.params(SubscribeParams.self, from: data).authenticatorId
                 if let id { _ = try rig.key(id) }
                 rig.logger.debug("rig: subscribe → ok")
