@@ -98,7 +98,7 @@ public final class Authenticator: @unchecked Sendable {
     /// Handle one CTAPHID_CBOR message: command byte ‖ CBOR parameters. Returns status ‖ CBOR.
     public func handleCTAP2(_ message: [UInt8], context: RequestContext) -> [UInt8] {
         guard let commandByte = message.first else { return [CTAP2StatusCode.invalidLength.rawValue] }
-        guard let command = CTAPCommand(rawValue: commandByte) else {
+        guard let command = CTAPCommand(rawValue: commandByte), knowsCommand(command) else {
             return [CTAP2StatusCode.invalidCommand.rawValue]
         }
         // Sequences bound to this channel end when another command arrives on it.

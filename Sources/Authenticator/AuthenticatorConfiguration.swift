@@ -42,5 +42,17 @@ public struct AuthenticatorConfiguration: Sendable {
     }
     public var attestation: Attestation = .batch
 
+    /// Which CTAP the key speaks. `ctap20` is the persona of a CTAP 2.0 key (a YubiKey 5 before
+    /// firmware 5.2, the first FIDO2 keys) for rigs testing clients against one (`latchkey rig`
+    /// `protocol ctap2`): getInfo versions U2F_V2 and FIDO_2_0, options rk, up, plat, clientPin
+    /// (and uv with built-in UV), PIN/UV auth protocol 1 only, the hmac-secret extension, no
+    /// 0x09/0x0A getInfo members; credentialManagement, selection, largeBlobs and
+    /// authenticatorConfig are unknown commands, clientPIN 0x06–0x09 unknown subcommands.
+    public enum ProtocolLevel: String, Sendable, CaseIterable {
+        case ctap21, ctap20
+    }
+
+    public var protocolLevel: ProtocolLevel = .ctap21
+
     public init() {}
 }

@@ -6,6 +6,10 @@ extension Authenticator {
     /// authenticatorClientPIN (0x06), CTAP 2.1 §6.5.5.
     func clientPIN(_ request: ClientPINRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
         guard let subcommand = request.subcommand else { throw .invalidSubcommand }
+        // A CTAP 2.0 key has subcommands 0x01–0x05 only.
+        if configuration.protocolLevel == .ctap20, subcommand.rawValue > ClientPINSubcommand.getPinToken.rawValue {
+            throw .invalidSubcommand
+        }
         switch subcommand {
         case .getPINRetries: return try getPINRetries().cborValue
         case .getKeyAgreement: return try getKeyAgreement(request).cborValue
@@ -34,7 +38,7 @@ extension Authenticator {
 
     /// getKeyAgreement (0x02), §6.5.5.4: the authenticator's key for the chosen protocol.
     func getKeyAgreement(_ request: ClientPINRequest) throws(CTAP2StatusCode) -> ClientPINResponse {
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: request.pinUvAuthProtocol)
+        let pinUvAuthProtocol = try supportedPinUvAuthProtocol(request.pinUvAuthProtocol)
         let publicKey = try pinUvAuth.keyAgreementKey(for: pinUvAuthProtocol).publicKey
         // COSE_Key {1: 2 (EC2), 3: -25 (ECDH-ES+HKDF-256), -1: 1 (P-256), -2: x, -3: y}.
         return ClientPINResponse(keyAgreement: .ec2P256(algorithm: .ecdhESHKDF256, x: publicKey.x, y: publicKey.y))
@@ -48,7 +52,7 @@ extension Authenticator {
             throw .missingParameter
         }
         // Step 2.
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: request.pinUvAuthProtocol)
+        let pinUvAuthProtocol = try supportedPinUvAuthProtocol(request.pinUvAuthProtocol)
         // Step 3: "If a PIN has already been set, authenticator returns CTAP2_ERR_PIN_AUTH_INVALID".
         if try loadPINState()?.pinHash != nil { throw .pinAuthInvalid }
         // Step 4: decapsulate, else CTAP1_ERR_INVALID_PARAMETER.
@@ -71,7 +75,7 @@ extension Authenticator {
             throw .missingParameter
         }
         // Step 2.
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: request.pinUvAuthProtocol)
+        let pinUvAuthProtocol = try supportedPinUvAuthProtocol(request.pinUvAuthProtocol)
         // Step 3 (pinRetries 0 → PIN_BLOCKED) and the power-cycle block.
         var state = try pinStateForVerification()
         // Step 4.
@@ -102,7 +106,7 @@ extension Authenticator {
             throw .missingParameter
         }
         // Step 2.
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: request.pinUvAuthProtocol)
+        let pinUvAuthProtocol = try supportedPinUvAuthProtocol(request.pinUvAuthProtocol)
         // Steps 3–4: permissions and rpId belong to subcommand 0x09.
         if request.permissions != nil || request.rpID != nil { throw .invalidParameter }
         // Steps 5–10.
@@ -138,7 +142,7 @@ extension Authenticator {
         let permissions = PinUvAuthPermissions(rawValue: rawPermissions)
         if !permissions.isDisjoint(with: .requiringRPID), request.rpID == nil { throw .missingParameter }
         // Step 2.
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: request.pinUvAuthProtocol)
+        let pinUvAuthProtocol = try supportedPinUvAuthProtocol(request.pinUvAuthProtocol)
         // Step 3: permissions 0.
         guard rawPermissions != 0 else { throw .invalidParameter }
         // Step 4: a permission for a feature getInfo does not offer is unauthorized; undefined

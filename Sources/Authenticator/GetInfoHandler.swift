@@ -3,6 +3,7 @@ import CTAP
 extension Authenticator {
     /// authenticatorGetInfo (0x04). Advertises only what works end to end.
     func getInfo() throws(CTAP2StatusCode) -> AuthenticatorInfo {
+        if configuration.protocolLevel == .ctap20 { return try ctap20Info() }
         let remaining = try withStore { store throws(StoreError) in
             max(0, store.maxResidentCredentials - (try store.residentCredentialCount()))
         }
@@ -32,6 +33,35 @@ extension Authenticator {
             // would be clientPin).
             preferredPlatformUvAttempts: userVerification.map { _ in BuiltInUV.preferredPlatformAttempts },
             uvModality: userVerification?.modality)
+    }
+
+    /// The CTAP 2.0 persona's getInfo (`AuthenticatorConfiguration.ProtocolLevel.ctap20`): the
+    /// members CTAP 2.0 defines (0x01–0x08), as such a key reports them.
+    func ctap20Info() throws(CTAP2StatusCode) -> AuthenticatorInfo {
+        var options = ["rk": true, "up": true, "plat": false, "clientPin": try isPINSet()]
+        if userVerification != nil { options["uv"] = true }
+        return AuthenticatorInfo(versions: ["U2F_V2", "FIDO_2_0"], extensions: ["hmac-secret"], aaguid: secrets.aaguid,
+                                 options: options, maxMsgSize: configuration.maxMessageSize,
+                                 pinUvAuthProtocols: [Int(PinUvAuthProtocol.one.rawValue)],
+                                 maxCredentialCountInList: configuration.maxCredentialCountInList,
+                                 maxCredentialIdLength: configuration.maxCredentialIDLength, transports: [], algorithms: [])
+    }
+
+    /// Whether a CTAP 2.0 key knows this command (CTAP 2.0 §5: 0x01–0x08).
+    func knowsCommand(_ command: CTAPCommand) -> Bool {
+        guard configuration.protocolLevel == .ctap20 else { return true }
+        switch command {
+        case .makeCredential, .getAssertion, .getInfo, .clientPIN, .reset, .getNextAssertion: return true
+        case .bioEnrollment, .credentialManagement, .credentialManagementPreview, .selection, .largeBlobs, .config: return false
+        }
+    }
+
+    /// A PIN/UV auth protocol this key speaks (a CTAP 2.0 key: one only); unsupported →
+    /// CTAP1_ERR_INVALID_PARAMETER, as for unknown ones.
+    func supportedPinUvAuthProtocol(_ requested: UInt64?) throws(CTAP2StatusCode) -> PinUvAuthProtocol {
+        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: requested)
+        if configuration.protocolLevel == .ctap20, pinUvAuthProtocol != .one { throw .invalidParameter }
+        return pinUvAuthProtocol
     }
 
     /// getInfo 0x04. The pinUvAuthToken permissions a token may carry follow from these

@@ -15,7 +15,7 @@ extension Authenticator {
     /// CTAP2_ERR_MISSING_PARAMETER, unsupported → CTAP1_ERR_INVALID_PARAMETER); nil without one.
     func requestedPinUvAuthProtocol(for pinUvAuthParam: [UInt8]?, requested: UInt64?) throws(CTAP2StatusCode) -> PinUvAuthProtocol? {
         guard pinUvAuthParam != nil else { return nil }
-        return try PinUvAuthProtocol(requested: requested)
+        return try supportedPinUvAuthProtocol(requested)
     }
 
     /// Step 11 / 6: verify the pinUvAuthParam over clientDataHash with the current token and

@@ -48,9 +48,10 @@ public struct AuthenticatorInfo: Sendable, Equatable {
             0x05: CBORValue(maxMsgSize),
             0x07: CBORValue(maxCredentialCountInList),
             0x08: CBORValue(maxCredentialIdLength),
-            0x09: .array(transports.map { .textString($0) }),
-            0x0A: .array(algorithms.map(\.cborValue)),
         ]
+        // CTAP 2.1 members: absent from a CTAP 2.0 key's getInfo (empty here).
+        if !transports.isEmpty { map[0x09] = .array(transports.map { .textString($0) }) }
+        if !algorithms.isEmpty { map[0x0A] = .array(algorithms.map(\.cborValue)) }
         if !extensions.isEmpty { map[0x02] = .array(extensions.map { .textString($0) }) }
         if !options.isEmpty {
             map[0x04] = .map(Dictionary(uniqueKeysWithValues: options.map { (CBORValue.textString($0.key), CBORValue.boolean($0.value)) }))
