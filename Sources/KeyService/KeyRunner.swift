@@ -63,6 +63,11 @@ public final class KeyRunner: @unchecked Sendable {
     private let faults: FaultSource?
     /// Faults of requests on the worker, applied when their response comes back. Loop only.
     private var pendingFaults: [UInt64: (fault: KeyFault, channel: UInt32, connection: ConnectionID)] = [:]
+    /// KEEPALIVE floods under way (`KeyFault.keepaliveFlood`), each followed by its response.
+    /// Paced as a USB key sends, a few reports per millisecond, so the flood reaches a client
+    /// that reads rather than overflowing a socket buffer at once. Loop only.
+    private var floods: [(connection: ConnectionID, report: [UInt8], remaining: Int, then: [CTAPHIDAction])] = []
+    static let floodReportsPerTick = 16
 
     public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
                 hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil,
@@ -115,7 +120,7 @@ public final class KeyRunner: @unchecked Sendable {
         }
         while !stopRequested.load(ordering: .acquiring) {
             let now = MonotonicClock.nanoseconds()
-            var timeout: Int32 = 1_000
+            var timeout: Int32 = floods.isEmpty ? 1_000 : 1
             for deadline in [stateMachine.nextDeadline(), transport.pendingSendDeadline].compactMap({ $0 }) {
                 let remaining = deadline > now ? (deadline - now) / 1_000_000 : 0
                 timeout = min(timeout, Int32(min(1_000, remaining + 1)))
@@ -141,6 +146,7 @@ public final class KeyRunner: @unchecked Sendable {
                 powerCycle()
             }
             drainCompletions()
+            pumpFloods()
             perform(stateMachine.tick(now: MonotonicClock.nanoseconds()))
             transport.sendPending(nowNanoseconds: MonotonicClock.nanoseconds())
             flushTrace()
@@ -157,6 +163,7 @@ public final class KeyRunner: @unchecked Sendable {
         case let .connectionClosed(connection):
             logger.debug("client disconnected (#\(connection))")
             if let traceFile { traceFile.write(traceRecorder.connectionClosed(connection, time: Self.traceTime())) }
+            floods.removeAll { $0.connection == connection }
             perform(stateMachine.connectionClosed(connection))
         case let .droppedPacket(size, connection):
             if let line = droppedPacketWarnings.line("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes",
@@ -309,7 +316,7 @@ public final class KeyRunner: @unchecked Sendable {
                 cancellations[id] = nil
                 let actions = stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds())
                 if let pending = pendingFaults.removeValue(forKey: id) {
-                    perform(Self.applying(pending.fault, to: actions, channel: pending.channel, connection: pending.connection))
+                    apply(pending.fault, to: actions, channel: pending.channel, connection: pending.connection)
                 } else {
                     perform(actions)
                 }
@@ -320,18 +327,32 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     /// A response's reports as a faulty key sends them: none (drop), the first only (truncate:
-    /// a key unplugged mid-message), or after a burst of KEEPALIVEs.
-    static func applying(_ fault: KeyFault, to actions: [CTAPHIDAction], channel: UInt32,
-                         connection: ConnectionID) -> [CTAPHIDAction] {
+    /// a key unplugged mid-message), or after a paced burst of KEEPALIVEs.
+    private func apply(_ fault: KeyFault, to actions: [CTAPHIDAction], channel: UInt32, connection: ConnectionID) {
         switch fault {
-        case .answer, .delay: return actions
-        case .drop: return []
-        case .truncate: return Array(actions.prefix(1))
+        case .answer, .delay: perform(actions)
+        case .drop: break
+        case .truncate: perform(Array(actions.prefix(1)))
         case let .keepaliveFlood(count):
             let keepalive = MessageFragmenter.reports(channel: channel, command: CTAPHIDCommand.keepalive.rawValue,
                                                       payload: [KeepaliveStatus.processing.rawValue])
-            return Array(repeating: .send(report: keepalive[0], to: connection), count: count) + actions
+            floods.append((connection, keepalive[0], count, actions))
+            pumpFloods()
         }
+    }
+
+    /// The next few reports of each flood; a flood done sends its response.
+    private func pumpFloods() {
+        guard !floods.isEmpty else { return }
+        var finished: [[CTAPHIDAction]] = []
+        for index in floods.indices {
+            let count = min(floods[index].remaining, Self.floodReportsPerTick)
+            perform(Array(repeating: .send(report: floods[index].report, to: floods[index].connection), count: count))
+            floods[index].remaining -= count
+            if floods[index].remaining == 0 { finished.append(floods[index].then) }
+        }
+        floods.removeAll { $0.remaining == 0 }
+        for actions in finished { perform(actions) }
     }
 
     private func traceReport(_ report: [UInt8], _ direction: TraceRecord.Direction, _ connection: ConnectionID) {
