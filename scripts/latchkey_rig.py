@@ -18,6 +18,17 @@ Standard library only (Python 3.11+); copy this file next to your tests.
         for credential in rig.get_credentials(key["authenticatorId"]):
             print(credential["rpId"], credential["signCount"])
 
+To test how a relying party or client copes with a misbehaving key: `set_response_override_bits`
+(a bogus signature, flags without UV or UP), `inject_fault` (a status answered at once, a delay,
+a dropped or truncated response, a flood of KEEPALIVEs; it returns the faultId) and
+`clear_faults` (returns how many it removed). `add_authenticator(protocol="u2f")` makes a
+CTAP1-only key:
+
+    rig.set_response_override_bits("k1", is_bad_uv=True)       # UV flag cleared, signature valid
+    rig.inject_fault("k1", "makeCredential", "status", status=0x28)   # the next one: KEY_STORE_FULL
+    rig.inject_fault("k1", "getInfo", "delay", delay_ms=800, times=0)  # every getInfo, until…
+    rig.clear_faults("k1")                                      # … this; returns 1
+
 Option and credential names may be given as the protocol spells them (`hasUserVerification`) or in
 snake case (`has_user_verification`); binary credential members (`credentialId`, `userHandle`,
 `privateKey`, `largeBlob`) may be given as bytes and are sent as base64url. Results are returned
@@ -308,6 +319,32 @@ class Rig:
 
     def power_cycle(self, authenticator_id):
         self.call("powerCycle", authenticatorId=authenticator_id)
+
+    # -- faults --
+
+    def set_response_override_bits(self, authenticator_id, is_bogus_signature=False, is_bad_uv=False, is_bad_up=False):
+        """setResponseOverrideBits: every later makeCredential/getAssertion response of the key has
+        a signature that does not verify (`is_bogus_signature`), or flags without UV (`is_bad_uv`)
+        or UP (`is_bad_up`) under a valid signature. Each call sets all three: a bit not given is
+        set back to false."""
+        self.call("setResponseOverrideBits", authenticatorId=authenticator_id, isBogusSignature=is_bogus_signature,
+                  isBadUV=is_bad_uv, isBadUP=is_bad_up)
+
+    def inject_fault(self, authenticator_id, command, fault, status=None, delay_ms=None, keepalives=None, times=None):
+        """injectFault: the key's next `times` requests named `command` (`makeCredential`,
+        `getInfo`, `u2fRegister`, …, or `any`) meet `fault` — `status` (answer `status` at once: a
+        CTAP2 status, or a U2F status word such as 0x6985), `delay` (`delay_ms`), `drop`,
+        `truncate` or `keepaliveFlood` (`keepalives`, the rig's default 1000). `times` defaults
+        to 1 (the rig's default); 0 applies it until `clear_faults`. Returns the faultId."""
+        params = {"authenticatorId": authenticator_id, "command": command, "fault": fault}
+        for member, value in (("status", status), ("delayMs", delay_ms), ("keepalives", keepalives), ("times", times)):
+            if value is not None:
+                params[member] = value
+        return self.call("injectFault", params)["faultId"]
+
+    def clear_faults(self, authenticator_id):
+        """clearFaults: removes the key's injected faults; returns how many there were."""
+        return self.call("clearFaults", authenticatorId=authenticator_id)["cleared"]
 
     # -- the connection --
 

@@ -154,11 +154,13 @@ public final class Rig: @unchecked Sendable {
 
     private func addAuthenticator(_ params: AddAuthenticatorParams) throws(RigFailure) -> RigAuthenticatorInfo {
         let isU2F: Bool
+        var level = AuthenticatorConfiguration.ProtocolLevel.ctap21
         switch params.protocol ?? "ctap2_1" {
         case "ctap2_1": isU2F = false
         case "u2f": isU2F = true
         case "ctap2":
-            throw .unsupported("protocol ctap2: the CTAP 2.0 persona is not in this version; use ctap2_1 or u2f")
+            isU2F = false
+            level = .ctap20
         default:
             throw .invalidParams("params.protocol must be ctap2_1, ctap2 or u2f")
         }
@@ -166,7 +168,7 @@ public final class Rig: @unchecked Sendable {
             if params.hasResidentKey == true { throw .invalidParams("a u2f key has no resident credentials (hasResidentKey)") }
             if params.hasUserVerification == true { throw .invalidParams("a u2f key has no user verification (hasUserVerification)") }
         } else if params.hasResidentKey == false {
-            throw .unsupported("hasResidentKey false: a Latchkey CTAP 2.1 key always stores discoverable credentials")
+            throw .unsupported("hasResidentKey false: a Latchkey CTAP 2 key always stores discoverable credentials")
         }
         if params.extensions != nil {
             throw .unsupported("extensions: a Latchkey key always has all of its extensions (getInfo lists them); omit extensions")
@@ -202,6 +204,7 @@ public final class Rig: @unchecked Sendable {
 
         var options = RigKey.Options(id: id, transport: transport)
         options.isU2F = isU2F
+        options.protocolLevel = level
         options.hasUserVerification = params.hasUserVerification ?? false
         options.isUserVerified = params.isUserVerified ?? false
         options.isUserConsenting = params.isUserConsenting ?? true

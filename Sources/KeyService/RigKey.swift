@@ -23,6 +23,8 @@ final class RigKey: @unchecked Sendable {
         /// CBOR capability and CTAPHID_CBOR is an unknown command (libfido2 and browsers fall
         /// back to U2F, as they must for such keys).
         var isU2F = false
+        /// `protocol ctap2`: the CTAP 2.0 persona (`AuthenticatorConfiguration.ProtocolLevel`).
+        var protocolLevel = AuthenticatorConfiguration.ProtocolLevel.ctap21
     }
 
     let options: Options
@@ -66,6 +68,7 @@ final class RigKey: @unchecked Sendable {
         self.store = store
         var configuration = AuthenticatorConfiguration()
         configuration.attestation = options.attestation
+        configuration.protocolLevel = options.protocolLevel
         let authenticator: Authenticator
         do {
             authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
@@ -271,7 +274,7 @@ final class RigKey: @unchecked Sendable {
         let socketPath: String? = if case let .socket(path) = options.transport { path } else { nil }
         let name = Self.deviceName(id)
         return RigAuthenticatorInfo(
-            authenticatorId: id, protocol: options.isU2F ? "u2f" : "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
+            authenticatorId: id, protocol: options.isU2F ? "u2f" : options.protocolLevel == .ctap20 ? "ctap2" : "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
             uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, hidName: "Latchkey \(name)", storeDirectory: storeDirectory,
             hasResidentKey: !options.isU2F, hasUserVerification: verification != nil,
             isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,

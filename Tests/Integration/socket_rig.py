@@ -2,23 +2,32 @@
 (scripts/latchkey_rig.py, the client users import), each on the socket transport and driven by
 python-fido2: authenticator options and defaults, built-in UV on and off, credentials made by a
 client and seeded by the rig (P-256 and Ed25519, with their counters), the events, consent and
-presence answered through the rig, powerCycle, protocol errors, `latchkey rig call`, and a clean
-stop that leaves no socket and (without --root) no store behind."""
+presence answered through the rig, powerCycle, protocol errors, a U2F (CTAP1-only) key, response
+overrides (bad UV, bad UP, bogus signatures), injected faults (a status, a delay, a dropped or
+truncated response, a KEEPALIVE flood: seen by python-fido2 and by a raw CTAPHID client),
+`latchkey rig call`, and a clean stop that leaves no socket and (without --root) no store behind."""
 
 import hashlib
 import json
 import os
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import threading
 import time
 
+from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
+from fido2 import cbor
 from fido2.ctap import CtapError
+from fido2.ctap1 import ApduError, Ctap1
 from fido2.ctap2 import Ctap2
+from fido2.hid import CAPABILITY, CTAPHID
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
@@ -503,9 +512,23 @@ def expect_refused_add(session, code, **options):
         assert not added, f"a refused addAuthenticator added {sorted(added)}"
 
 
-@check("rig: addAuthenticator protocol u2f → unsupported, nothing added")
-def check_protocol_u2f(session):
-    expect_refused_add(session, "unsupported", protocol="u2f")
+@check("rig: addAuthenticator protocol ctap2 is a CTAP 2.0 key to python-fido2: versions U2F_V2 and FIDO_2_0, PIN/UV auth "
+       "protocol 1 only, no credMgmt; credentialManagement is INVALID_COMMAND; a resident makeCredential and its "
+       "getAssertion work")
+def check_protocol_ctap2(session):
+    key = add_socket_key(session, "rig-ctap20", protocol="ctap2")
+    assert key.get("protocol") == "ctap2", key
+    ctap = session.ctap("rig-ctap20")
+    info = ctap.info
+    assert list(info.versions) == ["U2F_V2", "FIDO_2_0"], info.versions
+    assert list(info.pin_uv_protocols) == [1], info.pin_uv_protocols
+    assert "credMgmt" not in info.options and "pinUvAuthToken" not in info.options, info.options
+    expect_ctap_error(CtapError.ERR.INVALID_COMMAND, ctap.send_cbor, 0x0A, {1: 1})
+    client_data_hash = os.urandom(32)
+    made = ctap.make_credential(client_data_hash, {"id": "ctap20.example", "name": "CTAP 2.0"},
+                                {"id": b"u20", "name": "twenty"}, [{"type": "public-key", "alg": -7}], options={"rk": True})
+    assertion = ctap.get_assertion("ctap20.example", client_data_hash)
+    assert assertion.credential["id"] == made.auth_data.credential_data.credential_id, assertion.credential
 
 
 @check("rig: addAuthenticator hasResidentKey false → unsupported, nothing added")
@@ -548,15 +571,429 @@ def check_parse_error(session):
         raw.close()
 
 
+# --- a U2F (CTAP1-only) key -------------------------------------------------------------------
+
+def add_socket_key(session, name, **options):
+    """addAuthenticator `name` on the socket transport (recorded in session.keys); the Authenticator."""
+    key = session.rig().add_authenticator(authenticatorId=name, transport="socket", socketPath=session.socket_for(name),
+                                          **options)
+    assert key.get("authenticatorId") == name, key
+    session.keys[name] = key
+    return key
+
+
+def u2f_device(session):
+    """A python-fido2 CtapHidDevice on the u2f key's socket (closed when the rig checks end)."""
+    assert "rig-u2f" in session.keys, "no key rig-u2f was added (see the protocol u2f check)"
+    device = open_device(session.keys["rig-u2f"]["socketPath"], timeout=STEP)
+    session.devices.append(device)
+    return device
+
+
+@check("rig: addAuthenticator rig-u2f with protocol u2f (socket): reported protocol u2f; python-fido2's CtapHidDevice over its "
+       "socket reports capabilities without CBOR (and without NMSG)")
+def check_u2f_capabilities(session):
+    key = add_socket_key(session, "rig-u2f", protocol="u2f")
+    assert key.get("protocol") == "u2f" and key.get("transport") == "socket", key
+    device = u2f_device(session)
+    capabilities = device.capabilities
+    print(f"      (capabilities 0x{capabilities:02x})", flush=True)
+    assert capabilities & CAPABILITY.CBOR == 0, f"capabilities 0x{capabilities:02x} include CBOR"
+    assert capabilities & CAPABILITY.NMSG == 0, f"capabilities 0x{capabilities:02x} include NMSG (no CTAPHID_MSG)"
+
+
+@check("rig: rig-u2f: CTAPHID_CBOR (authenticatorGetInfo, 0x04) → CtapError INVALID_COMMAND (ERR_INVALID_CMD)")
+def check_u2f_no_cbor(session):
+    expect_ctap_error(CtapError.ERR.INVALID_COMMAND, u2f_device(session).call, CTAPHID.CBOR, b"\x04")
+
+
+@check("rig: rig-u2f: Ctap1 get_version is U2F_V2")
+def check_u2f_version(session):
+    version = Ctap1(u2f_device(session)).get_version()
+    assert version == "U2F_V2", version
+
+
+@check("rig: rig-u2f: U2F register (attestation signature verifies with its certificate), then authenticate: user presence, "
+       "counter ≥ 1, and the signature verifies (cryptography) with the registration's public key")
+def check_u2f_round_trip(session):
+    ctap1 = Ctap1(u2f_device(session))
+    app_param = hashlib.sha256(b"https://u2f.rig.example").digest()
+    client_param = os.urandom(32)
+    registration = ctap1.register(client_param, app_param)
+    registration.verify(app_param, client_param)
+    public_key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), bytes(registration.public_key))
+    challenge = os.urandom(32)
+    signed = ctap1.authenticate(challenge, app_param, bytes(registration.key_handle))
+    assert signed.user_presence & 0x01, f"user presence byte 0x{signed.user_presence:02x}"
+    assert signed.counter >= 1, signed.counter
+    public_key.verify(bytes(signed.signature), app_param + bytes(signed)[:5] + challenge, ec.ECDSA(hashes.SHA256()))
+
+
+@check("rig: addAuthenticator protocol u2f with hasUserVerification true → invalidParams, nothing added")
+def check_u2f_no_uv(session):
+    expect_refused_add(session, "invalidParams", protocol="u2f", hasUserVerification=True)
+
+
+@check("rig: addAuthenticator protocol u2f with hasResidentKey true (given explicitly) → invalidParams, nothing added")
+def check_u2f_no_resident_key(session):
+    expect_refused_add(session, "invalidParams", protocol="u2f", hasResidentKey=True)
+
+
+@check("rig: addCredential on rig-u2f (a valid resident P-256 credential) → invalidParams, and getCredentials stays empty")
+def check_u2f_add_credential(session):
+    credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "u2f.rig.example", os.urandom(16), b"u2f", 0, "u2f")
+    expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="rig-u2f", credential=credential)
+    assert session.rig().get_credentials("rig-u2f") == [], "rig-u2f holds credentials"
+
+
+# --- response overrides (setResponseOverrideBits) ---------------------------------------------
+
+def override_assertion(session):
+    """A getAssertion with uv on rig-ov for its credential: (assertion, clientDataHash)."""
+    credential_id, _ = session.state["ov"]
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("rig-ov").get_assertion("ov.rig.example", client_data_hash,
+                                                     [{"type": "public-key", "id": credential_id}], options={"uv": True})
+    assert bytes(assertion.credential["id"]) == credential_id
+    return assertion, client_data_hash
+
+
+def override_make_credential(session):
+    """A makeCredential with uv on rig-ov: (attestation object, clientDataHash)."""
+    client_data_hash = os.urandom(32)
+    created = session.ctap("rig-ov").make_credential(client_data_hash, {"id": "ov.rig.example", "name": "Overrides"},
+                                                     {"id": os.urandom(8), "name": "ovm"}, ES256, options={"uv": True})
+    return created, client_data_hash
+
+
+def set_override_bits(session, **bits):
+    assert session.rig().call("setResponseOverrideBits", authenticatorId="rig-ov", **bits) == {}
+
+
+@check("rig: setResponseOverrideBits isBadUV on rig-ov (hasUserVerification, isUserVerified): {}; a getAssertion with uv "
+       "gives authData without UV (UP still set) under a signature that verifies")
+def check_override_bad_uv(session):
+    add_socket_key(session, "rig-ov", hasUserVerification=True, isUserVerified=True)
+    created = session.ctap("rig-ov").make_credential(os.urandom(32), {"id": "ov.rig.example", "name": "Overrides"},
+                                                     {"id": b"ov-handle", "name": "ov"}, ES256, options={"rk": True, "uv": True})
+    assert created.auth_data.flags & 0x05 == 0x05, f"before any override: flags 0x{created.auth_data.flags:02x}"
+    session.state["ov"] = (bytes(created.auth_data.credential_data.credential_id), created.auth_data.credential_data.public_key)
+    set_override_bits(session, isBadUV=True)
+    assertion, client_data_hash = override_assertion(session)
+    flags = assertion.auth_data.flags
+    assert not flags & 0x04, f"flags 0x{flags:02x} with UV under isBadUV"
+    assert flags & 0x01, f"flags 0x{flags:02x} without UP (only isBadUV is set)"
+    session.state["ov"][1].verify(bytes(assertion.auth_data) + client_data_hash, assertion.signature)
+
+
+@check("rig: setResponseOverrideBits isBadUP (isBadUV not given, so false): a getAssertion with uv gives authData without UP, "
+       "with UV, under a signature that verifies")
+def check_override_bad_up(session):
+    set_override_bits(session, isBadUP=True)
+    assertion, client_data_hash = override_assertion(session)
+    flags = assertion.auth_data.flags
+    assert not flags & 0x01, f"flags 0x{flags:02x} with UP under isBadUP"
+    assert flags & 0x04, f"flags 0x{flags:02x} without UV (isBadUV was set back to false)"
+    session.state["ov"][1].verify(bytes(assertion.auth_data) + client_data_hash, assertion.signature)
+
+
+@check("rig: setResponseOverrideBits isBogusSignature: the assertion signature (UV and UP set) is well-formed DER "
+       "(decode_dss_signature) but does not verify, and verifies with its last bit flipped back; a makeCredential's packed "
+       "attestation signature (x5c) does not verify with the certificate's key either")
+def check_override_bogus_signature(session):
+    set_override_bits(session, isBogusSignature=True)
+    assertion, client_data_hash = override_assertion(session)
+    flags = assertion.auth_data.flags
+    assert flags & 0x05 == 0x05, f"flags 0x{flags:02x}: isBogusSignature alone must leave UV and UP"
+    signature = bytes(assertion.signature)
+    decode_dss_signature(signature)
+    message = bytes(assertion.auth_data) + client_data_hash
+    public_key = session.state["ov"][1]
+    expect_invalid_signature(public_key.verify, message, signature, what="the bogus assertion signature")
+    public_key.verify(message, signature[:-1] + bytes([signature[-1] ^ 0x01]))
+    created, client_data_hash = override_make_credential(session)
+    assert created.fmt == "packed" and created.att_stmt.get("x5c"), (created.fmt, sorted(created.att_stmt))
+    attestation_signature = bytes(created.att_stmt["sig"])
+    decode_dss_signature(attestation_signature)
+    certificate = x509.load_der_x509_certificate(bytes(created.att_stmt["x5c"][0]))
+    expect_invalid_signature(certificate.public_key().verify, attestation_signature, bytes(created.auth_data) + client_data_hash,
+                             ec.ECDSA(hashes.SHA256()), what="the bogus packed attestation signature")
+
+
+@check("rig: setResponseOverrideBits all false: a getAssertion with uv has UV and UP and verifies; a makeCredential's packed "
+       "attestation verifies")
+def check_override_cleared(session):
+    set_override_bits(session, isBogusSignature=False, isBadUV=False, isBadUP=False)
+    assertion, client_data_hash = override_assertion(session)
+    flags = assertion.auth_data.flags
+    assert flags & 0x05 == 0x05, f"flags 0x{flags:02x}"
+    session.state["ov"][1].verify(bytes(assertion.auth_data) + client_data_hash, assertion.signature)
+    created, client_data_hash = override_make_credential(session)
+    verify_packed_attestation(created, client_data_hash)
+
+
+def expect_invalid_signature(verify, *args, what):
+    try:
+        verify(*args)
+    except InvalidSignature:
+        return
+    raise AssertionError(f"{what} verifies")
+
+
+# --- injected faults (injectFault, clearFaults) -----------------------------------------------
+
+CTAPHID_INIT, CTAPHID_CBOR, CTAPHID_KEEPALIVE = 0x86, 0x90, 0xBB
+BROADCAST = 0xFFFFFFFF
+
+
+class RawCtaphid:
+    """A CTAPHID client of its own on a key's socket: 64-byte packets, a channel allocated by INIT."""
+
+    def __init__(self, path):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.settimeout(STEP)
+        self.sock.connect(path)
+        try:
+            nonce = os.urandom(8)
+            self.send(BROADCAST, 0x06, nonce)
+            while True:
+                packet = self.receive(STEP)
+                assert packet is not None, "no answer to CTAPHID_INIT"
+                channel, command, length = struct.unpack(">IBH", packet[:7])
+                if channel == BROADCAST and command == CTAPHID_INIT and packet[7:15] == nonce:
+                    assert length >= 17, f"INIT response of {length} bytes"
+                    self.channel = struct.unpack(">I", packet[15:19])[0]
+                    return
+        except BaseException:
+            self.sock.close()
+            raise
+
+    def send(self, channel, command, payload):
+        packet = struct.pack(">IBH", channel, 0x80 | command, len(payload)) + payload[:57]
+        self.sock.send(packet.ljust(64, b"\0"))
+        rest, sequence = payload[57:], 0
+        while rest:
+            self.sock.send((struct.pack(">IB", channel, sequence) + rest[:59]).ljust(64, b"\0"))
+            rest, sequence = rest[59:], sequence + 1
+
+    def receive(self, timeout):
+        """The next 64-byte packet, or None if none comes in `timeout` seconds."""
+        self.sock.settimeout(timeout)
+        try:
+            packet = self.sock.recv(65)
+        except socket.timeout:
+            return None
+        assert packet, "the key closed the connection"
+        assert len(packet) == 64, f"a packet of {len(packet)} bytes"
+        return packet
+
+    def get_info(self):
+        """Sends authenticatorGetInfo (CTAPHID_CBOR 0x04) on this connection's channel."""
+        self.send(self.channel, 0x10, b"\x04")
+
+    def read_response(self, timeout=STEP):
+        """(KEEPALIVE packets before it, command, payload) of the next response on the channel."""
+        keepalives = 0
+        while True:
+            packet = self.receive(timeout)
+            assert packet is not None, f"no response in {timeout} s (after {keepalives} KEEPALIVEs)"
+            channel, command, length = struct.unpack(">IBH", packet[:7])
+            assert channel == self.channel, f"a packet on channel {channel:08x}, not {self.channel:08x}"
+            if command == CTAPHID_KEEPALIVE:
+                keepalives += 1
+                continue
+            assert command & 0x80, f"a continuation packet (seq {command}) where an initialization packet belongs"
+            payload, sequence = bytearray(packet[7:7 + length]), 0
+            while len(payload) < length:
+                packet = self.receive(timeout)
+                assert packet is not None, f"the response stopped at {len(payload)} of {length} bytes"
+                assert packet[4] == sequence, f"continuation seq {packet[4]}, expected {sequence}"
+                payload += packet[5:5 + length - len(payload)]
+                sequence += 1
+            return keepalives, command, bytes(payload)
+
+    def close(self):
+        self.sock.close()
+
+
+def expect_get_info_answered(path):
+    """A fresh connection and channel on `path` gets a getInfo response: status 0, versions with FIDO_2_1."""
+    raw = RawCtaphid(path)
+    try:
+        raw.get_info()
+        keepalives, command, payload = raw.read_response()
+        assert command == CTAPHID_CBOR, f"command 0x{command:02x}"
+        assert payload[:1] == b"\x00", f"status 0x{payload[0]:02x}"
+        assert "FIDO_2_1" in cbor.decode(payload[1:])[1], payload.hex()
+    finally:
+        raw.close()
+
+
+def fault_key(session):
+    assert "rig-fault" in session.keys, "no key rig-fault was added (see the first injectFault check)"
+    return session.keys["rig-fault"]["socketPath"]
+
+
+def make_on_fault_key(ctap, name):
+    return ctap.make_credential(os.urandom(32), {"id": "fault.rig.example", "name": "Faults"}, {"id": name.encode(), "name": name},
+                                ES256)
+
+
+@check("rig: injectFault status 0x28 (KEY_STORE_FULL) on makeCredential (rig-fault): {\"faultId\": N}; python-fido2 makeCredential "
+       "raises CtapError 0x28; the next makeCredential works (times 1 used up: clearFaults then 0)")
+def check_fault_status(session):
+    add_socket_key(session, "rig-fault")
+    ctap = session.ctap("rig-fault")
+    result = session.rig().call("injectFault", authenticatorId="rig-fault", command="makeCredential", fault="status", status=0x28)
+    assert set(result) == {"faultId"} and isinstance(result["faultId"], int), result
+    try:
+        expect_ctap_error(CtapError.ERR.KEY_STORE_FULL, make_on_fault_key, ctap, "full")
+        assert make_on_fault_key(ctap, "after").auth_data.is_user_present()
+        assert session.rig().clear_faults("rig-fault") == 0, "the times-1 fault was not used up"
+    finally:
+        session.rig().clear_faults("rig-fault")
+
+
+@check("rig: injectFault status 0x28 on makeCredential with times 0: two makeCredentials in a row fail with 0x28; clearFaults → "
+       "{\"cleared\": 1}; then makeCredential works")
+def check_fault_until_cleared(session):
+    ctap = session.ctap("rig-fault")
+    session.rig().inject_fault("rig-fault", "makeCredential", "status", status=0x28, times=0)
+    try:
+        expect_ctap_error(CtapError.ERR.KEY_STORE_FULL, make_on_fault_key, ctap, "one")
+        expect_ctap_error(CtapError.ERR.KEY_STORE_FULL, make_on_fault_key, ctap, "two")
+        assert session.rig().call("clearFaults", authenticatorId="rig-fault") == {"cleared": 1}
+    finally:
+        session.rig().clear_faults("rig-fault")
+    assert make_on_fault_key(ctap, "three").auth_data.is_user_present()
+
+
+@check("rig: injectFault delay 800 ms on getInfo: python-fido2 get_info takes ≥ 0.8 s (< 4 s) and succeeds")
+def check_fault_delay(session):
+    ctap = session.ctap("rig-fault")
+    session.rig().inject_fault("rig-fault", "getInfo", "delay", delay_ms=800)
+    try:
+        started = time.monotonic()
+        info = ctap.get_info()
+        elapsed = time.monotonic() - started
+    finally:
+        session.rig().clear_faults("rig-fault")
+    print(f"      (get_info took {elapsed:.2f} s)", flush=True)
+    assert elapsed >= 0.8, f"get_info took {elapsed:.3f} s under an 800 ms delay"
+    assert elapsed < 4, f"get_info took {elapsed:.2f} s"
+    assert "FIDO_2_1" in info.versions, info.versions
+
+
+@check("rig: injectFault drop on getInfo: a raw CTAPHID getInfo on an INIT-allocated channel gets nothing (not even a packet) "
+       "in 1.5 s; a fresh connection and channel then gets its getInfo answered")
+def check_fault_drop(session):
+    path = fault_key(session)
+    raw = RawCtaphid(path)
+    try:
+        session.rig().inject_fault("rig-fault", "getInfo", "drop")
+        raw.get_info()
+        packet = raw.receive(1.5)
+        assert packet is None, f"a packet for the dropped request: {packet.hex()}"
+    finally:
+        raw.close()
+        session.rig().clear_faults("rig-fault")
+    expect_get_info_answered(path)
+
+
+@check("rig: injectFault truncate on getInfo: the raw client receives exactly one packet, the initialization packet (CBOR, "
+       "BCNT larger than the 57 bytes it carries), then nothing in 1 s; a fresh connection then gets getInfo answered")
+def check_fault_truncate(session):
+    path = fault_key(session)
+    raw = RawCtaphid(path)
+    try:
+        session.rig().inject_fault("rig-fault", "getInfo", "truncate")
+        raw.get_info()
+        packet = raw.receive(STEP)
+        assert packet is not None, "no packet at all"
+        channel, command, length = struct.unpack(">IBH", packet[:7])
+        assert channel == raw.channel and command == CTAPHID_CBOR, f"first packet {packet[:7].hex()}"
+        assert length > 57, f"BCNT {length}: the whole response fits in one packet, nothing to truncate"
+        assert packet[7] == 0x00, f"status 0x{packet[7]:02x}"
+        more = raw.receive(1.0)
+        assert more is None, f"a second packet: {more.hex()}"
+    finally:
+        raw.close()
+        session.rig().clear_faults("rig-fault")
+    expect_get_info_answered(path)
+
+
+@check("rig: injectFault keepaliveFlood (keepalives 500) on getInfo: the raw client receives ≥ 500 KEEPALIVE packets (0xBB) "
+       "then the whole getInfo response (status 0)")
+def check_fault_keepalive_flood(session):
+    raw = RawCtaphid(fault_key(session))
+    try:
+        session.rig().inject_fault("rig-fault", "getInfo", "keepaliveFlood", keepalives=500)
+        raw.get_info()
+        keepalives, command, payload = raw.read_response()
+    finally:
+        raw.close()
+        session.rig().clear_faults("rig-fault")
+    print(f"      ({keepalives} KEEPALIVEs)", flush=True)
+    assert keepalives >= 500, f"{keepalives} KEEPALIVE packets"
+    assert command == CTAPHID_CBOR and payload[:1] == b"\x00", (hex(command), payload[:1].hex())
+    assert "FIDO_2_1" in cbor.decode(payload[1:])[1], payload.hex()
+
+
+@check("rig: injectFault status 27013 (0x6985) on u2fRegister (rig-u2f): Ctap1 register raises ApduError 0x6985; the next register works")
+def check_fault_u2f_status(session):
+    ctap1 = Ctap1(u2f_device(session))
+    session.rig().inject_fault("rig-u2f", "u2fRegister", "status", status=27013)
+    try:
+        try:
+            ctap1.register(os.urandom(32), os.urandom(32))
+        except ApduError as error:
+            assert error.code == 0x6985, f"ApduError 0x{error.code:04x}"
+        else:
+            raise AssertionError("register succeeded under a status 0x6985 fault")
+        ctap1.register(os.urandom(32), os.urandom(32))
+    finally:
+        session.rig().clear_faults("rig-u2f")
+
+
+def expect_refused_fault(session, **params):
+    """injectFault on rig-fault with `params` is invalidParams, and adds no fault (clearFaults then 0)."""
+    session.rig().clear_faults("rig-fault")
+    expect_rig_error("invalidParams", session.rig().call, "injectFault", authenticatorId="rig-fault", **params)
+    assert session.rig().clear_faults("rig-fault") == 0, "a refused injectFault added a fault"
+
+
+@check("rig: injectFault with an unknown command name (makeCredentialz) → invalidParams, no fault added")
+def check_fault_unknown_command(session):
+    expect_refused_fault(session, command="makeCredentialz", fault="drop")
+
+
+@check("rig: injectFault with an unknown fault name (explode) → invalidParams, no fault added")
+def check_fault_unknown_fault(session):
+    expect_refused_fault(session, command="getInfo", fault="explode")
+
+
+@check("rig: injectFault status with command any → invalidParams, no fault added")
+def check_fault_status_any(session):
+    expect_refused_fault(session, command="any", fault="status", status=0x28)
+
+
+@check("rig: injectFault delay without delayMs → invalidParams, no fault added")
+def check_fault_delay_no_ms(session):
+    expect_refused_fault(session, command="getInfo", fault="delay")
+
+
 # --- the CLI, removing keys, stopping ---------------------------------------------------------
 
-@check("rig: `latchkey rig call listAuthenticators --control PATH`: exit 0, prints JSON whose authenticators are k1, k2, rig-uv")
+@check("rig: `latchkey rig call listAuthenticators --control PATH`: exit 0, prints JSON whose authenticators are the keys added "
+       "(k1, k2, rig-uv, rig-u2f, rig-ov, rig-fault), rig-u2f with protocol u2f")
 def check_cli_call(session):
     run = subprocess.run([BINARY, "rig", "call", "listAuthenticators", "--control", session.control],
                          capture_output=True, text=True, timeout=15, stdin=subprocess.DEVNULL)
     assert run.returncode == 0, run.stdout + run.stderr
     printed = json.loads(run.stdout)
-    assert sorted(ids_of(printed["authenticators"])) == ["k1", "k2", "rig-uv"], printed
+    assert sorted(ids_of(printed["authenticators"])) == sorted(session.keys), (sorted(session.keys), printed)
+    protocols = {entry["authenticatorId"]: entry.get("protocol") for entry in printed["authenticators"]}
+    assert protocols.get("rig-u2f", "u2f") == "u2f", protocols
 
 
 @check("rig: removeAuthenticator k2: {}; its socket file and its store directory (ROOT/k2) are gone; no longer listed; "
@@ -617,8 +1054,15 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_seeded_p256, check_seeded_asserted_event, check_seeded_get_credential, check_seeded_discoverable,
               check_seeded_ed25519, check_seeded_non_resident, check_seeded_bad_key, check_seeded_no_such_key,
               check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none,
-              check_power_cycle, check_protocol_u2f, check_no_resident_key, check_bad_param_type, check_unknown_method,
-              check_version_2, check_parse_error, check_cli_call, check_remove_authenticator, check_event_sequence,
+              check_power_cycle, check_protocol_ctap2, check_no_resident_key, check_bad_param_type, check_unknown_method,
+              check_version_2, check_parse_error,
+              check_u2f_capabilities, check_u2f_no_cbor, check_u2f_version, check_u2f_round_trip, check_u2f_no_uv,
+              check_u2f_no_resident_key, check_u2f_add_credential,
+              check_override_bad_uv, check_override_bad_up, check_override_bogus_signature, check_override_cleared,
+              check_fault_status, check_fault_until_cleared, check_fault_delay, check_fault_drop, check_fault_truncate,
+              check_fault_keepalive_flood, check_fault_u2f_status, check_fault_unknown_command, check_fault_unknown_fault,
+              check_fault_status_any, check_fault_delay_no_ms,
+              check_cli_call, check_remove_authenticator, check_event_sequence,
               check_sigterm)
 
 

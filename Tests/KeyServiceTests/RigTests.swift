@@ -62,7 +62,7 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(errorCode(missing), "invalidParams")
         XCTAssertTrue(errorMessage(missing).contains("authenticatorId is required"), errorMessage(missing))
         XCTAssertEqual(errorCode(try call("getCredentials", ["authenticatorId": "k7"])), "noSuchAuthenticator")
-        for params in [["protocol": "ctap2"], ["hasResidentKey": false],
+        for params in [["hasResidentKey": false],
                        ["extensions": ["largeBlob"]], ["defaultBackupEligibility": true]] as [[String: Any]] {
             XCTAssertEqual(errorCode(try call("addAuthenticator", params)), "unsupported", "\(params)")
         }
@@ -229,7 +229,7 @@ final class RigTests: XCTestCase {
     }
 
     /// protocol u2f: INIT without the CBOR capability, CBOR unknown, U2F VERSION answered.
-    func testU2FPersonaIsACTAP1Key() throws {
+    func testU2FAndCTAP20Personas() throws {
         let key = try addSocketKey(["protocol": "u2f"])
         let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: 5_000)
         let initResponse = try client.initialize()
@@ -238,8 +238,13 @@ final class RigTests: XCTestCase {
         XCTAssertThrowsError(try client.cbor([CTAPCommand.getInfo.rawValue]))
         XCTAssertEqual(try client.transact(.msg, payload: [0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00]),
                        Array("U2F_V2".utf8) + [0x90, 0x00])
+        let ctap20 = try addSocketKey(["protocol": "ctap2"])
+        let ctap20Client = CTAPHIDClient(link: try SocketClient(path: ctap20.path), replyTimeoutMilliseconds: 5_000)
+        XCTAssertTrue(try ctap20Client.initialize().supportsCBOR)
+        let versions = try CBORDecoder.decode(Array(try ctap20Client.cbor([CTAPCommand.getInfo.rawValue]).dropFirst()))[1]
+        XCTAssertEqual(versions?.arrayValue?.compactMap(\.stringValue), ["U2F_V2", "FIDO_2_0"])
         let info = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
-        XCTAssertEqual(info?.first?["protocol"] as? String, "u2f")
+        XCTAssertEqual(info?.map { $0["protocol"] as? String }, ["u2f", "ctap2"])
         XCTAssertEqual(errorCode(try call("addAuthenticator", ["protocol": "u2f", "hasUserVerification": true])), "invalidParams")
     }
 }
