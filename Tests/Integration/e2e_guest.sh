@@ -88,6 +88,24 @@ check_tampered_rejected() {
     ! fido2-assert -V -p -i "$WORK/tampered.verify" "$WORK/es.pub.pem" es256
 }
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
+check_rig() {  # `latchkey rig` on uhid (e2e_rig.py): its keys over hidraw; output and the rig's log kept in the results
+    local work="$WORK/rig" status pid
+    mkdir -p "$work"
+    # On timeout the script (SIGTERM) stops its rig in a finally; -k: killed 15 s later if it does not.
+    timeout -k 15 170 "$PYTHON" "$HERE/e2e_rig.py" "$BIN" "$work" 2>&1 | tee "$RESULTS/rig.txt"
+    status=${PIPESTATUS[0]}
+    cp "$work/rig.log" "$RESULTS/rig.log" 2>/dev/null
+    # The rig's keys must not outlive this step: later ones count FIDO devices ("two keys") or ask every one (OpenSSH).
+    pid=$(cat "$work/rig.pid" 2>/dev/null)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -qa "rig" "/proc/$pid/cmdline" 2>/dev/null; then
+        echo "the rig (pid $pid) outlived e2e_rig.py: stopping it"
+        kill -TERM "$pid"
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+        status=1
+    fi
+    return "$status"
+}
 check_slow_reader() { "$PYTHON" "$HERE/e2e_slow_reader.py" "$(node_of main)"; }
 check_floods() {  # hostile clients over hidraw while a good client PINGs (e2e_floods.py); output kept in the results
     timeout 300 "$PYTHON" "$HERE/e2e_floods.py" "$(node_of main)" "$(cat "$WORK/key-main.pid")" "$WORK/key-main.log" \
@@ -475,6 +493,7 @@ step "fido2-cred -M -r (resident), fido2-assert -G -r without a credential ID" c
 step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
+step "latchkey rig on uhid: 16 keys at once (fido2-token -L/-I, nodes by uniq); a seeded credential signs in over hidraw; response overrides caught by Fido2Server; an injected status reaches fido2-cred; events in order; a protocol u2f key is U2F-only to libfido2; removed and stopped keys' nodes vanish (e2e_rig.py; output: rig.txt)" check_rig
 step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
 passed_before_floods=$passed
 step "hostile clients over hidraw (wrong sizes, random, wrong sequence, interleaved, vanishing, INIT flood, 1,000 channels, 1,000 opens, channel table): exact answers, a good client within 2× its latency (floor +12 ms under TCG), RSS growth < 20 MB" check_floods
