@@ -15,7 +15,8 @@ struct RowSealer {
     private static let salt = Array("latchkey credential store v1".utf8)
 
     private let sealKey: SecretBytes
-    private let indexKey: SecretBytes
+    /// HMAC under `indexKey`, keyed once (lookups MAC on every request).
+    private let indexMAC: HMACSHA256.KeyedContext
 
     init(masterKey: SecretBytes) {
         var master = masterKey.copyBytes()
@@ -25,7 +26,7 @@ struct RowSealer {
         var index = HKDFSHA256.deriveKey(inputKeyMaterial: master, salt: Self.salt,
                                          info: Array("index key".utf8), outputByteCount: 32)
         sealKey = SecretBytes(seal)
-        indexKey = SecretBytes(index)
+        indexMAC = HMACSHA256.KeyedContext(key: SecretBytes(index))
         wipe(&seal)
         wipe(&index)
     }
@@ -34,17 +35,17 @@ struct RowSealer {
 
     /// `cred_key = HMAC(indexKey, "cred" ‖ credentialID)`
     func credentialKey(credentialID: [UInt8]) -> [UInt8] {
-        HMACSHA256.authenticationCode(key: indexKey, data: Array("cred".utf8) + credentialID)
+        indexMAC.authenticationCode(Array("cred".utf8) + credentialID)
     }
 
     /// `rp_key = HMAC(indexKey, "rp" ‖ rpIDHash)`
     func relyingPartyKey(rpIDHash: [UInt8]) -> [UInt8] {
-        HMACSHA256.authenticationCode(key: indexKey, data: Array("rp".utf8) + rpIDHash)
+        indexMAC.authenticationCode(Array("rp".utf8) + rpIDHash)
     }
 
     /// `user_key = HMAC(indexKey, "user" ‖ rpIDHash ‖ userHandle)`
     func userKey(rpIDHash: [UInt8], userHandle: [UInt8]) -> [UInt8] {
-        HMACSHA256.authenticationCode(key: indexKey, data: Array("user".utf8) + rpIDHash + userHandle)
+        indexMAC.authenticationCode(Array("user".utf8) + rpIDHash + userHandle)
     }
 
     // MARK: Sealing
