@@ -7,7 +7,8 @@ import Foundation
 /// counts instructions, which repeat exactly from run to run where wall-clock time does not; the
 /// per-operation cost is the difference between two runs of different lengths, so set-up cancels.
 enum Profile {
-    static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "discoverable-1000"]
+    static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "resident-allowlist",
+                        "discoverable-1", "discoverable-1000"]
 
     static func run(_ name: String, iterations: Int) throws {
         switch name {
@@ -37,6 +38,13 @@ enum Profile {
                     guard reply.first == 0 else { throw BenchError.failed("status \(reply.first ?? 0xFF)") }
                 }
             }
+        case "resident-allowlist", "discoverable-1":
+            // A resident credential by its ID in the allowList, and the only account of an RP without one.
+            let key = try BenchKey()
+            defer { key.close() }
+            let credential = try key.register(rpID: "one.example", userID: [1], resident: true)
+            let message = BenchKey.getAssertionMessage(rpID: "one.example", allow: name == "discoverable-1" ? [] : [credential])
+            for _ in 0..<iterations { try key.expectSuccess(message) }
         case "discoverable-1000":
             // Discoverable getAssertion for an RP with 1,000 accounts (ScaleBenchmarks' case).
             let key = try BenchKey()

@@ -48,6 +48,12 @@ enum CredentialPrivateKey {
         }
     }
 
+    /// Whether this is the key held in `secret` for COSE algorithm `algorithm` (the bytes
+    /// compared in constant time).
+    func isKey(_ secret: SecretBytes, algorithm: Int) -> Bool {
+        self.algorithm.rawValue == algorithm && constantTimeEquals(rawRepresentation, secret)
+    }
+
     var cosePublicKey: COSEKey {
         switch self {
         case let .es256(key):

@@ -26,7 +26,7 @@ extension Authenticator {
         // already verified the user).
         if request.options["rk"] != nil { throw .unsupportedOption }
         let builtInUV = request.options["uv"] == true && request.pinUvAuthParam == nil
-        if builtInUV && userVerification == nil { throw .invalidOption }
+        if builtInUV && userVerification == nil { throw unknownUVOptionError }
         let userPresence = request.options["up"] ?? true
         // alwaysUv (CTAP 2.1 §6.11.2): an assertion with user presence needs user verification,
         // a token or built-in. Silent (up: false) probes stay possible, as in OpenSK.
@@ -88,7 +88,9 @@ extension Authenticator {
         // key whose presence is `auto` answers for its user, so with exactly one account for the
         // RP that choice is made; numberOfCredentials is then left out (it may not come with
         // userSelected). Any other presence: the platform lets the user choose, as a YubiKey has it.
+        // (userSelected is CTAP 2.1: a CTAP 2.0 key always reports numberOfCredentials.)
         let selectedOnKey = userPresence && applicable.count == 1 && presence.selectsForUser
+            && configuration.protocolLevel == .ctap21
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context, subject: request.clientDataHash)
             flags.insert(.userPresent)
@@ -136,14 +138,18 @@ extension Authenticator {
                 }
                 continue
             }
-            // credProtect userVerificationRequired is never usable without UV.
-            if opened.credProtect == .userVerificationRequired && !userVerified { continue }
             if opened.isResident {
                 let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 // A deleted or hidden discoverable credential is gone, even if its ID still opens.
-                guard let stored, stored.hiddenSince == nil else { continue }
+                guard let stored, stored.hiddenSince == nil, stored.rpIDHash == rpIDHash else { continue }
+                if stored.credProtect == .userVerificationRequired && !userVerified { continue }
+                // The cache holds the key this ID opened to; a credential stored under the ID since
+                // (deleted and added again with another key) signs with its own.
+                guard opened.key.isKey(stored.privateKey, algorithm: stored.algorithm) else { return try candidate(from: stored) }
                 return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: stored)
             }
+            // credProtect userVerificationRequired is never usable without UV.
+            if opened.credProtect == .userVerificationRequired && !userVerified { continue }
             return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: nil, hasHMACSecret: opened.hasHMACSecret)
         }
         return nil
@@ -172,11 +178,21 @@ extension Authenticator {
         return opened
     }
 
+    /// A stored credential ready to sign. Its imported key comes from the cache of recently
+    /// opened ones when the cache holds this very key (importing a P-256 scalar derives the
+    /// public point: about as costly as the signature itself).
     func candidate(from credential: ResidentCredential) throws(CTAP2StatusCode) -> AssertionCandidate {
+        if let cached = openedCredentials.credential(id: credential.credentialID, rpIDHash: credential.rpIDHash),
+           cached.isResident, cached.key.isKey(credential.privateKey, algorithm: credential.algorithm) {
+            return AssertionCandidate(credentialID: credential.credentialID, key: cached.key, resident: credential)
+        }
         guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
               let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
             throw .other
         }
+        openedCredentials.insert(OpenedCredential(isResident: true, credProtect: credential.credProtect, hasHMACSecret: false,
+                                                  key: key),
+                                 id: credential.credentialID, rpIDHash: credential.rpIDHash)
         return AssertionCandidate(credentialID: credential.credentialID, key: key, resident: credential)
     }
 

@@ -60,4 +60,25 @@ final class ForeignCredentialIDTests: XCTestCase {
         let elsewhere = harness.makeCredentialRequest(rpID: "other.example", userID: [5], excludeList: [id])
         XCTAssertEqual(harness.send(.makeCredential, elsewhere.cborValue).status, .success)
     }
+
+    /// The opened-key cache never signs for a credential with another credential's key: the same
+    /// ID deleted and stored again with a new key signs with the new one, by allowList and
+    /// discoverably.
+    func testSameIDWithAnotherKeySignsWithTheNewKey() throws {
+        let harness = try AuthenticatorHarness()
+        let id = [UInt8](repeating: 0x6B, count: 16)
+        _ = try stored(harness, id: id)
+        let request = harness.assertionRequest(allow: [id])
+        XCTAssertEqual(harness.send(.getAssertion, request.cborValue).status, .success)
+        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest().cborValue).status, .success)
+        XCTAssertTrue(try harness.store.deleteResidentCredential(id: id))
+        let newKey = try stored(harness, id: id)
+        let cose = COSEKey.ec2P256(algorithm: .es256, x: newKey.publicKey.x, y: newKey.publicKey.y)
+        for assertion in [request, harness.assertionRequest()] {
+            let (status, body) = harness.send(.getAssertion, assertion.cborValue)
+            XCTAssertEqual(status, .success)
+            XCTAssertTrue(AuthenticatorHarness.verifyAssertion(try XCTUnwrap(body), publicKey: cose,
+                                                               clientDataHash: assertion.clientDataHash))
+        }
+    }
 }
