@@ -33,7 +33,9 @@ extension Authenticator {
     /// getPINRetries (0x01), §6.5.5.2: pinRetries and powerCycleState.
     func getPINRetries() throws(CTAP2StatusCode) -> ClientPINResponse {
         let retries = try loadPINState()?.retries ?? PINPolicy.maxRetries
-        return ClientPINResponse(pinRetries: retries, powerCycleState: pinUvAuth.isBlockedUntilPowerCycle)
+        // powerCycleState (0x04) is CTAP 2.1.
+        return ClientPINResponse(pinRetries: retries, powerCycleState: configuration.protocolLevel == .ctap20
+            ? nil : pinUvAuth.isBlockedUntilPowerCycle)
     }
 
     /// getKeyAgreement (0x02), §6.5.5.4: the authenticator's key for the chosen protocol.

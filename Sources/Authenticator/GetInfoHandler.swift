@@ -47,6 +47,12 @@ extension Authenticator {
                                  maxCredentialIdLength: configuration.maxCredentialIDLength, transports: [], algorithms: [])
     }
 
+    /// The `uv` option on a key without built-in UV: CTAP 2.1 says CTAP2_ERR_INVALID_OPTION,
+    /// CTAP 2.0 said CTAP2_ERR_UNSUPPORTED_OPTION.
+    var unknownUVOptionError: CTAP2StatusCode {
+        configuration.protocolLevel == .ctap20 ? .unsupportedOption : .invalidOption
+    }
+
     /// Whether a CTAP 2.0 key knows this command (CTAP 2.0 §5: 0x01–0x08).
     func knowsCommand(_ command: CTAPCommand) -> Bool {
         guard configuration.protocolLevel == .ctap20 else { return true }

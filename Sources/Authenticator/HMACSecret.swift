@@ -11,7 +11,7 @@ extension Authenticator {
         // secret is released only after a touch.
         guard userPresence else { throw .unsupportedOption }
         // pinUvAuthProtocol absent means protocol one.
-        let pinUvAuthProtocol = try PinUvAuthProtocol(requested: input.pinUvAuthProtocol ?? PinUvAuthProtocol.one.rawValue)
+        let pinUvAuthProtocol = try supportedPinUvAuthProtocol(input.pinUvAuthProtocol ?? PinUvAuthProtocol.one.rawValue)
         let sharedSecret = try pinUvAuthProtocol.decapsulate(input.keyAgreement,
                                                              with: try pinUvAuth.keyAgreementKey(for: pinUvAuthProtocol))
         // "verify(shared secret, saltEnc, saltAuth) — if the verification fails, return

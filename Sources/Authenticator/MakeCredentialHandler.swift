@@ -28,7 +28,7 @@ extension Authenticator {
         // platforms send both).
         if request.options["up"] == false { throw .invalidOption }
         let builtInUV = request.options["uv"] == true && request.pinUvAuthParam == nil
-        if builtInUV && userVerification == nil { throw .invalidOption }
+        if builtInUV && userVerification == nil { throw unknownUVOptionError }
         let isResident = request.options["rk"] ?? false
         // The makeCredUvNotRqd rule (getInfo says true): on a key protected by user
         // verification, a discoverable credential needs UV (a token or built-in); a
@@ -36,6 +36,9 @@ extension Authenticator {
         // it. Without: CTAP2_ERR_PUAT_REQUIRED when a PIN could give a token, else
         // CTAP2_ERR_OPERATION_DENIED (steps 6–8).
         if request.pinUvAuthParam == nil, !builtInUV {
+            // CTAP 2.0 §5.1 step 6 had no makeCredUvNotRqd: with a PIN set, every makeCredential
+            // needs pinAuth (CTAP2_ERR_PIN_REQUIRED, the code 2.1 calls PUAT_REQUIRED).
+            if configuration.protocolLevel == .ctap20, try isPINSet() { throw .puatRequired }
             // The PIN state is read only for a discoverable credential, as before built-in UV.
             if isResident, try isProtectedByUserVerification() { throw try missingUVError() }
             if try isAlwaysUvEnabled() { throw try missingUVError() }

@@ -9,7 +9,9 @@ final class CTAP20PersonaTests: XCTestCase {
     func harness(userVerification: (any UserVerification)? = nil) throws -> AuthenticatorHarness {
         var configuration = AuthenticatorConfiguration()
         configuration.protocolLevel = .ctap20
-        return try AuthenticatorHarness(configuration: configuration, userVerification: userVerification)
+        // A presence that would select the only account on a CTAP 2.1 key (as `auto` does).
+        return try AuthenticatorHarness(presence: ScriptedPresence(selectsForUser: true), configuration: configuration,
+                                        userVerification: userVerification)
     }
 
     func testGetInfoHasOnlyCTAP20Members() throws {
@@ -40,5 +42,21 @@ final class CTAP20PersonaTests: XCTestCase {
         XCTAssertEqual(key.send(.clientPIN, .map([1: .unsignedInt(1), 2: .unsignedInt(2)])).status, .success,
                        "getKeyAgreement with protocol 1")
         XCTAssertEqual(key.send(.makeCredential, key.makeCredentialRequest(resident: true).cborValue).status, .success)
+    }
+
+    /// CTAP 2.0 §5.1: no makeCredUvNotRqd — with a PIN set, every makeCredential needs pinAuth;
+    /// `uv` on a key without UV is UNSUPPORTED_OPTION; no userSelected, numberOfCredentials always.
+    func testCTAP20RulesForPINUVAndAccountSelection() throws {
+        let key = try harness()
+        var uvRequest = key.makeCredentialRequest()
+        uvRequest.options = RequestOptions(["uv": true])
+        XCTAssertEqual(key.send(.makeCredential, uvRequest.cborValue).status, .unsupportedOption)
+        XCTAssertEqual(key.send(.makeCredential, key.makeCredentialRequest(resident: true).cborValue).status, .success)
+        let (status, body) = key.send(.getAssertion, key.assertionRequest().cborValue)
+        XCTAssertEqual(status, .success)
+        XCTAssertNil(body?[6], "no userSelected from a CTAP 2.0 key")
+        XCTAssertEqual(try key.setPIN("1234", .one), .success)
+        XCTAssertEqual(key.send(.makeCredential, key.makeCredentialRequest(userID: [7]).cborValue).status, .puatRequired,
+                       "PIN_REQUIRED for a non-resident credential too")
     }
 }
