@@ -14,11 +14,13 @@ public enum PKCS8PrivateKey {
     public enum Failure: Error, Equatable, CustomStringConvertible {
         case notPKCS8
         case unsupportedKeyType(String)
+        case invalidScalar
 
         public var description: String {
             switch self {
             case .notPKCS8: "not a PKCS#8 PrivateKeyInfo (DER)"
             case let .unsupportedKeyType(type): "a \(type) key: only P-256 (ES256) and Ed25519 (EdDSA) keys are credentials"
+            case .invalidScalar: "a P-256 private scalar outside [1, n-1]"
             }
         }
     }
@@ -53,6 +55,8 @@ public enum PKCS8PrivateKey {
             let group = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard group == "prime256v1" else { throw .unsupportedKeyType("EC \(group)") }
             guard let scalar = try? P256Curve.exportScalar(key) else { throw .notPKCS8 }
+            // OpenSSL takes any scalar; a credential key must be in [1, n-1].
+            guard scalar.withUnsafeBytes(P256Curve.isValidScalar) else { throw .invalidScalar }
             return (.p256, scalar)
         }
         let type = EVP_PKEY_get0_type_name(key.pointer).map { String(cString: $0) } ?? "unknown"

@@ -51,6 +51,10 @@ final class PKCS8PrivateKeyTests: XCTestCase {
                 XCTAssertEqual(error as? PKCS8PrivateKey.Failure, .notPKCS8)
             }
         }
+        // A scalar of 0 in an otherwise valid PrivateKeyInfo: OpenSSL takes it, a credential may not.
+        var zero = Self.p256
+        zero.replaceSubrange(36..<68, with: [UInt8](repeating: 0, count: 32))
+        XCTAssertThrowsError(try PKCS8PrivateKey.decode(zero))
         XCTAssertThrowsError(try PKCS8PrivateKey.encode(.p256, SecretBytes([UInt8](repeating: 0, count: 32))))
         XCTAssertThrowsError(try PKCS8PrivateKey.encode(.ed25519, SecretBytes([1, 2, 3])))
     }
