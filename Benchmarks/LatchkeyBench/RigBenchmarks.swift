@@ -31,7 +31,7 @@ enum RigBenchmarks {
         let section = "rig"
         var template = Array("/tmp/lk-rigbench-XXXXXX".utf8CString)
         guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { throw BenchError.failed("mkdtemp") }
-        let directory = String(cString: template)
+        let directory = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let rig = Rig(root: directory, uhidPath: "/dev/uhid", logger: Logger(level: .error))
         defer { rig.stop() }

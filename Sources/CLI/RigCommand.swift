@@ -44,7 +44,9 @@ public enum RigCommand {
                 throw UsageError("usage: latchkey rig call METHOD ['{\"json\":\"params\"}'] [--control PATH]")
             }
             let params = parsed.positionals.count == 3 ? parsed.positionals[2] : "{}"
-            guard let object = try? JSONSerialization.jsonObject(with: Data(params.utf8)), object is [String: Any] else {
+            // Re-serialized compactly: the request must be one line, whatever the shell passed.
+            guard let object = try? JSONSerialization.jsonObject(with: Data(params.utf8)), object is [String: Any],
+                  let compact = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]) else {
                 throw UsageError("invalid PARAMS '\(params)': give a JSON object, e.g. '{\"authenticatorId\":\"k1\"}'")
             }
             var timeout = 60.0
@@ -54,7 +56,7 @@ public enum RigCommand {
                 }
                 timeout = seconds
             }
-            return call(method: parsed.positionals[1], params: Array(params.utf8), path: controlPath,
+            return call(method: parsed.positionals[1], params: Array(compact), path: controlPath,
                         timeoutMilliseconds: Int32(timeout * 1_000))
         case let other?:
             throw UsageError("unknown rig command '\(other)': use `latchkey rig` or `latchkey rig call METHOD [PARAMS]`")
@@ -79,8 +81,9 @@ public enum RigCommand {
             FileHandle.standardError.write(Data("Error (\(code)): \(error["message"] as? String ?? "")\n".utf8))
             return 1
         }
-        let result = response["result"] ?? [String: Any]()
-        guard let data = try? JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+        guard let result = response["result"], JSONSerialization.isValidJSONObject(result),
+              let data = try? JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            FileHandle.standardError.write(Data("Error: the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))\n".utf8))
             return 1
         }
         print(String(decoding: data, as: UTF8.self))

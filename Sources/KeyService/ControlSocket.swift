@@ -34,6 +34,8 @@ public final class ControlSocket: @unchecked Sendable {
     private let serve: @Sendable (FileDescriptor) -> Void
     /// Runs first in `stop()`: releases connections that wait (answers, event streams).
     private let onStop: @Sendable () -> Void
+    /// The line a connection past `maximumConnections` gets before it is closed.
+    private let refusal: [UInt8]
 
     /// Whether `stop()` has begun: connection loops that run long end when it turns true.
     public var isStopped: Bool { stopped.load(ordering: .acquiring) }
@@ -70,16 +72,18 @@ public final class ControlSocket: @unchecked Sendable {
     /// The control socket of `--presence control`: one `ControlRequest` line in, one response out.
     public convenience init(path: String, presence: ControlPresence, logger: Logger) throws(Failure) {
         try self.init(path: path, logger: logger, maximumConnections: Self.maximumConnections,
+                      refusal: ControlLine.encode(ControlResponse.error("too many control connections")),
                       onStop: { presence.stop() }, serve: { Self.servePresence($0, presence: presence) })
     }
 
     /// Binds and listens at `path` (mode 0600). A stale socket file there is replaced; a live
     /// one (another key with the same name) is an error.
-    public init(path: String, logger: Logger, maximumConnections: Int,
+    public init(path: String, logger: Logger, maximumConnections: Int, refusal: [UInt8],
                 onStop: @escaping @Sendable () -> Void, serve: @escaping @Sendable (FileDescriptor) -> Void) throws(Failure) {
         self.path = path
         self.logger = logger
         self.connectionLimit = maximumConnections
+        self.refusal = refusal
         self.onStop = onStop
         self.serve = serve
         do {
@@ -162,7 +166,7 @@ public final class ControlSocket: @unchecked Sendable {
                 }
                 if connections.add(1, ordering: .acquiringAndReleasing).newValue > connectionLimit {
                     connections.subtract(1, ordering: .acquiringAndReleasing)
-                    ControlIO.write(ControlLine.encode(ControlResponse.error("too many control connections")), to: client)
+                    ControlIO.write(refusal, to: client)
                     continue
                 }
                 // The connection's descriptor moves to its thread, which alone uses it from here on.

@@ -18,7 +18,7 @@ public final class Rig: @unchecked Sendable {
     private let lock = NSLock()
     private var keys: [String: RigKey] = [:]
     private var order: [String] = []
-    /// Ids being started (their store directories are taken).
+    /// Ids being started or removed (their store directories are in use).
     private var starting: Set<String> = []
     private var nextNumber = 1
     private var isStopped = false
@@ -49,7 +49,10 @@ public final class Rig: @unchecked Sendable {
     /// Ends control connections (they look every 250 ms) and releases answers that wait.
     public func closeConnections() {
         closing.store(true, ordering: .releasing)
-        for key in runningKeys() { key.presence.control.stop() }
+        for key in runningKeys() {
+            key.presence.control.stop()
+            key.verification?.control.stop()
+        }
     }
 
     /// One request line in, its response line out: the control API without a socket, for
@@ -63,7 +66,9 @@ public final class Rig: @unchecked Sendable {
 
     /// Runs one request line; the response line. Blocking methods (`answerPresence`) hold the
     /// calling thread until answered.
-    func handle(method: String, line: Data) throws(RigFailure) -> any Encodable {
+    /// `isAbandoned`: whether the asking connection has closed (an answer that waits is then
+    /// withdrawn, so it cannot decide a request nobody answers any more).
+    func handle(method: String, line: Data, isAbandoned: @escaping () -> Bool = { false }) throws(RigFailure) -> any Encodable {
         switch method {
         case "addAuthenticator":
             return try addAuthenticator(RigProtocol.params(AddAuthenticatorParams.self, from: line))
@@ -94,10 +99,7 @@ public final class Rig: @unchecked Sendable {
         case "setUserVerified":
             let params = try RigProtocol.params(SetUserVerifiedParams.self, from: line)
             let key = try key(params.authenticatorId)
-            guard let verification = key.verification else {
-                throw .unsupported("\(key.id) has no user verification (add it with hasUserVerification true)")
-            }
-            verification.verified.store(params.isUserVerified, ordering: .releasing)
+            try verification(of: key.id).verified.store(params.isUserVerified, ordering: .releasing)
             return EmptyResult()
         case "setUserConsenting":
             let params = try RigProtocol.params(SetUserConsentingParams.self, from: line)
@@ -107,15 +109,25 @@ public final class Rig: @unchecked Sendable {
             let params = try RigProtocol.params(SetAutomaticPresenceParams.self, from: line)
             try key(params.authenticatorId).presence.automatic.store(params.enabled, ordering: .releasing)
             return EmptyResult()
+        case "setAutomaticUserVerification":
+            let params = try RigProtocol.params(SetAutomaticPresenceParams.self, from: line)
+            try verification(of: params.authenticatorId).automatic.store(params.enabled, ordering: .releasing)
+            return EmptyResult()
+        case "answerUserVerification":
+            return try answerUserVerification(RigProtocol.params(AnswerVerificationParams.self, from: line), isAbandoned: isAbandoned)
         case "answerPresence":
-            return try answerPresence(RigProtocol.params(AnswerPresenceParams.self, from: line))
+            return try answerPresence(RigProtocol.params(AnswerPresenceParams.self, from: line), isAbandoned: isAbandoned)
         case "powerCycle":
             let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
             try key(id).powerCycle()
             return EmptyResult()
         case "setResponseOverrideBits":
             let params = try RigProtocol.params(SetResponseOverrideBitsParams.self, from: line)
-            let overrides = try key(params.authenticatorId).overrides
+            let overridden = try key(params.authenticatorId)
+            guard !overridden.options.isU2F else {
+                throw .unsupported("\(overridden.id) is a u2f key: response overrides apply to CTAP2 makeCredential/getAssertion")
+            }
+            let overrides = overridden.overrides
             overrides.bogusSignature.store(params.isBogusSignature ?? false, ordering: .releasing)
             overrides.badUV.store(params.isBadUV ?? false, ordering: .releasing)
             overrides.badUP.store(params.isBadUP ?? false, ordering: .releasing)
@@ -124,6 +136,9 @@ public final class Rig: @unchecked Sendable {
             let params = try RigProtocol.params(InjectFaultParams.self, from: line)
             let key = try key(params.authenticatorId)
             let (fault, match, times) = try params.checked()
+            if key.options.isU2F, case .ctap2 = match {
+                throw .invalidParams("\(key.id) is a u2f key: it answers no CTAP2 command (use any, u2fRegister, u2fAuthenticate or u2fVersion)")
+            }
             return FaultAdded(faultId: key.faults.add(fault, for: match, times: times))
         case "clearFaults":
             let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
@@ -196,6 +211,9 @@ public final class Rig: @unchecked Sendable {
             }
             attestation = mode
         }
+        if params.automaticUserVerification != nil, params.hasUserVerification != true {
+            throw .invalidParams("params.automaticUserVerification needs hasUserVerification true")
+        }
 
         lock.lock()
         let reserved = Result { () throws(RigFailure) -> String in try reserveID(params.authenticatorId) }
@@ -209,6 +227,7 @@ public final class Rig: @unchecked Sendable {
         options.isUserVerified = params.isUserVerified ?? false
         options.isUserConsenting = params.isUserConsenting ?? true
         options.automaticPresenceSimulation = params.automaticPresenceSimulation ?? true
+        options.automaticUserVerification = params.automaticUserVerification ?? true
         options.attestation = attestation
         let key: RigKey
         do {
@@ -265,7 +284,15 @@ public final class Rig: @unchecked Sendable {
             return
         }
         order.removeAll { $0 == id }
+        // The id stays taken until its store is closed and gone: a new key of the same id must
+        // not open the old store (or have it deleted under it).
+        starting.insert(id)
         lock.unlock()
+        defer {
+            lock.lock()
+            starting.remove(id)
+            lock.unlock()
+        }
         key.stop()
         do {
             try FileManager.default.removeItem(atPath: key.storeDirectory)
@@ -275,13 +302,39 @@ public final class Rig: @unchecked Sendable {
         logger.info("rig: authenticator \(id) removed")
     }
 
+    /// The key's built-in UV, or why it has none.
+    private func verification(of id: String) throws(RigFailure) -> RigVerification {
+        let key = try key(id)
+        guard let verification = key.verification else {
+            throw .unsupported("\(key.id) has no user verification (add it with hasUserVerification true)")
+        }
+        return verification
+    }
+
+    private func answerUserVerification(_ params: AnswerVerificationParams, isAbandoned: () -> Bool) throws(RigFailure) -> VerificationAnswer {
+        let verification = try verification(of: params.authenticatorId)
+        let timeout = min(params.timeoutMs ?? 30_000, ControlCommand.maximumAnswerTimeoutMilliseconds)
+        switch verification.control.answer(verified: params.verified, rpID: params.rpId, timeoutMilliseconds: timeout,
+                                           isAbandoned: isAbandoned) {
+        case let .applied(verified, request):
+            return VerificationAnswer(result: verified ? "verified" : "notVerified", purpose: request.purpose.rawValue,
+                                      rpId: request.rpID, message: nil)
+        case .unused:
+            return VerificationAnswer(result: "none", purpose: nil, rpId: nil,
+                                      message: "no user verification\(params.rpId.map { " for \($0)" } ?? "") came within \(timeout) ms")
+        case .stopped:
+            throw .failed("\(params.authenticatorId) is stopping")
+        }
+    }
+
     // MARK: answerPresence
 
-    private func answerPresence(_ params: AnswerPresenceParams) throws(RigFailure) -> PresenceAnswer {
+    private func answerPresence(_ params: AnswerPresenceParams, isAbandoned: () -> Bool) throws(RigFailure) -> PresenceAnswer {
         let key = try key(params.authenticatorId)
         let timeout = min(params.timeoutMs ?? 30_000, ControlCommand.maximumAnswerTimeoutMilliseconds)
         let target: ControlPresence.Target = params.rpId.map { .relyingParty($0) } ?? .pending
-        let outcome = key.presence.control.answer(params.approve ? .approve : .deny, for: target, timeoutMilliseconds: timeout)
+        let outcome = key.presence.control.answer(params.approve ? .approve : .deny, for: target, timeoutMilliseconds: timeout,
+                                                  isAbandoned: isAbandoned)
         switch outcome {
         case let .applied(decision, request, _):
             return PresenceAnswer(result: decision == .approve ? "approved" : "denied", operation: request.operation.rawValue,
@@ -309,6 +362,7 @@ struct AddAuthenticatorParams: Decodable {
     var isUserVerified: Bool?
     var isUserConsenting: Bool?
     var automaticPresenceSimulation: Bool?
+    var automaticUserVerification: Bool?
     var attestation: String?
     var extensions: [String]?
     var defaultBackupEligibility: Bool?
@@ -321,6 +375,18 @@ struct AddCredentialParams: Decodable { var authenticatorId: String; var credent
 struct SetUserVerifiedParams: Decodable { var authenticatorId: String; var isUserVerified: Bool }
 struct SetUserConsentingParams: Decodable { var authenticatorId: String; var isUserConsenting: Bool }
 struct SetAutomaticPresenceParams: Decodable { var authenticatorId: String; var enabled: Bool }
+struct AnswerVerificationParams: Decodable {
+    var authenticatorId: String
+    var verified: Bool
+    var rpId: String?
+    var timeoutMs: UInt64?
+}
+struct VerificationAnswer: Encodable {
+    var result: String
+    var purpose: String?
+    var rpId: String?
+    var message: String?
+}
 struct AnswerPresenceParams: Decodable {
     var authenticatorId: String
     var approve: Bool

@@ -10,7 +10,12 @@ enum RigConnection {
     /// How often a connection looks at whether the rig is stopping.
     static let pollMilliseconds: Int32 = 250
 
+    /// A client that reads nothing for this long while a line waits to go out is dropped (its
+    /// thread and slot freed), as a subscriber that falls behind is.
+    static let sendTimeoutMilliseconds = 5_000
+
     static func serve(_ client: FileDescriptor, rig: Rig) {
+        try? client.setSendTimeout(milliseconds: sendTimeoutMilliseconds)
         guard let wakeup = try? WakeupEvent() else {
             ControlIO.write(RigProtocol.response(id: nil, failure: .failed("cannot create an event for this connection")), to: client)
             return
@@ -38,7 +43,7 @@ enum RigConnection {
                 let line = Array(buffer[..<newline])
                 buffer.removeSubrange(...newline)
                 guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
-                let (response, subscription) = respond(to: line, rig: rig)
+                let (response, subscription) = respond(to: line, rig: rig, isAbandoned: { ControlIO.peerClosed(client) })
                 if let subscription {
                     if let subscriber { rig.events.unsubscribe(subscriber) }
                     let new = RigSubscriber(authenticatorID: subscription, wakeup: wakeup)
@@ -57,7 +62,8 @@ enum RigConnection {
 
     /// The response line to one request, and for `subscribe` the authenticator it follows
     /// (`.some(nil)`: all of them).
-    static func respond(to line: [UInt8], rig: Rig, allowSubscribe: Bool = true) -> (response: [UInt8], subscription: String??) {
+    static func respond(to line: [UInt8], rig: Rig, allowSubscribe: Bool = true,
+                        isAbandoned: @escaping () -> Bool = { false }) -> (response: [UInt8], subscription: String??) {
         let data = Data(line)
         guard let envelope = try? JSONDecoder().decode(RigProtocol.Envelope.self, from: data), let method = envelope.method else {
             return (RigProtocol.response(id: nil, failure: RigFailure(.parseError,
@@ -76,7 +82,7 @@ enum RigConnection {
                 rig.logger.debug("rig: subscribe → ok")
                 return (RigProtocol.response(id: envelope.id, result: EmptyResult()), .some(id))
             }
-            let result = try rig.handle(method: method, line: data)
+            let result = try rig.handle(method: method, line: data, isAbandoned: isAbandoned)
             rig.logger.debug("rig: \(method) → ok")
             return (RigProtocol.response(id: envelope.id, result: AnyEncodable(result)), nil)
         } catch {

@@ -45,6 +45,8 @@ public enum RigHost {
         let socket: ControlSocket
         do {
             socket = try ControlSocket(path: configuration.controlPath, logger: logger, maximumConnections: maximumConnections,
+                                       refusal: RigProtocol.response(id: nil, failure: RigFailure(.tooMany,
+                                           "the rig already serves \(maximumConnections) control connections; close one")),
                                        onStop: { rig.closeConnections() }, serve: { RigConnection.serve($0, rig: rig) })
         } catch {
             logger.error(error.description)
@@ -84,7 +86,7 @@ public enum RigHost {
         var template = Array((base + "/latchkey-rig-XXXXXX").utf8CString)
         let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
         guard made != nil else { throw .init("cannot create a temporary directory in \(base): \(Errno.current)") }
-        return String(cString: template)
+        return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }
 

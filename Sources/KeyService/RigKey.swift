@@ -18,6 +18,8 @@ final class RigKey: @unchecked Sendable {
         var isUserVerified = false
         var isUserConsenting = true
         var automaticPresenceSimulation = true
+        /// With it off, each verification waits for `answerUserVerification`.
+        var automaticUserVerification = true
         var attestation: AuthenticatorConfiguration.Attestation = .batch
         /// `protocol u2f`: a CTAP1-only key, as a FIDO U2F key before CTAP2 was: INIT reports no
         /// CBOR capability and CTAPHID_CBOR is an unknown command (libfido2 and browsers fall
@@ -53,17 +55,24 @@ final class RigKey: @unchecked Sendable {
             events.emit("presenceRequested", authenticatorID: id,
                         RigEventParams(rpId: request.rpID, operation: request.operation.rawValue))
         }
-        let verification = options.hasUserVerification ? RigVerification(verified: options.isUserVerified) { request in
+        let verification = options.hasUserVerification ? RigVerification(verified: options.isUserVerified,
+                                                                          automatic: options.automaticUserVerification) { request in
             events.emit("uvRequested", authenticatorID: id, RigEventParams(rpId: request.rpID, purpose: request.purpose.rawValue))
         } : nil
         self.presence = presence
         self.verification = verification
 
         let store: SQLiteCredentialStore
+        let existed = FileManager.default.fileExists(atPath: storeDirectory)
         do {
             store = try SQLiteCredentialStore.open(directory: storeDirectory, lock: .exclusive)
         } catch {
             throw .failed(error.message(directory: storeDirectory))
+        }
+        // A key that fails to start leaves no store behind that it made.
+        func discard() {
+            store.close()
+            if !existed { try? FileManager.default.removeItem(atPath: storeDirectory) }
         }
         self.store = store
         var configuration = AuthenticatorConfiguration()
@@ -74,7 +83,7 @@ final class RigKey: @unchecked Sendable {
             authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
                                               userVerification: verification, clock: SystemClock(), overrides: overrides)
         } catch {
-            store.close()
+            discard()
             throw .failed(error.message(directory: storeDirectory))
         }
         let transport: ReportTransport
@@ -86,7 +95,7 @@ final class RigKey: @unchecked Sendable {
                 transport = try SocketTransport(path: path)
             }
         } catch {
-            store.close()
+            discard()
             throw .failed("\(id): \(error.description)")
         }
         let signCounts = self.signCounts
@@ -108,7 +117,7 @@ final class RigKey: @unchecked Sendable {
                                    faults: { command, request in faults.take(command: command, request: request) })
         } catch {
             transport.shutdown()
-            store.close()
+            discard()
             throw .failed("\(id): \(error.description)")
         }
         let runner = self.runner
@@ -128,6 +137,7 @@ final class RigKey: @unchecked Sendable {
     func stop() {
         guard !isStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         presence.control.stop()
+        verification?.control.stop()
         runner.requestStop()
         stopped.wait()
         store.close()
@@ -185,7 +195,11 @@ final class RigKey: @unchecked Sendable {
                                + "(they wrap the private key); add the credential as resident")
         }
         let credentialID = try RigBase64URL.decode(input.credentialId, member: "credential.credentialId")
-        guard (1...1023).contains(credentialID.count) else { throw .invalidParams("credential.credentialId must be 1 to 1023 bytes") }
+        // What getInfo promises (maxCredentialIdLength): clients leave longer IDs out of the allowList.
+        guard (1...AuthenticatorConfiguration().maxCredentialIDLength).contains(credentialID.count) else {
+            throw .invalidParams("credential.credentialId must be 1 to \(AuthenticatorConfiguration().maxCredentialIDLength) bytes "
+                                 + "(getInfo's maxCredentialIdLength)")
+        }
         guard let userHandleText = input.userHandle else { throw .invalidParams("credential.userHandle is required") }
         let userHandle = try RigBase64URL.decode(userHandleText, member: "credential.userHandle")
         guard (1...64).contains(userHandle.count) else { throw .invalidParams("credential.userHandle must be 1 to 64 bytes") }
@@ -214,7 +228,15 @@ final class RigKey: @unchecked Sendable {
                 throw RigFailure.invalidParams("credential \(input.credentialId) is already on \(id); removeCredential it first")
             }
             try store.saveResidentCredential(credential)
-            if let count = input.signCount, count > 0 { try store.raiseSignatureCounter(credentialID: credentialID, to: count) }
+            if let count = input.signCount, count > 0 {
+                do {
+                    try store.raiseSignatureCounter(credentialID: credentialID, to: count)
+                } catch {
+                    // Not added half: without its counter the credential would sign below signCount.
+                    _ = try? store.deleteResidentCredential(id: credentialID)
+                    throw error
+                }
+            }
         } catch let failure as RigFailure {
             throw failure
         } catch let error as StoreError {
@@ -279,7 +301,8 @@ final class RigKey: @unchecked Sendable {
             hasResidentKey: !options.isU2F, hasUserVerification: verification != nil,
             isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,
             isUserConsenting: presence.consenting.load(ordering: .acquiring),
-            automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring))
+            automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring),
+            automaticUserVerification: verification?.automatic.load(ordering: .acquiring))
     }
 }
 
@@ -307,6 +330,8 @@ struct RigAuthenticatorInfo: Encodable {
     var isUserVerified: Bool
     var isUserConsenting: Bool
     var automaticPresenceSimulation: Bool
+    /// Keys with user verification only.
+    var automaticUserVerification: Bool?
 }
 
 /// WebDriver's Credential Parameters (DevTools' names for the user's).

@@ -40,22 +40,28 @@ final class RigPresence: UserPresence, @unchecked Sendable {
 
 /// A rig key's built-in user verification (`hasUserVerification`): WebDriver's
 /// `isUserVerified` — true verifies, false fails the attempt as a wrong finger would (uvRetries
-/// count down). Changed at run time by `setUserVerified`. Announced first (`uvRequested`).
+/// count down). Changed at run time by `setUserVerified`. With `automaticUserVerification` off,
+/// each verification waits for the rig's `answerUserVerification` instead (`VerificationControl`).
+/// Announced first (`uvRequested`).
 final class RigVerification: UserVerification, @unchecked Sendable {
     let verified: Atomic<Bool>
+    let automatic: Atomic<Bool>
+    let control = VerificationControl()
     private let announce: @Sendable (VerificationRequest) -> Void
 
     /// As `--uv auto`: the host vouched, the closest registry value being an external passcode.
     var modality: UInt32 { UserVerificationMethod.passcodeExternal }
 
-    init(verified: Bool, announce: @escaping @Sendable (VerificationRequest) -> Void) {
+    init(verified: Bool, automatic: Bool, announce: @escaping @Sendable (VerificationRequest) -> Void) {
         self.verified = Atomic(verified)
+        self.automatic = Atomic(automatic)
         self.announce = announce
     }
 
     func verifyUser(_ request: VerificationRequest, cancellation: CancellationFlag) -> VerificationResult {
         if cancellation.isCancelled { return .cancelled }
         announce(request)
+        guard automatic.load(ordering: .acquiring) else { return control.verify(request, cancellation: cancellation) }
         return verified.load(ordering: .acquiring) ? .verified : .notVerified
     }
 }

@@ -131,6 +131,15 @@ extension FileDescriptor {
         guard fcntl(rawValue, F_SETFL, wanted) == 0 else { throw Errno.current }
     }
 
+    /// SO_SNDTIMEO: a blocking send that cannot go on for this long fails (EAGAIN) instead of
+    /// waiting for a peer that does not read.
+    public func setSendTimeout(milliseconds: Int) throws(Errno) {
+        var timeout = timeval(tv_sec: milliseconds / 1_000, tv_usec: (milliseconds % 1_000) * 1_000)
+        guard setsockopt(rawValue, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+            throw Errno.current
+        }
+    }
+
     /// One `send(2)` of `bytes` as a single packet; returns the bytes sent.
     @discardableResult
     public func send(_ bytes: [UInt8], flags: Int32) throws(Errno) -> Int {

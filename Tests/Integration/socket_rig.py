@@ -489,6 +489,46 @@ def check_presence_none(session):
         session.rig().set_automatic_presence_simulation("k1", True)
 
 
+@check("rig: automaticUserVerification false (the rig decides per request): a uv makeCredential waits, a uvRequested event "
+       "comes, answerUserVerification verified → the credential has UV; verified false → the attempt fails; an answer "
+       "with nothing pending (timeoutMs 200) → none")
+def check_uv_control(session):
+    key = add_socket_key(session, "rig-uvctl", hasUserVerification=True, automaticUserVerification=False)
+    assert key.get("automaticUserVerification") is False, key
+    ctap = session.ctap("rig-uvctl")
+    rp_id = "uvctl.rig.example"
+    session.drain()
+
+    def make(user):
+        return in_background(ctap.make_credential, os.urandom(32), {"id": rp_id, "name": "UV control"},
+                             {"id": user, "name": "uvc"}, ES256, options={"rk": True, "uv": True}, event=threading.Event())
+
+    thread, outcome = make(b"uvc1")
+    event = session.wait("uvRequested", authenticatorId="rig-uvctl")
+    assert event["params"].get("purpose") == "register", event
+    time.sleep(0.3)
+    assert thread.is_alive() and not outcome, f"makeCredential did not wait for the rig: {outcome}"
+    answer = session.rig().call("answerUserVerification", authenticatorId="rig-uvctl", verified=True, rpId=rp_id,
+                                timeoutMs=STEP * 1000)
+    assert answer.get("result") == "verified" and answer.get("rpId") == rp_id, answer
+    thread.join(STEP)
+    assert "error" not in outcome, f"makeCredential failed: {outcome.get('error')!r}"
+    assert outcome["value"].auth_data.is_user_verified(), "no UV flag after a verified answer"
+
+    thread, outcome = make(b"uvc2")
+    session.wait("uvRequested", authenticatorId="rig-uvctl")
+    answer = session.rig().call("answerUserVerification", authenticatorId="rig-uvctl", verified=False, timeoutMs=STEP * 1000)
+    assert answer.get("result") == "notVerified", answer
+    thread.join(STEP)
+    assert isinstance(outcome.get("error"), CtapError), f"a failed verification gave {outcome}"
+
+    started = time.monotonic()
+    answer = session.rig().call("answerUserVerification", authenticatorId="rig-uvctl", verified=True, timeoutMs=200)
+    assert answer.get("result") == "none" and time.monotonic() - started < 3, answer
+    expect_rig_error("invalidParams", session.rig().call, "addAuthenticator", transport="socket",
+                     socketPath=session.socket_for("uvctl-bad"), automaticUserVerification=False)
+
+
 @check("rig: powerCycle k1: {}, and the key still answers getInfo (and PING) on a new connection")
 def check_power_cycle(session):
     assert session.rig().call("powerCycle", authenticatorId="k1") == {}
@@ -1053,7 +1093,7 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_made_credential_event, check_made_credential_listed,
               check_seeded_p256, check_seeded_asserted_event, check_seeded_get_credential, check_seeded_discoverable,
               check_seeded_ed25519, check_seeded_non_resident, check_seeded_bad_key, check_seeded_no_such_key,
-              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none,
+              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none, check_uv_control,
               check_power_cycle, check_protocol_ctap2, check_no_resident_key, check_bad_param_type, check_unknown_method,
               check_version_2, check_parse_error,
               check_u2f_capabilities, check_u2f_no_cbor, check_u2f_version, check_u2f_round_trip, check_u2f_no_uv,
