@@ -1,5 +1,6 @@
 import Authenticator
 import FIDOCrypto
+import Synchronization
 
 /// Seals rows under keys derived from the master key, and computes the keyed lookup hashes.
 ///
@@ -17,6 +18,7 @@ struct RowSealer {
     private let sealKey: SecretBytes
     /// HMAC under `indexKey`, keyed once (lookups MAC on every request).
     private let indexMAC: HMACSHA256.KeyedContext
+    private let recentCredentialKeys = RecentLookupKeys()
 
     init(masterKey: SecretBytes) {
         var master = masterKey.copyBytes()
@@ -33,9 +35,14 @@ struct RowSealer {
 
     // MARK: Lookup keys (the only identifying columns, all keyed hashes)
 
-    /// `cred_key = HMAC(indexKey, "cred" ‖ credentialID)`
+    /// `cred_key = HMAC(indexKey, "cred" ‖ credentialID)`. An assertion needs it twice (the
+    /// row, then its counter) and clients repeat IDs, so the last few are remembered: a lookup
+    /// hash, as public as the index column it names.
     func credentialKey(credentialID: [UInt8]) -> [UInt8] {
-        indexMAC.authenticationCode(Array("cred".utf8) + credentialID)
+        if let known = recentCredentialKeys.key(for: credentialID) { return known }
+        let key = indexMAC.authenticationCode(Array("cred".utf8) + credentialID)
+        recentCredentialKeys.remember(key, for: credentialID)
+        return key
     }
 
     /// `rp_key = HMAC(indexKey, "rp" ‖ rpIDHash)`
@@ -118,5 +125,23 @@ struct RowBinding {
     /// A device row (`secrets`, `pin`, `setting:<name>`, `keycheck`).
     static func device(name: String) -> RowBinding {
         RowBinding(table: "device", keys: [Array(name.utf8)])
+    }
+}
+
+/// The last few credential IDs' lookup keys (`RowSealer.credentialKey`), most recent last.
+final class RecentLookupKeys: Sendable {
+    static let capacity = 8
+    private let entries = Mutex<[(id: [UInt8], key: [UInt8])]>([])
+
+    func key(for id: [UInt8]) -> [UInt8]? {
+        entries.withLock { entries in entries.last { $0.id == id }?.key }
+    }
+
+    func remember(_ key: [UInt8], for id: [UInt8]) {
+        entries.withLock { entries in
+            entries.removeAll { $0.id == id }
+            if entries.count >= Self.capacity { entries.removeFirst() }
+            entries.append((id, key))
+        }
     }
 }
