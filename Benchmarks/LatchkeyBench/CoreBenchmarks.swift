@@ -140,10 +140,19 @@ enum CoreBenchmarks {
             _ = try signing.signature(for: message)
         }
         report.add(section, packed, baseline: keygenPlusTwoSigns, target: "≤ 1.3×")
-        report.add(section, try Stopwatch.measure("makeCredential rk (durable commit), none", seconds: seconds) {
+        // A resident credential cannot avoid one durable commit (issue 13: ≤ 1.3× of one): the
+        // baseline is the smallest durable transaction the same store makes, one setting row.
+        var settingValue: UInt64 = 0
+        let (resident, durableCommit) = try Stopwatch.measureInterleaved(
+            "makeCredential rk (durable commit), none", "one durable SQLite commit (a setting row)", seconds: seconds) {
             user += 1
             try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: true, format: "none"))
-        }, baseline: keygenPlusSign, note: "includes one synchronous SQLite commit")
+        } _: {
+            settingValue += 1
+            try key.store.saveSetting("bench.commit", value: Self.bytes(settingValue))
+        }
+        report.add(section, durableCommit, note: "baseline: the store's smallest synchronous transaction")
+        report.add(section, resident, baseline: durableCommit, target: "≤ 1.3×", note: "timed alternately with the baseline")
 
         // The same assertion when every counter value is committed before the response.
         let perCommit = try BenchKey(counterReservationBlock: 1)
