@@ -48,7 +48,12 @@ public final class Authenticator: @unchecked Sendable {
         self.userVerification = userVerification
         self.clock = clock
         self.random = random
-        let secrets = try store.loadDeviceSecrets(orCreate: { try DeviceSecrets.generate() })
+        let secrets = try store.loadDeviceSecrets(orCreate: {
+            // A reproducible key's wrapping key comes from its seed (its credential IDs seal under it).
+            var secrets = try DeviceSecrets.generate()
+            if random.derivesKeys { secrets.wrappingKey = random.secret(count: 32) }
+            return secrets
+        })
         let attestationKey: P256.Signing.PrivateKey
         do throws(CryptoError) {
             attestationKey = switch configuration.attestation {

@@ -11,8 +11,8 @@ struct CredRandom {
     func value(userVerified: Bool) -> SecretBytes { userVerified ? withUV : withoutUV }
 
     /// Fresh random values, stored with a discoverable credential.
-    static func generate() -> CredRandom {
-        CredRandom(withUV: SecretBytes(randomCount: 32), withoutUV: SecretBytes(randomCount: 32))
+    static func generate(random: RandomSource) -> CredRandom {
+        CredRandom(withUV: random.secret(count: 32), withoutUV: random.secret(count: 32))
     }
 
     /// The values of a resident credential, if it was created with hmac-secret.

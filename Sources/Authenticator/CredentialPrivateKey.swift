@@ -6,7 +6,8 @@ enum CredentialPrivateKey {
     case es256(P256.Signing.PrivateKey)
     case ed25519(Ed25519.PrivateKey)
 
-    static func generate(_ algorithm: COSEAlgorithm) throws(CTAP2StatusCode) -> CredentialPrivateKey {
+    static func generate(_ algorithm: COSEAlgorithm, random: RandomSource) throws(CTAP2StatusCode) -> CredentialPrivateKey {
+        if random.derivesKeys { return try derive(algorithm, random: random) }
         do {
             switch algorithm {
             case .es256: return .es256(try P256.Signing.PrivateKey())
@@ -17,6 +18,23 @@ enum CredentialPrivateKey {
             throw error
         } catch {
             throw .other
+        }
+    }
+
+    /// A key from the random source's bytes (a reproducible rig key): an Ed25519 seed as it
+    /// comes, a P-256 scalar by rejection (a 32-byte value ≥ n, or 0, is drawn again).
+    private static func derive(_ algorithm: COSEAlgorithm, random: RandomSource) throws(CTAP2StatusCode) -> CredentialPrivateKey {
+        switch algorithm {
+        case .es256:
+            for _ in 0..<64 {
+                if let key = try? P256.Signing.PrivateKey(secret: random.secret(count: 32)) { return .es256(key) }
+            }
+            throw .other
+        case .edDSA:
+            guard let key = try? Ed25519.PrivateKey(secret: random.secret(count: 32)) else { throw .other }
+            return .ed25519(key)
+        case .ecdhESHKDF256:
+            throw .unsupportedAlgorithm
         }
     }
 

@@ -108,17 +108,17 @@ extension Authenticator {
         pinUvAuth.userPresenceWasCollected()
 
         // Then the credential.
-        let key = try CredentialPrivateKey.generate(algorithm)
+        let key = try CredentialPrivateKey.generate(algorithm, random: random)
         let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
                                       privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret)
         let credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
 
         var storedBlob = false
-        let largeBlobKey = wantsLargeBlobKey ? SecretBytes(randomCount: 32) : nil
+        let largeBlobKey = wantsLargeBlobKey ? random.secret(count: 32) : nil
         // Discoverable credentials keep random CredRandom values; non-discoverable ones derive
         // theirs from the wrapping key and the ID (`CredRandom.derived`).
         let credRandom: CredRandom? = !hasHMACSecret ? nil
-            : isResident ? CredRandom.generate() : CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: credentialID)
+            : isResident ? CredRandom.generate(random: random) : CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: credentialID)
         if isResident {
             if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
             let credential = ResidentCredential(

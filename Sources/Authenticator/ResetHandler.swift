@@ -11,7 +11,7 @@ extension Authenticator {
         }
         try collectPresence(.reset, rpID: nil, context: context)
         // A new wrapping key makes every old non-resident credential ID unopenable.
-        let newKey = SecretBytes(randomCount: 32)
+        let newKey = random.secret(count: 32)
         try withStore { store throws(StoreError) in try store.reset(newWrappingKey: newKey) }
         secrets.wrappingKey = newKey
         codec = CredentialIDCodec(wrappingKey: newKey)

@@ -1,8 +1,19 @@
 import FIDOCrypto
 
-/// Randomness port for nonces and identifiers (key generation itself happens inside libcrypto).
+/// Randomness port: nonces and identifiers, and the secrets a key makes (credential keys, the
+/// wrapping key, CredRandoms, large-blob keys).
 public protocol RandomSource: Sendable {
     func bytes(count: Int) -> [UInt8]
+    /// A fresh secret of `count` bytes.
+    func secret(count: Int) -> SecretBytes
+    /// True for a source whose output is reproducible (`DeterministicRandom`): the key then
+    /// derives its credential keys from it instead of asking libcrypto to generate them.
+    var derivesKeys: Bool { get }
+}
+
+extension RandomSource {
+    public func secret(count: Int) -> SecretBytes { SecretBytes(randomCount: count) }
+    public var derivesKeys: Bool { false }
 }
 
 /// The system CSPRNG through libcrypto.
