@@ -211,6 +211,9 @@ public final class Rig: @unchecked Sendable {
             }
             attestation = mode
         }
+        if let seed = params.seed, seed.isEmpty || seed.utf8.count > 256 {
+            throw .invalidParams("params.seed must be 1 to 256 bytes of text")
+        }
         if params.automaticUserVerification != nil, params.hasUserVerification != true {
             throw .invalidParams("params.automaticUserVerification needs hasUserVerification true")
         }
@@ -229,6 +232,7 @@ public final class Rig: @unchecked Sendable {
         options.automaticPresenceSimulation = params.automaticPresenceSimulation ?? true
         options.automaticUserVerification = params.automaticUserVerification ?? true
         options.attestation = attestation
+        options.seed = params.seed
         let key: RigKey
         do {
             key = try RigKey(options: options, storeDirectory: root + "/" + id, events: events, logger: logger)
@@ -364,6 +368,7 @@ struct AddAuthenticatorParams: Decodable {
     var automaticPresenceSimulation: Bool?
     var automaticUserVerification: Bool?
     var attestation: String?
+    var seed: String?
     var extensions: [String]?
     var defaultBackupEligibility: Bool?
     var defaultBackupState: Bool?

@@ -27,6 +27,8 @@ final class RigKey: @unchecked Sendable {
         var isU2F = false
         /// `protocol ctap2`: the CTAP 2.0 persona (`AuthenticatorConfiguration.ProtocolLevel`).
         var protocolLevel = AuthenticatorConfiguration.ProtocolLevel.ctap21
+        /// `seed`: reproducible keys (`DeterministicRandom`); only on a fresh store.
+        var seed: String?
     }
 
     let options: Options
@@ -64,6 +66,11 @@ final class RigKey: @unchecked Sendable {
 
         let store: SQLiteCredentialStore
         let existed = FileManager.default.fileExists(atPath: storeDirectory)
+        // A seeded stream starts over with every start: on a store made before, its nonces would
+        // repeat under the same wrapping key.
+        if options.seed != nil, existed {
+            throw .invalidParams("a seeded key needs a fresh store, and \(storeDirectory) exists: remove it or use another authenticatorId")
+        }
         do {
             store = try SQLiteCredentialStore.open(directory: storeDirectory, lock: .exclusive)
         } catch {
@@ -80,8 +87,10 @@ final class RigKey: @unchecked Sendable {
         configuration.protocolLevel = options.protocolLevel
         let authenticator: Authenticator
         do {
+            let random: RandomSource = options.seed.map { DeterministicRandom(seed: Array($0.utf8)) } ?? SystemRandom()
             authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
-                                              userVerification: verification, clock: SystemClock(), overrides: overrides)
+                                              userVerification: verification, clock: SystemClock(), random: random,
+                                              overrides: overrides)
         } catch {
             discard()
             throw .failed(error.message(directory: storeDirectory))

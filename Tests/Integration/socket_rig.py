@@ -529,6 +529,23 @@ def check_uv_control(session):
                      socketPath=session.socket_for("uvctl-bad"), automaticUserVerification=False)
 
 
+@check("rig: seed (deterministic mode): two keys with the same seed make the same credential ID and public key from the "
+       "same makeCredential; another seed, others; an empty seed → invalidParams")
+def check_seeded_keys(session):
+    made = {}
+    for name, seed in (("rig-seed-a", "fixture-seed"), ("rig-seed-b", "fixture-seed"), ("rig-seed-c", "another-seed")):
+        add_socket_key(session, name, seed=seed)
+        result = session.ctap(name).make_credential(b"\x01" * 32, {"id": "seed.example", "name": "Seed"},
+                                                    {"id": b"seeded", "name": "seeded"}, ES256, options={"rk": True})
+        data = result.auth_data.credential_data
+        made[name] = (bytes(data.credential_id), dict(data.public_key))
+    assert made["rig-seed-a"] == made["rig-seed-b"], "same seed, different credentials"
+    assert made["rig-seed-a"][0] != made["rig-seed-c"][0] and made["rig-seed-a"][1] != made["rig-seed-c"][1], \
+        "another seed gave the same credential"
+    expect_rig_error("invalidParams", session.rig().call, "addAuthenticator", transport="socket",
+                     socketPath=session.socket_for("seed-bad"), seed="")
+
+
 @check("rig: powerCycle k1: {}, and the key still answers getInfo (and PING) on a new connection")
 def check_power_cycle(session):
     assert session.rig().call("powerCycle", authenticatorId="k1") == {}
@@ -1093,7 +1110,7 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_made_credential_event, check_made_credential_listed,
               check_seeded_p256, check_seeded_asserted_event, check_seeded_get_credential, check_seeded_discoverable,
               check_seeded_ed25519, check_seeded_non_resident, check_seeded_bad_key, check_seeded_no_such_key,
-              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none, check_uv_control,
+              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none, check_uv_control, check_seeded_keys,
               check_power_cycle, check_protocol_ctap2, check_no_resident_key, check_bad_param_type, check_unknown_method,
               check_version_2, check_parse_error,
               check_u2f_capabilities, check_u2f_no_cbor, check_u2f_version, check_u2f_round_trip, check_u2f_no_uv,
