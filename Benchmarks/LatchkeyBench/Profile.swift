@@ -8,7 +8,7 @@ import Foundation
 /// per-operation cost is the difference between two runs of different lengths, so set-up cancels.
 enum Profile {
     static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "resident-allowlist",
-                        "discoverable-1", "discoverable-1000"]
+                        "discoverable-1", "discoverable-1000", "resident-makecredential", "durable-commit"]
 
     static func run(_ name: String, iterations: Int) throws {
         switch name {
@@ -45,6 +45,19 @@ enum Profile {
             let credential = try key.register(rpID: "one.example", userID: [1], resident: true)
             let message = BenchKey.getAssertionMessage(rpID: "one.example", allow: name == "discoverable-1" ? [] : [credential])
             for _ in 0..<iterations { try key.expectSuccess(message) }
+        case "resident-makecredential":
+            // A discoverable credential made and stored (one durable commit each), new account each time.
+            let key = try BenchKey()
+            defer { key.close() }
+            for index in 0..<iterations {
+                try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: CoreBenchmarks.bytes(UInt64(index)),
+                                                                     resident: true, format: "none"))
+            }
+        case "durable-commit":
+            // The baseline of the resident makeCredential: the store's smallest durable transaction.
+            let key = try BenchKey()
+            defer { key.close() }
+            for index in 0..<iterations { try key.store.saveSetting("bench.commit", value: CoreBenchmarks.bytes(UInt64(index))) }
         case "discoverable-1000":
             // Discoverable getAssertion for an RP with 1,000 accounts (ScaleBenchmarks' case).
             let key = try BenchKey()

@@ -48,6 +48,16 @@ extension SQLiteCredentialStore {
         return UInt32(block.last)
     }
 
+    /// Inside the transaction that inserts a credential: its durable mark moves to one block
+    /// and the block (none of it handed out) is kept in memory. Only for the exclusive lock's
+    /// holder, whose blocks need no re-check (`nextCounter`).
+    func reserveFirstCounterBlock(credentialID: [UInt8], db: SQLiteConnection) throws(StoreError) {
+        let key = sealer.credentialKey(credentialID: credentialID)
+        let limit = UInt64(max(1, options.counterReservationBlock))
+        try setHighWater(.credential(key: key), limit, db: db)
+        counters[.credential(key: key)] = CounterReservation(last: 0, limit: limit, verifiedDataVersion: 0)
+    }
+
     /// The durable high-water mark of `scope`; nil for a credential that is not stored.
     private func highWater(_ scope: CounterScope, db: SQLiteConnection) throws(StoreError) -> UInt64? {
         switch scope {
@@ -82,10 +92,12 @@ extension SQLiteCredentialStore {
                 let key = sealer.credentialKey(credentialID: credentialID)
                 let scope = CounterScope.credential(key: key)
                 guard let durable = try highWater(scope, db: db) else { return false }
-                // Values still in this process's block may sit above the durable mark's old value
-                // but below `value`: dropping the block makes the next one start at the new mark.
+                // What may have been handed out: with the exclusive lock nobody else signs, so it
+                // is this process's block's last value (its reserved rest was never given);
+                // otherwise the durable mark. Moving the mark to `value` is safe above that.
+                let handedOut = holdsExclusiveLock ? (counters[scope]?.last ?? durable) : durable
                 counters.forgetCredentials(keys: [key])
-                if UInt64(value) > durable { try setHighWater(scope, UInt64(value), db: db) }
+                if UInt64(value) > handedOut { try setHighWater(scope, UInt64(value), db: db) }
                 return true
             }
         }

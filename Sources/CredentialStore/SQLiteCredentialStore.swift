@@ -328,8 +328,16 @@ extension SQLiteCredentialStore {
         }
     }
 
+    /// One commit: the row, and — for the key that signs (the exclusive lock's holder) — the
+    /// credential's first block of counter values, reserved in the same transaction, so that the
+    /// makeCredential that stores it signs without a second durable commit.
     public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
-        try saveResidentCredentials([credential])
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                try insert(credential, db: db)
+                if holdsExclusiveLock { try reserveFirstCounterBlock(credentialID: credential.credentialID, db: db) }
+            }
+        }
     }
 
     @discardableResult
