@@ -203,7 +203,20 @@ class _LineConnection:
             self.sock.close()
 
 
-class Rig:
+class _OverConnection:
+    """What Rig and EventStream share: one `_LineConnection`, closed by close() or `with`."""
+
+    def close(self):
+        self._connection.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Rig(_OverConnection):
     """A connection to the rig's control socket. `call` sends one request and returns its result;
     every method below is one request. Event lines that arrive on this connection (after a
     `subscribe` sent through `call`) are kept in `events`. Calls from several threads are
@@ -346,19 +359,8 @@ class Rig:
         """clearFaults: removes the key's injected faults; returns how many there were."""
         return self.call("clearFaults", authenticatorId=authenticator_id)["cleared"]
 
-    # -- the connection --
 
-    def close(self):
-        self._connection.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-
-class EventStream:
+class EventStream(_OverConnection):
     """A connection of its own that subscribes to the rig's events (of one key, or of all).
     `next` returns the next event; `wait_for` the next one that matches, keeping the events it
     skipped in `seen`."""
@@ -423,14 +425,6 @@ class EventStream:
             if event.get("event") == "overflow":
                 raise ConnectionError("the rig sent overflow: this subscriber fell too far behind")
 
-    def close(self):
-        self._connection.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 _MISSING = object()

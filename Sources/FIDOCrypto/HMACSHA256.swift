@@ -22,14 +22,19 @@ public enum HMACSHA256 {
                     try check("EVP_MAC_init", EVP_MAC_init(context.pointer, key.uint8Pointer, key.count, parameters))
                 }
             }
-            try data.withBytes { (input) throws(CryptoError) in
-                try check("EVP_MAC_update", EVP_MAC_update(context.pointer, input.uint8Pointer, input.count))
-            }
-            return try makeBytes(count: SHA256.byteCount) { (output) throws(CryptoError) -> Int in
-                var length = 0
-                try check("EVP_MAC_final", EVP_MAC_final(context.pointer, output.uint8Pointer, &length, output.count))
-                return length
-            }
+            return try finish(context, data: data)
+        }
+    }
+
+    /// Feeds `data` to a keyed context and returns its 32-byte MAC.
+    fileprivate static func finish(_ context: EVPMACContext, data: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try data.withBytes { (input) throws(CryptoError) in
+            try check("EVP_MAC_update", EVP_MAC_update(context.pointer, input.uint8Pointer, input.count))
+        }
+        return try makeBytes(count: SHA256.byteCount) { (output) throws(CryptoError) -> Int in
+            var length = 0
+            try check("EVP_MAC_final", EVP_MAC_final(context.pointer, output.uint8Pointer, &length, output.count))
+            return length
         }
     }
 }
@@ -60,14 +65,7 @@ extension HMACSHA256 {
         public func authenticationCode(_ data: [UInt8]) -> [UInt8] {
             mustSucceed { () throws(CryptoError) -> [UInt8] in
                 let copy = EVPMACContext(adopting: try checkNotNull("EVP_MAC_CTX_dup", EVP_MAC_CTX_dup(context.pointer)))
-                try data.withBytes { (input) throws(CryptoError) in
-                    try check("EVP_MAC_update", EVP_MAC_update(copy.pointer, input.uint8Pointer, input.count))
-                }
-                return try makeBytes(count: SHA256.byteCount) { (output) throws(CryptoError) -> Int in
-                    var length = 0
-                    try check("EVP_MAC_final", EVP_MAC_final(copy.pointer, output.uint8Pointer, &length, output.count))
-                    return length
-                }
+                return try HMACSHA256.finish(copy, data: data)
             }
         }
     }

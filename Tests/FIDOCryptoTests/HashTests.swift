@@ -1,3 +1,4 @@
+import Dispatch
 import XCTest
 import FIDOCrypto
 
@@ -108,5 +109,20 @@ final class HKDFSHA256Tests: XCTestCase {
                            reference(ikm, salt, info, length))
         }
         XCTAssertEqual(HKDFSHA256.deriveKey(inputKeyMaterial: [1], salt: [], info: [], outputByteCount: 0), [])
+    }
+
+    /// The keyed context (the store's lookup keys) gives exactly the one-shot HMAC, for any
+    /// message, from several threads at once.
+    func testKeyedHMACContextMatchesTheOneShotHMAC() {
+        let key = SecretBytes(Array(0..<32))
+        let context = HMACSHA256.KeyedContext(key: key)
+        for length in [0, 1, 20, 55, 64, 65, 200] {
+            let data = [UInt8](repeating: UInt8(length & 0xFF), count: length)
+            XCTAssertEqual(context.authenticationCode(data), HMACSHA256.authenticationCode(key: key, data: data), "length \(length)")
+        }
+        let expected = HMACSHA256.authenticationCode(key: key, data: Array("cred".utf8))
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<100 { XCTAssertEqual(context.authenticationCode(Array("cred".utf8)), expected) }
+        }
     }
 }

@@ -21,7 +21,6 @@ import struct
 import subprocess
 import sys
 import time
-import traceback
 
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -35,6 +34,7 @@ from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequireme
 
 sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts")))
 import latchkey_rig  # noqa: E402 - found through the path just added
+from check_support import RESULTS, check, close_quietly  # noqa: E402 - beside this file
 
 KEYS = 16           # keys at once
 STEP = 15           # seconds: the bound on one request to the rig, one event, one HID report
@@ -43,28 +43,9 @@ GONE_WAIT = 5       # seconds for a removed key's node to disappear
 TOOL_TIMEOUT = 30   # seconds for one libfido2 tool run
 ORIGIN = "https://example.com"
 ES256 = [{"type": "public-key", "alg": -7}]
-RESULTS = []
 
 
 # --- reporting ----------------------------------------------------------------------------------
-
-def check(name):
-    """A check: PASS/FAIL line with the time taken (or the exception's text); the run goes on."""
-    def decorator(function):
-        def run(*args):
-            started = time.time()
-            try:
-                function(*args)
-                RESULTS.append((name, True))
-                print(f"PASS  {name} ({time.time() - started:.2f} s)", flush=True)
-            except Exception as error:  # noqa: BLE001 - every failure is reported, the checks go on
-                RESULTS.append((name, False))
-                print(f"FAIL  {name}: {type(error).__name__}: {error}", flush=True)
-                traceback.print_exc(limit=4)
-        run.check_name = name
-        return run
-    return decorator
-
 
 def note(text):
     print(f"      {text}", flush=True)
@@ -257,11 +238,7 @@ class Session:
         return device
 
     def close_devices(self):
-        for device in self.devices:
-            try:
-                device.close()
-            except Exception:  # noqa: BLE001 - closing what may already be gone
-                pass
+        close_quietly(self.devices)
         self.devices = []
 
     def rig_uniqs(self):

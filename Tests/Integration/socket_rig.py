@@ -92,11 +92,7 @@ class RigSession:
             self.arrivals.append(event)
 
     def close(self):
-        for device in self.devices:
-            try:
-                device.close()
-            except Exception:  # noqa: BLE001 - closing what may already be gone
-                pass
+        close_quietly(self.devices)
         self.devices = []
         for connection in (self.events, self.client):
             if connection is not None:

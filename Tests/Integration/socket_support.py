@@ -37,11 +37,11 @@ from fido2.webauthn import (
     UserVerificationRequirement,
 )
 
+from check_support import RESULTS, check, close_quietly  # noqa: F401 - shared with the socket_* files
 from latchkey_socket import open_device
 
 BINARY = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "latchkey"
 WORK = tempfile.mkdtemp(prefix="latchkey-it-")
-RESULTS = []
 
 def connect_nonblocking(path, seconds=3, pause=0.002, note=""):
     """A non-blocking SOCK_SEQPACKET connection to `path`; fails if connect still waits (a full
@@ -159,22 +159,6 @@ class Key:
                 return handle.read()[-3000:]
         except OSError:
             return ""
-
-
-def check(name):
-    def decorator(function):
-        def run(*args):
-            started = time.time()
-            try:
-                function(*args)
-                RESULTS.append((name, True))
-                print(f"PASS  {name} ({time.time() - started:.2f} s)", flush=True)
-            except Exception as error:  # noqa: BLE001 - every failure is reported, the suite goes on
-                RESULTS.append((name, False))
-                print(f"FAIL  {name}: {type(error).__name__}: {error}", flush=True)
-                traceback.print_exc(limit=4)
-        return run
-    return decorator
 
 
 def expect_ctap_error(code, function, *args, **kwargs):
