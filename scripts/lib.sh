@@ -50,7 +50,7 @@ ensure_python_venv() {
 # init, the clients the e2e suite drives, and virtme-ng (PyPI) in a venv under .build/.
 ensure_vm_deps() {
     ensure_debs qemu-system-x86 linux-image-amd64 busybox-static fido2-tools openssh-client python3-venv \
-        chromium chromium-driver
+        chromium chromium-driver firefox-esr
     local venv="$LATCHKEY_ROOT/.build/vng-venv"
     if [ ! -x "$venv/bin/vng" ]; then
         python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check "virtme-ng==1.42" >&2

@@ -139,6 +139,37 @@ check_browser() {  # headless Chromium: create() + get(), then passkeys, against
     echo "--- Chromium's FIDO log lines:"; cat "$WORK"/chromedriver-*.log | grep -E "FIDO|fido|WebAuthn" | tail -10
     return 1
 }
+check_firefox() {  # headless Firefox ESR over Marionette (marionette.py): the same flows, the same key
+    [ -x /usr/bin/firefox-esr ] || { echo "firefox-esr not installed"; return 1; }
+    local status lines pid
+    # Key web again (its store too: the passkeys share one user handle, so Firefox's replace
+    # Chromium's and the key holds one account for localhost): the only FIDO device in sight.
+    lines=$(cat "$WORK/key-web.log" 2>/dev/null | wc -l)
+    stop_key main && start_key web --uv auto || return 1
+    mkdir -p "$WORK/firefox-home"
+    # Start-up 120 s, page load 90 s (each tried twice), each WebAuthn call 90 s: bounded in e2e_browser.py.
+    HOME="$WORK/firefox-home" timeout -k 15 540 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" firefox >"$WORK/firefox.out" 2>&1
+    status=$?
+    # Firefox must not outlive the step (its process group: marionette.py starts it in a session of its own).
+    pid=$(cat "$WORK/firefox.pid" 2>/dev/null)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -qa firefox "/proc/$pid/cmdline" 2>/dev/null; then
+        echo "firefox (pid $pid) outlived e2e_browser.py: killing its process group"
+        kill -KILL -- "-$pid" 2>/dev/null; status=1
+    fi
+    stop_key web; start_key main || return 1
+    cp "$WORK/firefox.out" "$RESULTS/" 2>/dev/null   # its timings, passed or not
+    tail -n +"$((lines + 1))" "$WORK/key-web.log" | grep -q "uv auto" || { echo "key web did not run with --uv auto"; return 1; }
+    [ "$status" -eq 0 ] && { cat "$WORK/firefox.out"; return 0; }
+    cp "$WORK"/firefox-[0-9].log "$RESULTS/" 2>/dev/null
+    # 77: Firefox never came up or loaded the test page in time (twice), so the key was never asked: not run.
+    [ "$status" -eq 77 ] && { grep -E "^firefox|load|NOT RUN" "$WORK/firefox.out"; return 77; }
+    echo "--- progress and error (e2e_browser.py firefox; whole output and firefox-N.log in the results dir):"
+    grep -E "^firefox|loaded after|ok in|Error|FAIL" "$WORK/firefox.out" | grep -v "raise " | tail -8
+    echo "--- Firefox's CTAP client (authenticator-rs) log lines:"
+    cat "$WORK"/firefox-[0-9].log 2>/dev/null | grep -E "authenticator|authrs" | tail -8
+    echo "--- key web's log:"; tail -n +"$((lines + 1))" "$WORK/key-web.log" | grep -E "→|uv|presence" | tail -8
+    return 1
+}
 check_stop_removes_node() {
     local node; node=$(node_of main)
     stop_key main || return 1
@@ -485,6 +516,8 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 # full run here, at c2bfe3f too, while a VM running only this check passed 3 of 3. It retries
 # once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
 step "headless Chromium: navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_browser
+# Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
+step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
 step "fido2-cred -M/-V ES256, then fido2-assert -G/-V" check_cred_assert es es256 e2e.example
