@@ -20,6 +20,7 @@ let fuzzTargets = [
     "FuzzUHIDEvent",            // the /dev/uhid event decoder
     "FuzzTrace",                // the trace file parser and decoder
     "FuzzControl",              // the control socket's JSON requests
+    "FuzzRig",                  // the rig control API's JSON request lines, on a rig with a key
 ]
 
 let package = Package(

@@ -35,6 +35,7 @@ What it does
                             reports, and START / STOP / OPEN / CLOSE / GET_REPORT / SET_REPORT.
    FuzzTrace                the trace file itself, prefixes and per-connection slices.
    FuzzControl              control-socket request lines (captured from the CLI, and variants).
+   FuzzRig                  rig control API request lines (written here, from the README contract).
 
    Every file is named by the SHA-1 of its content; each target keeps at most 100 files. The
    script wipes and rewrites Fuzz/corpus/<Target>/ for exactly these targets and writes nothing
@@ -1071,6 +1072,44 @@ def control_seeds(captured):
     return [("line", line) for line in lines]
 
 
+def rig_seeds():
+    """Sources/KeyService/Rig*.swift: request lines of the rig control API (README contract), on the
+    FuzzRig target's rig (one socket key k1 with one credential)."""
+    credential = (b'{"credentialId":"AAECAwQFBgcICQoLDA0ODw","isResidentCredential":true,"rpId":"fuzz.example",'
+                  b'"userHandle":"AQ","privateKey":"MC4CAQAwBQYDK2VwBCIEIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f",'
+                  b'"signCount":7,"userName":"fuzz"}')
+    lines = [
+        b'{"v":1,"id":1,"method":"listAuthenticators"}',
+        b'{"v":1,"id":2,"method":"getCredentials","params":{"authenticatorId":"k1"}}',
+        b'{"v":1,"id":3,"method":"getCredential","params":{"authenticatorId":"k1","credentialId":"AAECAwQFBgcICQoLDA0ODw"}}',
+        b'{"v":1,"id":4,"method":"addCredential","params":{"authenticatorId":"k1","credential":' + credential + b'}}',
+        b'{"v":1,"id":5,"method":"removeCredential","params":{"authenticatorId":"k1","credentialId":"AAECAwQFBgcICQoLDA0ODw"}}',
+        b'{"v":1,"id":6,"method":"removeAllCredentials","params":{"authenticatorId":"k1"}}',
+        b'{"v":1,"id":7,"method":"setUserVerified","params":{"authenticatorId":"k1","isUserVerified":false}}',
+        b'{"v":1,"id":8,"method":"setUserConsenting","params":{"authenticatorId":"k1","isUserConsenting":false}}',
+        b'{"v":1,"id":9,"method":"setAutomaticPresenceSimulation","params":{"authenticatorId":"k1","enabled":false}}',
+        b'{"v":1,"id":10,"method":"setAutomaticUserVerification","params":{"authenticatorId":"k1","enabled":true}}',
+        b'{"v":1,"id":11,"method":"setResponseOverrideBits","params":{"authenticatorId":"k1","isBogusSignature":true,"isBadUV":true}}',
+        b'{"v":1,"id":12,"method":"injectFault","params":{"authenticatorId":"k1","command":"makeCredential","fault":"status","status":40}}',
+        b'{"v":1,"id":13,"method":"injectFault","params":{"authenticatorId":"k1","command":"any","fault":"keepaliveFlood","keepalives":5,"times":0}}',
+        b'{"v":1,"id":14,"method":"clearFaults","params":{"authenticatorId":"k1"}}',
+        b'{"v":1,"id":15,"method":"powerCycle","params":{"authenticatorId":"k1"}}',
+        b'{"v":1,"id":16,"method":"addAuthenticator","params":{"protocol":"u2f","hasUserVerification":true}}',
+        b'{"v":1,"id":17,"method":"addAuthenticator","params":{"authenticatorId":"x","seed":"","extensions":["credBlob"]}}',
+        b'{"v":1,"id":18,"method":"addAuthenticator","params":{"protocol":"ctap2","transport":"usb","attestation":"installation"}}',
+        b'{"v":1,"id":19,"method":"setCredentialProperties","params":{"authenticatorId":"k1","credentialId":"AA","backupState":true}}',
+        b'{"v":1,"id":20,"method":"subscribe","params":{"authenticatorId":"k1"}}',
+        b'{"v":1,"id":21,"method":"getCredentials","params":{"authenticatorId":7}}',
+        b'{"v":1,"id":22,"method":"addCredential","params":{"authenticatorId":"k1","credential":{"credentialId":"a+b/","rpId":""}}}',
+        b'{"v":2,"id":23,"method":"listAuthenticators"}',
+        b'{"v":1,"method":"removeAuthenticator","params":{"authenticatorId":"nope"}}',
+        b'{"v":1,"id":"x","method":"listAuthenticators"}',
+        b'{"v":1,"id":18446744073709551616,"method":"listAuthenticators"}',
+        b'[1,2,3]', b'not json', b'', b'{"v":1,"method":"frob","params":[]}',
+    ]
+    return [("rig line", line) for line in lines]
+
+
 def write_corpus(target, items):
     directory = os.path.join(CORPUS, target)
     shutil.rmtree(directory, ignore_errors=True)
@@ -1143,6 +1182,7 @@ def main():
         total += write_corpus("FuzzUHIDEvent", uhid_seeds(records, messages))
         total += write_corpus("FuzzTrace", trace_seeds(raw, header_line, sorted_lines, records))
         total += write_corpus("FuzzControl", control_seeds(control_lines))
+        total += write_corpus("FuzzRig", rig_seeds())
         print(f"{'total':26}            {total:9} bytes")
         if ODDITIES:
             print(f"\n{len(ODDITIES)} unexpected outcomes:")
