@@ -130,10 +130,11 @@ enum ControlLine {
     /// The longest request line the key reads.
     static let maximumLength = 4096
 
-    static func encode<T: Encodable>(_ value: T) -> [UInt8] {
+    /// `value` as one line (sorted keys, a newline at the end); `fallback` if it cannot be encoded.
+    static func encode<T: Encodable>(_ value: T, orElse fallback: String = #"{"result":"error"}"#) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return Array((try? encoder.encode(value)) ?? Data("{\"result\":\"error\"}".utf8)) + [UInt8(ascii: "\n")]
+        return Array((try? encoder.encode(value)) ?? Data(fallback.utf8)) + [UInt8(ascii: "\n")]
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from line: [UInt8]) -> T? {

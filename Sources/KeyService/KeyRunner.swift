@@ -55,7 +55,7 @@ public final class KeyRunner: @unchecked Sendable {
     private var droppedPacketWarnings = WarningThrottle()
     private var refusedConnectionWarnings = WarningThrottle()
     /// Sees every CBOR/MSG request with the response it got, on the thread that ran it (the
-    /// rig's events: `RigEvents`). Set before `run()`.
+    /// rig's events: `RigEvents`). Given at init.
     public typealias Observer = @Sendable (_ command: UInt8, _ request: [UInt8], _ response: [UInt8]) -> Void
     private let observer: Observer?
     /// The rig's injected faults (`KeyFault`), asked once per CBOR/MSG request at dispatch.
