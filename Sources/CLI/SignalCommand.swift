@@ -1,4 +1,5 @@
 import Authenticator
+import CBOR
 import CredentialStore
 import FIDOClient
 import Foundation

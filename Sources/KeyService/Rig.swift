@@ -1,4 +1,5 @@
 import Authenticator
+import CBOR
 import CredentialStore
 import Foundation
 import Synchronization
@@ -84,13 +85,13 @@ public final class Rig: @unchecked Sendable {
             return EmptyResult()
         case "getCredential":
             let params = try RigProtocol.params(CredentialParams.self, from: line)
-            return try key(params.authenticatorId).credential(id: RigBase64URL.decode(params.credentialId, member: "credentialId"))
+            return try key(params.authenticatorId).credential(id: Base64URL.decode(params.credentialId, member: "credentialId"))
         case "getCredentials":
             let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
             return CredentialList(credentials: try key(id).credentials())
         case "removeCredential":
             let params = try RigProtocol.params(CredentialParams.self, from: line)
-            try key(params.authenticatorId).remove(credentialID: RigBase64URL.decode(params.credentialId, member: "credentialId"),
+            try key(params.authenticatorId).remove(credentialID: Base64URL.decode(params.credentialId, member: "credentialId"),
                                                   events: events)
             return EmptyResult()
         case "removeAllCredentials":

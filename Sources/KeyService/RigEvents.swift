@@ -116,8 +116,8 @@ struct RigWireEvents {
                   let (counter, credentialID) = Self.attestedCredential(authData) else { return [] }
             let user = parameters[3]
             return [Event(name: "credentialAdded", params: RigEventParams(
-                credentialId: RigBase64URL.encode(credentialID), rpId: parameters[2]?["id"]?.stringValue,
-                userHandle: user?["id"]?.bytesValue.map(RigBase64URL.encode), userName: user?["name"]?.stringValue,
+                credentialId: Base64URL.encode(credentialID), rpId: parameters[2]?["id"]?.stringValue,
+                userHandle: user?["id"]?.bytesValue.map(Base64URL.encode), userName: user?["name"]?.stringValue,
                 isResidentCredential: parameters[7]?["rk"]?.boolValue ?? false, signCount: counter),
                 credentialID: credentialID)]
         case .getAssertion, .getNextAssertion:
@@ -125,14 +125,14 @@ struct RigWireEvents {
             guard let authData = body[2]?.bytesValue, authData.count >= 37,
                   let credentialID = body[1]?["id"]?.bytesValue else { return [] }
             return [Event(name: "credentialAsserted", params: RigEventParams(
-                credentialId: RigBase64URL.encode(credentialID), rpId: lastAssertionRPID,
-                userHandle: body[4]?["id"]?.bytesValue.map(RigBase64URL.encode), signCount: Self.counter(authData)),
+                credentialId: Base64URL.encode(credentialID), rpId: lastAssertionRPID,
+                userHandle: body[4]?["id"]?.bytesValue.map(Base64URL.encode), signCount: Self.counter(authData)),
                 credentialID: credentialID)]
         case .credentialManagement, .credentialManagementPreview:
             // deleteCredential (0x06): {1: 6, 2: {2: PublicKeyCredentialDescriptor}}.
             guard let parameters, parameters[1]?.intValue == 0x06,
                   let credentialID = parameters[2]?[2]?["id"]?.bytesValue else { return [] }
-            return [Event(name: "credentialDeleted", params: RigEventParams(credentialId: RigBase64URL.encode(credentialID)))]
+            return [Event(name: "credentialDeleted", params: RigEventParams(credentialId: Base64URL.encode(credentialID)))]
         default:
             return []
         }

@@ -1,4 +1,5 @@
 import Authenticator
+import CBOR
 import CTAP
 import CTAPHID
 import CredentialStore
@@ -186,12 +187,12 @@ final class RigKey: @unchecked Sendable {
         do {
             der = try PKCS8PrivateKey.encode(algorithm, credential.privateKey)
         } catch {
-            throw .failed("credential \(RigBase64URL.encode(credential.credentialID)): its key could not be encoded (\(error))")
+            throw .failed("credential \(Base64URL.encode(credential.credentialID)): its key could not be encoded (\(error))")
         }
         return RigCredential(
-            credentialId: RigBase64URL.encode(credential.credentialID), isResidentCredential: true, rpId: credential.rpID,
-            privateKey: der.withUnsafeBytes { RigBase64URL.encode(Array($0)) },
-            userHandle: RigBase64URL.encode(credential.userHandle),
+            credentialId: Base64URL.encode(credential.credentialID), isResidentCredential: true, rpId: credential.rpID,
+            privateKey: der.withUnsafeBytes { Base64URL.encode(Array($0)) },
+            userHandle: Base64URL.encode(credential.userHandle),
             signCount: signCounts.map.withLock { $0[credential.credentialID] } ?? 0,
             userName: credential.userName, userDisplayName: credential.userDisplayName)
     }
@@ -203,18 +204,18 @@ final class RigKey: @unchecked Sendable {
             throw .unsupported("credential.isResidentCredential false: a Latchkey key makes non-resident credential IDs itself "
                                + "(they wrap the private key); add the credential as resident")
         }
-        let credentialID = try RigBase64URL.decode(input.credentialId, member: "credential.credentialId")
+        let credentialID = try Base64URL.decode(input.credentialId, member: "credential.credentialId")
         // What getInfo promises (maxCredentialIdLength): clients leave longer IDs out of the allowList.
-        guard (1...AuthenticatorConfiguration().maxCredentialIDLength).contains(credentialID.count) else {
-            throw .invalidParams("credential.credentialId must be 1 to \(AuthenticatorConfiguration().maxCredentialIDLength) bytes "
-                                 + "(getInfo's maxCredentialIdLength)")
+        let maximumLength = AuthenticatorConfiguration().maxCredentialIDLength
+        guard (1...maximumLength).contains(credentialID.count) else {
+            throw .invalidParams("credential.credentialId must be 1 to \(maximumLength) bytes (getInfo's maxCredentialIdLength)")
         }
         guard let userHandleText = input.userHandle else { throw .invalidParams("credential.userHandle is required") }
-        let userHandle = try RigBase64URL.decode(userHandleText, member: "credential.userHandle")
+        let userHandle = try Base64URL.decode(userHandleText, member: "credential.userHandle")
         guard (1...64).contains(userHandle.count) else { throw .invalidParams("credential.userHandle must be 1 to 64 bytes") }
         guard !input.rpId.isEmpty, input.rpId.utf8.count <= 253 else { throw .invalidParams("credential.rpId must be an RP ID (1 to 253 bytes)") }
         guard let keyText = input.privateKey else { throw .invalidParams("credential.privateKey is required") }
-        var der = try RigBase64URL.decode(keyText, member: "credential.privateKey")
+        var der = try Base64URL.decode(keyText, member: "credential.privateKey")
         defer { der.wipe() }
         let algorithm: PKCS8PrivateKey.Algorithm
         let secret: SecretBytes
@@ -257,7 +258,7 @@ final class RigKey: @unchecked Sendable {
         let count = input.signCount ?? 0
         signCounts.map.withLock { $0[credentialID] = count }
         events.emit("credentialAdded", authenticatorID: id, RigEventParams(
-            credentialId: RigBase64URL.encode(credentialID), rpId: input.rpId, userHandle: RigBase64URL.encode(userHandle),
+            credentialId: Base64URL.encode(credentialID), rpId: input.rpId, userHandle: Base64URL.encode(userHandle),
             userName: input.userName, isResidentCredential: true, signCount: count))
     }
 
@@ -270,7 +271,7 @@ final class RigKey: @unchecked Sendable {
         }
         guard removed else { throw Self.noSuchCredential(credentialID, on: id) }
         _ = signCounts.map.withLock { $0.removeValue(forKey: credentialID) }
-        events.emit("credentialDeleted", authenticatorID: id, RigEventParams(credentialId: RigBase64URL.encode(credentialID)))
+        events.emit("credentialDeleted", authenticatorID: id, RigEventParams(credentialId: Base64URL.encode(credentialID)))
     }
 
     /// Removes every resident credential; how many there were.
@@ -290,13 +291,13 @@ final class RigKey: @unchecked Sendable {
             }
             _ = signCounts.map.withLock { $0.removeValue(forKey: credential.credentialID) }
             events.emit("credentialDeleted", authenticatorID: id,
-                        RigEventParams(credentialId: RigBase64URL.encode(credential.credentialID)))
+                        RigEventParams(credentialId: Base64URL.encode(credential.credentialID)))
         }
         return removed
     }
 
     private static func noSuchCredential(_ credentialID: [UInt8], on id: String) -> RigFailure {
-        RigFailure(.noSuchCredential, "\(id) has no credential \(RigBase64URL.encode(credentialID))")
+        RigFailure(.noSuchCredential, "\(id) has no credential \(Base64URL.encode(credentialID))")
     }
 
     // MARK: Description

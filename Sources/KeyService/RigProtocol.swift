@@ -1,3 +1,4 @@
+import CBOR
 import Foundation
 
 /// The rig control protocol, version 1 (README, "The rig control API"): JSON objects, one
@@ -74,12 +75,7 @@ public enum RigProtocol {
     }
 
     static func line(_ value: some Encodable) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        guard let data = try? encoder.encode(value) else {
-            return Array(#"{"error":{"code":"failed","message":"the response could not be encoded"}}"#.utf8) + [0x0A]
-        }
-        return Array(data) + [0x0A]
+        ControlLine.encode(value, orElse: #"{"error":{"code":"failed","message":"the response could not be encoded"}}"#)
     }
 
     private struct Response: Encodable {
@@ -124,22 +120,11 @@ public struct RigFailure: Error, Equatable, Sendable, CustomStringConvertible {
     static func failed(_ message: String) -> RigFailure { RigFailure(.failed, message) }
 }
 
-/// base64url without padding, as WebDriver and the protocol carry binary values (padding and
-/// the standard alphabet's padding are accepted on input).
-enum RigBase64URL {
-    static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
+extension Base64URL {
+    /// A binary member of a request (`credentialId`, `userHandle`, `privateKey`), or the error
+    /// that names it.
     static func decode(_ text: String, member: String) throws(RigFailure) -> [UInt8] {
-        var standard = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while standard.utf8.count % 4 != 0 { standard += "=" }
-        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }),
-              let data = Data(base64Encoded: standard) else {
-            throw .invalidParams("\(member) must be base64url")
-        }
-        return Array(data)
+        guard let bytes = decode(text) else { throw .invalidParams("\(member) must be base64url") }
+        return bytes
     }
 }

@@ -1,4 +1,5 @@
 import Authenticator
+import CBOR
 import CLI
 import CredentialStore
 import FIDOClient

@@ -106,8 +106,8 @@ final class RigTests: XCTestCase {
         let der = try PKCS8PrivateKey.encode(.p256, privateKey.rawRepresentation).copyBytes()
         let credentialID = [UInt8](repeating: 0xC1, count: 16)
         let added = try call("addCredential", ["authenticatorId": key.id, "credential": [
-            "credentialId": RigBase64URL.encode(credentialID), "isResidentCredential": true, "rpId": "rig.example",
-            "privateKey": RigBase64URL.encode(der), "userHandle": RigBase64URL.encode([7]), "signCount": 41, "userName": "carol",
+            "credentialId": Base64URL.encode(credentialID), "isResidentCredential": true, "rpId": "rig.example",
+            "privateKey": Base64URL.encode(der), "userHandle": Base64URL.encode([7]), "signCount": 41, "userName": "carol",
         ]])
         XCTAssertNotNil(added["result"], "\(added)")
 
@@ -125,13 +125,13 @@ final class RigTests: XCTestCase {
         XCTAssertTrue(privateKey.publicKey.isValidSignature(try XCTUnwrap(body[3]?.bytesValue), for: authData + clientDataHash))
 
         let listed = try XCTUnwrap(try call("getCredential", ["authenticatorId": key.id,
-                                                               "credentialId": RigBase64URL.encode(credentialID)])["result"] as? [String: Any])
+                                                               "credentialId": Base64URL.encode(credentialID)])["result"] as? [String: Any])
         XCTAssertEqual(listed["signCount"] as? Int, 42)
         XCTAssertEqual(listed["userName"] as? String, "carol")
-        XCTAssertEqual(listed["privateKey"] as? String, RigBase64URL.encode(der))
+        XCTAssertEqual(listed["privateKey"] as? String, Base64URL.encode(der))
         XCTAssertEqual(try XCTUnwrap(try call("removeAllCredentials", ["authenticatorId": key.id])["result"] as? [String: Any])["removed"] as? Int, 1)
         XCTAssertEqual(errorCode(try call("getCredential", ["authenticatorId": key.id,
-                                                              "credentialId": RigBase64URL.encode(credentialID)])), "noSuchCredential")
+                                                              "credentialId": Base64URL.encode(credentialID)])), "noSuchCredential")
 
         let events = try subscriber.take().lines.map(decode)
         XCTAssertEqual(events.map { $0["event"] as? String }, ["credentialAdded", "presenceRequested", "credentialAsserted", "credentialDeleted"])
@@ -146,7 +146,7 @@ final class RigTests: XCTestCase {
             try call("addCredential", ["authenticatorId": key.id, "credential": credential])
         }
         let good = try PKCS8PrivateKey.encode(.ed25519, try Ed25519.PrivateKey().rawRepresentation).copyBytes()
-        let base: [String: Any] = ["credentialId": "AAEC", "rpId": "rig.example", "privateKey": RigBase64URL.encode(good),
+        let base: [String: Any] = ["credentialId": "AAEC", "rpId": "rig.example", "privateKey": Base64URL.encode(good),
                                    "userHandle": "AQ"]
         XCTAssertEqual(errorCode(try add(base.merging(["isResidentCredential": false]) { $1 })), "unsupported")
         let badKey = try add(base.merging(["privateKey": "AAAA"]) { $1 })

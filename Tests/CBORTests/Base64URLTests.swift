@@ -1,7 +1,4 @@
-import CLI
-import FIDOClient
-import KeyService
-import LatchkeyTestSupport
+import CBOR
 import XCTest
 
 final class Base64URLTests: XCTestCase {
