@@ -8,14 +8,14 @@ import CTAP
 struct CredentialEnumeration {
     enum Items {
         case relyingParties([RelyingPartyEntry])
-        /// By reference, read one at a time: no snapshot of an RP's credentials (and their
-        /// private keys) is decrypted up front or held between requests.
-        case credentials([CredentialReference])
+        /// An RP's credentials by count, read one at a time from the store's order: no
+        /// snapshot of them (or their private keys) is decrypted up front or held between requests.
+        case credentials(rpIDHash: [UInt8], count: Int)
 
         var count: Int {
             switch self {
             case let .relyingParties(entries): entries.count
-            case let .credentials(credentials): credentials.count
+            case let .credentials(_, count): count
             }
         }
     }
@@ -25,12 +25,15 @@ struct CredentialEnumeration {
     let items: Items
     /// Index of the next item to hand out (Begin handed out item 0).
     private(set) var next = 1
+    /// Where the last credential handed out stands in the store's order (credentials only).
+    private(set) var position: CredentialReference?
     /// Monotonic milliseconds of the last Begin or GetNext.
     private(set) var lastUsed: UInt64
 
-    init(channel: UInt32, items: Items, now: UInt64) {
+    init(channel: UInt32, items: Items, position: CredentialReference? = nil, now: UInt64) {
         self.channel = channel
         self.items = items
+        self.position = position
         self.lastUsed = now
     }
 
@@ -61,10 +64,17 @@ struct CredentialEnumeration {
         return entries[next]
     }
 
-    /// The next credential, or nil when this enumeration lists RPs or is exhausted.
-    mutating func nextCredential(now: UInt64) -> CredentialReference? {
-        guard case let .credentials(credentials) = items, next < credentials.count else { return nil }
-        defer { next += 1; lastUsed = now }
-        return credentials[next]
+    /// Where the next credential is to be read from (after the returned position, of the returned
+    /// RP), or nil when this enumeration lists RPs or is exhausted.
+    func nextCredentialQuery() -> (rpIDHash: [UInt8], after: CredentialReference)? {
+        guard case let .credentials(rpIDHash, count) = items, next < count, let position else { return nil }
+        return (rpIDHash, position)
+    }
+
+    /// `credential` was handed out; the enumeration continues after it.
+    mutating func handedOut(_ credential: DiscoverableCredential, now: UInt64) {
+        position = credential.position
+        next += 1
+        lastUsed = now
     }
 }

@@ -94,8 +94,9 @@ extension Authenticator {
         }
         guard let credentials = found, credentials.first.hiddenSince == nil else { throw .noCredentials }
         if credentials.count > 1 {
-            credentialEnumeration = CredentialEnumeration(channel: context.channel, items: .credentials(credentials.references),
-                                                          now: clock.monotonicNanoseconds())
+            credentialEnumeration = CredentialEnumeration(channel: context.channel,
+                                                          items: .credentials(rpIDHash: rpIDHash, count: credentials.count),
+                                                          position: credentials.position, now: clock.monotonicNanoseconds())
         }
         var response = try Self.response(for: credentials.first)
         response.totalCredentials = credentials.count
@@ -105,15 +106,17 @@ extension Authenticator {
     /// enumerateCredentialsGetNextCredential (0x05), §6.8.4.
     private func nextCredential(context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         var enumeration = try continuedEnumeration(context: context)
-        // One deleted or hidden since Begin (the CLI, a signal) is skipped.
-        while let reference = enumeration.nextCredential(now: clock.monotonicNanoseconds()) {
-            let credential = try withStore { store throws(StoreError) in try store.residentCredential(reference: reference) }
-            guard let credential, credential.hiddenSince == nil else { continue }
-            credentialEnumeration = enumeration.isExhausted ? nil : enumeration
-            return try Self.response(for: credential)
+        // One deleted or hidden since Begin (the CLI, a signal) is skipped by the store.
+        guard let query = enumeration.nextCredentialQuery(),
+              let credential = try withStore({ store throws(StoreError) in
+                  try store.discoverableCredential(after: query.after, rpIDHash: query.rpIDHash, userVerified: true)
+              }) else {
+            credentialEnumeration = nil
+            throw .notAllowed
         }
-        credentialEnumeration = nil
-        throw .notAllowed
+        enumeration.handedOut(credential, now: clock.monotonicNanoseconds())
+        credentialEnumeration = enumeration.isExhausted ? nil : enumeration
+        return try Self.response(for: credential.credential)
     }
 
     /// The enumeration a GetNext continues: begun on this channel and not timed out (same

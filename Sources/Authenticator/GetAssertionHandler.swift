@@ -101,7 +101,8 @@ extension Authenticator {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
                 userVerified: userVerified, wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey,
-                hmacSecret: hmacSecret, remaining: applicable.remaining, now: clock.monotonicNanoseconds())
+                hmacSecret: hmacSecret, position: applicable.position, remaining: applicable.count - 1,
+                now: clock.monotonicNanoseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
@@ -114,14 +115,24 @@ extension Authenticator {
         guard var pending = pendingAssertions, pending.channel == context.channel else { throw .notAllowed }
         let now = clock.monotonicNanoseconds()
         guard !pending.hasExpired(now: now, timeout: Self.nanoseconds(milliseconds: configuration.getNextAssertionTimeoutMilliseconds)),
-              let next = pending.takeNext(now: now) else {
+              !pending.isExhausted else {
             pendingAssertions = nil
             throw .notAllowed
         }
+        // One deleted or hidden since (CLI, signals) is skipped by the store; when that leaves
+        // fewer than numberOfCredentials said, the last call finds none.
+        let next = try withStore { store throws(StoreError) in
+            try store.discoverableCredential(after: pending.position, rpIDHash: pending.rpIDHash, userVerified: pending.userVerified)
+        }
+        guard let next else {
+            pendingAssertions = nil
+            throw .noCredentials
+        }
+        pending.handedOut(next, now: now)
         pendingAssertions = pending.isExhausted ? nil : pending
-        // The credential may have been deleted or hidden since (CLI, signals): skip it honestly.
-        let current = try withStore { store throws(StoreError) in try store.residentCredential(reference: next) }
-        guard let current, current.isDiscoverable(userVerified: pending.userVerified) else { throw .noCredentials }
+        // The sealed record has the last word over the store's index (see SQLiteCredentialStore).
+        let current = next.credential
+        guard current.isDiscoverable(userVerified: pending.userVerified) else { throw .noCredentials }
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
                              userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,

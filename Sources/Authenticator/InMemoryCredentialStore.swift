@@ -13,6 +13,10 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     private struct State {
         var secrets: DeviceSecrets?
         var credentials: [ResidentCredential] = []
+        /// When each of `credentials` was saved (ascending, as they are): its position in the
+        /// discoverable order, so that continuing after one is a binary search.
+        var sequences: [UInt64] = []
+        var nextSequence: UInt64 = 1
         /// The accounts in `credentials`, so that saving a new account needs no scan (tests
         /// store tens of thousands of credentials).
         var accounts: Set<Account> = []
@@ -20,6 +24,11 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         var globalCounter: UInt32 = 0
         var pin: PINState?
         var settings: [String: [UInt8]] = [:]
+
+        mutating func remove(at index: Int) {
+            credentials.remove(at: index)
+            sequences.remove(at: index)
+        }
     }
     private let state = Mutex(State())
     public let maxResidentCredentials: Int
@@ -54,6 +63,41 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         }
     }
 
+    /// Newest first; positioned by when each was saved (8 bytes, big-endian).
+    public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
+        state.withLock { state in
+            let usable = state.credentials.indices.reversed().filter {
+                state.credentials[$0].rpIDHash == rpIDHash && state.credentials[$0].isDiscoverable(userVerified: userVerified)
+            }
+            guard let first = usable.first else { return nil }
+            return DiscoverableCredentials(first: state.credentials[first], position: Self.position(state.sequences[first]),
+                                           count: usable.count)
+        }
+    }
+
+    public func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
+                                       userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
+        guard position.bytes.count == 8 else { throw .corrupt("a discoverable credential position of \(position.bytes.count) bytes") }
+        let sequence = position.bytes.reduce(0) { $0 << 8 | UInt64($1) }
+        return state.withLock { state in
+            // The first index saved at or after `sequence`; the ones before it are older.
+            var low = 0, high = state.sequences.count
+            while low < high {
+                let middle = (low + high) / 2
+                if state.sequences[middle] < sequence { low = middle + 1 } else { high = middle }
+            }
+            for index in (0..<low).reversed() where state.credentials[index].rpIDHash == rpIDHash
+                && state.credentials[index].isDiscoverable(userVerified: userVerified) {
+                return DiscoverableCredential(credential: state.credentials[index], position: Self.position(state.sequences[index]))
+            }
+            return nil
+        }
+    }
+
+    private static func position(_ sequence: UInt64) -> CredentialReference {
+        CredentialReference((0..<8).reversed().map { UInt8(truncatingIfNeeded: sequence >> ($0 * 8)) })
+    }
+
     public func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? {
         state.withLock { $0.credentials.first { $0.credentialID == id } }
     }
@@ -62,11 +106,16 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         let full: Bool = state.withLock { state in
             let account = Account(credential)
             if state.accounts.contains(account) {
-                state.credentials.removeAll { $0.rpIDHash == credential.rpIDHash && $0.userHandle == credential.userHandle }
+                let replaced = state.credentials.indices.filter {
+                    state.credentials[$0].rpIDHash == credential.rpIDHash && state.credentials[$0].userHandle == credential.userHandle
+                }
+                for index in replaced.reversed() { state.remove(at: index) }
                 state.accounts.remove(account)
             }
             guard state.credentials.count < maxResidentCredentials else { return true }
             state.credentials.append(credential)
+            state.sequences.append(state.nextSequence)
+            state.nextSequence += 1
             state.accounts.insert(account)
             return false
         }
@@ -77,7 +126,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         state.withLock { state in
             guard let index = state.credentials.firstIndex(where: { $0.credentialID == id }) else { return false }
             state.accounts.remove(Account(state.credentials[index]))
-            state.credentials.remove(at: index)
+            state.remove(at: index)
             return true
         }
     }
@@ -126,6 +175,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
         state.withLock { state in
             state.credentials = []
+            state.sequences = []
             state.accounts = []
             state.pin = nil
             state.settings = [:]

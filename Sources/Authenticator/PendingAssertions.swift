@@ -5,8 +5,9 @@ import CTAP
 /// getNextAssertion, with what that getAssertion settled (flags, user verification, the
 /// extension requests).
 ///
-/// One sequence at a time, bound to the channel of its getAssertion. The credentials are held
-/// by reference and read one at a time: nothing is decrypted ahead or kept between requests.
+/// One sequence at a time, bound to the channel of its getAssertion. It holds a position in the
+/// store's order and a count, not the credentials: each is read when it is handed out, nothing
+/// is decrypted ahead or kept between requests, and an RP with many accounts costs no list.
 struct PendingAssertions {
     /// The CTAPHID channel of the getAssertion.
     let channel: UInt32
@@ -17,18 +18,20 @@ struct PendingAssertions {
     let wantsCredBlob: Bool
     let wantsLargeBlobKey: Bool
     let hmacSecret: HMACSecretRequest?
-    /// Not handed out yet, in the store's order (newest first).
-    private(set) var remaining: ArraySlice<CredentialReference>
+    /// Where the last handed-out credential stands in the store's order (newest first).
+    private(set) var position: CredentialReference
+    /// How many numberOfCredentials promised that are not handed out yet.
+    private(set) var remaining: Int
     /// Monotonic milliseconds of the getAssertion or the last getNextAssertion.
     private(set) var lastUsed: UInt64
 
     init(channel: UInt32, rpIDHash: [UInt8], clientDataHash: [UInt8], flags: AuthenticatorData.Flags,
          userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool, hmacSecret: HMACSecretRequest?,
-         remaining: ArraySlice<CredentialReference>, now: UInt64) {
+         position: CredentialReference, remaining: Int, now: UInt64) {
         self.channel = channel; self.rpIDHash = rpIDHash; self.clientDataHash = clientDataHash
         self.flags = flags; self.userVerified = userVerified
         self.wantsCredBlob = wantsCredBlob; self.wantsLargeBlobKey = wantsLargeBlobKey; self.hmacSecret = hmacSecret
-        self.remaining = remaining
+        self.position = position; self.remaining = remaining
         self.lastUsed = now
     }
 
@@ -43,12 +46,12 @@ struct PendingAssertions {
         now &- lastUsed > timeout
     }
 
-    var isExhausted: Bool { remaining.isEmpty }
+    var isExhausted: Bool { remaining <= 0 }
 
-    /// The next credential to answer with (nil when exhausted); a use, for `hasExpired`.
-    mutating func takeNext(now: UInt64) -> CredentialReference? {
-        guard let next = remaining.popFirst() else { return nil }
+    /// `next` was handed out (a use, for `hasExpired`); the sequence continues after it.
+    mutating func handedOut(_ next: DiscoverableCredential, now: UInt64) {
+        position = next.position
+        remaining -= 1
         lastUsed = now
-        return next
     }
 }

@@ -272,34 +272,63 @@ extension SQLiteCredentialStore {
         }
     }
 
-    /// One decryption however many accounts the RP has: the usable credentials are counted and
-    /// ordered from the index (cred_protect, hidden_since, created_at), the rest stay references.
+    /// One decryption and one row read however many accounts the RP has: the count comes from
+    /// the RP's row (kept by triggers), the first from the index (rp_key, created_at), and the
+    /// position is (created_at, rowid), so continuing needs neither a list nor a decryption.
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         try withConnection { db throws(StoreError) in
-            let keys = try db.query(StoreSQL.discoverableCredentialKeys,
-                                    [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) { $0.blob(0) }
-            // The first that still exists (the CLI may delete one between the two queries).
-            for (index, key) in keys.enumerated() {
-                guard let first = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)], { row throws(StoreError) in
-                    try credential(from: row)
-                }) else { continue }
-                // cred_protect is outside the sealed record: the record has the last word, so an
-                // edited column can never offer a credential that needs UV without it.
-                guard first.isDiscoverable(userVerified: userVerified) else {
-                    throw .corrupt("credentials: cred_protect disagrees with the sealed record")
-                }
-                return DiscoverableCredentials(first: first, references: keys[index...].map(CredentialReference.init))
+            try db.queryFirst(StoreSQL.firstDiscoverableCredential,
+                              [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) {
+                row throws(StoreError) in
+                let first = try discoverableCredential(from: row, userVerified: userVerified)
+                return DiscoverableCredentials(first: first.credential, position: first.position, count: Int(row.int64(7)))
+            }
+        }
+    }
+
+    public func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
+                                       userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
+        guard let (createdAt, rowID) = Self.rowPosition(position) else {
+            throw .corrupt("a discoverable credential position of \(position.bytes.count) bytes")
+        }
+        let bindings: [SQLiteValue] = [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0),
+                                       .integer(createdAt)]
+        return try withConnection { db throws(StoreError) in
+            for (statement, bindings) in [(StoreSQL.nextDiscoverableCredentialSameSecond, bindings + [.integer(rowID)]),
+                                          (StoreSQL.nextDiscoverableCredentialOlder, bindings)] {
+                if let next = try db.queryFirst(statement, bindings, { row throws(StoreError) in
+                    try discoverableCredential(from: row, userVerified: userVerified)
+                }) { return next }
             }
             return nil
         }
     }
 
-    public func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential? {
-        try withConnection { db throws(StoreError) in
-            try db.queryFirst(StoreSQL.credentialByKey, [.blob(reference.bytes)]) { row throws(StoreError) in
-                try credential(from: row)
-            }
+    /// A row of the discoverable statements (credential columns, then rowid), with its position.
+    private func discoverableCredential(from row: SQLiteRow, userVerified: Bool) throws(StoreError) -> DiscoverableCredential {
+        let credential = try credential(from: row)
+        // cred_protect is outside the sealed record: the record has the last word, so an edited
+        // column can never offer a credential that needs UV without it.
+        guard credential.isDiscoverable(userVerified: userVerified) else {
+            throw .corrupt("credentials: cred_protect disagrees with the sealed record")
         }
+        return DiscoverableCredential(credential: credential,
+                                      position: Self.position(createdAt: row.int64(3), rowID: row.int64(6)))
+    }
+
+    /// 16 bytes: created_at and rowid, big-endian.
+    static func position(createdAt: Int64, rowID: Int64) -> CredentialReference {
+        CredentialReference([createdAt, rowID].flatMap { value in
+            (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+        })
+    }
+
+    static func rowPosition(_ position: CredentialReference) -> (createdAt: Int64, rowID: Int64)? {
+        guard position.bytes.count == 16 else { return nil }
+        func value(_ offset: Int) -> Int64 {
+            position.bytes[offset..<offset + 8].reduce(0) { $0 << 8 | Int64($1) }
+        }
+        return (value(0), value(8))
     }
 
     /// Fills in `cred_protect` for rows written before schema version 2 (once; later opens find

@@ -18,11 +18,30 @@ enum StoreSQL {
 
     static let deleteCredentialByKey = "DELETE FROM credentials WHERE cred_key = ? RETURNING cred_key"
     static let deleteCredentialByUser = "DELETE FROM credentials WHERE user_key = ? RETURNING cred_key"
-    /// Keys of an RP's visible credentials that may be used without a credential ID list
-    /// (credProtect 1, or any level when the second parameter is 1: user verified), newest first.
-    static let discoverableCredentialKeys = """
-        SELECT cred_key FROM credentials WHERE rp_key = ? AND hidden_since IS NULL AND (cred_protect = 1 OR ?)
-        ORDER BY created_at DESC, rowid DESC
+    /// The newest of an RP's visible credentials that may be used without a credential ID list
+    /// (credProtect 1, or any level when ?2 is 1: user verified), with its row ID (for the
+    /// position) and how many such there are (the RP row's counts, kept by triggers): one
+    /// statement, so the count and the row come from one snapshot.
+    static let firstDiscoverableCredential = """
+        SELECT \(credentialColumns), rowid,
+               (SELECT CASE WHEN ?2 THEN visible_count ELSE open_count END FROM rps WHERE rp_key = ?1)
+        FROM credentials WHERE rp_key = ?1 AND hidden_since IS NULL AND (cred_protect = 1 OR ?2)
+        ORDER BY created_at DESC, rowid DESC LIMIT 1
+        """
+    /// The next of them after the one created at ?3 with row ID ?4, in the same order: first
+    /// one of the same second with a smaller row ID, else the newest older one. Two statements,
+    /// because each is an index range (the index ends in the row ID: `rp_key = AND created_at =
+    /// AND rowid <` is one; a single `(created_at, rowid) <` condition walks every row of the
+    /// second, and a bulk import makes thousands in one second).
+    static let nextDiscoverableCredentialSameSecond = """
+        SELECT \(credentialColumns), rowid FROM credentials
+        WHERE rp_key = ?1 AND created_at = ?3 AND rowid < ?4 AND hidden_since IS NULL AND (cred_protect = 1 OR ?2)
+        ORDER BY rowid DESC LIMIT 1
+        """
+    static let nextDiscoverableCredentialOlder = """
+        SELECT \(credentialColumns), rowid FROM credentials
+        WHERE rp_key = ?1 AND created_at < ?3 AND hidden_since IS NULL AND (cred_protect = 1 OR ?2)
+        ORDER BY created_at DESC, rowid DESC LIMIT 1
         """
     static let unclassifiedCredentials =
         "SELECT \(credentialColumns) FROM credentials WHERE cred_protect IS NULL"

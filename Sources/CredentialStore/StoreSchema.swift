@@ -2,7 +2,7 @@
 /// step: add a new one. Identifying columns hold keyed hashes (RowSealer); everything else that
 /// identifies or is secret is inside a `sealed` blob.
 enum StoreSchema {
-    static let migrations: [SchemaMigration] = [version1, version2]
+    static let migrations: [SchemaMigration] = [version1, version2, version3]
 
     static let version1 = SchemaMigration(version: 1, summary: "credentials, rps, device, counters, meta", sql: """
         CREATE TABLE meta (
@@ -77,5 +77,32 @@ enum StoreSchema {
     static let version2 = SchemaMigration(version: 2, summary: "credentials.cred_protect", sql: """
         ALTER TABLE credentials ADD COLUMN cred_protect INTEGER;
         CREATE INDEX credentials_unclassified ON credentials (cred_key) WHERE cred_protect IS NULL;
+        """)
+
+    /// How many of an RP's credentials a getAssertion without an allowList and without UV may use
+    /// (visible, credProtect 1), kept by triggers beside `visible_count` (the count with UV): so a
+    /// discoverable getAssertion counts its accounts with one row read, whatever their number.
+    /// `IS 1`: an unclassified row (NULL, until `classifyCredentials`) counts as not usable.
+    static let version3 = SchemaMigration(version: 3, summary: "rps.open_count", sql: """
+        ALTER TABLE rps ADD COLUMN open_count INTEGER NOT NULL DEFAULT 0;
+        UPDATE rps SET open_count = (SELECT count(*) FROM credentials AS c
+                                      WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL AND c.cred_protect IS 1);
+
+        CREATE TRIGGER credentials_open_after_insert AFTER INSERT ON credentials
+        WHEN NEW.hidden_since IS NULL AND NEW.cred_protect IS 1 BEGIN
+            UPDATE rps SET open_count = open_count + 1 WHERE rp_key = NEW.rp_key;
+        END;
+
+        CREATE TRIGGER credentials_open_after_delete AFTER DELETE ON credentials
+        WHEN OLD.hidden_since IS NULL AND OLD.cred_protect IS 1 BEGIN
+            UPDATE rps SET open_count = open_count - 1 WHERE rp_key = OLD.rp_key;
+        END;
+
+        CREATE TRIGGER credentials_open_after_update AFTER UPDATE OF hidden_since, cred_protect ON credentials
+        WHEN (OLD.hidden_since IS NULL AND OLD.cred_protect IS 1) != (NEW.hidden_since IS NULL AND NEW.cred_protect IS 1) BEGIN
+            UPDATE rps SET open_count = open_count + (NEW.hidden_since IS NULL AND NEW.cred_protect IS 1)
+                                                   - (OLD.hidden_since IS NULL AND OLD.cred_protect IS 1)
+             WHERE rp_key = OLD.rp_key;
+        END;
         """)
 }

@@ -5,14 +5,18 @@ import XCTest
 
 /// The state that spans requests of one command, tested as plain values (no authenticator).
 final class CommandSequenceStateTests: XCTestCase {
-    private func references(_ count: Int) -> ArraySlice<CredentialReference> {
-        ArraySlice((0..<count).map { CredentialReference([UInt8($0)]) })
+    private func handed(_ index: UInt8) -> DiscoverableCredential {
+        DiscoverableCredential(
+            credential: ResidentCredential(credentialID: [index], rpID: "rp.example", rpIDHash: SHA256.hash(Array("rp.example".utf8)),
+                                           rpName: nil, userHandle: [index], userName: nil, userDisplayName: nil, algorithm: -7,
+                                           privateKey: SecretBytes([UInt8](repeating: 1, count: 32)), createdAt: 0),
+            position: CredentialReference([index]))
     }
 
     private func pendingAssertions(channel: UInt32 = 7, remaining: Int = 2, now: UInt64 = 1_000) -> PendingAssertions {
         PendingAssertions(channel: channel, rpIDHash: SHA256.hash(Array("rp.example".utf8)), clientDataHash: [1],
                           flags: [.userPresent], userVerified: false, wantsCredBlob: false, wantsLargeBlobKey: false,
-                          hmacSecret: nil, remaining: references(remaining), now: now)
+                          hmacSecret: nil, position: CredentialReference([0]), remaining: remaining, now: now)
     }
 
     // MARK: PendingAssertions (CTAP 2.1 §6.3)
@@ -26,20 +30,22 @@ final class CommandSequenceStateTests: XCTestCase {
         }
     }
 
-    func testGetNextAssertionHandsOutTheRemainingCredentialsInOrderThenIsExhausted() {
+    func testGetNextAssertionContinuesAfterWhatItHandedOutThenIsExhausted() {
         var pending = pendingAssertions(remaining: 2, now: 1_000)
-        XCTAssertEqual(pending.takeNext(now: 2_000), CredentialReference([0]))
+        XCTAssertEqual(pending.position, CredentialReference([0]), "the first, handed out by getAssertion")
+        pending.handedOut(handed(1), now: 2_000)
+        XCTAssertEqual(pending.position, CredentialReference([1]))
         XCTAssertFalse(pending.isExhausted)
-        XCTAssertEqual(pending.takeNext(now: 3_000), CredentialReference([1]))
+        pending.handedOut(handed(2), now: 3_000)
+        XCTAssertEqual(pending.position, CredentialReference([2]))
         XCTAssertTrue(pending.isExhausted)
-        XCTAssertNil(pending.takeNext(now: 4_000))
     }
 
     func testGetNextAssertionExpiresThirtySecondsAfterTheLastUse() {
         var pending = pendingAssertions(remaining: 2, now: 1_000)
         XCTAssertFalse(pending.hasExpired(now: 31_000, timeout: 30_000))
         XCTAssertTrue(pending.hasExpired(now: 31_001, timeout: 30_000))
-        _ = pending.takeNext(now: 20_000)
+        pending.handedOut(handed(1), now: 20_000)
         XCTAssertFalse(pending.hasExpired(now: 50_000, timeout: 30_000), "a use restarts the timer")
         XCTAssertTrue(pending.hasExpired(now: 50_001, timeout: 30_000))
     }
@@ -47,7 +53,7 @@ final class CommandSequenceStateTests: XCTestCase {
     // MARK: CredentialEnumeration (CTAP 2.1 §6.8.3, §6.8.4)
 
     func testEnumerationEndsOnOtherCommandsAndSubcommandsFromItsChannelOnly() {
-        let enumeration = CredentialEnumeration(channel: 7, items: .credentials(Array(references(3))), now: 0)
+        let enumeration = CredentialEnumeration(channel: 7, items: .credentials(rpIDHash: [1], count: 3), position: CredentialReference([0]), now: 0)
         for command in CTAPCommand.allCases {
             let continues = command == .credentialManagement || command == .credentialManagementPreview
             XCTAssertEqual(enumeration.isEnded(by: command, on: 7), !continues, command.name)
@@ -62,11 +68,17 @@ final class CommandSequenceStateTests: XCTestCase {
     }
 
     func testEnumerationExpiresThirtySecondsAfterTheLastGetNext() {
-        var enumeration = CredentialEnumeration(channel: 7, items: .credentials(Array(references(3))), now: 1_000)
+        var enumeration = CredentialEnumeration(channel: 7, items: .credentials(rpIDHash: [1], count: 3),
+                                                position: CredentialReference([0]), now: 1_000)
         XCTAssertFalse(enumeration.hasExpired(now: 31_000, timeout: 30_000))
         XCTAssertTrue(enumeration.hasExpired(now: 31_001, timeout: 30_000))
-        XCTAssertEqual(enumeration.nextCredential(now: 20_000), CredentialReference([1]), "Begin handed out item 0")
+        XCTAssertEqual(enumeration.nextCredentialQuery()?.after, CredentialReference([0]), "Begin handed out item 0")
+        enumeration.handedOut(handed(1), now: 20_000)
+        XCTAssertEqual(enumeration.nextCredentialQuery()?.after, CredentialReference([1]))
         XCTAssertFalse(enumeration.hasExpired(now: 50_000, timeout: 30_000))
+        enumeration.handedOut(handed(2), now: 20_000)
+        XCTAssertTrue(enumeration.isExhausted)
+        XCTAssertNil(enumeration.nextCredentialQuery(), "all 3 handed out")
         XCTAssertNil(enumeration.nextRelyingParty(now: 20_000), "a credential enumeration lists no RPs")
     }
 

@@ -26,6 +26,15 @@ final class CountingStore: CredentialStorePort, @unchecked Sendable {
         record("residentCredential(id:)")
         return try inner.residentCredential(id: id)
     }
+    func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
+        record("discoverableCredentials")
+        return try inner.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified)
+    }
+    func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
+                                userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
+        record("discoverableCredential(after:)")
+        return try inner.discoverableCredential(after: position, rpIDHash: rpIDHash, userVerified: userVerified)
+    }
     func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         try inner.saveResidentCredential(credential)
     }

@@ -4,8 +4,9 @@ import CTAP
 import FIDOCrypto
 import XCTest
 
-/// `discoverableCredentials`: what a getAssertion without an allowList may use, counted and
-/// ordered from the index, with only the first credential decrypted.
+/// `discoverableCredentials`: what a getAssertion without an allowList may use, counted from
+/// the RP's row and ordered from the index, with only the first credential decrypted; and
+/// `discoverableCredential(after:)`, which continues from a position one credential at a time.
 final class DiscoverableLookupTests: XCTestCase {
     func credential(_ rpID: String, level: CredentialProtectionPolicy, createdAt: Int64, hidden: Bool = false) -> ResidentCredential {
         var credential = makeCredential(rpID: rpID, createdAt: createdAt, hiddenSince: hidden ? createdAt + 1 : nil)
@@ -23,6 +24,21 @@ final class DiscoverableLookupTests: XCTestCase {
         return (temporary, store, newest, older)
     }
 
+    /// Every credential of rp.example the store hands out from the first, with the count checked.
+    func walk(_ store: CredentialStorePort, userVerified: Bool) throws -> [[UInt8]] {
+        let hash = rpIDHash("rp.example")
+        guard let found = try store.discoverableCredentials(rpIDHash: hash, userVerified: userVerified) else { return [] }
+        var ids = [found.first.credentialID], position = found.position
+        while let next = try store.discoverableCredential(after: position, rpIDHash: hash, userVerified: userVerified) {
+            ids.append(next.credential.credentialID)
+            position = next.position
+            XCTAssertLessThanOrEqual(ids.count, found.count, "more than counted")
+            if ids.count > found.count { break }
+        }
+        XCTAssertEqual(found.count, ids.count, "counted as many as handed out")
+        return ids
+    }
+
     func testNewestFirstVisibleOnlyAndCredProtectNeedsUV() throws {
         let temporary = TemporaryDirectory()
         let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
@@ -34,29 +50,20 @@ final class DiscoverableLookupTests: XCTestCase {
         let elsewhere = credential("other.example", level: .userVerificationOptional, createdAt: 600)
         try store.saveResidentCredentials([open1, open2, optional, required, hidden, elsewhere])
 
-        func ids(userVerified: Bool) throws -> [[UInt8]] {
-            guard let found = try store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: userVerified) else {
-                return []
-            }
-            let rest = try found.remaining.map { try XCTUnwrap(store.residentCredential(reference: $0)) }
-            XCTAssertEqual(found.count, 1 + rest.count)
-            return ([found.first] + rest).map(\.credentialID)
-        }
-        XCTAssertEqual(try ids(userVerified: false), [open2, open1].map(\.credentialID))
-        XCTAssertEqual(try ids(userVerified: true), [required, open2, optional, open1].map(\.credentialID))
+        XCTAssertEqual(try walk(store, userVerified: false), [open2, open1].map(\.credentialID))
+        XCTAssertEqual(try walk(store, userVerified: true), [required, open2, optional, open1].map(\.credentialID))
         XCTAssertNil(try store.discoverableCredentials(rpIDHash: rpIDHash("none.example"), userVerified: true))
 
         // The same answer as the port's generic default, built from residentCredentials(rpIDHash:)
         // (the in-memory store orders by when credentials were saved, so save them in time order).
         let generic = InMemoryCredentialStore()
         for credential in [open1, optional, open2, required, hidden, elsewhere] { try generic.saveResidentCredential(credential) }
-        let viaDefault = try XCTUnwrap(generic.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: true))
-        XCTAssertEqual(([viaDefault.first] + viaDefault.remaining.map { try! generic.residentCredential(reference: $0)! }).map(\.credentialID),
-                       [required, open2, optional, open1].map(\.credentialID))
+        XCTAssertEqual(try walk(generic, userVerified: true), [required, open2, optional, open1].map(\.credentialID))
+        XCTAssertEqual(try walk(generic, userVerified: false), [open2, open1].map(\.credentialID))
     }
 
     /// Only the first row is decrypted: a damaged older row does not stop the lookup, and is
-    /// reported when (and only when) it is read by its reference.
+    /// reported when (and only when) it is read.
     func testOnlyTheFirstCredentialIsDecrypted() throws {
         let (temporary, store, newest, older) = try storeWithTwoAccounts()
         defer { withExtendedLifetime(temporary) {} }
@@ -67,15 +74,62 @@ final class DiscoverableLookupTests: XCTestCase {
         let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
         XCTAssertEqual(found.first.credentialID, newest.credentialID)
         XCTAssertEqual(found.count, 2)
-        XCTAssertThrowsError(try store.residentCredential(reference: found.references[1]))
+        XCTAssertThrowsError(try store.discoverableCredential(after: found.position, rpIDHash: rpIDHash("rp.example"), userVerified: false))
     }
 
-    func testADeletedReferenceReadsAsNil() throws {
-        let (temporary, store, _, older) = try storeWithTwoAccounts()
-        defer { withExtendedLifetime(temporary) {} }
-        let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: rpIDHash("rp.example"), userVerified: false))
-        XCTAssertTrue(try store.deleteResidentCredential(id: older.credentialID))
-        XCTAssertNil(try store.residentCredential(reference: found.references[1]))
+    /// One deleted or hidden after the count is skipped; one made after it is not reached.
+    func testContinuingSkipsWhatWentAndNeverReachesWhatCameSince() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let accounts = (1...4).map { credential("rp.example", level: .userVerificationOptional, createdAt: Int64($0) * 100) }
+        try store.saveResidentCredentials(accounts)
+        let hash = rpIDHash("rp.example")
+        let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: hash, userVerified: false))
+        XCTAssertEqual(found.first.credentialID, accounts[3].credentialID)
+        XCTAssertEqual(found.count, 4)
+        XCTAssertTrue(try store.deleteResidentCredential(id: accounts[2].credentialID))
+        try store.saveResidentCredential(credential("rp.example", level: .userVerificationOptional, createdAt: 900))
+        let next = try XCTUnwrap(store.discoverableCredential(after: found.position, rpIDHash: hash, userVerified: false))
+        XCTAssertEqual(next.credential.credentialID, accounts[1].credentialID, "the deleted one skipped, the new one not reached")
+        _ = try store.signalUnknownCredential(rpID: "rp.example", credentialID: accounts[0].credentialID)
+        XCTAssertNil(try store.discoverableCredential(after: next.position, rpIDHash: hash, userVerified: false), "hidden since")
+        XCTAssertThrowsError(try store.discoverableCredential(after: CredentialReference([1, 2, 3]), rpIDHash: hash, userVerified: false),
+                             "a position the store did not make")
+    }
+
+    /// Rows created in the same second are ordered (and continued) by row ID, none lost or repeated.
+    func testSameSecondCredentialsAreEachHandedOutOnce() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let accounts = (0..<5).map { _ in credential("rp.example", level: .userVerificationOptional, createdAt: 500) }
+        try store.saveResidentCredentials(accounts)
+        XCTAssertEqual(try walk(store, userVerified: false), accounts.reversed().map(\.credentialID))
+    }
+
+    /// The counts follow inserts, deletes, hiding, un-hiding and replacement (the triggers).
+    func testTheCountsFollowEveryChange() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let hash = rpIDHash("rp.example")
+        func counts() throws -> [Int] {
+            try [false, true].map { try store.discoverableCredentials(rpIDHash: hash, userVerified: $0)?.count ?? 0 }
+        }
+        let open = credential("rp.example", level: .userVerificationOptional, createdAt: 100)
+        let protected = credential("rp.example", level: .userVerificationRequired, createdAt: 200)
+        try store.saveResidentCredentials([open, protected])
+        XCTAssertEqual(try counts(), [1, 2])
+        _ = try store.signalUnknownCredential(rpID: "rp.example", credentialID: open.credentialID)
+        XCTAssertEqual(try counts(), [0, 1])
+        _ = try store.signalAllAcceptedCredentials(rpID: "rp.example", userHandle: open.userHandle, acceptedIDs: [open.credentialID])
+        XCTAssertEqual(try counts(), [1, 2], "un-hidden")
+        var replacement = credential("rp.example", level: .userVerificationRequired, createdAt: 300)
+        replacement.userHandle = open.userHandle
+        try store.saveResidentCredential(replacement)
+        XCTAssertEqual(try counts(), [0, 2], "the account's credential replaced by one that needs UV")
+        XCTAssertTrue(try store.deleteResidentCredential(id: protected.credentialID))
+        XCTAssertEqual(try counts(), [0, 1])
+        try store.reset(newWrappingKey: SecretBytes(randomCount: 32))
+        XCTAssertEqual(try counts(), [0, 0])
     }
 }
 

@@ -57,9 +57,14 @@ final class SchemaMigrationTests: XCTestCase {
         }
         XCTAssertFalse(classified.contains(nil), "every row has cred_protect")
         for credential in StoreFixtureV1.credentials where credential.hiddenSince == nil {
-            let found = try store.discoverableCredentials(rpIDHash: credential.rpIDHash, userVerified: true)
-            XCTAssertTrue(try ([found?.first] + (found?.remaining ?? []).map { try store.residentCredential(reference: $0) })
-                .contains { $0?.credentialID == credential.credentialID })
+            var found = try store.discoverableCredentials(rpIDHash: credential.rpIDHash, userVerified: true)
+                .map { DiscoverableCredential(credential: $0.first, position: $0.position) }
+            var ids: [[UInt8]] = []
+            while let current = found {
+                ids.append(current.credential.credentialID)
+                found = try store.discoverableCredential(after: current.position, rpIDHash: credential.rpIDHash, userVerified: true)
+            }
+            XCTAssertTrue(ids.contains(credential.credentialID))
         }
     }
 

@@ -12,7 +12,9 @@ final class StoreScaleTests: XCTestCase {
         "credential by ID": StoreSQL.credentialByKey,
         "credentials of a user": StoreSQL.credentialsByUser,
         "visible credentials of an RP": StoreSQL.visibleCredentialsByRP,
-        "discoverable credential keys of an RP": StoreSQL.discoverableCredentialKeys,
+        "first discoverable credential of an RP": StoreSQL.firstDiscoverableCredential,
+        "next discoverable credential, same second": StoreSQL.nextDiscoverableCredentialSameSecond,
+        "next discoverable credential, older": StoreSQL.nextDiscoverableCredentialOlder,
         "classify a row's cred_protect": StoreSQL.setCredProtect,
         "credential placement": StoreSQL.credentialPlacement,
         "delete by ID": StoreSQL.deleteCredentialByKey,
@@ -155,6 +157,11 @@ final class StoreScaleTests: XCTestCase {
     private func assertIndexed(_ store: SQLiteCredentialStore, file: StaticString = #filePath, line: UInt = #line) throws {
         // Run at every open: it walks the partial index of unclassified rows, empty once done.
         XCTAssertEqual(try store.queryPlan(StoreSQL.unclassifiedCredentials), ["SCAN credentials USING INDEX credentials_unclassified"],
+                       file: file, line: line)
+        // Continuing within one second is a range on the index's row ID (a bulk import makes
+        // thousands of credentials in one second: walking them must not restart at the newest).
+        XCTAssertEqual(try store.queryPlan(StoreSQL.nextDiscoverableCredentialSameSecond),
+                       ["SEARCH credentials USING INDEX credentials_by_rp (rp_key=? AND created_at=? AND rowid<?)"],
                        file: file, line: line)
         for (name, sql) in Self.indexedStatements {
             let plan = try store.queryPlan(sql)

@@ -27,11 +27,14 @@ public protocol CredentialStorePort: AnyObject {
 
     /// What a getAssertion without an allowList may use: the RP's visible credentials that need
     /// no credential ID list (credProtect 1, or any level when `userVerified`), newest first —
-    /// the first whole, the rest as references for `residentCredential(reference:)`. Nil: none.
+    /// how many, and the first of them read whole. Nil: none.
     func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials?
 
-    /// A credential named by `discoverableCredentials`, hidden or not; nil once deleted.
-    func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential?
+    /// The next of those credentials after `position` (nil: none left), for getNextAssertion and
+    /// credential enumeration: one read each, so handing out n costs O(n) in all. One deleted or
+    /// hidden since is skipped; one made since comes before `position`, so it is not reached.
+    func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
+                                userVerified: Bool) throws(StoreError) -> DiscoverableCredential?
 
     /// Insert, replacing any credential with the same (rpIdHash, userHandle) — CTAP 2.1
     /// §6.1.2 step 17: a new discoverable credential for the same account overwrites the old.
@@ -107,24 +110,34 @@ public struct PINState: Sendable, Equatable {
     }
 }
 
-/// A stored credential as `discoverableCredentials` names it; opaque to the authenticator (the
-/// SQLite store uses its row key, so naming a credential needs no decryption).
+/// Where a credential stands in the order of `discoverableCredentials`; opaque to the
+/// authenticator (the SQLite store uses the row's creation time and row ID, so continuing after
+/// it needs no decryption and no list of what is left).
 public struct CredentialReference: Sendable, Hashable {
     public let bytes: [UInt8]
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 }
 
-/// The answer of `discoverableCredentials`: every usable credential by reference, newest
+/// One credential of `discoverableCredential(after:…)`, and its position to continue from.
+public struct DiscoverableCredential: Sendable {
+    public var credential: ResidentCredential
+    public var position: CredentialReference
+    public init(credential: ResidentCredential, position: CredentialReference) {
+        self.credential = credential; self.position = position
+    }
+}
+
+/// The answer of `discoverableCredentials`: how many usable credentials there are, newest
 /// first, and the first of them read whole.
 public struct DiscoverableCredentials: Sendable {
     public var first: ResidentCredential
-    /// All of them: `references[0]` names `first`.
-    public var references: [CredentialReference]
-    public init(first: ResidentCredential, references: [CredentialReference]) {
-        self.first = first; self.references = references
+    /// Where `first` stands: `discoverableCredential(after:…)` continues from here.
+    public var position: CredentialReference
+    /// All of them, `first` included (numberOfCredentials, totalCredentials).
+    public var count: Int
+    public init(first: ResidentCredential, position: CredentialReference, count: Int) {
+        self.first = first; self.position = position; self.count = count
     }
-    public var remaining: ArraySlice<CredentialReference> { references.dropFirst() }
-    public var count: Int { references.count }
 }
 
 extension CredentialStorePort {
@@ -133,16 +146,23 @@ extension CredentialStorePort {
         throw .io("this store cannot replace its attestation")
     }
 
-    /// From `residentCredentials(rpIDHash:)`, referencing by credential ID: right for stores
+    /// From `residentCredentials(rpIDHash:)`, positioned by credential ID: right for stores
     /// that hold their credentials decoded anyway (InMemoryCredentialStore).
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         let usable = try residentCredentials(rpIDHash: rpIDHash).filter { $0.isDiscoverable(userVerified: userVerified) }
         guard let first = usable.first else { return nil }
-        return DiscoverableCredentials(first: first, references: usable.map { CredentialReference($0.credentialID) })
+        return DiscoverableCredentials(first: first, position: CredentialReference(first.credentialID), count: usable.count)
     }
 
-    public func residentCredential(reference: CredentialReference) throws(StoreError) -> ResidentCredential? {
-        try residentCredential(id: reference.bytes)
+    /// The one after `position`'s credential ID; nil when that one is gone (the order is lost).
+    public func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
+                                       userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
+        let usable = try residentCredentials(rpIDHash: rpIDHash).filter { $0.isDiscoverable(userVerified: userVerified) }
+        guard let index = usable.firstIndex(where: { $0.credentialID == position.bytes }), index + 1 < usable.count else {
+            return nil
+        }
+        let next = usable[index + 1]
+        return DiscoverableCredential(credential: next, position: CredentialReference(next.credentialID))
     }
 }
 
