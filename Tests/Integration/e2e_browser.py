@@ -7,21 +7,37 @@ geckodriver). First a plain credential (no resident key, UV discouraged), then p
 passkey sites ask for them: residentKey required with userVerification preferred, then
 required, each signed in with an empty allowCredentials — no PIN, no dialog. The results are
 checked by python-fido2's Fido2Server as a relying party, the UV flag included.
-Usage: e2e_browser.py WORK_DIR [chromium|firefox]   (chromium when left out)
+With `--rig LATCHKEY_BINARY` (Chromium only), credentials that a test fixture plants through the
+rig's control API then sign in on the page: key web steps aside (SIGTERM to the pid in
+WORK/key-web.pid: the browser asks every FIDO device it sees), `latchkey rig` adds one uhid key
+with built-in UV, and addCredential plants a P-256 credential for localhost that get() names in
+allowCredentials, then a passkey that get() finds with an empty allowCredentials. Fido2Server
+checks each against the public key the test made; the rig's events and getCredential must show
+the counter the page saw.
+Usage: e2e_browser.py WORK_DIR [chromium|firefox] (chromium when left out) | e2e_browser.py WORK_DIR chromium --rig LATCHKEY_BINARY
 Exit 77: the browser did not come up or load the page in time, twice (the key was never asked)."""
 
+import glob
 import http.server
 import os
+import shutil
 import signal
 import sys
 import threading
 import time
 
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from fido2.cose import ES256
 from fido2.server import Fido2Server
-from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequirement, UserVerificationRequirement
+from fido2.webauthn import (Aaguid, AttestationConveyancePreference, AttestedCredentialData, AuthenticationResponse,
+                            ResidentKeyRequirement, UserVerificationRequirement)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, "scripts")))
 import marionette  # noqa: E402 - beside this file, standard library only
+import latchkey_rig  # noqa: E402 - scripts/, found through the path just added; standard library only
 
 PORT = 8765
 ORIGIN = f"http://localhost:{PORT}"
@@ -65,6 +81,13 @@ FIREFOX_PREFS_SHOWN = ("security.webauth.webauthn", "security.webauth.webauthn_e
                        "security.webauth.webauthn_enable_softtoken", "security.webauthn.ctap2")
 FIREFOX_START = 120   # s to Marionette's session: 30-70 s seen under TCG
 FIREFOX_LOAD = 90     # s for the page
+# --rig: the rig's key, its bounds, and what the test fixture plants on it.
+RIG_KEY = "browser"   # authenticatorId: HID uniq latchkey:rig-browser
+RIG_START = 20        # s for `latchkey rig` to answer on its control socket
+RIG_STEP = 15         # s, one control request or one event
+RIG_WAIT = 10         # s for a key to exit, a node to come or go, the rig to stop
+PLANTED_USER_ID = b"latchkey-e2e-planted"   # the planted passkey's user handle
+PLANTED_SIGN_COUNT = 41                     # where the planted credentials' counters start
 
 
 class Page(http.server.BaseHTTPRequestHandler):
@@ -229,10 +252,14 @@ def webauthn(browser, script, options, what):
     return result["ok"], time.time() - began
 
 
+def relying_party():
+    """python-fido2's Fido2Server as the page's relying party: RP ID localhost, the page's origin only."""
+    return Fido2Server({"id": "localhost", "name": "Latchkey e2e"}, attestation=AttestationConveyancePreference.NONE,
+                       verify_origin=lambda origin: origin == ORIGIN)
+
+
 def run_flows(browser):
-    server = Fido2Server({"id": "localhost", "name": "Latchkey e2e"},
-                         attestation=AttestationConveyancePreference.NONE,
-                         verify_origin=lambda origin: origin == ORIGIN)
+    server = relying_party()
     user = {"id": os.urandom(16), "name": "browser-user", "displayName": "Browser User"}
     creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
                                             user_verification=UserVerificationRequirement.DISCOURAGED)
@@ -267,10 +294,245 @@ def run_flows(browser):
               f"verified by Fido2Server", flush=True)
 
 
-def main(work, browser_name="chromium"):
+# --- --rig: credentials planted through the rig's control API sign in on the page ----------------
+
+def hidraw_nodes_of(uniq):
+    """The /dev/hidrawN nodes of the HID devices whose uniq is `uniq` (sysfs HID_UNIQ, as
+    guest_lib.sh's hidraw_for finds a key's node), those that exist in /dev."""
+    nodes = []
+    for uevent in sorted(glob.glob("/sys/class/hidraw/hidraw*/device/uevent")):
+        node = "/dev/" + uevent.split(os.sep)[4]
+        try:
+            with open(uevent, errors="replace") as handle:
+                lines = handle.read().splitlines()
+        except OSError:
+            continue        # the device went away while we looked
+        if f"HID_UNIQ={uniq}" in lines and os.path.exists(node):
+            nodes.append(node)
+    return nodes
+
+
+def wait_until(done, seconds, failure):
+    """Polls `done()` every 50 ms for up to `seconds`: the seconds it took, or an AssertionError
+    with `failure()` (what was seen at the end)."""
+    began = time.monotonic()
+    while not done():
+        if time.monotonic() - began > seconds:
+            raise AssertionError(failure())
+        time.sleep(0.05)
+    return time.monotonic() - began
+
+
+def running(pid):
+    """Whether process `pid` exists and has not exited. An exited child of e2e_guest.sh's shell
+    stays a zombie until that shell next waits: it counts as exited (its uhid device is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def stop_serve_key(work, name):
+    """Stops `latchkey serve --name NAME`, started by e2e_guest.sh's start_key (its pid in
+    WORK/key-NAME.pid): SIGTERM, then waits for it to exit and for its hidraw node (uniq
+    latchkey:NAME) to go. Only a process that is that key is signalled, whatever the pid file
+    says. The seconds it took."""
+    with open(os.path.join(work, f"key-{name}.pid")) as handle:
+        pid = int(handle.read().split()[0])
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            args = handle.read().split(b"\0")
+    except OSError:
+        args = []
+    assert running(pid) and b"serve" in args and (b"--name", name.encode()) in zip(args, args[1:]), \
+        f"key {name} is not running as pid {pid} (its command line: {b' '.join(args).strip().decode(errors='replace') or 'none'})"
+    uniq = f"latchkey:{name}"
+    os.kill(pid, signal.SIGTERM)
+    return wait_until(lambda: not running(pid) and not hidraw_nodes_of(uniq), RIG_WAIT,
+                      lambda: f"key {name} (pid {pid}) after SIGTERM and {RIG_WAIT} s: "
+                              f"{'still running' if running(pid) else 'exited'}, "
+                              f"its hidraw nodes {hidraw_nodes_of(uniq) or 'gone'}")
+
+
+class BrowserRig:
+    """`latchkey rig` with the one key the browser signs in with: its control socket and the keys'
+    stores under WORK (rig-browser.control, rig-browser-root/), its pid in WORK/rig-browser.pid
+    (e2e_guest.sh stops a rig this script leaves behind) and what it printed in
+    WORK/rig-browser.log once it stops."""
+
+    def __init__(self, binary, work):
+        self.binary = binary
+        self.work = work
+        self.control = os.path.join(work, "rig-browser.control")
+        self.root = os.path.join(work, "rig-browser-root")
+        self.process = None         # latchkey_rig.RigProcess
+        self.client = None          # latchkey_rig.Rig
+        self.events = None          # latchkey_rig.EventStream of the key
+        self.key = None             # the Authenticator addAuthenticator answered, until removed
+
+    def start(self):
+        """Starts the rig and connects to it; the seconds it took to answer."""
+        # A store left by an earlier run would hold more accounts for localhost.
+        shutil.rmtree(self.root, ignore_errors=True)
+        os.makedirs(self.root, mode=0o700)
+        began = time.monotonic()
+        self.process = latchkey_rig.start_rig(self.binary, control=self.control, root=self.root,
+                                              extra_args=["--log-level", "debug"], timeout=RIG_START)
+        with open(os.path.join(self.work, "rig-browser.pid"), "w") as handle:
+            handle.write(f"{self.process.pid}\n")
+        self.client = latchkey_rig.Rig(self.control, timeout=RIG_STEP)
+        return time.monotonic() - began
+
+    def add_key(self, **transport):
+        """addAuthenticator RIG_KEY as `latchkey serve --presence auto --uv auto` is: automatic
+        presence, a consenting user, built-in UV that verifies without being asked (so Chromium
+        takes a UV token, clientPIN 0x06, and shows no dialog); a uhid key unless `transport`
+        says otherwise. Then subscribes to its events."""
+        echoed = ("hasUserVerification", "isUserVerified", "automaticUserVerification", "automaticPresenceSimulation",
+                  "isUserConsenting")     # what the Authenticator it answers says back
+        key = self.client.add_authenticator(authenticatorId=RIG_KEY, hasResidentKey=True, **dict.fromkeys(echoed, True),
+                                            **transport)
+        self.key = key
+        wrong = [member for member in echoed if key.get(member) is not True]
+        assert key.get("authenticatorId") == RIG_KEY and not wrong, f"addAuthenticator answered {key} ({', '.join(wrong)})"
+        assert transport or key.get("transport") == "usb", f"addAuthenticator answered {key}: not a uhid key"
+        self.events = latchkey_rig.EventStream(self.control, authenticator_id=RIG_KEY, timeout=RIG_STEP)
+        return key
+
+    def node(self):
+        """The key's hidraw node (by its uniq), waited for; the node and the seconds it took."""
+        uniq = self.key["uniq"]
+        took = wait_until(lambda: len(hidraw_nodes_of(uniq)) == 1, RIG_WAIT,
+                          lambda: f"hidraw nodes with uniq {uniq} after {RIG_WAIT} s: {hidraw_nodes_of(uniq) or 'none'}")
+        return hidraw_nodes_of(uniq)[0], took
+
+    def remove_key(self):
+        """removeAuthenticator, then waits for its hidraw node to go: later steps count FIDO
+        devices or ask every one. The seconds it took."""
+        uniq = self.key["uniq"]
+        self.client.remove_authenticator(RIG_KEY)
+        self.key = None
+        return wait_until(lambda: not hidraw_nodes_of(uniq), RIG_WAIT,
+                          lambda: f"{hidraw_nodes_of(uniq)} (uniq {uniq}) still there {RIG_WAIT} s after removeAuthenticator")
+
+    def stop(self):
+        """Closes the connections, stops the rig (SIGTERM; SIGKILL after RIG_WAIT s) and saves what
+        it printed; its exit status, or None if it never ran."""
+        for connection in (self.events, self.client):
+            if connection is not None:
+                try:
+                    connection.close()
+                except Exception:  # noqa: BLE001 - closing what may be gone
+                    pass
+        self.events = self.client = None
+        if self.process is None:
+            return None
+        status = self.process.stop(timeout=RIG_WAIT)
+        try:
+            with open(os.path.join(self.work, "rig-browser.log"), "w") as handle:
+                handle.write(self.process.output())
+        except OSError:
+            pass
+        return status
+
+
+def pkcs8(private_key):
+    return private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                     serialization.NoEncryption())
+
+
+def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, user_verification):
+    """Plants a fresh P-256 credential for localhost on the rig's key (addCredential: PKCS#8,
+    signCount PLANTED_SIGN_COUNT), then signs in with it on the page: get() with allowCredentials
+    [its ID] when `by_id`, else empty. Fido2Server verifies the answer against the public key the
+    test made (an AttestedCredentialData built from it, as an RP stores it at registration); the
+    counter the page saw must be past the planted one, and the rig must report that very counter
+    (a credentialAsserted event, getCredential). The credential ID, the counter and the seconds."""
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    credential_id = os.urandom(32)
+    planted = AttestedCredentialData.create(Aaguid.NONE, credential_id, ES256.from_cryptography_key(private_key.public_key()))
+    rig.client.add_credential(RIG_KEY, {"credentialId": credential_id, "isResidentCredential": True, "rpId": "localhost",
+                                        "privateKey": pkcs8(private_key), "userHandle": user_id,
+                                        "signCount": PLANTED_SIGN_COUNT, "userName": user_name,
+                                        "userDisplayName": user_name.replace("-", " ").title()})
+    rig.events.wait_for("credentialAdded", timeout=RIG_STEP, credentialId=credential_id)
+    # One account on the key for localhost: with two, an empty allowCredentials brings Chromium's
+    # account chooser, which no WebDriver reaches.
+    held = [latchkey_rig.b64url_decode(entry["credentialId"]) for entry in rig.client.get_credentials(RIG_KEY)]
+    assert held == [credential_id], f"the key holds {[c.hex()[:16] for c in held]}, expected the planted credential alone"
+
+    request, state = server.authenticate_begin([planted] if by_id else None, user_verification=user_verification)
+    allowed = [bytes(descriptor.id) for descriptor in request.public_key.allow_credentials or []]
+    assert allowed == ([credential_id] if by_id else []), f"allowCredentials {[c.hex() for c in allowed]}"
+    asserted, took = sign_in(dict(request), what)
+    result = server.authenticate_complete(state, [planted], asserted)
+    assert result.credential_id == credential_id, f"{what}: signed with {result.credential_id.hex()}"
+    response = AuthenticationResponse.from_dict(asserted).response
+    counter = response.authenticator_data.counter
+    assert counter > PLANTED_SIGN_COUNT, f"{what}: counter {counter}, planted at {PLANTED_SIGN_COUNT}"
+    if not by_id:
+        assert response.user_handle == user_id, f"{what}: userHandle {response.user_handle!r}, planted {user_id!r}"
+    # The rig reports what the key signed, probes (up=false) included: the event for this counter.
+    event = rig.events.wait_for("credentialAsserted", timeout=RIG_STEP, credentialId=credential_id, signCount=counter)
+    assert event["params"].get("rpId") == "localhost", f"credentialAsserted for {event['params'].get('rpId')!r}: {event}"
+    stored = rig.client.get_credential(RIG_KEY, credential_id).get("signCount")
+    assert stored == counter, f"getCredential signCount {stored}, the page saw {counter}"
+    return credential_id, counter, took
+
+
+def run_rig_flows(browser, work, binary):
+    """Key web steps aside (Chromium asks every FIDO device it sees, and one without the
+    credential would fail a get() by ID, or add its passkey to an empty allowCredentials), then
+    `latchkey rig` with one uhid key: a credential the RP knows by its ID signs in, is removed,
+    and a passkey (resident, user handle PLANTED_USER_ID) signs in with an empty allowCredentials
+    and user verification required. A rig that exits other than 0 fails the flows."""
+    took = stop_serve_key(work, "web")
+    print(f"key web stepped aside in {took:.1f} s (exited, its hidraw node gone)", flush=True)
+    rig = BrowserRig(binary, work)
+    try:
+        took = rig.start()
+        key = rig.add_key()
+        node, waited = rig.node()
+        print(f"latchkey rig up in {took:.1f} s; key {RIG_KEY} (uniq {key['uniq']}) at {node} after {waited:.1f} s",
+              flush=True)
+
+        def sign_in(options, what):
+            return webauthn(browser, GET, options, what)
+
+        server = relying_party()
+        # A Latchkey key makes non-resident credential IDs itself (they wrap the key), so the rig
+        # plants resident ones only (isResidentCredential false is `unsupported`): the RP's
+        # credential by ID is a resident one that get() names in allowCredentials.
+        what = "get() of a planted credential (allowCredentials [its ID])"
+        credential_id, counter, took = plant_and_sign_in(rig, server, sign_in, what, b"latchkey-e2e-by-id",
+                                                         "planted-by-id", True, UserVerificationRequirement.DISCOURAGED)
+        print(f"{what} ok in {took:.1f} s: counter {counter} (planted at {PLANTED_SIGN_COUNT}), verified by "
+              f"Fido2Server, credentialAsserted and getCredential agree", flush=True)
+        rig.client.remove_credential(RIG_KEY, credential_id)
+        rig.events.wait_for("credentialDeleted", timeout=RIG_STEP, credentialId=credential_id)
+
+        what = "get() of a planted passkey (empty allowCredentials, uv required)"
+        _, counter, took = plant_and_sign_in(rig, server, sign_in, what, PLANTED_USER_ID, "planted-passkey", False,
+                                             UserVerificationRequirement.REQUIRED)
+        print(f"{what} ok in {took:.1f} s: userHandle {PLANTED_USER_ID.decode()}, counter {counter} (planted at "
+              f"{PLANTED_SIGN_COUNT}), verified by Fido2Server (UV flag set), credentialAsserted and getCredential agree",
+              flush=True)
+        took = rig.remove_key()
+        print(f"removeAuthenticator {RIG_KEY}: {node} gone after {took:.1f} s", flush=True)
+    finally:
+        status = rig.stop()
+    assert status == 0, f"latchkey rig exited with status {status} (its output: {os.path.join(work, 'rig-browser.log')})"
+    print("latchkey rig stopped (exit status 0)", flush=True)
+
+
+def main(work, browser_name="chromium", rig_binary=None):
     openers = {"chromium": (open_chromium, "headless Chromium"), "firefox": (open_firefox, "headless Firefox ESR")}
     if browser_name not in openers:
         print(f"unknown browser {browser_name!r}: chromium or firefox", flush=True)
+        return 2
+    if rig_binary is not None and browser_name != "chromium":
+        print(f"--rig runs with chromium only (not {browser_name})", flush=True)
         return 2
     opener, label = openers[browser_name]
     # The step's `timeout` sends SIGTERM: exit through the finally below, which quits the browser.
@@ -296,6 +558,8 @@ def main(work, browser_name="chromium"):
                   f"its output is in {work}", flush=True)
             return 1
         run_flows(browser)
+        if rig_binary is not None:
+            run_rig_flows(browser, work, rig_binary)
     finally:
         if browser is not None:
             browser.quit()
@@ -304,6 +568,9 @@ def main(work, browser_name="chromium"):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (2, 3):
+    arguments = sys.argv[1:]
+    if len(arguments) == 4 and arguments[2] == "--rig":
+        sys.exit(main(arguments[0], arguments[1], os.path.abspath(arguments[3])))
+    if len(arguments) not in (1, 2) or "--rig" in arguments:
         sys.exit(__doc__.split("Usage: ")[1].splitlines()[0])
-    sys.exit(main(*sys.argv[1:]))
+    sys.exit(main(*arguments))

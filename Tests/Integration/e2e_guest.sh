@@ -37,6 +37,21 @@ start_key() {  # start_key NAME [SERVE OPTIONS]: a key on uhid with its own stor
     echo "no hidraw node for key $name"; cat "$WORK/key-$name.log"; return 1
 }
 stop_key() { local pid; pid=$(cat "$WORK/key-$1.pid"); kill -TERM "$pid"; wait "$pid"; }
+stop_key_if_running() {  # stop_key NAME unless the key has exited (e2e_browser.py --rig stops key web itself)
+    local pid; pid=$(cat "$WORK/key-$1.pid" 2>/dev/null) || return 0
+    if kill -0 "$pid" 2>/dev/null; then stop_key "$1"; else wait "$pid" 2>/dev/null; return 0; fi
+}
+stop_stray_rig() {  # stop_stray_rig PID_FILE: a `latchkey rig` still running from a script that has ended is stopped (status 1)
+    local pid; pid=$(cat "$1" 2>/dev/null)
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -qa "rig" "/proc/$pid/cmdline" 2>/dev/null; then
+        echo "the rig (pid $pid, $1) outlived its script: stopping it"
+        kill -TERM "$pid"
+        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+        return 1
+    fi
+    return 0
+}
 node_of() { cat "$WORK/key-$1.node"; }
 b64() { base64 -w0; }
 
@@ -89,21 +104,14 @@ check_tampered_rejected() {
 }
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
 check_rig() {  # `latchkey rig` on uhid (e2e_rig.py): its keys over hidraw; output and the rig's log kept in the results
-    local work="$WORK/rig" status pid
+    local work="$WORK/rig" status
     mkdir -p "$work"
     # On timeout the script (SIGTERM) stops its rig in a finally; -k: killed 15 s later if it does not.
     timeout -k 15 170 "$PYTHON" "$HERE/e2e_rig.py" "$BIN" "$work" 2>&1 | tee "$RESULTS/rig.txt"
     status=${PIPESTATUS[0]}
     cp "$work/rig.log" "$RESULTS/rig.log" 2>/dev/null
     # The rig's keys must not outlive this step: later ones count FIDO devices ("two keys") or ask every one (OpenSSH).
-    pid=$(cat "$work/rig.pid" 2>/dev/null)
-    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && grep -qa "rig" "/proc/$pid/cmdline" 2>/dev/null; then
-        echo "the rig (pid $pid) outlived e2e_rig.py: stopping it"
-        kill -TERM "$pid"
-        for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
-        status=1
-    fi
+    stop_stray_rig "$work/rig.pid" || status=1
     return "$status"
 }
 check_slow_reader() { "$PYTHON" "$HERE/e2e_slow_reader.py" "$(node_of main)"; }
@@ -120,23 +128,31 @@ check_ssh() {  # check_ssh TYPE: ssh-keygen makes an -sk key on the device, sign
     echo "e2e@latchkey $(cat "$key.pub")" >"$WORK/allowed-$type"
     ssh-keygen -Y verify -f "$WORK/allowed-$type" -I e2e@latchkey -n file -s "$WORK/data-$type.txt.sig" <"$WORK/data-$type.txt"
 }
-check_browser() {  # headless Chromium: create() + get(), then passkeys, against a key with --uv auto
+check_browser() {  # headless Chromium: create() + get(), then passkeys, against a key with --uv auto; then credentials planted through the rig
     [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || { echo "chromium/chromedriver not installed"; return 1; }
     local status
     # The browser talks to every FIDO device it sees: key main steps aside for the key with built-in UV.
     stop_key main && start_key web --uv auto || return 1
-    HOME="$WORK/browser-home" timeout 540 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" >"$WORK/browser.out" 2>&1
+    # --rig: after those flows the script stops key web itself (SIGTERM to key-web.pid) for a
+    # `latchkey rig` key (pid in rig-browser.pid) whose credentials it plants through the control API.
+    # Up to 2 × (start + page load), then 8 WebAuthn calls of at most 90 s each: bounded in e2e_browser.py;
+    # on timeout it (SIGTERM) quits Chromium and stops its rig in a finally, -k: killed 15 s later if it does not.
+    HOME="$WORK/browser-home" timeout -k 15 600 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" chromium --rig "$BIN" \
+        >"$WORK/browser.out" 2>&1
     status=$?
-    stop_key web; start_key main || return 1
+    # The rig's key must not outlive this step (later ones count FIDO devices or ask every one).
+    stop_stray_rig "$WORK/rig-browser.pid" || status=1
+    stop_key_if_running web; start_key main || return 1
     cp "$WORK/browser.out" "$RESULTS/" 2>/dev/null   # its timings, passed or not
     grep -q "uv auto" "$WORK/key-web.log" || { echo "key web did not run with --uv auto"; return 1; }
     [ "$status" -eq 0 ] && { cat "$WORK/browser.out"; return 0; }
-    cp "$WORK/browser.out" "$WORK"/chromedriver-*.log "$RESULTS/" 2>/dev/null
+    cp "$WORK/browser.out" "$WORK"/chromedriver-*.log "$WORK/rig-browser.log" "$RESULTS/" 2>/dev/null
     # 77: Chromium never loaded the test page (twice), so the key was never asked: not run.
     [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$WORK/browser.out"; return 77; }
-    echo "--- progress and error (e2e_browser.py; whole output and chromedriver.log in the results dir):"
-    grep -E "up after|loaded after|ok in|Error" "$WORK/browser.out" | tail -6
+    echo "--- progress and error (e2e_browser.py; whole output, chromedriver.log and rig-browser.log in the results dir):"
+    grep -E "up after|loaded after|ok in|stepped aside|latchkey rig|Error" "$WORK/browser.out" | grep -v "raise " | tail -8
     echo "--- Chromium's FIDO log lines:"; cat "$WORK"/chromedriver-*.log | grep -E "FIDO|fido|WebAuthn" | tail -10
+    if [ -s "$WORK/rig-browser.log" ]; then echo "--- the rig's log:"; tail -n 6 "$WORK/rig-browser.log"; fi
     return 1
 }
 check_firefox() {  # headless Firefox ESR over Marionette (marionette.py): the same flows, the same key
@@ -515,7 +531,7 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 # Headless Chromium under TCG: on 2026-12-01 its page load hung (network service crash) in every
 # full run here, at c2bfe3f too, while a VM running only this check passed 3 of 3. It retries
 # once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
-step "headless Chromium: navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_browser
+step "headless Chromium: navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable); verified by Fido2Server" check_browser
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "fido2-token -L lists the key" check_token_list
