@@ -1,3 +1,5 @@
+import CTAP
+
 /// Fixed properties of a Latchkey authenticator.
 public struct AuthenticatorConfiguration: Sendable {
     /// The Latchkey model AAGUID, d4a016d1-783d-4c7e-a521-dd2196f32a99.
@@ -52,6 +54,14 @@ public struct AuthenticatorConfiguration: Sendable {
         case ctap21, ctap20
     }
 
+    /// The BE and BS authData flags of the credentials this key makes (only those two bits
+    /// count): none, as on every security key (a YubiKey's credentials are device-bound). A test
+    /// rig's `defaultBackupEligibility`/`defaultBackupState` set them to stand for a passkey
+    /// provider that syncs. Stored with a discoverable credential; a non-discoverable one keeps
+    /// nothing, so its assertions carry the key's setting.
+    public var defaultBackupFlags: AuthenticatorData.Flags = [] {
+        didSet { defaultBackupFlags.formIntersection([.backupEligible, .backedUp]) }
+    }
     public var protocolLevel: ProtocolLevel = .ctap21
 
     public init() {}

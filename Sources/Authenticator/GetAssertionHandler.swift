@@ -226,6 +226,8 @@ extension Authenticator {
                                                                                random: random))
         }
         let counter = try signatureCounter(credentialID: candidate.resident?.credentialID)
+        // BE and BS: what a discoverable credential was stored with; the key's setting otherwise.
+        let flags = flags.union(candidate.resident?.backupFlags ?? configuration.defaultBackupFlags)
         let authenticatorData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: overrides?.flags(flags) ?? flags, signCount: counter,
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()

@@ -140,6 +140,15 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         }
     }
 
+    public func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool {
+        state.withLock { state in
+            guard let index = state.credentials.firstIndex(where: { $0.credentialID == credentialID }) else { return false }
+            state.credentials[index].backupEligible = eligible
+            state.credentials[index].backedUp = backedUp
+            return true
+        }
+    }
+
     public func residentCredentialCount() throws(StoreError) -> Int {
         state.withLock { $0.credentials.count }
     }

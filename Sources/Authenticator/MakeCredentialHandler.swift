@@ -121,12 +121,14 @@ extension Authenticator {
             : isResident ? CredRandom.generate(random: random) : CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: credentialID)
         if isResident {
             if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
-            let credential = ResidentCredential(
+            var credential = ResidentCredential(
                 credentialID: credentialID, rpID: request.rp.id, rpIDHash: rpIDHash, rpName: request.rp.name,
                 userHandle: request.user.id, userName: request.user.name, userDisplayName: request.user.displayName,
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
                 credProtect: credProtect, credBlob: credBlob, largeBlobKey: largeBlobKey,
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
+            credential.backupEligible = configuration.defaultBackupFlags.contains(.backupEligible)
+            credential.backedUp = configuration.defaultBackupFlags.contains(.backedUp)
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 
@@ -143,7 +145,7 @@ extension Authenticator {
         }
 
         let counter = try signatureCounter(credentialID: isResident ? credentialID : nil)
-        var flags: AuthenticatorData.Flags = [.userPresent]
+        var flags: AuthenticatorData.Flags = configuration.defaultBackupFlags.union(.userPresent)
         if userVerified { flags.insert(.userVerified) }
         let authenticatorData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: overrides?.flags(flags) ?? flags, signCount: counter,

@@ -397,6 +397,21 @@ extension SQLiteCredentialStore {
         }
     }
 
+    public func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> Bool in
+                let key = sealer.credentialKey(credentialID: credentialID)
+                guard var stored = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)], {
+                    row throws(StoreError) in try credential(from: row)
+                }) else { return false }
+                stored.backupEligible = eligible
+                stored.backedUp = backedUp
+                try rewrite(stored, db: db)
+                return true
+            }
+        }
+    }
+
     public func residentCredentialCount() throws(StoreError) -> Int {
         try withConnection { db throws(StoreError) in try credentialCount(db: db) }
     }

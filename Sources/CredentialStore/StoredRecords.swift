@@ -21,6 +21,8 @@ enum CredentialField {
     static let largeBlobKey: UInt8 = 12
     static let hmacSecretWithUV: UInt8 = 13
     static let hmacSecretWithoutUV: UInt8 = 14
+    /// Bit 0: backup eligible (BE); bit 1: backed up (BS). Absent: neither.
+    static let backup: UInt8 = 15
 }
 
 /// Fields of a `RecordKind.relyingParty` record.
@@ -71,6 +73,8 @@ extension ResidentCredential {
         writer.append(CredentialField.largeBlobKey, secret: largeBlobKey)
         writer.append(CredentialField.hmacSecretWithUV, secret: hmacSecretWithUV)
         writer.append(CredentialField.hmacSecretWithoutUV, secret: hmacSecretWithoutUV)
+        let backup = (backupEligible ? 1 : 0) | (backedUp ? 2 : 0)
+        writer.append(CredentialField.backup, integer: backup == 0 ? nil : Int64(backup))
         return writer.bytes
     }
 
@@ -79,7 +83,8 @@ extension ResidentCredential {
         // An absent credProtect is the default level; a value that is not one of the three
         // levels is out of range, like any field whose value does not fit its type.
         let credProtect = try record.integer(CredentialField.credProtect) ?? 1
-        guard let algorithm = Int(exactly: algorithm),
+        let backup = try record.integer(CredentialField.backup) ?? 0
+        guard let algorithm = Int(exactly: algorithm), (0...3).contains(backup),
               let credProtect = UInt8(exactly: credProtect).flatMap(CredentialProtectionPolicy.init(rawValue:)) else {
             throw .corrupt("credentials: field out of range")
         }
@@ -99,6 +104,8 @@ extension ResidentCredential {
                   hmacSecretWithUV: record.secret(CredentialField.hmacSecretWithUV),
                   hmacSecretWithoutUV: record.secret(CredentialField.hmacSecretWithoutUV),
                   hiddenSince: hiddenSince)
+        backupEligible = backup & 1 != 0
+        backedUp = backup & 2 != 0
     }
 }
 

@@ -14,6 +14,33 @@ final class SealedRecordTests: XCTestCase {
                                                     hiddenSince: nil), credential)
     }
 
+    /// BE/BS: field 15, written only when set (the records of a security key's credentials do
+    /// not change), read back as they were; a value outside 0...3 is corrupt.
+    func testBackupFlagsRoundTripAndAreWrittenOnlyWhenSet() throws {
+        let credential = makeCredential()
+        XCTAssertNil(try RecordReader(credential.record(), kind: .residentCredential, context: "test").integer(CredentialField.backup))
+        for (eligible, backedUp) in [(true, false), (true, true), (false, true)] {
+            var flagged = credential
+            flagged.backupEligible = eligible
+            flagged.backedUp = backedUp
+            let reader = try RecordReader(flagged.record(), kind: .residentCredential, context: "test")
+            let read = try ResidentCredential(record: reader, createdAt: 0, hiddenSince: nil)
+            XCTAssertEqual([read.backupEligible, read.backedUp], [eligible, backedUp])
+        }
+        var writer = RecordWriter(kind: .residentCredential)
+        writer.append(CredentialField.credentialID, bytes: credential.credentialID)
+        writer.append(CredentialField.rpID, string: credential.rpID)
+        writer.append(CredentialField.rpIDHash, bytes: credential.rpIDHash)
+        writer.append(CredentialField.userHandle, bytes: credential.userHandle)
+        writer.append(CredentialField.algorithm, integer: -7)
+        writer.append(CredentialField.privateKey, bytes: [UInt8](repeating: 1, count: 32))
+        writer.append(CredentialField.backup, integer: 4)
+        let reader = try RecordReader(writer.bytes, kind: .residentCredential, context: "test")
+        XCTAssertThrowsError(try ResidentCredential(record: reader, createdAt: 0, hiddenSince: nil)) { error in
+            XCTAssertEqual(error as? StoreError, .corrupt("credentials: field out of range"))
+        }
+    }
+
     func testKnownLayout() throws {
         var writer = RecordWriter(kind: .setting)
         writer.append(1, bytes: [0xAA, 0xBB])

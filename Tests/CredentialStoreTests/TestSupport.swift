@@ -94,6 +94,8 @@ func assertSameCredential(_ a: ResidentCredential?, _ b: ResidentCredential?,
     assertSameSecret(a.largeBlobKey, b.largeBlobKey, "largeBlobKey", file: file, line: line)
     assertSameSecret(a.hmacSecretWithUV, b.hmacSecretWithUV, "hmacSecretWithUV", file: file, line: line)
     assertSameSecret(a.hmacSecretWithoutUV, b.hmacSecretWithoutUV, "hmacSecretWithoutUV", file: file, line: line)
+    XCTAssertEqual(a.backupEligible, b.backupEligible, "backupEligible", file: file, line: line)
+    XCTAssertEqual(a.backedUp, b.backedUp, "backedUp", file: file, line: line)
     XCTAssertEqual(a.hiddenSince, b.hiddenSince, "hiddenSince", file: file, line: line)
 }
 

@@ -48,6 +48,10 @@ public protocol CredentialStorePort: AnyObject {
     /// Replace user name / display name of a stored credential (nil removes the field).
     func updateUser(credentialID: [UInt8], name: String?, displayName: String?) throws(StoreError)
 
+    /// Replace the BE/BS flags of a stored credential (a test rig's setCredentialProperties);
+    /// false when there is none with that ID.
+    func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool
+
     /// Number of stored resident credentials (hidden ones included: they still take space).
     func residentCredentialCount() throws(StoreError) -> Int
 
@@ -144,6 +148,11 @@ extension CredentialStorePort {
     /// For stores that keep no attestation of their own (wrappers in tests): refused.
     public func replaceAttestation(privateKey: SecretBytes, certificate: [UInt8], caCertificate: [UInt8]) throws(StoreError) {
         throw .io("this store cannot replace its attestation")
+    }
+
+    /// For stores that only wrap another (tests): refused.
+    public func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool {
+        throw .io("this store cannot change backup flags")
     }
 
     /// From `residentCredentials(rpIDHash:)`, positioned by credential ID: right for stores

@@ -25,6 +25,19 @@ public struct ResidentCredential: Sendable {
     public var hmacSecretWithoutUV: SecretBytes?
     /// Unix seconds since a signal hid it; nil when visible.
     public var hiddenSince: Int64?
+    /// The authData BE and BS flags its assertions carry (WebAuthn §6.1 bits 3 and 4). A
+    /// security key's credentials are neither (it keeps them and backs nothing up); a test rig
+    /// sets them to stand for a synced passkey (WebDriver's backupEligibility/backupState).
+    public var backupEligible = false
+    public var backedUp = false
+
+    /// `backupEligible` and `backedUp` as authData flags.
+    public var backupFlags: AuthenticatorData.Flags {
+        var flags: AuthenticatorData.Flags = []
+        if backupEligible { flags.insert(.backupEligible) }
+        if backedUp { flags.insert(.backedUp) }
+        return flags
+    }
 
     /// Whether a getAssertion without an allowList may use it: visible, and
     /// userVerificationOptional unless the user was verified (the other two levels need UV
