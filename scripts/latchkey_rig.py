@@ -303,6 +303,16 @@ class Rig(_OverConnection):
     def remove_credential(self, authenticator_id, credential_id):
         self.call("removeCredential", authenticatorId=authenticator_id, credentialId=_wire_binary(credential_id))
 
+    def set_credential_properties(self, authenticator_id, credential_id, backup_eligibility=None, backup_state=None):
+        """setCredentialProperties: the BE/BS flags the credential's later assertions carry; a
+        flag left as None keeps its value."""
+        params = {"authenticatorId": authenticator_id, "credentialId": _wire_binary(credential_id)}
+        if backup_eligibility is not None:
+            params["backupEligibility"] = backup_eligibility
+        if backup_state is not None:
+            params["backupState"] = backup_state
+        self.call("setCredentialProperties", params)
+
     def remove_all_credentials(self, authenticator_id):
         """removeAllCredentials; returns how many were removed."""
         return self.call("removeAllCredentials", authenticatorId=authenticator_id)["removed"]

@@ -145,7 +145,11 @@ public final class Rig: @unchecked Sendable {
             let id = try RigProtocol.params(AuthenticatorParams.self, from: line).authenticatorId
             return FaultsCleared(cleared: try key(id).faults.clear())
         case "setCredentialProperties":
-            throw .unsupported("setCredentialProperties: backup flags are not in this version of the rig")
+            let params = try RigProtocol.params(SetCredentialPropertiesParams.self, from: line)
+            try key(params.authenticatorId).setProperties(
+                credentialID: Base64URL.decode(params.credentialId, member: "credentialId"),
+                backupEligibility: params.backupEligibility, backupState: params.backupState, events: events)
+            return EmptyResult()
         default:
             throw RigFailure(.unknownMethod, "unknown method '\(method)'")
         }
@@ -189,8 +193,8 @@ public final class Rig: @unchecked Sendable {
         if params.extensions != nil {
             throw .unsupported("extensions: a Latchkey key always has all of its extensions (getInfo lists them); omit extensions")
         }
-        if params.defaultBackupEligibility != nil || params.defaultBackupState != nil {
-            throw .unsupported("defaultBackupEligibility / defaultBackupState: backup flags are not in this version")
+        if isU2F, params.defaultBackupEligibility != nil || params.defaultBackupState != nil {
+            throw .invalidParams("a u2f key has no backup flags (defaultBackupEligibility, defaultBackupState): U2F signs no authData flags but UP")
         }
         let transport: KeyConfiguration.Transport
         switch params.transport ?? "usb" {
@@ -234,6 +238,8 @@ public final class Rig: @unchecked Sendable {
         options.automaticUserVerification = params.automaticUserVerification ?? true
         options.attestation = attestation
         options.seed = params.seed
+        options.defaultBackupEligibility = params.defaultBackupEligibility ?? false
+        options.defaultBackupState = params.defaultBackupState ?? false
         let key: RigKey
         do {
             key = try RigKey(options: options, storeDirectory: root + "/" + id, events: events, logger: logger)
@@ -378,6 +384,12 @@ struct AddAuthenticatorParams: Decodable {
 struct AuthenticatorParams: Decodable { var authenticatorId: String }
 struct CredentialParams: Decodable { var authenticatorId: String; var credentialId: String }
 struct AddCredentialParams: Decodable { var authenticatorId: String; var credential: RigCredential }
+struct SetCredentialPropertiesParams: Decodable {
+    var authenticatorId: String
+    var credentialId: String
+    var backupEligibility: Bool?
+    var backupState: Bool?
+}
 struct SetUserVerifiedParams: Decodable { var authenticatorId: String; var isUserVerified: Bool }
 struct SetUserConsentingParams: Decodable { var authenticatorId: String; var isUserConsenting: Bool }
 struct SetAutomaticPresenceParams: Decodable { var authenticatorId: String; var enabled: Bool }

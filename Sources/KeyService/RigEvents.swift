@@ -19,10 +19,13 @@ struct RigEventParams: Encodable, Equatable {
     var rpId: String?
     var userHandle: String?
     var userName: String?
+    var userDisplayName: String?
     var isResidentCredential: Bool?
     var signCount: UInt32?
     var operation: String?
     var purpose: String?
+    var backupEligibility: Bool?
+    var backupState: Bool?
 }
 
 /// A `subscribe`d connection's queue of event lines, drained by its connection thread (woken
@@ -107,12 +110,13 @@ struct RigWireEvents {
         guard command == CTAPHIDCommand.cbor.rawValue, let commandByte = request.first,
               let ctapCommand = CTAPCommand(rawValue: commandByte) else { return [] }
         if ctapCommand == .getAssertion { lastAssertionRPID = nil }
-        guard response.first == CTAP2StatusCode.success.rawValue,
-              let body = try? CBORDecoder.decode(Array(response.dropFirst())) else { return [] }
+        // deleteCredential and updateUserInformation answer success with no body.
+        guard response.first == CTAP2StatusCode.success.rawValue else { return [] }
+        let body = response.count > 1 ? try? CBORDecoder.decode(Array(response.dropFirst())) : nil
         let parameters = request.count > 1 ? try? CBORDecoder.decode(Array(request.dropFirst())) : nil
         switch ctapCommand {
         case .makeCredential:
-            guard let parameters, let authData = body[2]?.bytesValue,
+            guard let parameters, let authData = body?[2]?.bytesValue,
                   let (counter, credentialID) = Self.attestedCredential(authData) else { return [] }
             let user = parameters[3]
             return [Event(name: "credentialAdded", params: RigEventParams(
@@ -122,17 +126,28 @@ struct RigWireEvents {
                 credentialID: credentialID)]
         case .getAssertion, .getNextAssertion:
             if ctapCommand == .getAssertion { lastAssertionRPID = parameters?[1]?.stringValue }
-            guard let authData = body[2]?.bytesValue, authData.count >= 37,
+            guard let body, let authData = body[2]?.bytesValue, authData.count >= 37,
                   let credentialID = body[1]?["id"]?.bytesValue else { return [] }
             return [Event(name: "credentialAsserted", params: RigEventParams(
                 credentialId: Base64URL.encode(credentialID), rpId: lastAssertionRPID,
                 userHandle: body[4]?["id"]?.bytesValue.map(Base64URL.encode), signCount: Self.counter(authData)),
                 credentialID: credentialID)]
         case .credentialManagement, .credentialManagementPreview:
-            // deleteCredential (0x06): {1: 6, 2: {2: PublicKeyCredentialDescriptor}}.
-            guard let parameters, parameters[1]?.intValue == 0x06,
+            // deleteCredential (0x06): {1: 6, 2: {2: PublicKeyCredentialDescriptor}};
+            // updateUserInformation (0x07): {1: 7, 2: {2: descriptor, 3: user entity}}.
+            guard let parameters, let subcommand = parameters[1]?.intValue,
                   let credentialID = parameters[2]?[2]?["id"]?.bytesValue else { return [] }
-            return [Event(name: "credentialDeleted", params: RigEventParams(credentialId: Base64URL.encode(credentialID)))]
+            switch subcommand {
+            case 0x06:
+                return [Event(name: "credentialDeleted", params: RigEventParams(credentialId: Base64URL.encode(credentialID)))]
+            case 0x07:
+                let user = parameters[2]?[3]
+                return [Event(name: "credentialUpdated", params: RigEventParams(
+                    credentialId: Base64URL.encode(credentialID), userHandle: user?["id"]?.bytesValue.map(Base64URL.encode),
+                    userName: user?["name"]?.stringValue, userDisplayName: user?["displayName"]?.stringValue))]
+            default:
+                return []
+            }
         default:
             return []
         }

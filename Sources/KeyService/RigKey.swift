@@ -30,6 +30,9 @@ final class RigKey: @unchecked Sendable {
         var protocolLevel = AuthenticatorConfiguration.ProtocolLevel.ctap21
         /// `seed`: reproducible keys (`DeterministicRandom`); only on a fresh store.
         var seed: String?
+        /// The BE/BS flags of the credentials it makes (and of added ones that name none).
+        var defaultBackupEligibility = false
+        var defaultBackupState = false
     }
 
     let options: Options
@@ -86,6 +89,8 @@ final class RigKey: @unchecked Sendable {
         var configuration = AuthenticatorConfiguration()
         configuration.attestation = options.attestation
         configuration.protocolLevel = options.protocolLevel
+        configuration.defaultBackupFlags = [options.defaultBackupEligibility ? .backupEligible : [],
+                                            options.defaultBackupState ? .backedUp : []]
         let authenticator: Authenticator
         do {
             let random: RandomSource = options.seed.map { DeterministicRandom(seed: Array($0.utf8)) } ?? SystemRandom()
@@ -194,7 +199,32 @@ final class RigKey: @unchecked Sendable {
             privateKey: der.withUnsafeBytes { Base64URL.encode(Array($0)) },
             userHandle: Base64URL.encode(credential.userHandle),
             signCount: signCounts.map.withLock { $0[credential.credentialID] } ?? 0,
-            userName: credential.userName, userDisplayName: credential.userDisplayName)
+            userName: credential.userName, userDisplayName: credential.userDisplayName,
+            backupEligibility: credential.backupEligible, backupState: credential.backedUp)
+    }
+
+    /// setCredentialProperties: the BE/BS flags the credential's assertions carry from now on
+    /// (a flag left out keeps its value).
+    func setProperties(credentialID: [UInt8], backupEligibility: Bool?, backupState: Bool?,
+                       events: RigEventHub) throws(RigFailure) {
+        let updated: ResidentCredential?
+        do {
+            guard let stored = try store.residentCredential(id: credentialID) else { throw Self.noSuchCredential(credentialID, on: id) }
+            let eligible = backupEligibility ?? stored.backupEligible, backedUp = backupState ?? stored.backedUp
+            updated = try store.updateBackupState(credentialID: credentialID, eligible: eligible, backedUp: backedUp)
+                ? try store.residentCredential(id: credentialID) : nil
+        } catch let failure as RigFailure {
+            throw failure
+        } catch let error as StoreError {
+            throw .failed(error.message(directory: storeDirectory))
+        } catch {
+            throw .failed("\(error)")
+        }
+        guard let updated else { throw Self.noSuchCredential(credentialID, on: id) }
+        events.emit("credentialUpdated", authenticatorID: id, RigEventParams(
+            credentialId: Base64URL.encode(credentialID), rpId: updated.rpID, userHandle: Base64URL.encode(updated.userHandle),
+            userName: updated.userName, userDisplayName: updated.userDisplayName,
+            backupEligibility: updated.backupEligible, backupState: updated.backedUp))
     }
 
     /// Stores a credential given as WebDriver's Credential Parameters.
@@ -226,11 +256,13 @@ final class RigKey: @unchecked Sendable {
         }
         if input.largeBlob != nil { throw .unsupported("credential.largeBlob: large blobs cannot be added through the rig yet") }
         let rpIDHash = SHA256.hash(Array(input.rpId.utf8))
-        let credential = ResidentCredential(
+        var credential = ResidentCredential(
             credentialID: credentialID, rpID: input.rpId, rpIDHash: rpIDHash, rpName: nil, userHandle: userHandle,
             userName: input.userName, userDisplayName: input.userDisplayName,
             algorithm: algorithm == .ed25519 ? COSEAlgorithm.edDSA.rawValue : COSEAlgorithm.es256.rawValue,
             privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
+        credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility
+        credential.backedUp = input.backupState ?? options.defaultBackupState
         do {
             // The authenticator caches opened keys by credential ID: the same ID with another key
             // would sign with the old one, so an ID in use is refused rather than replaced.
@@ -259,7 +291,8 @@ final class RigKey: @unchecked Sendable {
         signCounts.map.withLock { $0[credentialID] = count }
         events.emit("credentialAdded", authenticatorID: id, RigEventParams(
             credentialId: Base64URL.encode(credentialID), rpId: input.rpId, userHandle: Base64URL.encode(userHandle),
-            userName: input.userName, isResidentCredential: true, signCount: count))
+            userName: input.userName, isResidentCredential: true, signCount: count,
+            backupEligibility: credential.backupEligible, backupState: credential.backedUp))
     }
 
     func remove(credentialID: [UInt8], events: RigEventHub) throws(RigFailure) {
@@ -312,7 +345,8 @@ final class RigKey: @unchecked Sendable {
             isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,
             isUserConsenting: presence.consenting.load(ordering: .acquiring),
             automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring),
-            automaticUserVerification: verification?.automatic.load(ordering: .acquiring))
+            automaticUserVerification: verification?.automatic.load(ordering: .acquiring),
+            defaultBackupEligibility: options.defaultBackupEligibility, defaultBackupState: options.defaultBackupState)
     }
 }
 
@@ -342,6 +376,8 @@ struct RigAuthenticatorInfo: Encodable {
     var automaticPresenceSimulation: Bool
     /// Keys with user verification only.
     var automaticUserVerification: Bool?
+    var defaultBackupEligibility: Bool
+    var defaultBackupState: Bool
 }
 
 /// WebDriver's Credential Parameters (DevTools' names for the user's).
@@ -355,4 +391,6 @@ struct RigCredential: Codable {
     var userName: String?
     var userDisplayName: String?
     var largeBlob: String?
+    var backupEligibility: Bool?
+    var backupState: Bool?
 }

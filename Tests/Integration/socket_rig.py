@@ -793,6 +793,76 @@ def expect_invalid_signature(verify, *args, what):
     raise AssertionError(f"{what} verifies")
 
 
+# --- backup flags (defaultBackupEligibility/State, setCredentialProperties) -------------------
+
+@check("rig: addAuthenticator rig-be with defaultBackupEligibility and defaultBackupState: listed so; a resident "
+       "makeCredential's authData has BE and BS (0x18), getCredential says so, and an assertion carries both under a "
+       "signature that verifies")
+def check_backup_defaults(session):
+    key = add_socket_key(session, "rig-be", defaultBackupEligibility=True, defaultBackupState=True,
+                         hasUserVerification=True, isUserVerified=True)
+    assert key.get("defaultBackupEligibility") is True and key.get("defaultBackupState") is True, key
+    created = session.ctap("rig-be").make_credential(os.urandom(32), {"id": "be.rig.example", "name": "Backup"},
+                                                     {"id": b"be-handle", "name": "be"}, ES256, options={"rk": True, "uv": True})
+    assert created.auth_data.flags & 0x18 == 0x18, f"makeCredential flags 0x{created.auth_data.flags:02x}"
+    credential_id = bytes(created.auth_data.credential_data.credential_id)
+    session.state["be"] = (credential_id, created.auth_data.credential_data.public_key)
+    entry = session.rig().get_credential("rig-be", credential_id)
+    assert entry.get("backupEligibility") is True and entry.get("backupState") is True, entry
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("rig-be").get_assertion("be.rig.example", client_data_hash,
+                                                     [{"type": "public-key", "id": credential_id}])
+    assert assertion.auth_data.flags & 0x18 == 0x18, f"assertion flags 0x{assertion.auth_data.flags:02x}"
+    session.state["be"][1].verify(bytes(assertion.auth_data) + client_data_hash, assertion.signature)
+
+
+@check("rig: setCredentialProperties backupState false: {}, a credentialUpdated event (backupEligibility true, backupState "
+       "false, rpId), getCredential says so, and the next assertion has BE without BS")
+def check_backup_set_properties(session):
+    credential_id, public_key = session.state["be"]
+    session.rig().set_credential_properties("rig-be", credential_id, backup_state=False)
+    event = session.wait("credentialUpdated", credentialId=credential_id)
+    params = event["params"]
+    assert params.get("backupEligibility") is True and params.get("backupState") is False, event
+    assert params.get("rpId") == "be.rig.example" and event.get("authenticatorId") == "rig-be", event
+    entry = session.rig().get_credential("rig-be", credential_id)
+    assert entry.get("backupEligibility") is True and entry.get("backupState") is False, entry
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("rig-be").get_assertion("be.rig.example", client_data_hash,
+                                                     [{"type": "public-key", "id": credential_id}])
+    assert assertion.auth_data.flags & 0x18 == 0x08, f"assertion flags 0x{assertion.auth_data.flags:02x}"
+    public_key.verify(bytes(assertion.auth_data) + client_data_hash, assertion.signature)
+
+
+@check("rig: setCredentialProperties for an ID the key does not hold → noSuchCredential; backupState given as a string → invalidParams")
+def check_backup_set_properties_refused(session):
+    expect_rig_error("noSuchCredential", session.rig().set_credential_properties, "rig-be", os.urandom(16), backup_state=True)
+    credential_id, _ = session.state["be"]
+    expect_rig_error("invalidParams", session.rig().call, "setCredentialProperties", authenticatorId="rig-be",
+                     credentialId=latchkey_rig.b64url(credential_id), backupState="yes")
+
+
+@check("rig: credential management's updateUserInformation (a UV token from the key's built-in UV) on rig-be: a "
+       "credentialUpdated event with the new name and display name")
+def check_update_user_event(session):
+    from fido2.ctap2 import ClientPin, CredentialManagement
+    credential_id, _ = session.state["be"]
+    ctap = session.ctap("rig-be")
+    client_pin = ClientPin(ctap)
+    token = client_pin.get_uv_token(ClientPin.PERMISSION.CREDENTIAL_MGMT)
+    manager = CredentialManagement(ctap, client_pin.protocol, token)
+    manager.update_user_info({"type": "public-key", "id": credential_id},
+                             {"id": b"be-handle", "name": "be-renamed", "displayName": "Be Renamed"})
+    event = session.wait("credentialUpdated", credentialId=credential_id, userName="be-renamed")
+    assert event["params"].get("userDisplayName") == "Be Renamed", event
+    assert session.rig().get_credential("rig-be", credential_id).get("userName") == "be-renamed"
+
+
+@check("rig: addAuthenticator protocol u2f with defaultBackupEligibility → invalidParams, nothing added")
+def check_backup_u2f_refused(session):
+    expect_refused_add(session, "invalidParams", protocol="u2f", defaultBackupEligibility=True)
+
+
 # --- injected faults (injectFault, clearFaults) -----------------------------------------------
 
 CTAPHID_INIT, CTAPHID_CBOR, CTAPHID_KEEPALIVE = 0x86, 0x90, 0xBB
@@ -1112,6 +1182,8 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_u2f_capabilities, check_u2f_no_cbor, check_u2f_version, check_u2f_round_trip, check_u2f_no_uv,
               check_u2f_no_resident_key, check_u2f_add_credential,
               check_override_bad_uv, check_override_bad_up, check_override_bogus_signature, check_override_cleared,
+              check_backup_defaults, check_backup_set_properties, check_backup_set_properties_refused,
+              check_update_user_event, check_backup_u2f_refused,
               check_fault_status, check_fault_until_cleared, check_fault_delay, check_fault_drop, check_fault_truncate,
               check_fault_keepalive_flood, check_fault_u2f_status, check_fault_unknown_command, check_fault_unknown_fault,
               check_fault_status_any, check_fault_delay_no_ms,

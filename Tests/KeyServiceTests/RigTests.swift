@@ -63,10 +63,12 @@ final class RigTests: XCTestCase {
         XCTAssertTrue(errorMessage(missing).contains("authenticatorId is required"), errorMessage(missing))
         XCTAssertEqual(errorCode(try call("getCredentials", ["authenticatorId": "k7"])), "noSuchAuthenticator")
         for params in [["hasResidentKey": false],
-                       ["extensions": ["largeBlob"]], ["defaultBackupEligibility": true]] as [[String: Any]] {
+                       ["extensions": ["largeBlob"]]] as [[String: Any]] {
             XCTAssertEqual(errorCode(try call("addAuthenticator", params)), "unsupported", "\(params)")
         }
         XCTAssertEqual(errorCode(try call("addAuthenticator", ["transport": "socket"])), "invalidParams")
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["protocol": "u2f", "defaultBackupEligibility": true])), "invalidParams",
+                       "U2F signs no BE/BS flags")
         XCTAssertEqual(errorCode(try call("addAuthenticator", ["authenticatorId": "../x", "transport": "socket",
                                                               "socketPath": scratch.path + "/x.sock"])), "invalidParams")
         // uhid that is not there: the key fails to start, and says why.
@@ -140,6 +142,59 @@ final class RigTests: XCTestCase {
         XCTAssertEqual((events[2]["params"] as? [String: Any])?["rpId"] as? String, "rig.example")
     }
 
+    /// BE/BS: the key's defaults mark what it makes and what is added without flags of its own;
+    /// setCredentialProperties changes one credential's, which its next assertion carries.
+    func testBackupFlagsFromDefaultsAddCredentialAndSetCredentialProperties() throws {
+        let wakeup = try WakeupEvent()
+        let subscriber = RigSubscriber(authenticatorID: nil, wakeup: wakeup)
+        rig.events.subscribe(subscriber)
+        let key = try addSocketKey(["defaultBackupEligibility": true])
+        let info = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
+        XCTAssertEqual(info?.first?["defaultBackupEligibility"] as? Bool, true)
+        XCTAssertEqual(info?.first?["defaultBackupState"] as? Bool, false)
+        let privateKey = try P256.Signing.PrivateKey()
+        let der = try PKCS8PrivateKey.encode(.p256, privateKey.rawRepresentation).copyBytes()
+        let credentialID = [UInt8](repeating: 0xB1, count: 16)
+        let id = Base64URL.encode(credentialID)
+        XCTAssertNotNil(try call("addCredential", ["authenticatorId": key.id, "credential": [
+            "credentialId": id, "rpId": "rig.example", "privateKey": Base64URL.encode(der), "userHandle": "Bw",
+        ]])["result"])
+        func stored() throws -> [String: Any] {
+            try XCTUnwrap(try call("getCredential", ["authenticatorId": key.id, "credentialId": id])["result"] as? [String: Any])
+        }
+        XCTAssertEqual(try stored()["backupEligibility"] as? Bool, true, "the key's default")
+        XCTAssertEqual(try stored()["backupState"] as? Bool, false)
+
+        let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: 5_000)
+        _ = try client.initialize()
+        func assertionFlags() throws -> UInt8 {
+            let request = GetAssertionRequest(rpID: "rig.example", clientDataHash: SHA256.hash([1]),
+                                              allowList: [CredentialDescriptor(id: credentialID)], extensions: .init(),
+                                              options: RequestOptions())
+            let response = try client.cbor([CTAPCommand.getAssertion.rawValue] + request.cborValue.encoded())
+            XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
+            return try XCTUnwrap(try CBORDecoder.decode(Array(response.dropFirst()))[2]?.bytesValue)[32]
+        }
+        XCTAssertEqual(try assertionFlags() & 0x18, 0x08, "BE, not BS")
+
+        XCTAssertNotNil(try call("setCredentialProperties", ["authenticatorId": key.id, "credentialId": id,
+                                                            "backupState": true])["result"])
+        XCTAssertEqual(try stored()["backupEligibility"] as? Bool, true, "left out: kept")
+        XCTAssertEqual(try stored()["backupState"] as? Bool, true)
+        XCTAssertEqual(try assertionFlags() & 0x18, 0x18, "BE and BS")
+        XCTAssertNotNil(try call("setCredentialProperties", ["authenticatorId": key.id, "credentialId": id,
+                                                            "backupEligibility": false, "backupState": false])["result"])
+        XCTAssertEqual(try assertionFlags() & 0x18, 0)
+        XCTAssertEqual(errorCode(try call("setCredentialProperties", ["authenticatorId": key.id, "credentialId": "AAAA"])),
+                       "noSuchCredential")
+        XCTAssertEqual(errorCode(try call("setCredentialProperties", ["authenticatorId": key.id, "credentialId": id,
+                                                                     "backupState": "yes"])), "invalidParams")
+
+        let events = try subscriber.take().lines.map(decode).filter { $0["event"] as? String == "credentialUpdated" }
+        XCTAssertEqual(events.map { ($0["params"] as? [String: Any])?["backupState"] as? Bool }, [true, false])
+        XCTAssertEqual(events.map { ($0["params"] as? [String: Any])?["credentialId"] as? String }, [id, id])
+    }
+
     func testBadCredentialsAreRefusedByName() throws {
         let key = try addSocketKey()
         func add(_ credential: [String: Any]) throws -> [String: Any] {
@@ -181,6 +236,23 @@ final class RigTests: XCTestCase {
         // A failed request is no event, nor is anything but CBOR.
         XCTAssertEqual(wire.events(command: CTAPHIDCommand.cbor.rawValue, request: bytes, response: [CTAP2StatusCode.operationDenied.rawValue]).count, 0)
         XCTAssertEqual(wire.events(command: CTAPHIDCommand.msg.rawValue, request: bytes, response: response).count, 0)
+
+        // credentialManagement's deleteCredential and updateUserInformation answer success with
+        // no body: their events come from the request.
+        let descriptor: CBORValue = .map(["type": "public-key", "id": .byteString([9, 9])])
+        for (subcommand, name) in [(0x06, "credentialDeleted"), (0x07, "credentialUpdated")] {
+            var parameters: [CBORValue: CBORValue] = [2: descriptor]
+            if subcommand == 0x07 { parameters[3] = .map(["id": .byteString([4, 2]), "name": "dana2", "displayName": "Dana"]) }
+            let management = [CTAPCommand.credentialManagement.rawValue]
+                + CBORValue.map([1: .unsignedInt(UInt64(subcommand)), 2: .map(parameters)]).encoded()
+            let managed = wire.events(command: CTAPHIDCommand.cbor.rawValue, request: management, response: [0x00])
+            XCTAssertEqual(managed.map(\.name), [name])
+            XCTAssertEqual(managed.first?.params.credentialId, Base64URL.encode([9, 9]))
+            if subcommand == 0x07 {
+                XCTAssertEqual(managed.first?.params.userName, "dana2")
+                XCTAssertEqual(managed.first?.params.userDisplayName, "Dana")
+            }
+        }
     }
 
     /// injectFault reaches the client as the fault it names, is used up as many times as asked,
