@@ -235,7 +235,8 @@ extension Authenticator {
         if let overrides { signature = overrides.signature(signature) }
         // CTAP 2.1 §6.2.2: user identifiable information only after user verification; the
         // user handle of a discoverable credential always.
-        let user = candidate.resident.map {
+        // (A stored credential that is not discoverable has no user the RP gave.)
+        let user = candidate.resident.flatMap { $0.discoverable ? $0 : nil }.map {
             UserEntity(id: $0.userHandle, name: $0.userName, displayName: $0.userDisplayName)
                 .cborValue(includeIdentifyingInfo: userVerified)
         }

@@ -168,7 +168,8 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     public func relyingParties() throws(StoreError) -> [RelyingPartyEntry] {
         state.withLock { state in
             var seen: [[UInt8]: RelyingPartyEntry] = [:]
-            for credential in state.credentials where credential.hiddenSince == nil && seen[credential.rpIDHash] == nil {
+            for credential in state.credentials where credential.hiddenSince == nil && credential.discoverable
+                && seen[credential.rpIDHash] == nil {
                 seen[credential.rpIDHash] = RelyingPartyEntry(rpID: credential.rpID, rpIDHash: credential.rpIDHash,
                                                               name: credential.rpName)
             }

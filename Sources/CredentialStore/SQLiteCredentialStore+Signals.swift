@@ -129,6 +129,10 @@ extension SQLiteCredentialStore {
                   credential_count != (SELECT count(*) FROM credentials c WHERE c.rp_key = rps.rp_key)
                   OR visible_count != (SELECT count(*) FROM credentials c
                                        WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL)
+                  OR open_count != (SELECT count(*) FROM credentials c
+                                    WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL AND c.cred_protect IS 1)
+                  OR listed_count != (SELECT count(*) FROM credentials c
+                                      WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL AND c.cred_protect IS NOT 0)
                 """) { $0.int64(0) }
             return mismatched == 0
         }

@@ -150,7 +150,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
             relyingPartyKey: sealer.relyingPartyKey(rpIDHash: credential.rpIDHash),
             userKey: sealer.userKey(rpIDHash: credential.rpIDHash, userHandle: credential.userHandle)))
         try db.run(StoreSQL.updateCredentialSealed,
-                   [.blob(sealed), .integer(Int64(credential.credProtect.rawValue)), .blob(credentialKey)])
+                   [.blob(sealed), .integer(credential.protectionColumn), .blob(credentialKey)])
     }
 
     /// Inserts one credential inside the caller's transaction, replacing the same account's
@@ -180,7 +180,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         try db.run(StoreSQL.insertCredential, [
             .blob(credentialKey), .blob(relyingPartyKey), .blob(userKey),
             .integer(credential.createdAt), .optionalInteger(credential.hiddenSince), .blob(sealed),
-            .integer(Int64(credential.credProtect.rawValue)),
+            .integer(credential.protectionColumn),
         ])
     }
 
@@ -338,12 +338,12 @@ extension SQLiteCredentialStore {
             // A row that does not open stays unclassified (and out of discoverable answers without
             // UV): it breaks only the lookups that touch it, as before, not the store's open.
             let rows = try db.query(StoreSQL.unclassifiedCredentials, []) { row throws(StoreError) in
-                (row.blob(0), try? credential(from: row).credProtect)
+                (row.blob(0), try? credential(from: row).protectionColumn)
             }.compactMap { key, level in level.map { (key, $0) } }
             guard !rows.isEmpty else { return }
             try db.transaction { () throws(StoreError) in
                 for (key, level) in rows {
-                    try db.run(StoreSQL.setCredProtect, [.integer(Int64(level.rawValue)), .blob(key)])
+                    try db.run(StoreSQL.setCredProtect, [.integer(level), .blob(key)])
                 }
             }
         }

@@ -19,13 +19,14 @@ enum StoreSQL {
     static let deleteCredentialByKey = "DELETE FROM credentials WHERE cred_key = ? RETURNING cred_key"
     static let deleteCredentialByUser = "DELETE FROM credentials WHERE user_key = ? RETURNING cred_key"
     /// The newest of an RP's visible credentials that may be used without a credential ID list
-    /// (credProtect 1, or any level when ?2 is 1: user verified), with its row ID (for the
+    /// (credProtect 1, or any level when ?2 is 1: user verified; never cred_protect 0, a
+    /// credential that is not discoverable), with its row ID (for the
     /// position) and how many such there are (the RP row's counts, kept by triggers): one
     /// statement, so the count and the row come from one snapshot.
     static let firstDiscoverableCredential = """
         SELECT \(credentialColumns), rowid,
-               (SELECT CASE WHEN ?2 THEN visible_count ELSE open_count END FROM rps WHERE rp_key = ?1)
-        FROM credentials WHERE rp_key = ?1 AND hidden_since IS NULL AND (cred_protect = 1 OR ?2)
+               (SELECT CASE WHEN ?2 THEN listed_count ELSE open_count END FROM rps WHERE rp_key = ?1)
+        FROM credentials WHERE rp_key = ?1 AND hidden_since IS NULL AND (cred_protect = 1 OR (?2 AND cred_protect IS NOT 0))
         ORDER BY created_at DESC, rowid DESC LIMIT 1
         """
     /// The next of them after the one created at ?3 with row ID ?4, in the same order: first
@@ -35,12 +36,12 @@ enum StoreSQL {
     /// second, and a bulk import makes thousands in one second).
     static let nextDiscoverableCredentialSameSecond = """
         SELECT \(credentialColumns), rowid FROM credentials
-        WHERE rp_key = ?1 AND created_at = ?3 AND rowid < ?4 AND hidden_since IS NULL AND (cred_protect = 1 OR ?2)
+        WHERE rp_key = ?1 AND created_at = ?3 AND rowid < ?4 AND hidden_since IS NULL AND (cred_protect = 1 OR (?2 AND cred_protect IS NOT 0))
         ORDER BY rowid DESC LIMIT 1
         """
     static let nextDiscoverableCredentialOlder = """
         SELECT \(credentialColumns), rowid FROM credentials
-        WHERE rp_key = ?1 AND created_at < ?3 AND hidden_since IS NULL AND (cred_protect = 1 OR ?2)
+        WHERE rp_key = ?1 AND created_at < ?3 AND hidden_since IS NULL AND (cred_protect = 1 OR (?2 AND cred_protect IS NOT 0))
         ORDER BY created_at DESC, rowid DESC LIMIT 1
         """
     static let unclassifiedCredentials =
@@ -63,7 +64,7 @@ enum StoreSQL {
         """
     static let insertRelyingPartyIfAbsent =
         "INSERT INTO rps (rp_key, sealed) VALUES (?, ?) ON CONFLICT (rp_key) DO NOTHING"
-    static let visibleRelyingParties = "SELECT rp_key, sealed FROM rps WHERE visible_count > 0"
+    static let visibleRelyingParties = "SELECT rp_key, sealed FROM rps WHERE listed_count > 0"
     static let deleteAllRelyingParties = "DELETE FROM rps"
 
     static let credentialCount = "SELECT value FROM meta WHERE name = 'credential_count'"

@@ -79,29 +79,38 @@ enum StoreSchema {
         CREATE INDEX credentials_unclassified ON credentials (cred_key) WHERE cred_protect IS NULL;
         """)
 
-    /// How many of an RP's credentials a getAssertion without an allowList and without UV may use
-    /// (visible, credProtect 1), kept by triggers beside `visible_count` (the count with UV): so a
-    /// discoverable getAssertion counts its accounts with one row read, whatever their number.
-    /// `IS 1`: an unclassified row (NULL, until `classifyCredentials`) counts as not usable.
-    static let version3 = SchemaMigration(version: 3, summary: "rps.open_count", sql: """
+    /// How many of an RP's credentials a getAssertion without an allowList may use, kept by
+    /// triggers: `open_count` without UV (visible, credProtect 1), `listed_count` with UV (visible
+    /// and discoverable: cred_protect not 0, the mark of a credential kept only for allowLists) —
+    /// so a discoverable getAssertion counts its accounts with one row read, whatever their
+    /// number, and credential management lists the RPs with `listed_count` > 0. `IS`: an
+    /// unclassified row (NULL, until `classifyCredentials`) is not open, but is listed, as before.
+    static let version3 = SchemaMigration(version: 3, summary: "rps.open_count, rps.listed_count", sql: """
         ALTER TABLE rps ADD COLUMN open_count INTEGER NOT NULL DEFAULT 0;
-        UPDATE rps SET open_count = (SELECT count(*) FROM credentials AS c
-                                      WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL AND c.cred_protect IS 1);
+        ALTER TABLE rps ADD COLUMN listed_count INTEGER NOT NULL DEFAULT 0;
+        UPDATE rps SET
+            open_count = (SELECT count(*) FROM credentials AS c
+                           WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL AND c.cred_protect IS 1),
+            listed_count = (SELECT count(*) FROM credentials AS c
+                             WHERE c.rp_key = rps.rp_key AND c.hidden_since IS NULL AND c.cred_protect IS NOT 0);
 
-        CREATE TRIGGER credentials_open_after_insert AFTER INSERT ON credentials
-        WHEN NEW.hidden_since IS NULL AND NEW.cred_protect IS 1 BEGIN
-            UPDATE rps SET open_count = open_count + 1 WHERE rp_key = NEW.rp_key;
+        CREATE TRIGGER credentials_counts_after_insert AFTER INSERT ON credentials BEGIN
+            UPDATE rps SET open_count = open_count + (NEW.hidden_since IS NULL AND NEW.cred_protect IS 1),
+                           listed_count = listed_count + (NEW.hidden_since IS NULL AND NEW.cred_protect IS NOT 0)
+             WHERE rp_key = NEW.rp_key;
         END;
 
-        CREATE TRIGGER credentials_open_after_delete AFTER DELETE ON credentials
-        WHEN OLD.hidden_since IS NULL AND OLD.cred_protect IS 1 BEGIN
-            UPDATE rps SET open_count = open_count - 1 WHERE rp_key = OLD.rp_key;
+        CREATE TRIGGER credentials_counts_after_delete AFTER DELETE ON credentials BEGIN
+            UPDATE rps SET open_count = open_count - (OLD.hidden_since IS NULL AND OLD.cred_protect IS 1),
+                           listed_count = listed_count - (OLD.hidden_since IS NULL AND OLD.cred_protect IS NOT 0)
+             WHERE rp_key = OLD.rp_key;
         END;
 
-        CREATE TRIGGER credentials_open_after_update AFTER UPDATE OF hidden_since, cred_protect ON credentials
-        WHEN (OLD.hidden_since IS NULL AND OLD.cred_protect IS 1) != (NEW.hidden_since IS NULL AND NEW.cred_protect IS 1) BEGIN
+        CREATE TRIGGER credentials_counts_after_update AFTER UPDATE OF hidden_since, cred_protect ON credentials BEGIN
             UPDATE rps SET open_count = open_count + (NEW.hidden_since IS NULL AND NEW.cred_protect IS 1)
-                                                   - (OLD.hidden_since IS NULL AND OLD.cred_protect IS 1)
+                                                   - (OLD.hidden_since IS NULL AND OLD.cred_protect IS 1),
+                           listed_count = listed_count + (NEW.hidden_since IS NULL AND NEW.cred_protect IS NOT 0)
+                                                       - (OLD.hidden_since IS NULL AND OLD.cred_protect IS NOT 0)
              WHERE rp_key = OLD.rp_key;
         END;
         """)

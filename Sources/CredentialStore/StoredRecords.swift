@@ -23,6 +23,8 @@ enum CredentialField {
     static let hmacSecretWithoutUV: UInt8 = 14
     /// Bit 0: backup eligible (BE); bit 1: backed up (BS). Absent: neither.
     static let backup: UInt8 = 15
+    /// Present (true) only for a credential that is not discoverable (`ResidentCredential.discoverable`).
+    static let notDiscoverable: UInt8 = 16
 }
 
 /// Fields of a `RecordKind.relyingParty` record.
@@ -75,6 +77,7 @@ extension ResidentCredential {
         writer.append(CredentialField.hmacSecretWithoutUV, secret: hmacSecretWithoutUV)
         let backup = (backupEligible ? 1 : 0) | (backedUp ? 2 : 0)
         writer.append(CredentialField.backup, integer: backup == 0 ? nil : Int64(backup))
+        if !discoverable { writer.append(CredentialField.notDiscoverable, bool: true) }
         return writer.bytes
     }
 
@@ -106,6 +109,13 @@ extension ResidentCredential {
                   hiddenSince: hiddenSince)
         backupEligible = backup & 1 != 0
         backedUp = backup & 2 != 0
+        discoverable = !(try record.bool(CredentialField.notDiscoverable) ?? false)
+    }
+
+    /// The `credentials.cred_protect` column: the credProtect level, or 0 for a credential that
+    /// is not discoverable (so the discoverable statements and counts leave it out).
+    var protectionColumn: Int64 {
+        discoverable ? Int64(credProtect.rawValue) : 0
     }
 }
 

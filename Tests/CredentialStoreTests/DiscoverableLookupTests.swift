@@ -173,3 +173,41 @@ final class DiscoverableLookupTamperingTests: XCTestCase {
                        good.credentialID, "the good row was classified; the bad one stays out")
     }
 }
+
+/// A credential kept only for allowLists (`discoverable` false: a rig's non-resident
+/// credential) is found by its ID and nowhere else.
+final class StoredOnlyCredentialTests: XCTestCase {
+    func testItIsFoundByIDOnlyAndCountedNowhere() throws {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        var storedOnly = makeCredential(rpID: "rp.example", createdAt: 300, full: false)
+        storedOnly.discoverable = false
+        storedOnly.userHandle = ResidentCredential.storedOnlyUserHandle(credentialID: storedOnly.credentialID)
+        let listed = makeCredential(rpID: "rp.example", createdAt: 100, full: false)
+        try store.saveResidentCredentials([storedOnly, listed])
+        let hash = rpIDHash("rp.example")
+
+        assertSameCredential(try store.residentCredential(id: storedOnly.credentialID), storedOnly)
+        for userVerified in [false, true] {
+            let found = try XCTUnwrap(store.discoverableCredentials(rpIDHash: hash, userVerified: userVerified))
+            XCTAssertEqual(found.first.credentialID, listed.credentialID, "the newer one is not discoverable")
+            XCTAssertEqual(found.count, 1)
+            XCTAssertNil(try store.discoverableCredential(after: found.position, rpIDHash: hash, userVerified: userVerified))
+        }
+        XCTAssertEqual(try store.relyingParties().map(\.rpID), ["rp.example"])
+        XCTAssertTrue(try store.deleteResidentCredential(id: listed.credentialID))
+        XCTAssertNil(try store.discoverableCredentials(rpIDHash: hash, userVerified: true))
+        XCTAssertEqual(try store.relyingParties(), [], "an RP with only such credentials is not listed")
+        XCTAssertEqual(try store.residentCredentialCount(), 1, "it still takes space")
+        XCTAssertTrue(try store.integrityCheck(), "the triggers' counts match the rows")
+
+        // The sealed record has the last word over an edited column.
+        let key = store.sealer.credentialKey(credentialID: storedOnly.credentialID)
+        try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.run("UPDATE credentials SET cred_protect = 1 WHERE cred_key = ?", [.blob(key)])
+        }
+        XCTAssertThrowsError(try store.discoverableCredentials(rpIDHash: hash, userVerified: false)) { error in
+            guard case StoreError.corrupt = error else { return XCTFail("\(error)") }
+        }
+    }
+}

@@ -27,6 +27,13 @@ final class SealedRecordTests: XCTestCase {
             let read = try ResidentCredential(record: reader, createdAt: 0, hiddenSince: nil)
             XCTAssertEqual([read.backupEligible, read.backedUp], [eligible, backedUp])
         }
+        var storedOnly = credential
+        storedOnly.discoverable = false
+        let storedOnlyReader = try RecordReader(storedOnly.record(), kind: .residentCredential, context: "test")
+        XCTAssertFalse(try ResidentCredential(record: storedOnlyReader, createdAt: 0, hiddenSince: nil).discoverable)
+        XCTAssertEqual(storedOnly.protectionColumn, 0, "out of the discoverable statements")
+        XCTAssertNil(try RecordReader(credential.record(), kind: .residentCredential, context: "test")
+            .bool(CredentialField.notDiscoverable), "written only when set")
         var writer = RecordWriter(kind: .residentCredential)
         writer.append(CredentialField.credentialID, bytes: credential.credentialID)
         writer.append(CredentialField.rpID, string: credential.rpID)

@@ -39,11 +39,24 @@ public struct ResidentCredential: Sendable {
         return flags
     }
 
-    /// Whether a getAssertion without an allowList may use it: visible, and
+    /// False for a credential kept only to be named in an allowList: one whose ID the key did
+    /// not make, so cannot wrap (a test rig's addCredential with isResidentCredential false,
+    /// WebDriver's non-resident credential). It is never offered without an allowList, never
+    /// listed by credential management, and its assertions name no user; its `userHandle` is
+    /// the store's own (`storedOnlyUserHandle`), not the RP's.
+    public var discoverable = true
+
+    /// The user handle a non-discoverable stored credential is kept under: one per credential ID
+    /// (a zero byte and SHA-256 of the ID), so that it never replaces another account's.
+    public static func storedOnlyUserHandle(credentialID: [UInt8]) -> [UInt8] {
+        [0x00] + SHA256.hash(credentialID)
+    }
+
+    /// Whether a getAssertion without an allowList may use it: discoverable, visible, and
     /// userVerificationOptional unless the user was verified (the other two levels need UV
     /// there, CTAP 2.1 §12.1).
     public func isDiscoverable(userVerified: Bool) -> Bool {
-        hiddenSince == nil && (credProtect == .userVerificationOptional || userVerified)
+        discoverable && hiddenSince == nil && (credProtect == .userVerificationOptional || userVerified)
     }
 
     public init(credentialID: [UInt8], rpID: String, rpIDHash: [UInt8], rpName: String?,
