@@ -195,9 +195,9 @@ final class RigKey: @unchecked Sendable {
             throw .failed("credential \(Base64URL.encode(credential.credentialID)): its key could not be encoded (\(error))")
         }
         return RigCredential(
-            credentialId: Base64URL.encode(credential.credentialID), isResidentCredential: true, rpId: credential.rpID,
-            privateKey: der.withUnsafeBytes { Base64URL.encode(Array($0)) },
-            userHandle: Base64URL.encode(credential.userHandle),
+            credentialId: Base64URL.encode(credential.credentialID), isResidentCredential: credential.discoverable,
+            rpId: credential.rpID, privateKey: der.withUnsafeBytes { Base64URL.encode(Array($0)) },
+            userHandle: credential.discoverable ? Base64URL.encode(credential.userHandle) : nil,
             signCount: signCounts.map.withLock { $0[credential.credentialID] } ?? 0,
             userName: credential.userName, userDisplayName: credential.userDisplayName,
             backupEligibility: credential.backupEligible, backupState: credential.backedUp)
@@ -222,7 +222,8 @@ final class RigKey: @unchecked Sendable {
         }
         guard let updated else { throw Self.noSuchCredential(credentialID, on: id) }
         events.emit("credentialUpdated", authenticatorID: id, RigEventParams(
-            credentialId: Base64URL.encode(credentialID), rpId: updated.rpID, userHandle: Base64URL.encode(updated.userHandle),
+            credentialId: Base64URL.encode(credentialID), rpId: updated.rpID,
+            userHandle: updated.discoverable ? Base64URL.encode(updated.userHandle) : nil,
             userName: updated.userName, userDisplayName: updated.userDisplayName,
             backupEligibility: updated.backupEligible, backupState: updated.backedUp))
     }
@@ -230,19 +231,29 @@ final class RigKey: @unchecked Sendable {
     /// Stores a credential given as WebDriver's Credential Parameters.
     func add(_ input: RigCredential, events: RigEventHub) throws(RigFailure) {
         guard !options.isU2F else { throw .invalidParams("\(id) is a u2f key: it keeps no credentials (U2F key handles wrap them)") }
-        guard input.isResidentCredential ?? true else {
-            throw .unsupported("credential.isResidentCredential false: a Latchkey key makes non-resident credential IDs itself "
-                               + "(they wrap the private key); add the credential as resident")
-        }
+        // A non-resident credential (WebDriver's isResidentCredential false) has an ID this key
+        // did not make, so cannot be one whose ID wraps its key: it is stored, but only for
+        // allowLists (`ResidentCredential.discoverable`), under a user handle of the store's own.
+        let isResident = input.isResidentCredential ?? true
         let credentialID = try Base64URL.decode(input.credentialId, member: "credential.credentialId")
         // What getInfo promises (maxCredentialIdLength): clients leave longer IDs out of the allowList.
         let maximumLength = AuthenticatorConfiguration().maxCredentialIDLength
         guard (1...maximumLength).contains(credentialID.count) else {
             throw .invalidParams("credential.credentialId must be 1 to \(maximumLength) bytes (getInfo's maxCredentialIdLength)")
         }
-        guard let userHandleText = input.userHandle else { throw .invalidParams("credential.userHandle is required") }
-        let userHandle = try Base64URL.decode(userHandleText, member: "credential.userHandle")
-        guard (1...64).contains(userHandle.count) else { throw .invalidParams("credential.userHandle must be 1 to 64 bytes") }
+        let userHandle: [UInt8]
+        if isResident {
+            guard let userHandleText = input.userHandle else { throw .invalidParams("credential.userHandle is required") }
+            userHandle = try Base64URL.decode(userHandleText, member: "credential.userHandle")
+            guard (1...64).contains(userHandle.count) else { throw .invalidParams("credential.userHandle must be 1 to 64 bytes") }
+        } else {
+            // The key would never say it: assertions of a non-discoverable credential name no user.
+            guard input.userHandle == nil, input.userName == nil, input.userDisplayName == nil else {
+                throw .invalidParams("credential.userHandle, userName and userDisplayName are for resident credentials "
+                                     + "(isResidentCredential true): a non-resident credential's assertions name no user")
+            }
+            userHandle = ResidentCredential.storedOnlyUserHandle(credentialID: credentialID)
+        }
         guard !input.rpId.isEmpty, input.rpId.utf8.count <= 253 else { throw .invalidParams("credential.rpId must be an RP ID (1 to 253 bytes)") }
         guard let keyText = input.privateKey else { throw .invalidParams("credential.privateKey is required") }
         var der = try Base64URL.decode(keyText, member: "credential.privateKey")
@@ -261,6 +272,7 @@ final class RigKey: @unchecked Sendable {
             userName: input.userName, userDisplayName: input.userDisplayName,
             algorithm: algorithm == .ed25519 ? COSEAlgorithm.edDSA.rawValue : COSEAlgorithm.es256.rawValue,
             privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
+        credential.discoverable = isResident
         credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility
         credential.backedUp = input.backupState ?? options.defaultBackupState
         do {
@@ -290,8 +302,9 @@ final class RigKey: @unchecked Sendable {
         let count = input.signCount ?? 0
         signCounts.map.withLock { $0[credentialID] = count }
         events.emit("credentialAdded", authenticatorID: id, RigEventParams(
-            credentialId: Base64URL.encode(credentialID), rpId: input.rpId, userHandle: Base64URL.encode(userHandle),
-            userName: input.userName, isResidentCredential: true, signCount: count,
+            credentialId: Base64URL.encode(credentialID), rpId: input.rpId,
+            userHandle: isResident ? Base64URL.encode(userHandle) : nil,
+            userName: input.userName, isResidentCredential: isResident, signCount: count,
             backupEligibility: credential.backupEligible, backupState: credential.backedUp))
     }
 

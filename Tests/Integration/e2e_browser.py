@@ -10,8 +10,8 @@ checked by python-fido2's Fido2Server as a relying party, the UV flag included.
 With `--rig LATCHKEY_BINARY` (Chromium only), credentials that a test fixture plants through the
 rig's control API then sign in on the page: key web steps aside (SIGTERM to the pid in
 WORK/key-web.pid: the browser asks every FIDO device it sees), `latchkey rig` adds one uhid key
-with built-in UV, and addCredential plants a P-256 credential for localhost that get() names in
-allowCredentials, then a passkey that get() finds with an empty allowCredentials. Fido2Server
+with built-in UV, and addCredential plants a non-resident P-256 credential for localhost that get()
+names in allowCredentials, then a passkey that get() finds with an empty allowCredentials. Fido2Server
 checks each against the public key the test made; the rig's events and getCredential must show
 the counter the page saw.
 Usage: e2e_browser.py WORK_DIR [chromium|firefox] (chromium when left out) | e2e_browser.py WORK_DIR chromium --rig LATCHKEY_BINARY
@@ -444,18 +444,21 @@ def pkcs8(private_key):
 
 def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, user_verification):
     """Plants a fresh P-256 credential for localhost on the rig's key (addCredential: PKCS#8,
-    signCount PLANTED_SIGN_COUNT), then signs in with it on the page: get() with allowCredentials
-    [its ID] when `by_id`, else empty. Fido2Server verifies the answer against the public key the
+    signCount PLANTED_SIGN_COUNT; non-resident, with no user, when `by_id`, else a passkey of
+    `user_id`), then signs in with it on the page: get() with allowCredentials [its ID] when
+    `by_id`, else empty. Fido2Server verifies the answer against the public key the
     test made (an AttestedCredentialData built from it, as an RP stores it at registration); the
     counter the page saw must be past the planted one, and the rig must report that very counter
     (a credentialAsserted event, getCredential). The credential ID, the counter and the seconds."""
     private_key = ec.generate_private_key(ec.SECP256R1())
     credential_id = os.urandom(32)
     planted = AttestedCredentialData.create(Aaguid.NONE, credential_id, ES256.from_cryptography_key(private_key.public_key()))
-    rig.client.add_credential(RIG_KEY, {"credentialId": credential_id, "isResidentCredential": True, "rpId": "localhost",
-                                        "privateKey": pkcs8(private_key), "userHandle": user_id,
-                                        "signCount": PLANTED_SIGN_COUNT, "userName": user_name,
-                                        "userDisplayName": user_name.replace("-", " ").title()})
+    # By ID: WebDriver's non-resident credential (no user); else a passkey with its user.
+    credential = {"credentialId": credential_id, "isResidentCredential": not by_id, "rpId": "localhost",
+                  "privateKey": pkcs8(private_key), "signCount": PLANTED_SIGN_COUNT}
+    if not by_id:
+        credential.update(userHandle=user_id, userName=user_name, userDisplayName=user_name.replace("-", " ").title())
+    rig.client.add_credential(RIG_KEY, credential)
     rig.events.wait_for("credentialAdded", timeout=RIG_STEP, credentialId=credential_id)
     # One account on the key for localhost: with two, an empty allowCredentials brings Chromium's
     # account chooser, which no WebDriver reaches.
@@ -471,7 +474,9 @@ def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, use
     response = AuthenticationResponse.from_dict(asserted).response
     counter = response.authenticator_data.counter
     assert counter > PLANTED_SIGN_COUNT, f"{what}: counter {counter}, planted at {PLANTED_SIGN_COUNT}"
-    if not by_id:
+    if by_id:
+        assert not response.user_handle, f"{what}: a non-resident credential's assertion named user {response.user_handle!r}"
+    else:
         assert response.user_handle == user_id, f"{what}: userHandle {response.user_handle!r}, planted {user_id!r}"
     # The rig reports what the key signed, probes (up=false) included: the event for this counter.
     event = rig.events.wait_for("credentialAsserted", timeout=RIG_STEP, credentialId=credential_id, signCount=counter)
@@ -484,7 +489,7 @@ def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, use
 def run_rig_flows(browser, work, binary):
     """Key web steps aside (Chromium asks every FIDO device it sees, and one without the
     credential would fail a get() by ID, or add its passkey to an empty allowCredentials), then
-    `latchkey rig` with one uhid key: a credential the RP knows by its ID signs in, is removed,
+    `latchkey rig` with one uhid key: a non-resident credential the RP knows by its ID signs in, is removed,
     and a passkey (resident, user handle PLANTED_USER_ID) signs in with an empty allowCredentials
     and user verification required. A rig that exits other than 0 fails the flows."""
     took = stop_serve_key(work, "web")
@@ -501,10 +506,7 @@ def run_rig_flows(browser, work, binary):
             return webauthn(browser, GET, options, what)
 
         server = relying_party()
-        # A Latchkey key makes non-resident credential IDs itself (they wrap the key), so the rig
-        # plants resident ones only (isResidentCredential false is `unsupported`): the RP's
-        # credential by ID is a resident one that get() names in allowCredentials.
-        what = "get() of a planted credential (allowCredentials [its ID])"
+        what = "get() of a planted non-resident credential (allowCredentials [its ID])"
         credential_id, counter, took = plant_and_sign_in(rig, server, sign_in, what, b"latchkey-e2e-by-id",
                                                          "planted-by-id", True, UserVerificationRequirement.DISCOURAGED)
         print(f"{what} ok in {took:.1f} s: counter {counter} (planted at {PLANTED_SIGN_COUNT}), verified by "

@@ -374,13 +374,34 @@ def check_seeded_ed25519(session):
     assert event["params"].get("signCount") == 8, event
 
 
-@check("rig: addCredential with isResidentCredential false → unsupported, and nothing added (getCredential → noSuchCredential)")
+@check("rig: addCredential with isResidentCredential false (WebDriver's non-resident credential, no userHandle): getAssertion "
+       "with its ID in the allowList signs (no user in the response, counter signCount + 1, verified); without an allowList "
+       "it is NO_CREDENTIALS; getCredential says isResidentCredential false, no userHandle; with a userHandle → invalidParams")
 def check_seeded_non_resident(session):
-    credential_id = os.urandom(16)
-    credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "rig.example", credential_id, b"nr", 0, "nr",
-                                   resident=False)
-    expect_rig_error("unsupported", session.rig().call, "addCredential", authenticatorId="k1", credential=credential)
-    expect_rig_error("noSuchCredential", session.rig().get_credential, "k1", credential_id)
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    credential_id = os.urandom(24)
+    credential = seeded_credential(private_key, "nr.rig.example", credential_id, b"nr", 5, "nr", resident=False)
+    expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="k1", credential=credential)
+    del credential["userHandle"], credential["userName"]
+    assert session.rig().call("addCredential", authenticatorId="k1", credential=credential) == {}
+    session.state.setdefault("k1 resident", set()).add(credential_id)
+    added = session.wait("credentialAdded", credentialId=credential_id)
+    assert added["params"].get("isResidentCredential") is False and "userHandle" not in added["params"], added
+    client_data_hash = os.urandom(32)
+    assertion = session.ctap("k1").get_assertion("nr.rig.example", client_data_hash,
+                                                 [{"type": "public-key", "id": credential_id}])
+    assert bytes(assertion.credential["id"]) == credential_id
+    assert not assertion.user, f"a non-resident credential's assertion names a user: {assertion.user}"
+    assert assertion.auth_data.counter == 6, assertion.auth_data.counter
+    verify_signature(private_key.public_key(), assertion, client_data_hash)
+    try:
+        session.ctap("k1").get_assertion("nr.rig.example", os.urandom(32))
+        raise AssertionError("a discoverable getAssertion found the non-resident credential")
+    except CtapError as error:
+        assert error.code == CtapError.ERR.NO_CREDENTIALS, error
+    entry = session.rig().get_credential("k1", credential_id)
+    assert entry.get("isResidentCredential") is False and entry.get("userHandle") is None, entry
+    assert entry.get("signCount") == 6, entry
 
 
 @check("rig: addCredential with a privateKey that is not PKCS#8 → invalidParams")

@@ -203,7 +203,9 @@ final class RigTests: XCTestCase {
         let good = try PKCS8PrivateKey.encode(.ed25519, try Ed25519.PrivateKey().rawRepresentation).copyBytes()
         let base: [String: Any] = ["credentialId": "AAEC", "rpId": "rig.example", "privateKey": Base64URL.encode(good),
                                    "userHandle": "AQ"]
-        XCTAssertEqual(errorCode(try add(base.merging(["isResidentCredential": false]) { $1 })), "unsupported")
+        let nonResident = try add(base.merging(["isResidentCredential": false]) { $1 })
+        XCTAssertEqual(errorCode(nonResident), "invalidParams", "a userHandle for a non-resident credential")
+        XCTAssertTrue(errorMessage(nonResident).contains("credential.userHandle"), errorMessage(nonResident))
         let badKey = try add(base.merging(["privateKey": "AAAA"]) { $1 })
         XCTAssertEqual(errorCode(badKey), "invalidParams")
         XCTAssertTrue(errorMessage(badKey).contains("credential.privateKey"), errorMessage(badKey))
