@@ -39,9 +39,11 @@ ensure_python_venv() {
     if [ ! -x "$venv/bin/python" ]; then
         python3 -m venv "$venv" 2>/dev/null || { ensure_debs python3-venv && python3 -m venv "$venv"; }
     fi
-    if ! "$venv/bin/python" -c 'import fido2, selenium, dbus_next, importlib.metadata as m; assert m.version("fido2") == "2.2.1"' 2>/dev/null; then
-        say "installing python-fido2 2.2.1, selenium and dbus-next into $venv"
-        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" "selenium==4.51.0" "dbus-next==0.2.3" >&2
+    # playwright: its own driver only (the VM rig runs it with Debian's chromium; no browser download).
+    if ! "$venv/bin/python" -c 'import fido2, selenium, dbus_next, playwright, importlib.metadata as m; assert m.version("fido2") == "2.2.1"' 2>/dev/null; then
+        say "installing python-fido2 2.2.1, selenium, dbus-next and playwright into $venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" "selenium==4.51.0" "dbus-next==0.2.3" \
+            "playwright==1.65.2" >&2
     fi
     printf '%s\n' "$venv/bin/python"
 }

@@ -155,6 +155,24 @@ check_browser() {  # headless Chromium: create() + get(), then passkeys, against
     if [ -s "$WORK/rig-browser.log" ]; then echo "--- the rig's log:"; tail -n 6 "$WORK/rig-browser.log"; fi
     return 1
 }
+check_playwright() {  # the README's Playwright example, run: headless Chromium through Playwright for Python, the same key
+    [ -x /usr/bin/chromium ] || { echo "chromium not installed"; return 1; }
+    "$PYTHON" -c "import playwright" 2>/dev/null || { echo "playwright is not in the test venv (scripts/lib.sh installs it)"; return 1; }
+    local status
+    # Key web again, alone (its store too: the passkey replaces the browsers' ones, one account for localhost).
+    stop_key main && start_key web --uv auto || return 1
+    # Start-up and page load 150 s each (tried twice), each WebAuthn call 90 s: bounded in e2e_playwright.py.
+    HOME="$WORK/playwright-home" timeout -k 15 540 "$PYTHON" "$HERE/e2e_playwright.py" "$WORK" >"$WORK/playwright.out" 2>&1
+    status=$?
+    stop_key web; start_key main || return 1
+    cp "$WORK/playwright.out" "$RESULTS/" 2>/dev/null
+    [ "$status" -eq 0 ] && { cat "$WORK/playwright.out"; return 0; }
+    [ "$status" -eq 77 ] && { grep -E "up through|load|NOT RUN" "$WORK/playwright.out"; return 77; }
+    echo "--- progress and error (e2e_playwright.py; whole output in the results dir):"
+    grep -E "up through|loaded after|ok in|Error|failed" "$WORK/playwright.out" | grep -v "raise " | tail -8
+    echo "--- key web's log:"; grep -E "→|uv|presence" "$WORK/key-web.log" | tail -8
+    return 1
+}
 check_firefox() {  # headless Firefox ESR over Marionette (marionette.py): the same flows, the same key
     [ -x /usr/bin/firefox-esr ] || { echo "firefox-esr not installed"; return 1; }
     local status lines pid
@@ -534,6 +552,7 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 step "headless Chromium: navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable); verified by Fido2Server" check_browser
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
+step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (the README example, e2e_playwright.py)" check_playwright
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
 step "fido2-cred -M/-V ES256, then fido2-assert -G/-V" check_cred_assert es es256 e2e.example
