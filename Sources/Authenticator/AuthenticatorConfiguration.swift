@@ -54,6 +54,23 @@ public struct AuthenticatorConfiguration: Sendable {
         case ctap21, ctap20
     }
 
+    /// The extensions the key offers (`ExtensionSet`): all of them, as a Latchkey key has; a
+    /// test rig may offer fewer.
+    public var extensions: ExtensionSet = .all
+
+    /// What getInfo lists and requests get answered: `extensions`, and of those only
+    /// hmac-secret on the CTAP 2.0 persona (the one extension CTAP 2.0 defined).
+    public var offeredExtensions: ExtensionSet {
+        protocolLevel == .ctap20 ? extensions.intersection(.hmacSecret) : extensions
+    }
+
+    /// getInfo's extensions (0x02): those of `offeredExtensions` (hmac-secret-mc is CTAP 2.2,
+    /// so not on the CTAP 2.0 persona).
+    public var extensionIdentifiers: [String] {
+        let names = offeredExtensions.identifiers
+        return protocolLevel == .ctap20 ? names.filter { $0 != "hmac-secret-mc" } : names
+    }
+
     /// The BE and BS authData flags of the credentials this key makes (only those two bits
     /// count): none, as on every security key (a YubiKey's credentials are device-bound). A test
     /// rig's `defaultBackupEligibility`/`defaultBackupState` set them to stand for a passkey

@@ -36,11 +36,13 @@ extension Authenticator {
         // Extensions are decoded with the request (GetAssertionExtensions); hmac-secret's input
         // is checked here, before the token is used.
         if let error = request.extensionsError { throw error }
-        let wantsCredBlob = request.extensions.credBlob ?? false
+        // Extensions the key does not offer are ignored (CTAP 2.1 §9).
+        let extensions = request.extensions.offered(configuration.offeredExtensions)
+        let wantsCredBlob = extensions.credBlob ?? false
         // largeBlobKey (§12.3): the credential's key in response member 0x07.
-        let wantsLargeBlobKey = request.extensions.largeBlobKey ?? false
+        let wantsLargeBlobKey = extensions.largeBlobKey ?? false
         var hmacSecret: HMACSecretRequest?
-        if let input = request.extensions.hmacSecret {
+        if let input = extensions.hmacSecret {
             hmacSecret = try hmacSecretRequest(input, userPresence: userPresence)
         }
 

@@ -11,7 +11,7 @@ extension Authenticator {
         return AuthenticatorInfo(
             // U2F (CTAP1) cannot verify the user, so it is off while alwaysUv is on (§6.11.2).
             versions: (alwaysUv ? [] : ["U2F_V2"]) + ["FIDO_2_0", "FIDO_2_1"],
-            extensions: ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"],
+            extensions: configuration.extensionIdentifiers,
             aaguid: secrets.aaguid,
             options: try infoOptions(alwaysUv: alwaysUv),
             maxMsgSize: configuration.maxMessageSize,
@@ -21,11 +21,11 @@ extension Authenticator {
             transports: ["usb"],
             algorithms: [CredentialParameters(algorithm: COSEAlgorithm.es256.rawValue),
                          CredentialParameters(algorithm: COSEAlgorithm.edDSA.rawValue)],
-            maxSerializedLargeBlobArray: configuration.maxSerializedLargeBlobArray,
+            maxSerializedLargeBlobArray: offersLargeBlobs ? configuration.maxSerializedLargeBlobArray : nil,
             forcePINChange: try loadPINState()?.forcePINChange ?? false,
             minPINLength: try minPINLength(),
             firmwareVersion: configuration.firmwareVersion,
-            maxCredBlobLength: configuration.maxCredBlobLength,
+            maxCredBlobLength: configuration.offeredExtensions.contains(.credBlob) ? configuration.maxCredBlobLength : nil,
             maxRPIDsForSetMinPINLength: configuration.maxRPIDsForSetMinPINLength,
             remainingDiscoverableCredentials: remaining,
             // Built-in UV: one attempt per clientPIN 0x06 call, up to 3 calls (as a YubiKey
@@ -35,12 +35,16 @@ extension Authenticator {
             uvModality: userVerification?.modality)
     }
 
+    /// Whether authenticatorLargeBlobs and the `largeBlobs` option are there: with largeBlobKey.
+    var offersLargeBlobs: Bool { configuration.offeredExtensions.contains(.largeBlobKey) }
+
     /// The CTAP 2.0 persona's getInfo (`AuthenticatorConfiguration.ProtocolLevel.ctap20`): the
     /// members CTAP 2.0 defines (0x01–0x08), as such a key reports them.
     func ctap20Info() throws(CTAP2StatusCode) -> AuthenticatorInfo {
         var options = ["rk": true, "up": true, "plat": false, "clientPin": try isPINSet()]
         if userVerification != nil { options["uv"] = true }
-        return AuthenticatorInfo(versions: ["U2F_V2", "FIDO_2_0"], extensions: ["hmac-secret"], aaguid: secrets.aaguid,
+        return AuthenticatorInfo(versions: ["U2F_V2", "FIDO_2_0"], extensions: configuration.extensionIdentifiers,
+                                 aaguid: secrets.aaguid,
                                  options: options, maxMsgSize: configuration.maxMessageSize,
                                  pinUvAuthProtocols: [Int(PinUvAuthProtocol.one.rawValue)],
                                  maxCredentialCountInList: configuration.maxCredentialCountInList,
@@ -55,6 +59,8 @@ extension Authenticator {
 
     /// Whether a CTAP 2.0 key knows this command (CTAP 2.0 §5: 0x01–0x08).
     func knowsCommand(_ command: CTAPCommand) -> Bool {
+        // authenticatorLargeBlobs goes with the largeBlobKey extension (`ExtensionSet`).
+        if command == .largeBlobs && !offersLargeBlobs { return false }
         guard configuration.protocolLevel == .ctap20 else { return true }
         switch command {
         case .makeCredential, .getAssertion, .getInfo, .clientPIN, .reset, .getNextAssertion: return true
@@ -94,9 +100,9 @@ extension Authenticator {
             "authnrCfg": true,
             "setMinPINLength": true,
             "alwaysUv": alwaysUv,
-            // authenticatorLargeBlobs (0x0C) with the largeBlobKey extension.
-            "largeBlobs": true,
         ]
+        // authenticatorLargeBlobs (0x0C) with the largeBlobKey extension; absent without it.
+        if offersLargeBlobs { options["largeBlobs"] = true }
         // Built-in user verification (`--uv`): present and true only when a method is
         // configured; absent (not capable) otherwise.
         if userVerification != nil { options["uv"] = true }

@@ -52,7 +52,10 @@ extension Authenticator {
         // they need of the key is checked here, before the token, so that a malformed request
         // does not bind or use it.
         if let error = request.extensionsError { throw error }
-        let extensions = request.extensions
+        // Extensions the key does not offer are ignored (CTAP 2.1 §9); hmac-secret-mc is CTAP 2.2,
+        // not on the CTAP 2.0 persona.
+        var extensions = request.extensions.offered(configuration.offeredExtensions)
+        if configuration.protocolLevel == .ctap20 { extensions.hmacSecretMC = nil }
         let credProtect = extensions.credProtect ?? .userVerificationOptional
         var credBlob = extensions.credBlob
         // hmac-secret (§12.5): the credential gets CredRandom values.

@@ -1,0 +1,57 @@
+import CTAP
+
+/// The CTAP extensions a key offers in getInfo (0x02) and answers. One it does not offer is
+/// ignored in requests, as CTAP 2.1 §9 has authenticators ignore extensions they do not
+/// support (the request succeeds, with no output for it). A test rig narrows the set to stand
+/// for keys that lack an extension (WebDriver's virtual authenticator `extensions`); a real key
+/// offers them all.
+public struct ExtensionSet: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    public static let credProtect = ExtensionSet(rawValue: 1 << 0)
+    public static let credBlob = ExtensionSet(rawValue: 1 << 1)
+    /// hmac-secret, and hmac-secret-mc with it (CTAP 2.2 §12.7 builds on it).
+    public static let hmacSecret = ExtensionSet(rawValue: 1 << 2)
+    /// largeBlobKey, and with it authenticatorLargeBlobs (0x0C) and the `largeBlobs` option:
+    /// the array is of no use without the keys.
+    public static let largeBlobKey = ExtensionSet(rawValue: 1 << 3)
+    public static let minPinLength = ExtensionSet(rawValue: 1 << 4)
+
+    public static let all: ExtensionSet = [.credProtect, .credBlob, .hmacSecret, .largeBlobKey, .minPinLength]
+
+    /// getInfo's extension identifiers, in the order a Latchkey key lists them.
+    public var identifiers: [String] {
+        var names: [String] = []
+        if contains(.credProtect) { names.append("credProtect") }
+        if contains(.credBlob) { names.append("credBlob") }
+        if contains(.hmacSecret) { names += ["hmac-secret", "hmac-secret-mc"] }
+        if contains(.largeBlobKey) { names.append("largeBlobKey") }
+        if contains(.minPinLength) { names.append("minPinLength") }
+        return names
+    }
+}
+
+extension MakeCredentialExtensions {
+    /// The inputs of the extensions in `offered`; the others as if absent.
+    func offered(_ offered: ExtensionSet) -> MakeCredentialExtensions {
+        var kept = self
+        if !offered.contains(.credProtect) { kept.credProtect = nil }
+        if !offered.contains(.credBlob) { kept.credBlob = nil }
+        if !offered.contains(.hmacSecret) { kept.hmacSecret = nil; kept.hmacSecretMC = nil }
+        if !offered.contains(.largeBlobKey) { kept.largeBlobKey = nil }
+        if !offered.contains(.minPinLength) { kept.minPinLength = nil }
+        return kept
+    }
+}
+
+extension GetAssertionExtensions {
+    /// The inputs of the extensions in `offered`; the others as if absent.
+    func offered(_ offered: ExtensionSet) -> GetAssertionExtensions {
+        var kept = self
+        if !offered.contains(.credBlob) { kept.credBlob = nil }
+        if !offered.contains(.hmacSecret) { kept.hmacSecret = nil }
+        if !offered.contains(.largeBlobKey) { kept.largeBlobKey = nil }
+        return kept
+    }
+}
