@@ -190,9 +190,7 @@ public final class Rig: @unchecked Sendable {
         } else if params.hasResidentKey == false {
             throw .unsupported("hasResidentKey false: a Latchkey CTAP 2 key always stores discoverable credentials")
         }
-        if params.extensions != nil {
-            throw .unsupported("extensions: a Latchkey key always has all of its extensions (getInfo lists them); omit extensions")
-        }
+        let extensions = try Self.extensions(params.extensions, isU2F: isU2F)
         if isU2F, params.defaultBackupEligibility != nil || params.defaultBackupState != nil {
             throw .invalidParams("a u2f key has no backup flags (defaultBackupEligibility, defaultBackupState): U2F signs no authData flags but UP")
         }
@@ -238,6 +236,7 @@ public final class Rig: @unchecked Sendable {
         options.automaticUserVerification = params.automaticUserVerification ?? true
         options.attestation = attestation
         options.seed = params.seed
+        options.extensions = extensions
         options.defaultBackupEligibility = params.defaultBackupEligibility ?? false
         options.defaultBackupState = params.defaultBackupState ?? false
         let key: RigKey
@@ -261,6 +260,29 @@ public final class Rig: @unchecked Sendable {
         lock.unlock()
         logger.info("rig: authenticator \(id) is up (\(transport.name))")
         return key.info
+    }
+
+    /// WebDriver's `extensions` (WebAuthn's names, or CTAP's): the CTAP extensions a key offers.
+    /// Absent: all of them. `credProps` is the client's alone (it needs nothing of the key), so
+    /// it is accepted and changes nothing.
+    static func extensions(_ names: [String]?, isU2F: Bool) throws(RigFailure) -> ExtensionSet {
+        guard let names else { return .all }
+        if isU2F, !names.isEmpty { throw .invalidParams("a u2f key has no extensions (params.extensions must be empty)") }
+        var set: ExtensionSet = []
+        for name in names {
+            switch name {
+            case "credProtect": set.insert(.credProtect)
+            case "credBlob": set.insert(.credBlob)
+            case "largeBlob", "largeBlobKey": set.insert(.largeBlobKey)
+            case "prf", "hmac-secret", "hmacCreateSecret": set.insert(.hmacSecret)
+            case "minPinLength": set.insert(.minPinLength)
+            case "credProps": break
+            default:
+                throw .invalidParams("params.extensions: unknown extension '\(name)' (known: credProtect, credBlob, largeBlob, "
+                                     + "prf or hmac-secret, minPinLength, credProps)")
+            }
+        }
+        return set
     }
 
     /// Takes `requested` (or the next free `kN`) for a key being started. Called with `lock` held.

@@ -30,6 +30,8 @@ final class RigKey: @unchecked Sendable {
         var protocolLevel = AuthenticatorConfiguration.ProtocolLevel.ctap21
         /// `seed`: reproducible keys (`DeterministicRandom`); only on a fresh store.
         var seed: String?
+        /// The CTAP extensions it offers (`addAuthenticator`'s `extensions`).
+        var extensions: ExtensionSet = .all
         /// The BE/BS flags of the credentials it makes (and of added ones that name none).
         var defaultBackupEligibility = false
         var defaultBackupState = false
@@ -42,6 +44,8 @@ final class RigKey: @unchecked Sendable {
     let verification: RigVerification?
     let overrides = ResponseOverrides()
     let faults = RigFaults()
+    /// What its getInfo lists as extensions (none on a u2f key: it answers no getInfo).
+    let extensionIdentifiers: [String]
     private let runner: KeyRunner
     private let stopped = DispatchSemaphore(value: 0)
     private let isStopped = Atomic<Bool>(false)
@@ -89,6 +93,8 @@ final class RigKey: @unchecked Sendable {
         var configuration = AuthenticatorConfiguration()
         configuration.attestation = options.attestation
         configuration.protocolLevel = options.protocolLevel
+        configuration.extensions = options.extensions
+        extensionIdentifiers = options.isU2F ? [] : configuration.extensionIdentifiers
         configuration.defaultBackupFlags = [options.defaultBackupEligibility ? .backupEligible : [],
                                             options.defaultBackupState ? .backedUp : []]
         let authenticator: Authenticator
@@ -359,7 +365,8 @@ final class RigKey: @unchecked Sendable {
             isUserConsenting: presence.consenting.load(ordering: .acquiring),
             automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring),
             automaticUserVerification: verification?.automatic.load(ordering: .acquiring),
-            defaultBackupEligibility: options.defaultBackupEligibility, defaultBackupState: options.defaultBackupState)
+            defaultBackupEligibility: options.defaultBackupEligibility, defaultBackupState: options.defaultBackupState,
+            extensions: extensionIdentifiers)
     }
 }
 
@@ -391,6 +398,8 @@ struct RigAuthenticatorInfo: Encodable {
     var automaticUserVerification: Bool?
     var defaultBackupEligibility: Bool
     var defaultBackupState: Bool
+    /// The key's getInfo extensions (CTAP's identifiers).
+    var extensions: [String]
 }
 
 /// WebDriver's Credential Parameters (DevTools' names for the user's).

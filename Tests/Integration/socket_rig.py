@@ -884,6 +884,34 @@ def check_backup_u2f_refused(session):
     expect_refused_add(session, "invalidParams", protocol="u2f", defaultBackupEligibility=True)
 
 
+# --- extensions ------------------------------------------------------------------------------
+
+@check("rig: addAuthenticator rig-ext with extensions [credBlob]: python-fido2 get_info lists credBlob alone and no "
+       "largeBlobs option; a makeCredential asking credProtect 3 and credBlob answers credBlob only, and the credential "
+       "signs in without UV (credProtect was ignored, as CTAP 2.1 §9 has it)")
+def check_extensions_narrowed(session):
+    key = add_socket_key(session, "rig-ext", extensions=["credBlob"])
+    assert key.get("extensions") == ["credBlob"], key
+    ctap = session.ctap("rig-ext")
+    info = ctap.get_info()
+    assert list(info.extensions) == ["credBlob"], info.extensions
+    assert "largeBlobs" not in info.options, info.options
+    created = ctap.make_credential(os.urandom(32), {"id": "ext.rig.example", "name": "Extensions"},
+                                   {"id": b"ext-handle", "name": "ext"}, ES256, options={"rk": True},
+                                   extensions={"credProtect": 3, "credBlob": b"blob"})
+    outputs = created.auth_data.extensions or {}
+    assert set(outputs) == {"credBlob"} and outputs["credBlob"] is True, outputs
+    credential_id = bytes(created.auth_data.credential_data.credential_id)
+    assertion = ctap.get_assertion("ext.rig.example", os.urandom(32), extensions={"credBlob": True})
+    assert bytes(assertion.credential["id"]) == credential_id, "a discoverable sign-in without UV found it: level 1"
+    assert (assertion.auth_data.extensions or {}).get("credBlob") == b"blob", assertion.auth_data.extensions
+
+
+@check("rig: addAuthenticator with extensions naming one that does not exist (teleport) → invalidParams, nothing added")
+def check_extensions_unknown(session):
+    expect_refused_add(session, "invalidParams", extensions=["teleport"])
+
+
 # --- injected faults (injectFault, clearFaults) -----------------------------------------------
 
 CTAPHID_INIT, CTAPHID_CBOR, CTAPHID_KEEPALIVE = 0x86, 0x90, 0xBB
@@ -1204,7 +1232,7 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_u2f_no_resident_key, check_u2f_add_credential,
               check_override_bad_uv, check_override_bad_up, check_override_bogus_signature, check_override_cleared,
               check_backup_defaults, check_backup_set_properties, check_backup_set_properties_refused,
-              check_update_user_event, check_backup_u2f_refused,
+              check_update_user_event, check_backup_u2f_refused, check_extensions_narrowed, check_extensions_unknown,
               check_fault_status, check_fault_until_cleared, check_fault_delay, check_fault_drop, check_fault_truncate,
               check_fault_keepalive_flood, check_fault_u2f_status, check_fault_unknown_command, check_fault_unknown_fault,
               check_fault_status_any, check_fault_delay_no_ms,

@@ -62,10 +62,11 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(errorCode(missing), "invalidParams")
         XCTAssertTrue(errorMessage(missing).contains("authenticatorId is required"), errorMessage(missing))
         XCTAssertEqual(errorCode(try call("getCredentials", ["authenticatorId": "k7"])), "noSuchAuthenticator")
-        for params in [["hasResidentKey": false],
-                       ["extensions": ["largeBlob"]]] as [[String: Any]] {
-            XCTAssertEqual(errorCode(try call("addAuthenticator", params)), "unsupported", "\(params)")
-        }
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["hasResidentKey": false])), "unsupported")
+        let unknownExtension = try call("addAuthenticator", ["extensions": ["credBlob", "teleport"]])
+        XCTAssertEqual(errorCode(unknownExtension), "invalidParams")
+        XCTAssertTrue(errorMessage(unknownExtension).contains("teleport"), errorMessage(unknownExtension))
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["protocol": "u2f", "extensions": ["prf"]])), "invalidParams")
         XCTAssertEqual(errorCode(try call("addAuthenticator", ["transport": "socket"])), "invalidParams")
         XCTAssertEqual(errorCode(try call("addAuthenticator", ["protocol": "u2f", "defaultBackupEligibility": true])), "invalidParams",
                        "U2F signs no BE/BS flags")
@@ -193,6 +194,25 @@ final class RigTests: XCTestCase {
         let events = try subscriber.take().lines.map(decode).filter { $0["event"] as? String == "credentialUpdated" }
         XCTAssertEqual(events.map { ($0["params"] as? [String: Any])?["backupState"] as? Bool }, [true, false])
         XCTAssertEqual(events.map { ($0["params"] as? [String: Any])?["credentialId"] as? String }, [id, id])
+    }
+
+    /// `extensions` (WebDriver's, WebAuthn's names): the key's getInfo lists only those, and the
+    /// Authenticator says so.
+    func testExtensionsNarrowWhatTheKeyOffers() throws {
+        let key = try addSocketKey(["extensions": ["prf", "credProps"]])
+        let listed = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
+        XCTAssertEqual(listed?.first?["extensions"] as? [String], ["hmac-secret", "hmac-secret-mc"])
+        let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: 5_000)
+        _ = try client.initialize()
+        let response = try client.cbor([CTAPCommand.getInfo.rawValue])
+        XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
+        let info = try CBORDecoder.decode(Array(response.dropFirst()))
+        XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue), ["hmac-secret", "hmac-secret-mc"])
+        XCTAssertNil(info[4]?["largeBlobs"])
+        let all = try addSocketKey()
+        let everything = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
+        XCTAssertEqual((everything?.first { $0["authenticatorId"] as? String == all.id })?["extensions"] as? [String],
+                       ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"])
     }
 
     func testBadCredentialsAreRefusedByName() throws {
