@@ -54,6 +54,11 @@ public struct AuthenticatorConfiguration: Sendable {
         case ctap21, ctap20
     }
 
+    /// Whether the key stores discoverable credentials (getInfo `rk`): yes, as every Latchkey
+    /// key; a test rig's `hasResidentKey false` stands for a key that cannot (makeCredential
+    /// with rk is then CTAP2_ERR_UNSUPPORTED_OPTION).
+    public var supportsResidentKeys = true
+
     /// The extensions the key offers (`ExtensionSet`): all of them, as a Latchkey key has; a
     /// test rig may offer fewer.
     public var extensions: ExtensionSet = .all

@@ -27,7 +27,7 @@ extension Authenticator {
             firmwareVersion: configuration.firmwareVersion,
             maxCredBlobLength: configuration.offeredExtensions.contains(.credBlob) ? configuration.maxCredBlobLength : nil,
             maxRPIDsForSetMinPINLength: configuration.maxRPIDsForSetMinPINLength,
-            remainingDiscoverableCredentials: remaining,
+            remainingDiscoverableCredentials: configuration.supportsResidentKeys ? remaining : nil,
             // Built-in UV: one attempt per clientPIN 0x06 call, up to 3 calls (as a YubiKey
             // Bio); the modality is the method's own (passcode-internal is never claimed: that
             // would be clientPin).
@@ -41,7 +41,7 @@ extension Authenticator {
     /// The CTAP 2.0 persona's getInfo (`AuthenticatorConfiguration.ProtocolLevel.ctap20`): the
     /// members CTAP 2.0 defines (0x01–0x08), as such a key reports them.
     func ctap20Info() throws(CTAP2StatusCode) -> AuthenticatorInfo {
-        var options = ["rk": true, "up": true, "plat": false, "clientPin": try isPINSet()]
+        var options = ["rk": configuration.supportsResidentKeys, "up": true, "plat": false, "clientPin": try isPINSet()]
         if userVerification != nil { options["uv"] = true }
         return AuthenticatorInfo(versions: ["U2F_V2", "FIDO_2_0"], extensions: configuration.extensionIdentifiers,
                                  aaguid: secrets.aaguid,
@@ -82,7 +82,7 @@ extension Authenticator {
         let alwaysUv: Bool
         if let knownAlwaysUv { alwaysUv = knownAlwaysUv } else { alwaysUv = try isAlwaysUvEnabled() }
         var options: [String: Bool] = [
-            "rk": true,
+            "rk": configuration.supportsResidentKeys,
             "up": true,
             "plat": false,
             // Present and false until a PIN is set (CTAP 2.1 §6.4: false means "capable, not set").

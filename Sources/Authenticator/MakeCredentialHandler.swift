@@ -30,6 +30,8 @@ extension Authenticator {
         let builtInUV = request.options["uv"] == true && request.pinUvAuthParam == nil
         if builtInUV && userVerification == nil { throw unknownUVOptionError }
         let isResident = request.options["rk"] ?? false
+        // A key without resident credentials (getInfo rk false): CTAP 2.1 §6.1.2 step 4.
+        if isResident && !configuration.supportsResidentKeys { throw .unsupportedOption }
         // The makeCredUvNotRqd rule (getInfo says true): on a key protected by user
         // verification, a discoverable credential needs UV (a token or built-in); a
         // non-discoverable one may be made without. alwaysUv (§6.11.2): every credential needs
