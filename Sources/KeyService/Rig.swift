@@ -187,8 +187,6 @@ public final class Rig: @unchecked Sendable {
         if isU2F {
             if params.hasResidentKey == true { throw .invalidParams("a u2f key has no resident credentials (hasResidentKey)") }
             if params.hasUserVerification == true { throw .invalidParams("a u2f key has no user verification (hasUserVerification)") }
-        } else if params.hasResidentKey == false {
-            throw .unsupported("hasResidentKey false: a Latchkey CTAP 2 key always stores discoverable credentials")
         }
         let extensions = try Self.extensions(params.extensions, isU2F: isU2F)
         if isU2F, params.defaultBackupEligibility != nil || params.defaultBackupState != nil {
@@ -237,6 +235,7 @@ public final class Rig: @unchecked Sendable {
         options.attestation = attestation
         options.seed = params.seed
         options.extensions = extensions
+        options.hasResidentKey = !isU2F && (params.hasResidentKey ?? true)
         options.defaultBackupEligibility = params.defaultBackupEligibility ?? false
         options.defaultBackupState = params.defaultBackupState ?? false
         let key: RigKey

@@ -107,6 +107,7 @@ struct RigWireEvents {
     }
 
     mutating func events(command: UInt8, request: [UInt8], response: [UInt8]) -> [Event] {
+        if command == CTAPHIDCommand.msg.rawValue { return Self.u2fEvents(request: request, response: response) }
         guard command == CTAPHIDCommand.cbor.rawValue, let commandByte = request.first,
               let ctapCommand = CTAPCommand(rawValue: commandByte) else { return [] }
         if ctapCommand == .getAssertion { lastAssertionRPID = nil }
@@ -148,6 +149,36 @@ struct RigWireEvents {
             default:
                 return []
             }
+        default:
+            return []
+        }
+    }
+
+    /// U2F (CTAPHID_MSG) register and authenticate answered 0x9000. U2F names the RP only by
+    /// its application parameter (a hash), so these events have no rpId.
+    static func u2fEvents(request: [UInt8], response: [UInt8]) -> [Event] {
+        guard response.count >= 2, response.suffix(2).elementsEqual([0x90, 0x00]),
+              let apdu = try? U2FAPDU(parsing: request) else { return [] }
+        let body = Array(response.dropLast(2))
+        switch U2FAPDU.Instruction(rawValue: apdu.ins) {
+        case .register:
+            // 0x05 ‖ public key (65) ‖ L ‖ key handle (L) ‖ certificate ‖ signature.
+            guard body.count >= 67, body[0] == 0x05 else { return [] }
+            let length = Int(body[66])
+            guard body.count >= 67 + length else { return [] }
+            let keyHandle = Array(body[67..<(67 + length)])
+            return [Event(name: "credentialAdded", params: RigEventParams(
+                credentialId: Base64URL.encode(keyHandle), isResidentCredential: false), credentialID: nil)]
+        case .authenticate:
+            // Request: challenge (32) ‖ application (32) ‖ L ‖ key handle; response: user
+            // presence (1) ‖ counter (4, big-endian) ‖ signature.
+            guard apdu.data.count >= 65, body.count >= 5 else { return [] }
+            let length = Int(apdu.data[64])
+            guard apdu.data.count >= 65 + length else { return [] }
+            let keyHandle = Array(apdu.data[65..<(65 + length)])
+            let counter = body[1..<5].reduce(0) { $0 << 8 | UInt32($1) }
+            return [Event(name: "credentialAsserted", params: RigEventParams(
+                credentialId: Base64URL.encode(keyHandle), signCount: counter), credentialID: nil)]
         default:
             return []
         }

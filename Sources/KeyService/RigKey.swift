@@ -15,6 +15,8 @@ final class RigKey: @unchecked Sendable {
     struct Options: Sendable {
         var id: String
         var transport: KeyConfiguration.Transport
+        /// False: a key that stores no discoverable credentials (getInfo rk false).
+        var hasResidentKey = true
         var hasUserVerification = false
         var isUserVerified = false
         var isUserConsenting = true
@@ -94,6 +96,7 @@ final class RigKey: @unchecked Sendable {
         configuration.attestation = options.attestation
         configuration.protocolLevel = options.protocolLevel
         configuration.extensions = options.extensions
+        configuration.supportsResidentKeys = options.hasResidentKey
         extensionIdentifiers = options.isU2F ? [] : configuration.extensionIdentifiers
         configuration.defaultBackupFlags = [options.defaultBackupEligibility ? .backupEligible : [],
                                             options.defaultBackupState ? .backedUp : []]
@@ -241,6 +244,9 @@ final class RigKey: @unchecked Sendable {
         // did not make, so cannot be one whose ID wraps its key: it is stored, but only for
         // allowLists (`ResidentCredential.discoverable`), under a user handle of the store's own.
         let isResident = input.isResidentCredential ?? true
+        if isResident && !options.hasResidentKey {
+            throw .invalidParams("\(id) has no resident credentials (hasResidentKey false): add it with isResidentCredential false")
+        }
         let credentialID = try Base64URL.decode(input.credentialId, member: "credential.credentialId")
         // What getInfo promises (maxCredentialIdLength): clients leave longer IDs out of the allowList.
         let maximumLength = AuthenticatorConfiguration().maxCredentialIDLength
@@ -360,7 +366,7 @@ final class RigKey: @unchecked Sendable {
         return RigAuthenticatorInfo(
             authenticatorId: id, protocol: options.isU2F ? "u2f" : options.protocolLevel == .ctap20 ? "ctap2" : "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
             uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, hidName: "Latchkey \(name)", storeDirectory: storeDirectory,
-            hasResidentKey: !options.isU2F, hasUserVerification: verification != nil,
+            hasResidentKey: options.hasResidentKey, hasUserVerification: verification != nil,
             isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,
             isUserConsenting: presence.consenting.load(ordering: .acquiring),
             automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring),

@@ -605,9 +605,23 @@ def check_protocol_ctap2(session):
     assert assertion.credential["id"] == made.auth_data.credential_data.credential_id, assertion.credential
 
 
-@check("rig: addAuthenticator hasResidentKey false → unsupported, nothing added")
+@check("rig: addAuthenticator rig-nork with hasResidentKey false: listed so; getInfo option rk false; a makeCredential "
+       "with rk → UNSUPPORTED_OPTION, without it works; addCredential of a resident credential → invalidParams")
 def check_no_resident_key(session):
-    expect_refused_add(session, "unsupported", hasResidentKey=False)
+    key = add_socket_key(session, "rig-nork", hasResidentKey=False)
+    assert key.get("hasResidentKey") is False, key
+    ctap = session.ctap("rig-nork")
+    assert ctap.get_info().options.get("rk") is False, ctap.get_info().options
+    rp, user = {"id": "nork.rig.example", "name": "No rk"}, {"id": b"nork", "name": "nork"}
+    try:
+        ctap.make_credential(os.urandom(32), rp, user, ES256, options={"rk": True})
+        raise AssertionError("a key without resident keys made a discoverable credential")
+    except CtapError as error:
+        assert error.code == CtapError.ERR.UNSUPPORTED_OPTION, error
+    created = ctap.make_credential(os.urandom(32), rp, user, ES256)
+    assert created.auth_data.credential_data is not None
+    credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "nork.rig.example", os.urandom(16), b"nr", 0, "nr")
+    expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="rig-nork", credential=credential)
 
 
 @check("rig: addAuthenticator hasUserVerification given as a string → invalidParams, the message naming hasUserVerification")
@@ -687,7 +701,7 @@ def check_u2f_version(session):
     assert version == "U2F_V2", version
 
 
-@check("rig: rig-u2f: U2F register (attestation signature verifies with its certificate), then authenticate: user presence, "
+@check("rig: rig-u2f: U2F register (attestation signature verifies with its certificate; a credentialAdded event with its key handle), then authenticate (a credentialAsserted event with its counter): user presence, "
        "counter ≥ 1, and the signature verifies (cryptography) with the registration's public key")
 def check_u2f_round_trip(session):
     ctap1 = Ctap1(u2f_device(session))
@@ -701,6 +715,11 @@ def check_u2f_round_trip(session):
     assert signed.user_presence & 0x01, f"user presence byte 0x{signed.user_presence:02x}"
     assert signed.counter >= 1, signed.counter
     public_key.verify(bytes(signed.signature), app_param + bytes(signed)[:5] + challenge, ec.ECDSA(hashes.SHA256()))
+    key_handle = bytes(registration.key_handle)
+    added = session.wait("credentialAdded", authenticatorId="rig-u2f", credentialId=key_handle)
+    assert added["params"].get("isResidentCredential") is False, added
+    asserted = session.wait("credentialAsserted", authenticatorId="rig-u2f", credentialId=key_handle)
+    assert asserted["params"].get("signCount") == signed.counter, (asserted, signed.counter)
 
 
 @check("rig: addAuthenticator protocol u2f with hasUserVerification true → invalidParams, nothing added")

@@ -62,7 +62,6 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(errorCode(missing), "invalidParams")
         XCTAssertTrue(errorMessage(missing).contains("authenticatorId is required"), errorMessage(missing))
         XCTAssertEqual(errorCode(try call("getCredentials", ["authenticatorId": "k7"])), "noSuchAuthenticator")
-        XCTAssertEqual(errorCode(try call("addAuthenticator", ["hasResidentKey": false])), "unsupported")
         let unknownExtension = try call("addAuthenticator", ["extensions": ["credBlob", "teleport"]])
         XCTAssertEqual(errorCode(unknownExtension), "invalidParams")
         XCTAssertTrue(errorMessage(unknownExtension).contains("teleport"), errorMessage(unknownExtension))
