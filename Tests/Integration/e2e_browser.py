@@ -26,7 +26,6 @@ import sys
 import threading
 import time
 
-from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from fido2.cose import ES256
 from fido2.server import Fido2Server
@@ -38,6 +37,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, "scripts")))
 import marionette  # noqa: E402 - beside this file, standard library only
 import latchkey_rig  # noqa: E402 - scripts/, found through the path just added; standard library only
+from rig_support import pkcs8, start_debug_rig, stop_rig  # noqa: E402 - beside this file
 
 PORT = 8765
 ORIGIN = f"http://localhost:{PORT}"
@@ -375,12 +375,9 @@ class BrowserRig:
         """Starts the rig and connects to it; the seconds it took to answer."""
         # A store left by an earlier run would hold more accounts for localhost.
         shutil.rmtree(self.root, ignore_errors=True)
-        os.makedirs(self.root, mode=0o700)
         began = time.monotonic()
-        self.process = latchkey_rig.start_rig(self.binary, control=self.control, root=self.root,
-                                              extra_args=["--log-level", "debug"], timeout=RIG_START)
-        with open(os.path.join(self.work, "rig-browser.pid"), "w") as handle:
-            handle.write(f"{self.process.pid}\n")
+        self.process = start_debug_rig(latchkey_rig, self.binary, self.control, self.root,
+                                       os.path.join(self.work, "rig-browser.pid"), timeout=RIG_START)
         self.client = latchkey_rig.Rig(self.control, timeout=RIG_STEP)
         return time.monotonic() - began
 
@@ -419,27 +416,8 @@ class BrowserRig:
     def stop(self):
         """Closes the connections, stops the rig (SIGTERM; SIGKILL after RIG_WAIT s) and saves what
         it printed; its exit status, or None if it never ran."""
-        for connection in (self.events, self.client):
-            if connection is not None:
-                try:
-                    connection.close()
-                except Exception:  # noqa: BLE001 - closing what may be gone
-                    pass
-        self.events = self.client = None
-        if self.process is None:
-            return None
-        status = self.process.stop(timeout=RIG_WAIT)
-        try:
-            with open(os.path.join(self.work, "rig-browser.log"), "w") as handle:
-                handle.write(self.process.output())
-        except OSError:
-            pass
-        return status
-
-
-def pkcs8(private_key):
-    return private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
-                                     serialization.NoEncryption())
+        connections, self.events, self.client = (self.events, self.client), None, None
+        return stop_rig(self.process, connections, os.path.join(self.work, "rig-browser.log"), timeout=RIG_WAIT)
 
 
 def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, user_verification):

@@ -35,6 +35,7 @@ from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequireme
 sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts")))
 import latchkey_rig  # noqa: E402 - found through the path just added
 from check_support import RESULTS, check, close_quietly  # noqa: E402 - beside this file
+from rig_support import pkcs8, start_debug_rig, stop_rig  # noqa: E402 - beside this file
 
 KEYS = 16           # keys at once
 STEP = 15           # seconds: the bound on one request to the rig, one event, one HID report
@@ -247,27 +248,8 @@ class Session:
     def stop(self):
         """Closes everything and stops the rig (SIGTERM, then waits); its exit status or None."""
         self.close_devices()
-        for connection in (self.events, self.client):
-            if connection is not None:
-                try:
-                    connection.close()
-                except Exception:  # noqa: BLE001
-                    pass
-        self.events = self.client = None
-        if self.process is None:
-            return None
-        status = self.process.stop()
-        try:
-            with open(os.path.join(self.work, "rig.log"), "w") as handle:
-                handle.write(self.process.output())
-        except OSError:
-            pass
-        return status
-
-
-def pkcs8(private_key):
-    return private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
-                                     serialization.NoEncryption())
+        connections, self.events, self.client = (self.events, self.client), None, None
+        return stop_rig(self.process, connections, os.path.join(self.work, "rig.log"))
 
 
 def verify_packed(attestation_object, client_data_hash):
@@ -290,11 +272,7 @@ def user(name):
 @check("rig: `latchkey rig --control WORK/rig.control --root WORK/rig-root --log-level debug` starts; "
        "a subscription to every key's events is answered")
 def check_rig_starts(s):
-    os.makedirs(s.root, mode=0o700, exist_ok=True)
-    s.process = latchkey_rig.start_rig(s.binary, control=s.control, root=s.root,
-                                       extra_args=["--log-level", "debug"], timeout=20)
-    with open(os.path.join(s.work, "rig.pid"), "w") as handle:   # e2e_guest.sh stops a rig left behind
-        handle.write(f"{s.process.pid}\n")
+    s.process = start_debug_rig(latchkey_rig, s.binary, s.control, s.root, os.path.join(s.work, "rig.pid"), timeout=20)
     s.client = latchkey_rig.Rig(s.control, timeout=STEP)
     s.events = latchkey_rig.EventStream(s.control, timeout=STEP)
 

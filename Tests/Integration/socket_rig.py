@@ -34,6 +34,7 @@ from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and
 sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts")))
 import latchkey_rig  # noqa: E402 - found through the path just added
 from latchkey_rig import RigError, b64url_decode  # noqa: E402
+from rig_support import pkcs8  # noqa: E402 - beside this file
 
 __all__ = ["test_rig"]
 
@@ -131,11 +132,6 @@ def verify_signature(public_key, assertion, client_data_hash):
         public_key.verify(assertion.signature, message, ec.ECDSA(hashes.SHA256()))
     else:
         public_key.verify(assertion.signature, message)
-
-
-def pkcs8(private_key):
-    return private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
-                                     serialization.NoEncryption())
 
 
 def seeded_credential(private_key, rp_id, credential_id, user_handle, sign_count, user_name, resident=True):
