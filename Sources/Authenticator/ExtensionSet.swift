@@ -1,3 +1,4 @@
+import CBOR
 import CTAP
 
 /// The CTAP extensions a key offers in getInfo (0x02) and answers. One it does not offer is
@@ -32,26 +33,35 @@ public struct ExtensionSet: OptionSet, Sendable, Hashable {
     }
 }
 
-extension MakeCredentialExtensions {
-    /// The inputs of the extensions in `offered`; the others as if absent.
-    func offered(_ offered: ExtensionSet) -> MakeCredentialExtensions {
-        var kept = self
-        if !offered.contains(.credProtect) { kept.credProtect = nil }
-        if !offered.contains(.credBlob) { kept.credBlob = nil }
-        if !offered.contains(.hmacSecret) { kept.hmacSecret = nil; kept.hmacSecretMC = nil }
-        if !offered.contains(.largeBlobKey) { kept.largeBlobKey = nil }
-        if !offered.contains(.minPinLength) { kept.minPinLength = nil }
-        return kept
+extension Authenticator {
+    /// The extension inputs of a request as this key takes them. Offering all, the inputs
+    /// decoded with the request; offering fewer, decoded again from the offered ones alone, so
+    /// that one it does not offer is ignored even when malformed (CTAP 2.1 §9).
+    func offeredInputs(decoded: MakeCredentialExtensions, error: CTAP2StatusCode?,
+                       inputs: [CBORValue: CBORValue]) throws(CTAP2StatusCode) -> MakeCredentialExtensions {
+        guard let offered = narrowedInputs(inputs) else {
+            if let error { throw error }
+            return decoded
+        }
+        return try MakeCredentialExtensions(cbor: .map(offered))
     }
-}
 
-extension GetAssertionExtensions {
-    /// The inputs of the extensions in `offered`; the others as if absent.
-    func offered(_ offered: ExtensionSet) -> GetAssertionExtensions {
-        var kept = self
-        if !offered.contains(.credBlob) { kept.credBlob = nil }
-        if !offered.contains(.hmacSecret) { kept.hmacSecret = nil }
-        if !offered.contains(.largeBlobKey) { kept.largeBlobKey = nil }
-        return kept
+    func offeredInputs(decoded: GetAssertionExtensions, error: CTAP2StatusCode?,
+                       inputs: [CBORValue: CBORValue]) throws(CTAP2StatusCode) -> GetAssertionExtensions {
+        guard let offered = narrowedInputs(inputs) else {
+            if let error { throw error }
+            return decoded
+        }
+        return try GetAssertionExtensions(cbor: .map(offered))
     }
+
+    /// Nil when the key offers every extension it knows (nothing to leave out); else the inputs
+    /// of those it offers.
+    private func narrowedInputs(_ inputs: [CBORValue: CBORValue]) -> [CBORValue: CBORValue]? {
+        let offered = configuration.extensionIdentifiers
+        guard offered != Self.allExtensionIdentifiers else { return nil }
+        return inputs.filter { key, _ in key.stringValue.map(offered.contains) ?? false }
+    }
+
+    private static let allExtensionIdentifiers = ExtensionSet.all.identifiers
 }

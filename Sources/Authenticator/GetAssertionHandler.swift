@@ -35,9 +35,9 @@ extension Authenticator {
         }
         // Extensions are decoded with the request (GetAssertionExtensions); hmac-secret's input
         // is checked here, before the token is used.
-        if let error = request.extensionsError { throw error }
-        // Extensions the key does not offer are ignored (CTAP 2.1 §9).
-        let extensions = request.extensions.offered(configuration.offeredExtensions)
+        // Extensions the key does not offer are ignored (CTAP 2.1 §9), malformed or not.
+        let extensions = try offeredInputs(decoded: request.extensions, error: request.extensionsError,
+                                           inputs: request.extensionInputs)
         let wantsCredBlob = extensions.credBlob ?? false
         // largeBlobKey (§12.3): the credential's key in response member 0x07.
         let wantsLargeBlobKey = extensions.largeBlobKey ?? false

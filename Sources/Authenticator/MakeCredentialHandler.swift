@@ -52,12 +52,10 @@ extension Authenticator {
 
         // Extensions (CTAP 2.1 §12), decoded with the request (MakeCredentialExtensions); what
         // they need of the key is checked here, before the token, so that a malformed request
-        // does not bind or use it.
-        if let error = request.extensionsError { throw error }
-        // Extensions the key does not offer are ignored (CTAP 2.1 §9); hmac-secret-mc is CTAP 2.2,
-        // not on the CTAP 2.0 persona.
-        var extensions = request.extensions.offered(configuration.offeredExtensions)
-        if configuration.protocolLevel == .ctap20 { extensions.hmacSecretMC = nil }
+        // does not bind or use it. Those the key does not offer are ignored (CTAP 2.1 §9),
+        // malformed or not.
+        let extensions = try offeredInputs(decoded: request.extensions, error: request.extensionsError,
+                                           inputs: request.extensionInputs)
         let credProtect = extensions.credProtect ?? .userVerificationOptional
         var credBlob = extensions.credBlob
         // hmac-secret (§12.5): the credential gets CredRandom values.

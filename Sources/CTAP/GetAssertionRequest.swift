@@ -8,6 +8,9 @@ public struct GetAssertionRequest: Sendable, Equatable {
     public var extensions: GetAssertionExtensions
     /// Why the extensions map (0x04) did not decode, if it did not; `extensions` is then empty.
     public var extensionsError: CTAP2StatusCode?
+    /// The extensions map as sent (empty when absent), for a key that takes only some of them
+    /// and must ignore the rest, malformed or not (`Authenticator`'s `ExtensionSet`).
+    public var extensionInputs: [CBORValue: CBORValue]
     public var options: RequestOptions
     public var pinUvAuthParam: [UInt8]?
     public var pinUvAuthProtocol: UInt64?
@@ -17,6 +20,7 @@ public struct GetAssertionRequest: Sendable, Equatable {
                 pinUvAuthParam: [UInt8]? = nil, pinUvAuthProtocol: UInt64? = nil) {
         self.rpID = rpID; self.clientDataHash = clientDataHash; self.allowList = allowList
         self.extensions = extensions; self.options = options
+        self.extensionInputs = extensions.cborValue.mapValue ?? [:]
         self.pinUvAuthParam = pinUvAuthParam; self.pinUvAuthProtocol = pinUvAuthProtocol
     }
 
@@ -34,6 +38,7 @@ public struct GetAssertionRequest: Sendable, Equatable {
         for entry in try map[3].optionalArray() ?? [] { allow.append(try CredentialDescriptor(parsing: entry)) }
         self.allowList = allow
         let extensionInputs = try map[4].optionalMap() ?? [:]
+        self.extensionInputs = extensionInputs
         self.options = try RequestOptions(parsing: map[5])
         self.pinUvAuthParam = try map[6].optionalBytes()
         self.pinUvAuthProtocol = try map[7].optionalUnsigned()

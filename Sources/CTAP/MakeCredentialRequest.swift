@@ -10,6 +10,9 @@ public struct MakeCredentialRequest: Sendable, Equatable {
     public var extensions: MakeCredentialExtensions
     /// Why the extensions map (0x06) did not decode, if it did not; `extensions` is then empty.
     public var extensionsError: CTAP2StatusCode?
+    /// The extensions map as sent (empty when absent), for a key that takes only some of them
+    /// and must ignore the rest, malformed or not (`Authenticator`'s `ExtensionSet`).
+    public var extensionInputs: [CBORValue: CBORValue]
     public var options: RequestOptions
     public var pinUvAuthParam: [UInt8]?
     public var pinUvAuthProtocol: UInt64?
@@ -24,6 +27,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         self.clientDataHash = clientDataHash; self.rp = rp; self.user = user
         self.pubKeyCredParams = pubKeyCredParams; self.excludeList = excludeList
         self.extensions = extensions; self.options = options
+        self.extensionInputs = extensions.cborValue.mapValue ?? [:]
         self.pinUvAuthParam = pinUvAuthParam; self.pinUvAuthProtocol = pinUvAuthProtocol
         self.enterpriseAttestation = enterpriseAttestation
         self.attestationFormatsPreference = attestationFormatsPreference
@@ -48,6 +52,7 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         for entry in try map[5].optionalArray() ?? [] { excludes.append(try CredentialDescriptor(parsing: entry)) }
         self.excludeList = excludes
         let extensionInputs = try map[6].optionalMap() ?? [:]
+        self.extensionInputs = extensionInputs
         self.options = try RequestOptions(parsing: map[7])
         self.pinUvAuthParam = try map[8].optionalBytes()
         self.pinUvAuthProtocol = try map[9].optionalUnsigned()

@@ -61,6 +61,21 @@ final class ExtensionSetTests: XCTestCase {
         XCTAssertNil(asserted.body?[7], "no largeBlobKey")
     }
 
+    /// Ignored means not read at all: a malformed input of one it does not offer does not fail
+    /// the request (while a key that offers it refuses it).
+    func testMalformedInputsOfOthersAreIgnoredToo() throws {
+        let request = try AuthenticatorHarness().makeCredentialRequest(resident: true)
+        let malformed = AuthenticatorHarness.cbor(request, rawExtensions: ["credProtect": .unsignedInt(7), "credBlob": "text"])
+        XCTAssertEqual(try harness(.all).send(.makeCredential, malformed).status, .invalidOption)
+        XCTAssertEqual(try harness([.hmacSecret]).send(.makeCredential, malformed).status, .success)
+        let assertion: CBORValue = .map([1: "example.com", 2: .byteString([UInt8](repeating: 1, count: 32)),
+                                         4: .map(["credBlob": "not a boolean"])])
+        let key = try harness([.hmacSecret])
+        _ = try key.register(key.makeCredentialRequest(resident: true))
+        XCTAssertEqual(key.send(.getAssertion, assertion).status, .success)
+        XCTAssertEqual(try harness(.all).send(.getAssertion, assertion).status, .cborUnexpectedType)
+    }
+
     func testTheCTAP20PersonaOffersHmacSecretOnlyAndIgnoresCredProtect() throws {
         let key = try harness(.all, level: .ctap20)
         let request = key.makeCredentialRequest(resident: true, extensions: MakeCredentialExtensions(
