@@ -20,6 +20,12 @@ struct CredentialSummary: Equatable {
     var hiddenSince: Int64?
     /// Extensions with state in the credential ("hmac-secret", "credBlob", "largeBlobKey").
     var extensions: [String]
+    /// False for one kept for allowLists only (a test rig's non-resident credential): it has no
+    /// user the RP gave, so no user handle is shown for it.
+    var discoverable = true
+
+    /// The user handle as shown: none for a credential that is not discoverable.
+    var shownUserHandle: String? { discoverable ? Base64URL.encode(userHandle) : nil }
 
     var encodedID: String { Base64URL.encode(credentialID) }
 
@@ -39,6 +45,7 @@ struct CredentialSummary: Equatable {
         if credential.credBlob != nil { extensions.append("credBlob") }
         if credential.largeBlobKey != nil { extensions.append("largeBlobKey") }
         self.extensions = extensions
+        discoverable = credential.discoverable
     }
 
     init(_ credential: RemoteCredentialManager.Credential, rpName: String?) {
@@ -70,7 +77,7 @@ struct CredentialSummary: Equatable {
         .object([
             ("rpId", .string(rpID)),
             ("rpName", .optional(rpName)),
-            ("userHandle", .string(Base64URL.encode(userHandle))),
+            ("userHandle", .optional(shownUserHandle)),
             ("userName", .optional(userName)),
             ("userDisplayName", .optional(userDisplayName)),
             ("credentialId", .string(encodedID)),
@@ -81,6 +88,7 @@ struct CredentialSummary: Equatable {
             ("hidden", .bool(hiddenSince != nil)),
             ("hiddenSince", .optional(hiddenSince.map(Self.timestamp))),
             ("extensions", .array(extensions.map(JSONValue.string))),
+            ("discoverable", .bool(discoverable)),
         ])
     }
 
@@ -93,7 +101,7 @@ struct CredentialSummary: Equatable {
         add("RP ID", rpID + (rpName.map { " (\($0))" } ?? ""))
         add("User name", userName ?? "-")
         add("Display name", userDisplayName ?? "-")
-        add("User handle", Base64URL.encode(userHandle))
+        add("User handle", shownUserHandle ?? "- (allowList only: not discoverable)")
         add("Algorithm", algorithm.map { "\(Self.algorithmName($0)) (\($0))" } ?? "-")
         if let createdAt { add("Created", Self.timestamp(createdAt)) }
         add("credProtect", credProtect.map { "\($0) (\(Self.credProtectName($0)))" } ?? "-")
@@ -152,7 +160,7 @@ struct CredentialSummary: Equatable {
         var rows = [["RP ID", "USER", "USER HANDLE", "CREDENTIAL ID", "ALG"] + (showCreated ? ["CREATED"] : []) + ["PROTECT"]
                     + (showHidden ? ["HIDDEN SINCE"] : [])]
         for credential in credentials {
-            var row = [credential.rpID, credential.userLabel, shortened(Base64URL.encode(credential.userHandle)),
+            var row = [credential.rpID, credential.userLabel, credential.shownUserHandle.map(shortened) ?? "-",
                        shortened(credential.encodedID), credential.algorithm.map(algorithmName) ?? "-"]
             if showCreated { row.append(credential.createdAt.map(timestamp) ?? "-") }
             row.append(credential.credProtect.map(String.init) ?? "-")

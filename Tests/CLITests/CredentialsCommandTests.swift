@@ -23,6 +23,23 @@ final class CredentialsCommandTests: XCTestCase {
         return runCommand(CredentialsCommand.group(io: { io }), arguments)
     }
 
+    /// A credential kept for allowLists only (a rig's non-resident one) is listed as such, without
+    /// the store's own user handle.
+    func testAStoredOnlyCredentialIsListedWithoutAUserHandle() throws {
+        var credential = try makeResidentCredential(rpID: "rig.example", userHandle: [], name: nil, displayName: nil)
+        credential.discoverable = false
+        credential.userHandle = ResidentCredential.storedOnlyUserHandle(credentialID: credential.credentialID)
+        let opened = try store.open()
+        try opened.saveResidentCredential(credential)
+        opened.close()
+        XCTAssertEqual(credentials(["list", "--store", store.directory, "--json"]), .status(0))
+        let entry = try XCTUnwrap((try parseJSON(output.out)["credentials"] as? [[String: Any]])?.first)
+        XCTAssertEqual(entry["discoverable"] as? Bool, false)
+        XCTAssertTrue(entry["userHandle"] is NSNull, "\(entry)")
+        XCTAssertEqual(credentials(["show", Base64URL.encode(credential.credentialID), "--store", store.directory]), .status(0))
+        XCTAssertTrue(output.out.contains("allowList only"), output.out)
+    }
+
     func testListShowsEveryCredentialAndJSONHasFullIDs() throws {
         let alice = try store.add(rpID: "example.com", userHandle: Array("alice".utf8), name: "alice", displayName: "Alice A",
                                   createdAt: 1_800_000_000)
@@ -48,7 +65,7 @@ final class CredentialsCommandTests: XCTestCase {
         let entry = try XCTUnwrap(entries.first { $0["userName"] as? String == "alice" })
         XCTAssertEqual(Set(entry.keys), ["rpId", "rpName", "userHandle", "userName", "userDisplayName", "credentialId",
                                          "algorithm", "coseAlgorithm", "created", "credProtect", "hidden", "hiddenSince",
-                                         "extensions"])
+                                         "extensions", "discoverable"])
         XCTAssertEqual(entry["credentialId"] as? String, Base64URL.encode(alice.credentialID))
         XCTAssertEqual(entry["userHandle"] as? String, "YWxpY2U")
         XCTAssertEqual(entry["userDisplayName"] as? String, "Alice A")
@@ -58,6 +75,7 @@ final class CredentialsCommandTests: XCTestCase {
         XCTAssertEqual(entry["credProtect"] as? Int, 1)
         XCTAssertEqual(entry["hidden"] as? Bool, false)
         XCTAssertTrue(entry["hiddenSince"] is NSNull)
+        XCTAssertEqual(entry["discoverable"] as? Bool, true)
     }
 
     func testListHidesHiddenCredentialsUnlessAll() throws {
