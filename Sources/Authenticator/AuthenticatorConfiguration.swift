@@ -79,8 +79,9 @@ public struct AuthenticatorConfiguration: Sendable {
     /// The BE and BS authData flags of the credentials this key makes (only those two bits
     /// count): none, as on every security key (a YubiKey's credentials are device-bound). A test
     /// rig's `defaultBackupEligibility`/`defaultBackupState` set them to stand for a passkey
-    /// provider that syncs. Stored with a discoverable credential; a non-discoverable one keeps
-    /// nothing, so its assertions carry the key's setting.
+    /// provider that syncs. Stored with every credential the store holds; a non-discoverable
+    /// credential the key made (its ID wraps its key) keeps nothing, so its assertions carry the
+    /// key's setting.
     public var defaultBackupFlags: AuthenticatorData.Flags = [] {
         didSet { defaultBackupFlags.formIntersection([.backupEligible, .backedUp]) }
     }

@@ -189,7 +189,7 @@ public final class Rig: @unchecked Sendable {
             if params.hasUserVerification == true { throw .invalidParams("a u2f key has no user verification (hasUserVerification)") }
         }
         let extensions = try Self.extensions(params.extensions, isU2F: isU2F)
-        if isU2F, params.defaultBackupEligibility != nil || params.defaultBackupState != nil {
+        if isU2F, params.defaultBackupEligibility == true || params.defaultBackupState == true {
             throw .invalidParams("a u2f key has no backup flags (defaultBackupEligibility, defaultBackupState): U2F signs no authData flags but UP")
         }
         let transport: KeyConfiguration.Transport

@@ -145,7 +145,9 @@ struct RigWireEvents {
                 let user = parameters[2]?[3]
                 return [Event(name: "credentialUpdated", params: RigEventParams(
                     credentialId: Base64URL.encode(credentialID), userHandle: user?["id"]?.bytesValue.map(Base64URL.encode),
-                    userName: user?["name"]?.stringValue, userDisplayName: user?["displayName"]?.stringValue))]
+                    // An empty name removes it (as the key does): the event says what is stored.
+                    userName: user?["name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
+                    userDisplayName: user?["displayName"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }))]
             default:
                 return []
             }

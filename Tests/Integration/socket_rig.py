@@ -602,7 +602,8 @@ def check_protocol_ctap2(session):
 
 
 @check("rig: addAuthenticator rig-nork with hasResidentKey false: listed so; getInfo option rk false; a makeCredential "
-       "with rk → UNSUPPORTED_OPTION, without it works; addCredential of a resident credential → invalidParams")
+       "with rk → UNSUPPORTED_OPTION, without it the credential signs by ID and nothing is stored; addCredential of a "
+       "resident credential → invalidParams")
 def check_no_resident_key(session):
     key = add_socket_key(session, "rig-nork", hasResidentKey=False)
     assert key.get("hasResidentKey") is False, key
@@ -615,7 +616,11 @@ def check_no_resident_key(session):
     except CtapError as error:
         assert error.code == CtapError.ERR.UNSUPPORTED_OPTION, error
     created = ctap.make_credential(os.urandom(32), rp, user, ES256)
-    assert created.auth_data.credential_data is not None
+    credential_id = bytes(created.auth_data.credential_data.credential_id)
+    client_data_hash = os.urandom(32)
+    assertion = ctap.get_assertion("nork.rig.example", client_data_hash, [{"type": "public-key", "id": credential_id}])
+    created.auth_data.credential_data.public_key.verify(bytes(assertion.auth_data) + client_data_hash, assertion.signature)
+    assert session.rig().get_credentials("rig-nork") == [], "a key without resident keys stored a credential"
     credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "nork.rig.example", os.urandom(16), b"nr", 0, "nr")
     expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="rig-nork", credential=credential)
 
@@ -902,7 +907,7 @@ def check_backup_u2f_refused(session):
 # --- extensions ------------------------------------------------------------------------------
 
 @check("rig: addAuthenticator rig-ext with extensions [credBlob]: python-fido2 get_info lists credBlob alone and no "
-       "largeBlobs option; a makeCredential asking credProtect 3 and credBlob answers credBlob only, and the credential "
+       "largeBlobs option (authenticatorLargeBlobs → INVALID_COMMAND); a makeCredential asking credProtect 3 and credBlob answers credBlob only, and the credential "
        "signs in without UV (credProtect was ignored, as CTAP 2.1 §9 has it)")
 def check_extensions_narrowed(session):
     key = add_socket_key(session, "rig-ext", extensions=["credBlob"])
@@ -911,6 +916,11 @@ def check_extensions_narrowed(session):
     info = ctap.get_info()
     assert list(info.extensions) == ["credBlob"], info.extensions
     assert "largeBlobs" not in info.options, info.options
+    try:
+        ctap.large_blobs(0, get=17)
+        raise AssertionError("authenticatorLargeBlobs answered on a key without largeBlobKey")
+    except CtapError as error:
+        assert error.code == CtapError.ERR.INVALID_COMMAND, error
     created = ctap.make_credential(os.urandom(32), {"id": "ext.rig.example", "name": "Extensions"},
                                    {"id": b"ext-handle", "name": "ext"}, ES256, options={"rk": True},
                                    extensions={"credProtect": 3, "credBlob": b"blob"})

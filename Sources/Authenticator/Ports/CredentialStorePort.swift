@@ -32,7 +32,9 @@ public protocol CredentialStorePort: AnyObject {
 
     /// The next of those credentials after `position` (nil: none left), for getNextAssertion and
     /// credential enumeration: one read each, so handing out n costs O(n) in all. One deleted or
-    /// hidden since is skipped; one made since comes before `position`, so it is not reached.
+    /// hidden since is skipped; one made since is usually not reached (it is newer than
+    /// `position`), but may be when the store reuses a freed row ID within the same second or the
+    /// clock steps back — the count the caller keeps still bounds how many are handed out.
     func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
                                 userVerified: Bool) throws(StoreError) -> DiscoverableCredential?
 
