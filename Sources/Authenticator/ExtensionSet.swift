@@ -37,30 +37,14 @@ extension Authenticator {
     /// The extension inputs of a request as this key takes them. Offering all, the inputs
     /// decoded with the request; offering fewer, decoded again from the offered ones alone, so
     /// that one it does not offer is ignored even when malformed (CTAP 2.1 §9).
-    func offeredInputs(decoded: MakeCredentialExtensions, error: CTAP2StatusCode?,
-                       inputs: [CBORValue: CBORValue]) throws(CTAP2StatusCode) -> MakeCredentialExtensions {
-        guard let offered = narrowedInputs(inputs) else {
-            if let error { throw error }
-            return decoded
-        }
-        return try MakeCredentialExtensions(cbor: .map(offered))
-    }
-
-    func offeredInputs(decoded: GetAssertionExtensions, error: CTAP2StatusCode?,
-                       inputs: [CBORValue: CBORValue]) throws(CTAP2StatusCode) -> GetAssertionExtensions {
-        guard let offered = narrowedInputs(inputs) else {
-            if let error { throw error }
-            return decoded
-        }
-        return try GetAssertionExtensions(cbor: .map(offered))
-    }
-
-    /// Nil when the key offers every extension it knows (nothing to leave out); else the inputs
-    /// of those it offers.
-    private func narrowedInputs(_ inputs: [CBORValue: CBORValue]) -> [CBORValue: CBORValue]? {
+    func offeredInputs<Inputs: ExtensionInputs>(decoded: Inputs, error: CTAP2StatusCode?,
+                                                inputs: [CBORValue: CBORValue]) throws(CTAP2StatusCode) -> Inputs {
         let offered = configuration.extensionIdentifiers
-        guard offered != Self.allExtensionIdentifiers else { return nil }
-        return inputs.filter { key, _ in key.stringValue.map(offered.contains) ?? false }
+        guard offered != Self.allExtensionIdentifiers else {
+            if let error { throw error }
+            return decoded
+        }
+        return try Inputs(cbor: .map(inputs.filter { key, _ in key.stringValue.map(offered.contains) ?? false }))
     }
 
     private static let allExtensionIdentifiers = ExtensionSet.all.identifiers

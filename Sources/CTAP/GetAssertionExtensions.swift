@@ -6,7 +6,7 @@ import CBOR
 /// Decoding is strict on the types of the extensions this key knows and ignores every other
 /// entry (CTAP 2.1 §12: unknown extensions are ignored). The hmac-secret input is only decoded
 /// here; its key agreement, MAC and salts are the handler's to check.
-public struct GetAssertionExtensions: Sendable, Equatable {
+public struct GetAssertionExtensions: ExtensionInputs {
     /// credBlob (§12.2): whether the credential's blob is returned.
     public var credBlob: Bool?
     /// largeBlobKey (§12.3): whether the credential's large-blob key is returned.

@@ -7,7 +7,7 @@ import CBOR
 /// entry (CTAP 2.1 §12: unknown extensions are ignored). What depends on the rest of the request
 /// or on the key (largeBlobKey only for discoverable credentials, the hmac-secret-mc secret
 /// itself) is the handler's to check.
-public struct MakeCredentialExtensions: Sendable, Equatable {
+public struct MakeCredentialExtensions: ExtensionInputs {
     /// credProtect (§12.1): the level asked for; absent leaves the default and is not echoed.
     public var credProtect: CredentialProtectionPolicy?
     /// credBlob (§12.2): a small blob to keep with a discoverable credential.
