@@ -130,8 +130,7 @@ extension Authenticator {
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
                 credProtect: credProtect, credBlob: credBlob, largeBlobKey: largeBlobKey,
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
-            credential.backupEligible = configuration.defaultBackupFlags.contains(.backupEligible)
-            credential.backedUp = configuration.defaultBackupFlags.contains(.backedUp)
+            credential.backupFlags = configuration.defaultBackupFlags
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 

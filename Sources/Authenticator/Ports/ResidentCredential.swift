@@ -31,12 +31,18 @@ public struct ResidentCredential: Sendable {
     public var backupEligible = false
     public var backedUp = false
 
-    /// `backupEligible` and `backedUp` as authData flags.
+    /// `backupEligible` and `backedUp` as authData flags (set: the other flags are ignored).
     public var backupFlags: AuthenticatorData.Flags {
-        var flags: AuthenticatorData.Flags = []
-        if backupEligible { flags.insert(.backupEligible) }
-        if backedUp { flags.insert(.backedUp) }
-        return flags
+        get {
+            var flags: AuthenticatorData.Flags = []
+            if backupEligible { flags.insert(.backupEligible) }
+            if backedUp { flags.insert(.backedUp) }
+            return flags
+        }
+        set {
+            backupEligible = newValue.contains(.backupEligible)
+            backedUp = newValue.contains(.backedUp)
+        }
     }
 
     /// False for a credential kept only to be named in an allowList: one whose ID the key did
