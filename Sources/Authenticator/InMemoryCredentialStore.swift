@@ -15,8 +15,8 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         var credentials: [ResidentCredential] = []
         /// When each of `credentials` was saved (ascending, as they are): its position in the
         /// discoverable order, so that continuing after one is a binary search.
-        var sequences: [UInt64] = []
-        var nextSequence: UInt64 = 1
+        var sequences: [Int64] = []
+        var nextSequence: Int64 = 1
         /// The accounts in `credentials`, so that saving a new account needs no scan (tests
         /// store tens of thousands of credentials).
         var accounts: Set<Account> = []
@@ -63,22 +63,23 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         }
     }
 
-    /// Newest first; positioned by when each was saved (8 bytes, big-endian).
+    /// Newest first; positioned by when each was saved (`sequences`).
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         state.withLock { state in
             let usable = state.credentials.indices.reversed().filter {
                 state.credentials[$0].rpIDHash == rpIDHash && state.credentials[$0].isDiscoverable(userVerified: userVerified)
             }
             guard let first = usable.first else { return nil }
-            return DiscoverableCredentials(first: state.credentials[first], position: Self.position(state.sequences[first]),
+            return DiscoverableCredentials(first: state.credentials[first], position: CredentialReference(integers: [state.sequences[first]]),
                                            count: usable.count)
         }
     }
 
     public func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
                                        userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
-        guard position.bytes.count == 8 else { throw .corrupt("a discoverable credential position of \(position.bytes.count) bytes") }
-        let sequence = position.bytes.reduce(0) { $0 << 8 | UInt64($1) }
+        guard let sequence = position.integers(count: 1)?.first else {
+            throw .corrupt("a discoverable credential position of \(position.bytes.count) bytes")
+        }
         return state.withLock { state in
             // The first index saved at or after `sequence`; the ones before it are older.
             var low = 0, high = state.sequences.count
@@ -88,14 +89,10 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
             }
             for index in (0..<low).reversed() where state.credentials[index].rpIDHash == rpIDHash
                 && state.credentials[index].isDiscoverable(userVerified: userVerified) {
-                return DiscoverableCredential(credential: state.credentials[index], position: Self.position(state.sequences[index]))
+                return DiscoverableCredential(credential: state.credentials[index], position: CredentialReference(integers: [state.sequences[index]]))
             }
             return nil
         }
-    }
-
-    private static func position(_ sequence: UInt64) -> CredentialReference {
-        CredentialReference((0..<8).reversed().map { UInt8(truncatingIfNeeded: sequence >> ($0 * 8)) })
     }
 
     public func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? {

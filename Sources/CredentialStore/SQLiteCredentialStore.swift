@@ -274,7 +274,7 @@ extension SQLiteCredentialStore {
 
     /// One decryption and one row read however many accounts the RP has: the count comes from
     /// the RP's row (kept by triggers), the first from the index (rp_key, created_at), and the
-    /// position is (created_at, rowid), so continuing needs neither a list nor a decryption.
+    /// position is (created_at, rowid) as two integers, so continuing needs neither a list nor a decryption.
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         try withConnection { db throws(StoreError) in
             try db.queryFirst(StoreSQL.firstDiscoverableCredential,
@@ -288,9 +288,10 @@ extension SQLiteCredentialStore {
 
     public func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
                                        userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
-        guard let (createdAt, rowID) = Self.rowPosition(position) else {
+        guard let integers = position.integers(count: 2) else {
             throw .corrupt("a discoverable credential position of \(position.bytes.count) bytes")
         }
+        let (createdAt, rowID) = (integers[0], integers[1])
         let bindings: [SQLiteValue] = [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0),
                                        .integer(createdAt)]
         return try withConnection { db throws(StoreError) in
@@ -313,22 +314,7 @@ extension SQLiteCredentialStore {
             throw .corrupt("credentials: cred_protect disagrees with the sealed record")
         }
         return DiscoverableCredential(credential: credential,
-                                      position: Self.position(createdAt: row.int64(3), rowID: row.int64(6)))
-    }
-
-    /// 16 bytes: created_at and rowid, big-endian.
-    static func position(createdAt: Int64, rowID: Int64) -> CredentialReference {
-        CredentialReference([createdAt, rowID].flatMap { value in
-            (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
-        })
-    }
-
-    static func rowPosition(_ position: CredentialReference) -> (createdAt: Int64, rowID: Int64)? {
-        guard position.bytes.count == 16 else { return nil }
-        func value(_ offset: Int) -> Int64 {
-            position.bytes[offset..<offset + 8].reduce(0) { $0 << 8 | Int64($1) }
-        }
-        return (value(0), value(8))
+                                      position: CredentialReference(integers: [row.int64(3), row.int64(6)]))
     }
 
     /// Fills in `cred_protect` for rows written before schema version 2 (once; later opens find

@@ -17,6 +17,13 @@ final class PINStateRecordingStore: CredentialStorePort, @unchecked Sendable {
         try inner.residentCredentials(rpIDHash: rpIDHash)
     }
     func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? { try inner.residentCredential(id: id) }
+    func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
+        try inner.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified)
+    }
+    func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
+                                userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
+        try inner.discoverableCredential(after: position, rpIDHash: rpIDHash, userVerified: userVerified)
+    }
     func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         try inner.saveResidentCredential(credential)
     }

@@ -54,8 +54,8 @@ final class DiscoverableLookupTests: XCTestCase {
         XCTAssertEqual(try walk(store, userVerified: true), [required, open2, optional, open1].map(\.credentialID))
         XCTAssertNil(try store.discoverableCredentials(rpIDHash: rpIDHash("none.example"), userVerified: true))
 
-        // The same answer as the port's generic default, built from residentCredentials(rpIDHash:)
-        // (the in-memory store orders by when credentials were saved, so save them in time order).
+        // The same answer from the in-memory store (it orders by when credentials were saved, so
+        // save them in time order).
         let generic = InMemoryCredentialStore()
         for credential in [open1, optional, open2, required, hidden, elsewhere] { try generic.saveResidentCredential(credential) }
         XCTAssertEqual(try walk(generic, userVerified: true), [required, open2, optional, open1].map(\.credentialID))

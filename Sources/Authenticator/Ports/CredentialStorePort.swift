@@ -122,6 +122,17 @@ public struct PINState: Sendable, Equatable {
 public struct CredentialReference: Sendable, Hashable {
     public let bytes: [UInt8]
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// A position made of integers, 8 bytes each, big-endian (as both stores make theirs).
+    public init(integers: [Int64]) {
+        bytes = integers.flatMap { value in (0..<8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+    }
+
+    /// The `count` integers of a position made by `init(integers:)`; nil when it is not that long.
+    public func integers(count: Int) -> [Int64]? {
+        guard bytes.count == count * 8 else { return nil }
+        return (0..<count).map { index in bytes[(index * 8)..<(index * 8 + 8)].reduce(0) { $0 << 8 | Int64($1) } }
+    }
 }
 
 /// One credential of `discoverableCredential(after:…)`, and its position to continue from.
@@ -155,25 +166,6 @@ extension CredentialStorePort {
     /// For stores that only wrap another (tests): refused.
     public func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool {
         throw .io("this store cannot change backup flags")
-    }
-
-    /// From `residentCredentials(rpIDHash:)`, positioned by credential ID: right for stores
-    /// that hold their credentials decoded anyway (InMemoryCredentialStore).
-    public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
-        let usable = try residentCredentials(rpIDHash: rpIDHash).filter { $0.isDiscoverable(userVerified: userVerified) }
-        guard let first = usable.first else { return nil }
-        return DiscoverableCredentials(first: first, position: CredentialReference(first.credentialID), count: usable.count)
-    }
-
-    /// The one after `position`'s credential ID; nil when that one is gone (the order is lost).
-    public func discoverableCredential(after position: CredentialReference, rpIDHash: [UInt8],
-                                       userVerified: Bool) throws(StoreError) -> DiscoverableCredential? {
-        let usable = try residentCredentials(rpIDHash: rpIDHash).filter { $0.isDiscoverable(userVerified: userVerified) }
-        guard let index = usable.firstIndex(where: { $0.credentialID == position.bytes }), index + 1 < usable.count else {
-            return nil
-        }
-        let next = usable[index + 1]
-        return DiscoverableCredential(credential: next, position: CredentialReference(next.credentialID))
     }
 }
 
