@@ -12,7 +12,8 @@ enum AuthenticatorSetting {
     /// undecodable is the empty list.
     static let minPinLengthRPIDs = "minPinLengthRPIDs"
     /// The serialized large-blob array (§6.10): a CBOR array followed by LEFT(SHA-256, 16);
-    /// absent is the default, the empty array.
+    /// absent is the default, the empty array. Read and written past `loadSetting`'s cache
+    /// (`LargeBlobStorage`): a rig changes it beside the authenticator.
     static let largeBlobArray = "largeBlobArray"
 }
 

@@ -10,9 +10,11 @@ extension Authenticator {
     /// Fragments of a read or write are at most maxMsgSize − 64 bytes (§6.10.2).
     var maxLargeBlobFragmentLength: Int { configuration.maxMessageSize - 64 }
 
-    /// The stored serialized large-blob array (the default until one is written).
+    /// The stored serialized large-blob array (the default until one is written). Not through
+    /// the settings cache: a rig plants blobs in the array from its own thread
+    /// (`LargeBlobStorage`), and a read costs nothing next to the transfer.
     func serializedLargeBlobArray() throws(CTAP2StatusCode) -> [UInt8] {
-        try loadSetting(AuthenticatorSetting.largeBlobArray) ?? Self.defaultLargeBlobArray
+        try withStore { store throws(StoreError) in try LargeBlobStorage.serializedArray(in: store) }
     }
 
     /// authenticatorLargeBlobs (0x0C), CTAP 2.1 §6.10.2.
@@ -75,6 +77,6 @@ extension Authenticator {
         largeBlobWrite = nil
         let array = try write.verifiedArray()
         // One transaction: the old array until it returns, the new one after.
-        try saveSetting(AuthenticatorSetting.largeBlobArray, value: array)
+        try withStore { store throws(StoreError) in try LargeBlobStorage.save(array, in: store) }
     }
 }
