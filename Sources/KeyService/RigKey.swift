@@ -48,6 +48,8 @@ final class RigKey: @unchecked Sendable {
     let faults = RigFaults()
     /// What its getInfo lists as extensions (none on a u2f key: it answers no getInfo).
     let extensionIdentifiers: [String]
+    /// Its getInfo maxSerializedLargeBlobArray: planted blobs must fit in it.
+    let maxSerializedLargeBlobArray: Int
     private let runner: KeyRunner
     private let stopped = DispatchSemaphore(value: 0)
     private let isStopped = Atomic<Bool>(false)
@@ -98,6 +100,7 @@ final class RigKey: @unchecked Sendable {
         configuration.extensions = options.extensions
         configuration.supportsResidentKeys = options.hasResidentKey
         extensionIdentifiers = options.isU2F ? [] : configuration.extensionIdentifiers
+        maxSerializedLargeBlobArray = configuration.maxSerializedLargeBlobArray
         configuration.defaultBackupFlags = [options.defaultBackupEligibility ? .backupEligible : [],
                                             options.defaultBackupState ? .backedUp : []]
         let authenticator: Authenticator
@@ -179,8 +182,9 @@ final class RigKey: @unchecked Sendable {
         } catch {
             throw .failed(error.message(directory: storeDirectory))
         }
+        let blobs = try stored.contains { $0.largeBlobKey != nil } ? largeBlobArray() : nil
         var result: [RigCredential] = []
-        for credential in stored { result.append(try describe(credential)) }
+        for credential in stored { result.append(try describe(credential, largeBlobArray: blobs)) }
         return result
     }
 
@@ -192,10 +196,30 @@ final class RigKey: @unchecked Sendable {
             throw .failed(error.message(directory: storeDirectory))
         }
         guard let stored else { throw Self.noSuchCredential(credentialID, on: id) }
-        return try describe(stored)
+        return try describe(stored, largeBlobArray: stored.largeBlobKey == nil ? nil : largeBlobArray())
     }
 
-    private func describe(_ credential: ResidentCredential) throws(RigFailure) -> RigCredential {
+    /// The key's serialized large-blob array, as a client would read it.
+    private func largeBlobArray() throws(RigFailure) -> [UInt8] {
+        do {
+            return try LargeBlobStorage.serializedArray(in: store)
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+    }
+
+    /// The credential's large blob (WebAuthn largeBlob, CTAP largeBlobKey): the element of the
+    /// array sealed under its largeBlobKey, whoever wrote it (a browser, or addCredential).
+    private func largeBlob(of credential: ResidentCredential, in array: [UInt8]?) throws(RigFailure) -> [UInt8]? {
+        guard let key = credential.largeBlobKey, let array else { return nil }
+        do {
+            return try LargeBlobStorage.blob(in: array, key: key)
+        } catch {
+            throw .failed("credential \(Base64URL.encode(credential.credentialID)): \(error)")
+        }
+    }
+
+    private func describe(_ credential: ResidentCredential, largeBlobArray: [UInt8]?) throws(RigFailure) -> RigCredential {
         let algorithm: PKCS8PrivateKey.Algorithm = credential.algorithm == COSEAlgorithm.edDSA.rawValue ? .ed25519 : .p256
         let der: SecretBytes
         do {
@@ -209,6 +233,7 @@ final class RigKey: @unchecked Sendable {
             userHandle: credential.discoverable ? Base64URL.encode(credential.userHandle) : nil,
             signCount: signCounts.map.withLock { $0[credential.credentialID] } ?? 0,
             userName: credential.userName, userDisplayName: credential.userDisplayName,
+            largeBlob: try largeBlob(of: credential, in: largeBlobArray).map(Base64URL.encode),
             backupEligibility: credential.backupEligible, backupState: credential.backedUp)
     }
 
@@ -277,7 +302,15 @@ final class RigKey: @unchecked Sendable {
         } catch {
             throw .invalidParams("credential.privateKey: \(error)")
         }
-        if input.largeBlob != nil { throw .unsupported("credential.largeBlob: large blobs cannot be added through the rig yet") }
+        let largeBlob = try input.largeBlob.map { (text) throws(RigFailure) in try Base64URL.decode(text, member: "credential.largeBlob") }
+        if largeBlob != nil {
+            // As Chromium's virtual authenticator: a blob needs a key that offers largeBlob and a
+            // resident credential (largeBlobKey is for discoverable ones only, CTAP 2.1 §12.3).
+            guard isResident else { throw .invalidParams("credential.largeBlob needs isResidentCredential true (largeBlobKey is for discoverable credentials)") }
+            guard extensionIdentifiers.contains("largeBlobKey") else {
+                throw .invalidParams("credential.largeBlob: \(id) does not offer largeBlob (its extensions: \(extensionIdentifiers.joined(separator: ", ")))")
+            }
+        }
         let rpIDHash = SHA256.hash(Array(input.rpId.utf8))
         var credential = ResidentCredential(
             credentialID: credentialID, rpID: input.rpId, rpIDHash: rpIDHash, rpName: nil, userHandle: userHandle,
@@ -285,6 +318,24 @@ final class RigKey: @unchecked Sendable {
             algorithm: algorithm == .ed25519 ? COSEAlgorithm.edDSA.rawValue : COSEAlgorithm.es256.rawValue,
             privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
         credential.discoverable = isResident
+        // A planted blob, sealed as a client would seal it, under a fresh largeBlobKey: the array
+        // is checked to fit before anything is stored.
+        var blobArray: [UInt8]?
+        if let largeBlob {
+            let key = SystemRandom().secret(count: 32)
+            credential.largeBlobKey = key
+            do {
+                blobArray = try LargeBlobStorage.replacingBlob(in: try LargeBlobStorage.serializedArray(in: store), key: key,
+                                                               with: largeBlob, maxLength: maxSerializedLargeBlobArray,
+                                                               random: SystemRandom())
+            } catch let error as LargeBlobStorage.Failure {
+                throw .invalidParams("credential.largeBlob: \(error)")
+            } catch let error as StoreError {
+                throw .failed(error.message(directory: storeDirectory))
+            } catch {
+                throw .failed("\(error)")
+            }
+        }
         credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility
         credential.backedUp = input.backupState ?? options.defaultBackupState
         do {
@@ -294,14 +345,16 @@ final class RigKey: @unchecked Sendable {
                 throw RigFailure.invalidParams("credential \(input.credentialId) is already on \(id); removeCredential it first")
             }
             try store.saveResidentCredential(credential)
-            if let count = input.signCount, count > 0 {
-                do {
+            do {
+                if let count = input.signCount, count > 0 {
                     try store.raiseSignatureCounter(credentialID: credentialID, to: count)
-                } catch {
-                    // Not added half: without its counter the credential would sign below signCount.
-                    _ = try? store.deleteResidentCredential(id: credentialID)
-                    throw error
                 }
+                if let blobArray { try LargeBlobStorage.save(blobArray, in: store) }
+            } catch {
+                // Not added half: without its counter the credential would sign below signCount,
+                // without its blob it would not be what the test planted.
+                _ = try? store.deleteResidentCredential(id: credentialID)
+                throw error
             }
         } catch let failure as RigFailure {
             throw failure

@@ -27,6 +27,7 @@ from fido2 import cbor
 from fido2.ctap import CtapError
 from fido2.ctap1 import ApduError, Ctap1
 from fido2.ctap2 import Ctap2
+from fido2.ctap2.blob import LargeBlobs
 from fido2.hid import CAPABILITY, CTAPHID
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
@@ -937,6 +938,69 @@ def check_extensions_unknown(session):
     expect_refused_add(session, "invalidParams", extensions=["teleport"])
 
 
+# --- large blobs (addCredential / getCredential largeBlob) -----------------------------------
+
+@check("rig: addCredential with largeBlob (3 KiB, resident): python-fido2's LargeBlobs.get_blob, with the largeBlobKey "
+       "its getAssertion returns, reads the planted blob back (zlib inflates what the rig compressed); getCredential "
+       "returns it")
+def check_large_blob_planted(session):
+    add_socket_key(session, "rig-blob")
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    credential_id = os.urandom(32)
+    blob = b"ssh-cert " + bytes(range(256)) * 12
+    credential = seeded_credential(private_key, "blob.rig.example", credential_id, b"blob-handle", 0, "blobby")
+    session.rig().add_credential("rig-blob", dict(credential, largeBlob=latchkey_rig.b64url(blob)))
+    ctap = session.ctap("rig-blob")
+    assertion = ctap.get_assertion("blob.rig.example", os.urandom(32), allow_list=[{"type": "public-key", "id": credential_id}],
+                                   extensions={"largeBlobKey": True})
+    key = assertion.large_blob_key
+    assert key and len(key) == 32, f"largeBlobKey {key!r}"
+    assert LargeBlobs(ctap).get_blob(key) == blob, "python-fido2 did not read the planted blob"
+    entry = session.rig().get_credential("rig-blob", credential_id)
+    assert b64url_decode(entry.get("largeBlob", "")) == blob, entry.get("largeBlob", "")[:40]
+    session.state["blob"] = credential_id
+
+
+@check("rig: a blob python-fido2 writes (LargeBlobs.put_blob, zlib's DEFLATE) under a credential made with largeBlobKey is "
+       "getCredentials' largeBlob for it; the planted one beside it is kept, and a credential without a blob has none")
+def check_large_blob_written_by_client(session):
+    ctap = session.ctap("rig-blob")
+    created = ctap.make_credential(os.urandom(32), {"id": "blob.rig.example", "name": "Blobs"},
+                                   {"id": b"written-handle", "name": "writer"}, ES256, options={"rk": True},
+                                   extensions={"largeBlobKey": True})
+    key = created.large_blob_key
+    assert key and len(key) == 32, f"largeBlobKey {key!r}"
+    written = b"written by python-fido2 " * 40
+    LargeBlobs(ctap).put_blob(key, written)
+    plain = ctap.make_credential(os.urandom(32), {"id": "blob.rig.example", "name": "Blobs"},
+                                 {"id": b"plain-handle", "name": "plain"}, ES256, options={"rk": True})
+    by_id = {b64url_decode(entry["credentialId"]): entry for entry in session.rig().get_credentials("rig-blob")}
+    made = bytes(created.auth_data.credential_data.credential_id)
+    assert b64url_decode(by_id[made].get("largeBlob", "")) == written, by_id[made]
+    assert b64url_decode(by_id[session.state["blob"]].get("largeBlob", "")).startswith(b"ssh-cert "), "the planted blob went"
+    assert "largeBlob" not in by_id[bytes(plain.auth_data.credential_data.credential_id)], "a blob for a credential without one"
+
+
+@check("rig: addCredential largeBlob refused (invalidParams, nothing added): with isResidentCredential false; on a key without "
+       "largeBlob (extensions [credBlob]); a blob that does not fit in maxSerializedLargeBlobArray (4096)")
+def check_large_blob_refused(session):
+    def refused(key_id, credential, what):
+        expect_rig_error("invalidParams", session.rig().add_credential, key_id, credential)
+        ids = {entry["credentialId"] for entry in session.rig().get_credentials(key_id)}
+        assert credential["credentialId"] not in ids, f"{what}: the credential was added anyway"
+
+    blob = latchkey_rig.b64url(b"x" * 100)
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    non_resident = seeded_credential(private_key, "blob.rig.example", os.urandom(32), b"h", 0, None, resident=False)
+    del non_resident["userHandle"], non_resident["userName"]
+    refused("rig-blob", dict(non_resident, largeBlob=blob), "non-resident")
+    refused("rig-ext", dict(seeded_credential(private_key, "ext.rig.example", os.urandom(32), b"h", 0, "e"), largeBlob=blob),
+            "a key without largeBlob")
+    too_big = latchkey_rig.b64url(os.urandom(5000))
+    refused("rig-blob", dict(seeded_credential(private_key, "blob.rig.example", os.urandom(32), b"h", 0, "b"), largeBlob=too_big),
+            "too big")
+
+
 # --- injected faults (injectFault, clearFaults) -----------------------------------------------
 
 CTAPHID_INIT, CTAPHID_CBOR, CTAPHID_KEEPALIVE = 0x86, 0x90, 0xBB
@@ -1258,6 +1322,7 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_override_bad_uv, check_override_bad_up, check_override_bogus_signature, check_override_cleared,
               check_backup_defaults, check_backup_set_properties, check_backup_set_properties_refused,
               check_update_user_event, check_backup_u2f_refused, check_extensions_narrowed, check_extensions_unknown,
+              check_large_blob_planted, check_large_blob_written_by_client, check_large_blob_refused,
               check_fault_status, check_fault_until_cleared, check_fault_delay, check_fault_drop, check_fault_truncate,
               check_fault_keepalive_flood, check_fault_u2f_status, check_fault_unknown_command, check_fault_unknown_fault,
               check_fault_status_any, check_fault_delay_no_ms,
