@@ -41,15 +41,17 @@ extension Authenticator {
         }
     }
 
-    /// getCredsMetadata (0x01), §6.8.2. The count includes hidden credentials (they hold their
-    /// slot until purged), so existing + remaining is the store's capacity, as in getInfo's
-    /// remainingDiscoverableCredentials.
+    /// getCredsMetadata (0x01), §6.8.2. Existing: the discoverable credentials, hidden ones
+    /// included (they hold their slot until purged). Remaining: the slots left, which credentials
+    /// stored for allowLists only also take (as in getInfo's remainingDiscoverableCredentials).
     private func credentialsMetadata(grant: PinUvAuthTokenState.Grant) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         // §6.8.2: a token with a permissions RP ID may not read key-wide metadata.
         guard grant.rpID == nil else { throw .pinAuthInvalid }
-        let existing = try withStore { store throws(StoreError) in try store.residentCredentialCount() }
-        return CredentialManagementResponse(existingResidentCredentialsCount: existing,
-                                            maxPossibleRemainingResidentCredentialsCount: max(0, store.maxResidentCredentials - existing))
+        let (stored, storedOnly) = try withStore { store throws(StoreError) in
+            (try store.residentCredentialCount(), try store.storedOnlyCredentialCount())
+        }
+        return CredentialManagementResponse(existingResidentCredentialsCount: max(0, stored - storedOnly),
+                                            maxPossibleRemainingResidentCredentialsCount: max(0, store.maxResidentCredentials - stored))
     }
 
     /// enumerateRPsBegin (0x02), §6.8.3: the first RP (by RP ID) and how many there are.

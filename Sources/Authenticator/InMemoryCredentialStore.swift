@@ -150,6 +150,10 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         state.withLock { $0.credentials.count }
     }
 
+    public func storedOnlyCredentialCount() throws(StoreError) -> Int {
+        state.withLock { $0.credentials.count { !$0.discoverable } }
+    }
+
     public func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32 {
         state.withLock { state in
             if let credentialID {

@@ -402,6 +402,12 @@ extension SQLiteCredentialStore {
         try withConnection { db throws(StoreError) in try credentialCount(db: db) }
     }
 
+    public func storedOnlyCredentialCount() throws(StoreError) -> Int {
+        try withConnection { db throws(StoreError) in
+            Int(try db.queryFirst(StoreSQL.storedOnlyCount, []) { $0.int64(0) } ?? 0)
+        }
+    }
+
     /// When `credentialID` names no stored resident credential (deleted meanwhile, or a
     /// non-resident ID), the device-global counter is used: still never going backwards.
     /// Counters are handed out only while this store holds `DIR/lock`: a store opened with

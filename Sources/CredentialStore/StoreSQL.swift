@@ -68,6 +68,8 @@ enum StoreSQL {
     static let deleteAllRelyingParties = "DELETE FROM rps"
 
     static let credentialCount = "SELECT value FROM meta WHERE name = 'credential_count'"
+    /// Through the partial index credentials_stored_only (schema v4): it reads only those rows.
+    static let storedOnlyCount = "SELECT count(*) FROM credentials WHERE cred_protect = 0"
 
     static let deviceRow = "SELECT sealed FROM device WHERE name = ?"
     static let upsertDeviceRow = """

@@ -2,7 +2,7 @@
 /// step: add a new one. Identifying columns hold keyed hashes (RowSealer); everything else that
 /// identifies or is secret is inside a `sealed` blob.
 enum StoreSchema {
-    static let migrations: [SchemaMigration] = [version1, version2, version3]
+    static let migrations: [SchemaMigration] = [version1, version2, version3, version4]
 
     static let version1 = SchemaMigration(version: 1, summary: "credentials, rps, device, counters, meta", sql: """
         CREATE TABLE meta (
@@ -113,5 +113,11 @@ enum StoreSchema {
                                                        - (OLD.hidden_since IS NULL AND OLD.cred_protect IS NOT 0)
              WHERE rp_key = OLD.rp_key;
         END;
+        """)
+
+    /// Credentials stored for allowLists only (cred_protect 0) are counted by getCredsMetadata
+    /// without reading the rest: a partial index holds just them.
+    static let version4 = SchemaMigration(version: 4, summary: "credentials_stored_only index", sql: """
+        CREATE INDEX credentials_stored_only ON credentials (rp_key) WHERE cred_protect = 0;
         """)
 }

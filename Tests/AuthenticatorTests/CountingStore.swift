@@ -47,6 +47,7 @@ final class CountingStore: CredentialStorePort, @unchecked Sendable {
         try inner.updateUser(credentialID: credentialID, name: name, displayName: displayName)
     }
     func residentCredentialCount() throws(StoreError) -> Int { try inner.residentCredentialCount() }
+    func storedOnlyCredentialCount() throws(StoreError) -> Int { try inner.storedOnlyCredentialCount() }
     var maxResidentCredentials: Int { inner.maxResidentCredentials }
     func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32 {
         try inner.nextSignatureCounter(credentialID: credentialID)

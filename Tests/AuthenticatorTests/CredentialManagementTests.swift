@@ -42,6 +42,25 @@ final class CredentialManagementTests: XCTestCase {
         }
     }
 
+    /// A credential stored for allowLists only (a rig's non-resident one) is no discoverable
+    /// credential, so not existing, but its slot is not remaining either.
+    func testGetCredsMetadataLeavesStoredOnlyCredentialsOutOfExisting() throws {
+        let harness = try AuthenticatorHarness(store: InMemoryCredentialStore(maxResidentCredentials: 50))
+        try registerResident(harness, userID: [1])
+        let credentialID = [UInt8](repeating: 0x5A, count: 20)
+        var storedOnly = ResidentCredential(
+            credentialID: credentialID, rpID: "example.com", rpIDHash: AuthenticatorHarness.rpIDHash("example.com"),
+            rpName: nil, userHandle: ResidentCredential.storedOnlyUserHandle(credentialID: credentialID), userName: nil,
+            userDisplayName: nil, algorithm: -7, privateKey: try P256.Signing.PrivateKey().rawRepresentation, createdAt: 1)
+        storedOnly.discoverable = false
+        try harness.store.saveResidentCredential(storedOnly)
+        XCTAssertEqual(try harness.setPIN(AuthenticatorHarness.pin), .success)
+        let (status, body) = harness.credentialManagement(.getCredsMetadata, token: try harness.cmToken())
+        XCTAssertEqual(status, .success)
+        XCTAssertEqual(body?[Key.existingCount], 1)
+        XCTAssertEqual(body?[Key.remainingCount], 48)
+    }
+
     func testEveryAuthenticatedSubcommandNeedsAPinUvAuthParam() throws {
         let harness = try AuthenticatorHarness.pinned()
         for command in Self.commands {

@@ -199,6 +199,11 @@ final class StoredOnlyCredentialTests: XCTestCase {
         XCTAssertNil(try store.discoverableCredentials(rpIDHash: hash, userVerified: true))
         XCTAssertEqual(try store.relyingParties(), [], "an RP with only such credentials is not listed")
         XCTAssertEqual(try store.residentCredentialCount(), 1, "it still takes space")
+        XCTAssertEqual(try store.storedOnlyCredentialCount(), 1)
+        let plan = try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.textRows("EXPLAIN QUERY PLAN " + StoreSQL.storedOnlyCount, column: 3)
+        }
+        XCTAssertTrue(plan.contains { $0.contains("credentials_stored_only") }, "counted through its partial index: \(plan)")
         XCTAssertTrue(try store.integrityCheck(), "the triggers' counts match the rows")
 
         // The sealed record has the last word over an edited column.

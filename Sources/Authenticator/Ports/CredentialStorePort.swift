@@ -57,6 +57,11 @@ public protocol CredentialStorePort: AnyObject {
     /// Number of stored resident credentials (hidden ones included: they still take space).
     func residentCredentialCount() throws(StoreError) -> Int
 
+    /// How many of those are stored for allowLists only (`ResidentCredential.discoverable`
+    /// false: a rig's non-resident credential): they take space but are no discoverable
+    /// credential, so getCredsMetadata does not count them as existing.
+    func storedOnlyCredentialCount() throws(StoreError) -> Int
+
     /// The most resident credentials the store accepts.
     var maxResidentCredentials: Int { get }
 
