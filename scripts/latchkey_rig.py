@@ -521,11 +521,12 @@ def _answers(path):
         probe.close()
 
 
-def start_rig(binary="latchkey", control=None, root=None, extra_args=(), timeout=10):
+def start_rig(binary="latchkey", control=None, root=None, extra_args=(), timeout=10, pid_file=None):
     """Starts `BINARY rig --control CONTROL [--root ROOT] EXTRA_ARGS…` and returns a RigProcess
     once its control socket accepts a connection. Raises RigStartError (with what the process
     printed) if it exits first or is not up in `timeout` seconds, or if a rig already answers on
-    CONTROL."""
+    CONTROL. With `pid_file`, the process's pid is written there as soon as it exists, before the
+    wait, so a script killed while waiting leaves a rig that can still be found and stopped."""
     control = os.path.abspath(control or default_control_path())
     if _answers(control):
         raise RigStartError(f"something already answers on {control}: another rig?")
@@ -541,6 +542,9 @@ def start_rig(binary="latchkey", control=None, root=None, extra_args=(), timeout
         raise
     rig = RigProcess(process, control, root, log)
     try:
+        if pid_file is not None:
+            with open(pid_file, "w") as handle:
+                handle.write(f"{process.pid}\n")
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:

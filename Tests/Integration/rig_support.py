@@ -17,11 +17,8 @@ def start_debug_rig(latchkey_rig, binary, control, root, pid_path, timeout):
     (`latchkey_rig.start_rig`, waiting up to `timeout` s for its control socket), with its pid
     written to `pid_path` (e2e_guest.sh stops a rig its script leaves behind). The RigProcess."""
     os.makedirs(root, mode=0o700, exist_ok=True)
-    process = latchkey_rig.start_rig(binary, control=control, root=root, extra_args=["--log-level", "debug"],
-                                     timeout=timeout)
-    with open(pid_path, "w") as handle:
-        handle.write(f"{process.pid}\n")
-    return process
+    return latchkey_rig.start_rig(binary, control=control, root=root, extra_args=["--log-level", "debug"],
+                                  timeout=timeout, pid_file=pid_path)
 
 
 def stop_rig(process, connections, log_path, timeout=10.0):

@@ -1309,6 +1309,27 @@ def check_default_root():
     assert not os.path.exists(private), f"{private} is still there after the rig stopped"
 
 
+@check("rig: start_rig with pid_file writes the pid as the process starts: one that never answers on its control socket "
+       "(a script that sleeps) has its pid in the file when start_rig gives up after 1 s with RigStartError, and is stopped")
+def check_start_pid_file():
+    script, pid_file = os.path.join(WORK, "never-answers.sh"), os.path.join(WORK, "never-answers.pid")
+    with open(script, "w") as handle:
+        handle.write("#!/bin/sh\nexec sleep 30\n")
+    os.chmod(script, 0o700)
+    try:
+        latchkey_rig.start_rig(script, control=os.path.join(WORK, "never.control"), timeout=1, pid_file=pid_file)
+        raise AssertionError("start_rig returned for a process with no control socket")
+    except latchkey_rig.RigStartError as error:
+        assert "no control socket" in str(error), error
+    with open(pid_file) as handle:
+        pid = int(handle.read().strip())
+    try:
+        os.kill(pid, 0)
+        raise AssertionError(f"process {pid} is still running after start_rig gave up")
+    except ProcessLookupError:
+        pass
+
+
 RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, check_duplicate_name,
               check_no_uv_option, check_uv_verified, check_uv_requested_event, check_uv_refused,
               check_made_credential_event, check_made_credential_listed,
@@ -1343,5 +1364,6 @@ def test_rig():
         except Exception as error:  # noqa: BLE001 - the suite goes on
             print(f"      (stopping the rig: {type(error).__name__}: {error})", flush=True)
     check_default_root()
+    check_start_pid_file()
     if not all(ok for _, ok in RESULTS[first:]) and session.process is not None:
         print("--- last output of latchkey rig ---\n" + session.process.output()[-3000:], flush=True)
