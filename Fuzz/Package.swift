@@ -15,6 +15,7 @@ let fuzzTargets = [
     "FuzzClientPIN",
     "FuzzCredentialManagement",
     "FuzzLargeBlobs",
+    "FuzzDeflate",              // large blobs as clients write them: DEFLATE streams, sealed entries
     "FuzzConfigReset",
     "FuzzU2F",                  // U2F APDUs
     "FuzzUHIDEvent",            // the /dev/uhid event decoder

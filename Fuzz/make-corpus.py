@@ -36,6 +36,7 @@ What it does
    FuzzTrace                the trace file itself, prefixes and per-connection slices.
    FuzzControl              control-socket request lines (captured from the CLI, and variants).
    FuzzRig                  rig control API request lines (written here, from the README contract).
+   FuzzDeflate              zlib's raw DEFLATE of sample blobs, and the blobs (written here).
 
    Every file is named by the SHA-1 of its content; each target keeps at most 100 files. The
    script wipes and rewrites Fuzz/corpus/<Target>/ for exactly these targets and writes nothing
@@ -64,6 +65,7 @@ import sys
 import tempfile
 import time
 import traceback
+import zlib
 
 from fido2 import cbor
 from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction
@@ -1072,6 +1074,23 @@ def control_seeds(captured):
     return [("line", line) for line in lines]
 
 
+def deflate_seeds():
+    """FuzzDeflate: mode byte 0x00 ‖ zlib's raw DEFLATE (wbits -15, as python-fido2 and Chromium
+    compress large blobs) of sample blobs at levels 0, 1, 6 and 9 with the default, fixed-code and
+    Huffman-only strategies; mode 0x01 ‖ the blobs themselves."""
+    pangram = b"the quick brown fox jumps over the lazy dog "
+    blobs = [b"", b"a", b"abcabcabcabc" * 10, bytes(pangram[(i * i + i // 7) % 44] for i in range(2000)),
+             bytes(range(256)) * 4, b"ssh-ed25519-cert-v01@openssh.com AAAA" + bytes(200)]
+    seeds = []
+    for blob in blobs:
+        for level in (0, 1, 6, 9):
+            for strategy in (zlib.Z_DEFAULT_STRATEGY, zlib.Z_FIXED, zlib.Z_HUFFMAN_ONLY):
+                compressor = zlib.compressobj(level, zlib.DEFLATED, -15, 9, strategy)
+                seeds.append((f"zlib level {level}", b"\x00" + compressor.compress(blob) + compressor.flush()))
+        seeds.append(("blob", b"\x01" + blob))
+    return seeds
+
+
 def rig_seeds():
     """Sources/KeyService/Rig*.swift: request lines of the rig control API (README contract), on the
     FuzzRig target's rig (one socket key k1 with one credential)."""
@@ -1183,6 +1202,7 @@ def main():
         total += write_corpus("FuzzTrace", trace_seeds(raw, header_line, sorted_lines, records))
         total += write_corpus("FuzzControl", control_seeds(control_lines))
         total += write_corpus("FuzzRig", rig_seeds())
+        total += write_corpus("FuzzDeflate", deflate_seeds())
         print(f"{'total':26}            {total:9} bytes")
         if ODDITIES:
             print(f"\n{len(ODDITIES)} unexpected outcomes:")

@@ -302,16 +302,19 @@ private enum FixedBlockEncoder {
         var writer = BitWriter()
         writer.write(1, width: 1)  // BFINAL
         writer.write(1, width: 2)  // BTYPE 01: fixed codes
-        let hashSize = 1 << 15
+        // Tables no larger than the input needs (blobs are a few KiB; the window is 32 KiB).
+        var hashSize = 256
+        while hashSize < min(input.count, 1 << 15) { hashSize <<= 1 }
         var head = [Int](repeating: -1, count: hashSize)
-        var previous = [Int](repeating: -1, count: window)
+        let slots = max(1, min(window, input.count))
+        var previous = [Int](repeating: -1, count: slots)
         func hash(_ at: Int) -> Int {
             (Int(input[at]) << 10 ^ Int(input[at + 1]) << 5 ^ Int(input[at + 2])) & (hashSize - 1)
         }
         func insert(_ at: Int) {
             guard at + 2 < input.count else { return }
             let key = hash(at)
-            previous[at % window] = head[key]
+            previous[at % slots] = head[key]
             head[key] = at
         }
         var position = 0
@@ -328,7 +331,7 @@ private enum FixedBlockEncoder {
                         (bestLength, bestDistance) = (length, position - candidate)
                         if length == limit { break }
                     }
-                    let next = previous[candidate % window]
+                    let next = previous[candidate % slots]
                     // A slot reused by a newer position ends the chain.
                     guard next < candidate else { break }
                     candidate = next
