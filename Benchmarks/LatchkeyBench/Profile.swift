@@ -8,7 +8,7 @@ import Foundation
 /// per-operation cost is the difference between two runs of different lengths, so set-up cancels.
 enum Profile {
     static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "resident-allowlist",
-                        "discoverable-1", "discoverable-1000", "resident-makecredential", "durable-commit"]
+                        "discoverable-1", "discoverable-1000", "resident-makecredential", "durable-commit", "store-lookup", "store-statement"]
 
     static func run(_ name: String, iterations: Int) throws {
         switch name {
@@ -45,6 +45,16 @@ enum Profile {
             let credential = try key.register(rpID: "one.example", userID: [1], resident: true)
             let message = BenchKey.getAssertionMessage(rpID: "one.example", allow: name == "discoverable-1" ? [] : [credential])
             for _ in 0..<iterations { try key.expectSuccess(message) }
+        case "store-lookup", "store-statement":
+            // The store's share of a resident assertion by ID: the lookup (statement, decryption,
+            // decoding), and the least any statement costs (its read transaction).
+            let key = try BenchKey()
+            defer { key.close() }
+            let credential = try key.register(rpID: "one.example", userID: [1], resident: true)
+            for _ in 0..<iterations {
+                if name == "store-lookup" { _ = try key.store.residentCredential(id: credential) }
+                else { _ = try key.store.residentCredentialCount() }
+            }
         case "resident-makecredential":
             // A discoverable credential made and stored (one durable commit each), new account each time.
             let key = try BenchKey()

@@ -18,11 +18,14 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
     let files: StoreDirectory
     let sealer: RowSealer
     private let mutex = StoreMutex()
+    /// The serving store's change detector for `readCache` (nil for a store without the lock).
+    private let walProbe: WALIndexProbe?
 
     // Guarded by `mutex`.
     private var connection: SQLiteConnection?
     private var lockFile: FileDescriptor?
     var counters = CounterReservations()
+    private var readCache = CredentialReadCache()
 
     /// Opens the store in `directory`, creating it (0700) and its files (0600) when missing.
     ///
@@ -65,6 +68,8 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         self.sealer = RowSealer(masterKey: masterKey)
         self.connection = connection
         self.lockFile = lockFile
+        // The -shm exists from the first read in WAL mode (configure and the migration did one).
+        self.walProbe = lockFile == nil ? nil : WALIndexProbe(shmPath: files.databasePath + "-shm")
     }
 
     /// Whether this store holds `DIR/lock` (`StoreLock.exclusive`). Read with `mutex` held.
@@ -82,6 +87,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
             connection = nil
             lockFile = nil
             counters = CounterReservations()
+            readCache.clear()
         }
     }
 
@@ -277,12 +283,17 @@ extension SQLiteCredentialStore {
     /// position is (created_at, rowid) as two integers, so continuing needs neither a list nor a decryption.
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         try withConnection { db throws(StoreError) in
-            try db.queryFirst(StoreSQL.firstDiscoverableCredential,
-                              [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) {
+            let key = CredentialReadCache.DiscoverableKey(rpIDHash: rpIDHash, userVerified: userVerified)
+            readCache.validate(walProbe?.header())   // before the statement (CredentialReadCache)
+            if let cached = readCache.discoverableCredentials(key) { return cached }
+            let found = try db.queryFirst(StoreSQL.firstDiscoverableCredential,
+                                          [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) {
                 row throws(StoreError) in
                 let first = try discoverableCredential(from: row, userVerified: userVerified)
                 return DiscoverableCredentials(first: first.credential, position: first.position, count: Int(row.int64(7)))
             }
+            readCache.insert(found, for: key)
+            return found
         }
     }
 
@@ -337,9 +348,13 @@ extension SQLiteCredentialStore {
 
     public func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? {
         try withConnection { db throws(StoreError) in
-            try db.queryFirst(StoreSQL.credentialByKey, [.blob(sealer.credentialKey(credentialID: id))]) {
+            readCache.validate(walProbe?.header())   // before the statement (CredentialReadCache)
+            if let cached = readCache.credential(id: id) { return cached }
+            let found = try db.queryFirst(StoreSQL.credentialByKey, [.blob(sealer.credentialKey(credentialID: id))]) {
                 row throws(StoreError) in try credential(from: row)
             }
+            readCache.insert(found, id: id)
+            return found
         }
     }
 
