@@ -164,7 +164,9 @@ public final class Authenticator: @unchecked Sendable {
         let request = PresenceRequest(operation: operation, rpID: rpID, userName: userName,
                                       timeoutMilliseconds: timeoutMilliseconds ?? configuration.presenceTimeoutMilliseconds,
                                       rpIDHash: rpIDHash ?? rpID.map { SHA256.hash(Array($0.utf8)) },
-                                      fingerprint: subject.map { SHA256.hash($0) })
+                                      // Only a provider that waits tells repeated requests apart
+                                      // (ControlPresence); one that answers at once needs no hash.
+                                      fingerprint: waitsForUser ? subject.map { SHA256.hash($0) } : nil)
         switch presence.confirmPresence(request, cancellation: context.cancellation) {
         case .approved:
             if context.cancellation.isCancelled { throw .keepaliveCancel }

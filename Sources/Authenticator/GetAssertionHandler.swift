@@ -67,7 +67,7 @@ extension Authenticator {
             }
             if userPresence {
                 try collectPresence(.getAssertion, rpID: request.rpID, userName: candidate.resident?.userName, context: context,
-                                    subject: request.clientDataHash)
+                                    subject: request.clientDataHash, rpIDHash: rpIDHash)
                 flags.insert(.userPresent)
                 // Step 9: presence spends the token's flags and permissions (but lbw).
                 pinUvAuth.userPresenceWasCollected()
@@ -94,7 +94,8 @@ extension Authenticator {
         let selectedOnKey = userPresence && applicable.count == 1 && presence.selectsForUser
             && configuration.protocolLevel == .ctap21
         if userPresence {
-            try collectPresence(.getAssertion, rpID: request.rpID, context: context, subject: request.clientDataHash)
+            try collectPresence(.getAssertion, rpID: request.rpID, context: context, subject: request.clientDataHash,
+                                rpIDHash: rpIDHash)
             flags.insert(.userPresent)
             // Step 9: presence spends the token's flags and permissions (but lbw).
             pinUvAuth.userPresenceWasCollected()
