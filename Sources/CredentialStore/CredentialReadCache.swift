@@ -1,40 +1,26 @@
 import Authenticator
-import Glibc
-import SystemIO
 
 /// Tells whether the database may have changed, without a read transaction: the WAL-index
-/// header at the start of `credentials.sqlite-shm` (sqlite.org/walformat.html §2.1: two copies of
-/// a 48-byte header, rewritten by every commit of any connection in any process — its `iChange`
+/// header at the start of the `-shm` mapping (sqlite.org/walformat.html §2.1: two copies of a
+/// 48-byte header, rewritten by every commit of any connection in any process — its `iChange`
 /// counts transactions, `mxFrame` the WAL's frames, the salts change with every WAL restart).
-///
-/// One `pread(2)` of 96 bytes from the page cache (never a mapping: a truncated file would be a
-/// SIGBUS, a short read is just "unknown"). A commit becomes visible to readers only when it
-/// rewrites this header, so an unchanged header means an unchanged database, and a changed or
-/// unreadable one means "read it again".
-final class WALIndexProbe: @unchecked Sendable {
-    static let headerLength = 96
-    private let descriptor: FileDescriptor
+/// A commit becomes visible to readers only when it rewrites this header, so an unchanged
+/// header means an unchanged database, and a changed or untrustworthy one means "read again".
+enum WALIndexHeader {
+    static let length = 96
 
-    init?(shmPath: String) {
-        guard let descriptor = try? FileDescriptor.open(shmPath, flags: O_RDONLY | O_NOFOLLOW) else { return nil }
-        self.descriptor = descriptor
-    }
-
-    deinit { descriptor.close() }
-
-    /// The header as it is now; nil when it cannot be trusted (short read, the two copies
+    /// The header as it is now; nil when it cannot be trusted (no mapping, the two copies
     /// differ — a commit is rewriting them —, or not initialised).
-    func header() -> [UInt8]? {
-        var bytes = [UInt8](repeating: 0, count: Self.headerLength)
-        let count = bytes.withUnsafeMutableBytes { buffer in (try? descriptor.read(into: buffer, atOffset: 0)) ?? 0 }
-        guard count == Self.headerLength, bytes[12] != 0,   // isInit
+    static func current(_ connection: SQLiteConnection) -> [UInt8]? {
+        guard let bytes = connection.walIndexPrefix(count: length), bytes.count == length,
+              bytes[12] != 0,   // isInit
               bytes[0..<48].elementsEqual(bytes[48..<96]) else { return nil }
         return bytes
     }
 }
 
 /// The serving key's recently read credentials, decrypted and decoded, valid while the
-/// WAL-index header is the one they were read under (`WALIndexProbe`). A getAssertion by
+/// WAL-index header is the one they were read under (`WALIndexHeader`). A getAssertion by
 /// allowList and a discoverable one then skip the statement, the decryption and the decoding
 /// (the store's whole share of an assertion, `scripts/profile store-lookup`), yet a credential
 /// that another process deletes, hides or renames is read again on the very next request: any
@@ -55,7 +41,7 @@ struct CredentialReadCache {
     private var discoverable: [DiscoverableKey: DiscoverableCredentials?] = [:]
 
     /// Drops everything unless `current` is the header the entries were read under. Call first,
-    /// with the header read before any statement (`WALIndexProbe.header()`).
+    /// with the header read before any statement (`WALIndexHeader.current`).
     mutating func validate(_ current: [UInt8]?) {
         guard let current, current == header else {
             clear()

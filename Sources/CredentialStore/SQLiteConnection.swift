@@ -41,6 +41,23 @@ final class SQLiteConnection {
         handle = nil
     }
 
+    /// The first `count` bytes (at most a region) of this connection's WAL-index, read from the
+    /// mapping of `-shm` SQLite itself reads (the VFS's xShmMap, region 0, of WALINDEX_PGSZ bytes);
+    /// nil when there is none (closed, not in WAL mode, not mapped yet). No descriptor of ours
+    /// is opened on `-shm`: closing one would drop the process's fcntl locks on it, SQLite's
+    /// included (sqlite.org/howtocorrupt.html §2.2).
+    func walIndexPrefix(count: Int) -> [UInt8]? {
+        let regionSize: Int32 = 32_768
+        guard let handle, count <= Int(regionSize) else { return nil }
+        var file: UnsafeMutablePointer<sqlite3_file>?
+        guard sqlite3_file_control(handle, "main", SQLITE_FCNTL_FILE_POINTER, &file) == SQLITE_OK, let file,
+              let methods = file.pointee.pMethods, methods.pointee.iVersion >= 2,
+              let map = methods.pointee.xShmMap else { return nil }
+        var region: UnsafeMutableRawPointer?
+        guard map(file, 0, regionSize, 0, &region) == SQLITE_OK, let region else { return nil }
+        return Array(UnsafeRawBufferPointer(start: region, count: count))
+    }
+
     private func requireHandle() throws(StoreError) -> OpaquePointer {
         guard let handle else { throw .io("database \(path) is closed") }
         return handle

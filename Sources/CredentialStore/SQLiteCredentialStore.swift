@@ -18,8 +18,6 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
     let files: StoreDirectory
     let sealer: RowSealer
     private let mutex = StoreMutex()
-    /// The serving store's change detector for `readCache` (nil for a store without the lock).
-    private let walProbe: WALIndexProbe?
 
     // Guarded by `mutex`.
     private var connection: SQLiteConnection?
@@ -68,8 +66,12 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         self.sealer = RowSealer(masterKey: masterKey)
         self.connection = connection
         self.lockFile = lockFile
-        // The -shm exists from the first read in WAL mode (configure and the migration did one).
-        self.walProbe = lockFile == nil ? nil : WALIndexProbe(shmPath: files.databasePath + "-shm")
+    }
+
+    /// The WAL-index header `readCache` is checked against; nil (no caching) for a store without
+    /// the lock, which is not the serving key.
+    private func cacheHeader(_ db: SQLiteConnection) -> [UInt8]? {
+        holdsExclusiveLock ? WALIndexHeader.current(db) : nil
     }
 
     /// Whether this store holds `DIR/lock` (`StoreLock.exclusive`). Read with `mutex` held.
@@ -284,7 +286,7 @@ extension SQLiteCredentialStore {
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         try withConnection { db throws(StoreError) in
             let key = CredentialReadCache.DiscoverableKey(rpIDHash: rpIDHash, userVerified: userVerified)
-            readCache.validate(walProbe?.header())   // before the statement (CredentialReadCache)
+            readCache.validate(cacheHeader(db))   // before the statement (CredentialReadCache)
             if let cached = readCache.discoverableCredentials(key) { return cached }
             let found = try db.queryFirst(StoreSQL.firstDiscoverableCredential,
                                           [.blob(sealer.relyingPartyKey(rpIDHash: rpIDHash)), .integer(userVerified ? 1 : 0)]) {
@@ -348,7 +350,7 @@ extension SQLiteCredentialStore {
 
     public func residentCredential(id: [UInt8]) throws(StoreError) -> ResidentCredential? {
         try withConnection { db throws(StoreError) in
-            readCache.validate(walProbe?.header())   // before the statement (CredentialReadCache)
+            readCache.validate(cacheHeader(db))   // before the statement (CredentialReadCache)
             if let cached = readCache.credential(id: id) { return cached }
             let found = try db.queryFirst(StoreSQL.credentialByKey, [.blob(sealer.credentialKey(credentialID: id))]) {
                 row throws(StoreError) in try credential(from: row)

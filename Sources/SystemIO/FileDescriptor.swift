@@ -59,13 +59,6 @@ public final class FileDescriptor {
         return try Errno.retryingInterrupts { Glibc.read(descriptor, buffer.baseAddress, buffer.count) }
     }
 
-    /// One `pread(2)` at `offset` into the caller's buffer (the file position is untouched);
-    /// returns the byte count, short or 0 past the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, atOffset offset: Int) throws(Errno) -> Int {
-        let descriptor = rawValue
-        return try Errno.retryingInterrupts { Glibc.pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset)) }
-    }
-
     /// One `write(2)`; returns how many bytes were written.
     @discardableResult
     public func write(_ bytes: [UInt8]) throws(Errno) -> Int {

@@ -12,17 +12,22 @@ final class CredentialReadCacheTests: XCTestCase {
         let temporary = TemporaryDirectory()
         let serving = try SQLiteCredentialStore.open(directory: temporary.storePath)
         let cli = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
-        let probe = try XCTUnwrap(WALIndexProbe(shmPath: temporary.storePath + "/credentials.sqlite-shm"))
-        let first = try XCTUnwrap(probe.header())
+        func header(_ store: SQLiteCredentialStore) throws -> [UInt8]? {
+            try store.withDatabaseForTesting { db throws(StoreError) in WALIndexHeader.current(db) }
+        }
+        let first = try XCTUnwrap(header(serving))
+        XCTAssertEqual(first.count, 96)
+        XCTAssertEqual(try header(cli), first, "one header for every connection: the same -shm")
         _ = try serving.residentCredential(id: [1, 2, 3])
         _ = try cli.loadSetting("x")
-        XCTAssertEqual(probe.header(), first, "reads leave it as it was")
+        XCTAssertEqual(try header(serving), first, "reads leave it as it was")
         try cli.saveSetting("x", value: [1])
-        let second = try XCTUnwrap(probe.header())
+        let second = try XCTUnwrap(header(serving))
         XCTAssertNotEqual(second, first, "another connection's commit")
         try serving.saveSetting("x", value: [2])
-        XCTAssertNotEqual(try XCTUnwrap(probe.header()), second, "this connection's own commit")
-        XCTAssertNil(WALIndexProbe(shmPath: temporary.storePath + "/missing-shm"))
+        XCTAssertNotEqual(try XCTUnwrap(header(serving)), second, "this connection's own commit")
+        serving.close()
+        XCTAssertThrowsError(try header(serving), "a closed store has no connection")
     }
 
     func testChangesFromAnotherConnectionAreSeenByTheNextLookup() throws {
