@@ -11,12 +11,20 @@ struct HMACSecretRequest {
     /// [‖ HMAC-SHA-256(CredRandom, salt2)]).
     func output(credRandom: CredRandom, userVerified: Bool, random: RandomSource) throws(CTAP2StatusCode) -> [UInt8] {
         let key = credRandom.value(userVerified: userVerified)
-        var plaintext = salts.withUnsafeBytes { salts in
-            stride(from: 0, to: salts.count, by: 32).flatMap { offset in
-                HMACSHA256.authenticationCode(key: key, data: Array(salts[offset..<offset + 32]))
+        // Every ordinary-heap copy of a salt or an output is wiped before it is freed, and the
+        // capacity is reserved so that no append leaves an unwiped buffer behind.
+        var plaintext: [UInt8] = []
+        plaintext.reserveCapacity(salts.count)
+        defer { plaintext.wipe() }
+        salts.withUnsafeBytes { salts in
+            for offset in stride(from: 0, to: salts.count, by: 32) {
+                var salt = Array(salts[offset..<offset + 32])
+                var output = HMACSHA256.authenticationCode(key: key, data: salt)
+                plaintext += output
+                salt.wipe()
+                output.wipe()
             }
         }
-        defer { plaintext.wipe() }
         return try sharedSecret.encrypt(plaintext, random: random)
     }
 }
