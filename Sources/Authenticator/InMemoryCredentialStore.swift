@@ -182,6 +182,9 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     public func savePINState(_ pin: PINState?) throws(StoreError) { state.withLock { $0.pin = pin } }
     public func loadSetting(_ key: String) throws(StoreError) -> [UInt8]? { state.withLock { $0.settings[key] } }
     public func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError) { state.withLock { $0.settings[key] = value } }
+    public func updateSetting(_ key: String, _ transform: ([UInt8]?) -> [UInt8]?) throws(StoreError) {
+        state.withLock { $0.settings[key] = transform($0.settings[key]) }
+    }
 
     public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
         state.withLock { state in

@@ -57,8 +57,30 @@ public enum LargeBlobStorage {
         return nil
     }
 
+    /// In the store's array, the blob sealed under `key` replaced by `blob` (removed if nil),
+    /// read and written in one transaction: a client's write that commits meanwhile is kept.
+    public static func replaceBlob(_ blob: [UInt8]?, key: SecretBytes, maxLength: Int, random: RandomSource,
+                                   in store: CredentialStorePort) throws(Failure) {
+        var failure: Failure?
+        do throws(StoreError) {
+            try store.updateSetting(AuthenticatorSetting.largeBlobArray) { (old: [UInt8]?) -> [UInt8]? in
+                do throws(Failure) {
+                    return try replacingBlob(in: old ?? Authenticator.defaultLargeBlobArray, key: key, with: blob,
+                                             maxLength: maxLength, random: random)
+                } catch {
+                    failure = error
+                    return old   // unchanged
+                }
+            }
+        } catch {
+            throw .store(error)
+        }
+        if let failure { throw failure }
+    }
+
     /// `serialized` with the blob sealed under `key` replaced by `blob` (removed if nil), within
-    /// `maxLength` bytes. Elements under other keys, and ones nobody can read, are kept.
+    /// `maxLength` bytes. Every element sealed under `key` goes, even one that does not inflate
+    /// (as python-fido2's put_blob); elements under other keys, and ones nobody can read, stay.
     public static func replacingBlob(in serialized: [UInt8], key: SecretBytes, with blob: [UInt8]?,
                                      maxLength: Int, random: RandomSource) throws(Failure) -> [UInt8] {
         var array: LargeBlobArray
@@ -67,7 +89,7 @@ public enum LargeBlobStorage {
         } catch {
             throw .unreadableArray(error)
         }
-        array.elements.removeAll { open($0, key: key) != nil }
+        array.elements.removeAll { isSealed($0, under: key) }
         if let blob {
             array.elements.append(try seal(blob, key: key, random: random).cborValue)
         }
@@ -93,10 +115,19 @@ public enum LargeBlobStorage {
     /// The blob in `element` if it is a large-blob map sealed under `key`.
     static func open(_ element: CBORValue, key: SecretBytes) -> [UInt8]? {
         guard let entry = LargeBlobEntry(element), entry.originalSize <= UInt64(maxBlobLength),
-              let compressed = try? AES256GCM.open(Array(entry.ciphertext.dropLast(16)), tag: Array(entry.ciphertext.suffix(16)),
-                                                   key: key, nonce: entry.nonce, authenticating: entry.associatedData),
+              let compressed = decrypt(entry, key: key),
               let blob = try? RawDeflate.inflate(compressed, maxOutput: Int(entry.originalSize)),
               blob.count == Int(entry.originalSize) else { return nil }
         return blob
+    }
+
+    /// Whether `element` is a large-blob map that authenticates under `key`.
+    static func isSealed(_ element: CBORValue, under key: SecretBytes) -> Bool {
+        LargeBlobEntry(element).flatMap { decrypt($0, key: key) } != nil
+    }
+
+    private static func decrypt(_ entry: LargeBlobEntry, key: SecretBytes) -> [UInt8]? {
+        try? AES256GCM.open(Array(entry.ciphertext.dropLast(16)), tag: Array(entry.ciphertext.suffix(16)),
+                            key: key, nonce: entry.nonce, authenticating: entry.associatedData)
     }
 }

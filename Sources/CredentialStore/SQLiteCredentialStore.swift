@@ -489,9 +489,16 @@ extension SQLiteCredentialStore {
     }
 
     public func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError) {
+        try updateSetting(key) { _ in value }
+    }
+
+    public func updateSetting(_ key: String, _ transform: ([UInt8]?) -> [UInt8]?) throws(StoreError) {
         try withConnection { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
-                if let value {
+                let old = try loadDeviceRow(DeviceRow.setting(key), kind: .setting, db: db) { record throws(StoreError) in
+                    try record.requiredBytes(ValueField.value, "setting value")
+                }
+                if let value = transform(old) {
                     var writer = RecordWriter(kind: .setting)
                     writer.append(ValueField.value, bytes: value)
                     var record = writer.bytes

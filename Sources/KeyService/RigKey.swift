@@ -214,6 +214,10 @@ final class RigKey: @unchecked Sendable {
         guard let key = credential.largeBlobKey, let array else { return nil }
         do {
             return try LargeBlobStorage.blob(in: array, key: key)
+        } catch .unreadableArray {
+            // What a client reads of an array it cannot parse: nothing (the key checks only the
+            // hash of what is written). The other credentials are still listed.
+            return nil
         } catch {
             throw .failed("credential \(Base64URL.encode(credential.credentialID)): \(error)")
         }
@@ -318,24 +322,6 @@ final class RigKey: @unchecked Sendable {
             algorithm: algorithm == .ed25519 ? COSEAlgorithm.edDSA.rawValue : COSEAlgorithm.es256.rawValue,
             privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
         credential.discoverable = isResident
-        // A planted blob, sealed as a client would seal it, under a fresh largeBlobKey: the array
-        // is checked to fit before anything is stored.
-        var blobArray: [UInt8]?
-        if let largeBlob {
-            let key = SystemRandom().secret(count: 32)
-            credential.largeBlobKey = key
-            do {
-                blobArray = try LargeBlobStorage.replacingBlob(in: try LargeBlobStorage.serializedArray(in: store), key: key,
-                                                               with: largeBlob, maxLength: maxSerializedLargeBlobArray,
-                                                               random: SystemRandom())
-            } catch let error as LargeBlobStorage.Failure {
-                throw .invalidParams("credential.largeBlob: \(error)")
-            } catch let error as StoreError {
-                throw .failed(error.message(directory: storeDirectory))
-            } catch {
-                throw .failed("\(error)")
-            }
-        }
         credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility
         credential.backedUp = input.backupState ?? options.defaultBackupState
         do {
@@ -344,17 +330,44 @@ final class RigKey: @unchecked Sendable {
             if try store.residentCredential(id: credentialID) != nil {
                 throw RigFailure.invalidParams("credential \(input.credentialId) is already on \(id); removeCredential it first")
             }
-            try store.saveResidentCredential(credential)
-            do {
-                if let count = input.signCount, count > 0 {
-                    try store.raiseSignatureCounter(credentialID: credentialID, to: count)
+            // A planted blob, sealed as a client would seal it, under a fresh largeBlobKey, goes into
+            // the array first (one transaction: a client's write meanwhile is kept): an element
+            // without its credential is one nobody can open, a credential without its blob would
+            // not be what the test planted. It is taken out again if the credential is not stored.
+            if let largeBlob {
+                let key = SystemRandom().secret(count: 32)
+                credential.largeBlobKey = key
+                do {
+                    try LargeBlobStorage.replaceBlob(largeBlob, key: key, maxLength: maxSerializedLargeBlobArray,
+                                                     random: SystemRandom(), in: store)
+                } catch .arrayFull(let needed, let limit) {
+                    throw RigFailure.invalidParams("credential.largeBlob: "
+                                                   + "\(LargeBlobStorage.Failure.arrayFull(needed: needed, limit: limit))")
+                } catch .store(let error) {
+                    throw RigFailure.failed(error.message(directory: storeDirectory))
+                } catch {
+                    throw RigFailure.failed("credential.largeBlob: \(error)")
                 }
-                if let blobArray { try LargeBlobStorage.save(blobArray, in: store) }
+            }
+            func withdrawBlob() {
+                guard let key = credential.largeBlobKey else { return }
+                try? LargeBlobStorage.replaceBlob(nil, key: key, maxLength: .max, random: SystemRandom(), in: store)
+            }
+            do {
+                try store.saveResidentCredential(credential)
             } catch {
-                // Not added half: without its counter the credential would sign below signCount,
-                // without its blob it would not be what the test planted.
-                _ = try? store.deleteResidentCredential(id: credentialID)
+                withdrawBlob()
                 throw error
+            }
+            if let count = input.signCount, count > 0 {
+                do {
+                    try store.raiseSignatureCounter(credentialID: credentialID, to: count)
+                } catch {
+                    // Not added half: without its counter the credential would sign below signCount.
+                    _ = try? store.deleteResidentCredential(id: credentialID)
+                    withdrawBlob()
+                    throw error
+                }
             }
         } catch let failure as RigFailure {
             throw failure

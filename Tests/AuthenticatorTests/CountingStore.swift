@@ -63,5 +63,9 @@ final class CountingStore: CredentialStorePort, @unchecked Sendable {
         record("saveSetting(\(key))")
         try inner.saveSetting(key, value: value)
     }
+    func updateSetting(_ key: String, _ transform: ([UInt8]?) -> [UInt8]?) throws(StoreError) {
+        record("updateSetting(\(key))")
+        try inner.updateSetting(key, transform)
+    }
     func reset(newWrappingKey: SecretBytes) throws(StoreError) { try inner.reset(newWrappingKey: newWrappingKey) }
 }

@@ -58,6 +58,35 @@ final class LargeBlobStorageTests: XCTestCase {
         XCTAssertEqual(try LargeBlobArray(serialized: removed, hash: SHA256.hash).elements, [foreign, .textString("unknown")])
     }
 
+    /// python-fido2's put_blob drops every element that decrypts under the key: one that does
+    /// not inflate (damaged, or a hostile origSize) must not stay behind taking space.
+    func testReplacingDropsAnElementUnderTheKeyThatDoesNotInflate() throws {
+        let nonce = [UInt8](repeating: 3, count: 12)
+        let associatedData = Array("blob".utf8) + [5, 0, 0, 0, 0, 0, 0, 0]
+        let (ciphertext, tag) = try AES256GCM.seal([0xFF, 0xFF, 0xFF], key: key, nonce: nonce, authenticating: associatedData)
+        let damaged = CBORValue.map([1: .byteString(ciphertext + tag), 2: .byteString(nonce), 3: 5])
+        let start = AuthenticatorHarness.serializedLargeBlobArray([damaged])
+        XCTAssertNil(try LargeBlobStorage.blob(in: start, key: key), "it does not read")
+        let replaced = try LargeBlobStorage.replacingBlob(in: start, key: key, with: [1], maxLength: 4096, random: SystemRandom())
+        XCTAssertEqual(try LargeBlobArray(serialized: replaced, hash: SHA256.hash).elements.count, 1, "the damaged one went")
+        XCTAssertEqual(try LargeBlobStorage.blob(in: replaced, key: key), [1])
+    }
+
+    /// In a store: one read-and-write (updateSetting); a blob that does not fit changes nothing.
+    func testReplaceBlobInAStore() throws {
+        let store = InMemoryCredentialStore()
+        try LargeBlobStorage.replaceBlob([4, 5, 6], key: key, maxLength: 4096, random: SystemRandom(), in: store)
+        try LargeBlobStorage.replaceBlob([7], key: otherKey, maxLength: 4096, random: SystemRandom(), in: store)
+        let array = try LargeBlobStorage.serializedArray(in: store)
+        XCTAssertEqual(try LargeBlobStorage.blob(in: array, key: key), [4, 5, 6])
+        XCTAssertEqual(try LargeBlobStorage.blob(in: array, key: otherKey), [7])
+        let random = (0..<5000).map { _ in UInt8.random(in: 0...255) }
+        XCTAssertThrowsError(try LargeBlobStorage.replaceBlob(random, key: key, maxLength: 4096, random: SystemRandom(), in: store))
+        XCTAssertEqual(try LargeBlobStorage.serializedArray(in: store), array, "unchanged")
+        try LargeBlobStorage.replaceBlob(nil, key: key, maxLength: 4096, random: SystemRandom(), in: store)
+        XCTAssertNil(try LargeBlobStorage.blob(in: try LargeBlobStorage.serializedArray(in: store), key: key))
+    }
+
     func testABlobThatDoesNotFitIsRefused() throws {
         let random = (0..<5000).map { _ in UInt8.random(in: 0...255) }
         XCTAssertThrowsError(try LargeBlobStorage.replacingBlob(in: emptyArray, key: key, with: random, maxLength: 4096,

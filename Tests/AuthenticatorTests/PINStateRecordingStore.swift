@@ -46,5 +46,6 @@ final class PINStateRecordingStore: CredentialStorePort, @unchecked Sendable {
     }
     func loadSetting(_ key: String) throws(StoreError) -> [UInt8]? { try inner.loadSetting(key) }
     func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError) { try inner.saveSetting(key, value: value) }
+    func updateSetting(_ key: String, _ transform: ([UInt8]?) -> [UInt8]?) throws(StoreError) { try inner.updateSetting(key, transform) }
     func reset(newWrappingKey: SecretBytes) throws(StoreError) { try inner.reset(newWrappingKey: newWrappingKey) }
 }

@@ -217,6 +217,16 @@ final class SQLiteCredentialStorePortTests: XCTestCase {
         XCTAssertNil(try store.loadSetting("alwaysUv"))
     }
 
+    func testUpdateSettingTransformsTheStoredValue() throws {
+        var seen: [[UInt8]?] = []
+        try store.updateSetting("counter") { old in seen.append(old); return [1] }
+        try store.updateSetting("counter") { old in seen.append(old); return old.map { $0 + [2] } }
+        XCTAssertEqual(seen, [nil, [1]])
+        XCTAssertEqual(try store.loadSetting("counter"), [1, 2])
+        try store.updateSetting("counter") { _ in nil }
+        XCTAssertNil(try store.loadSetting("counter"), "nil removes it")
+    }
+
     // CTAP 2.1 §6.6 authenticatorReset: credentials, PIN and settings go; AAGUID and attestation stay.
     func testResetClearsCredentialsPINAndSettingsButKeepsAttestation() throws {
         let secrets = try store.loadDeviceSecrets { makeDeviceSecrets() }

@@ -81,6 +81,10 @@ public protocol CredentialStorePort: AnyObject {
     /// Key-wide settings persisted for authenticatorConfig (alwaysUv, minPINLength, …).
     func loadSetting(_ key: String) throws(StoreError) -> [UInt8]?
     func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError)
+    /// Reads a setting and stores what `transform` makes of it in one transaction, so that no
+    /// other writer's commit in between is lost (a rig planting a large blob beside a client
+    /// writing the array).
+    func updateSetting(_ key: String, _ transform: ([UInt8]?) -> [UInt8]?) throws(StoreError)
 
     /// authenticatorReset: delete every credential, the PIN and settings; keep AAGUID and
     /// attestation; install `newWrappingKey`. One transaction.
