@@ -11,9 +11,10 @@ With `--rig LATCHKEY_BINARY` (Chromium only), credentials that a test fixture pl
 rig's control API then sign in on the page: key web steps aside (SIGTERM to the pid in
 WORK/key-web.pid: the browser asks every FIDO device it sees), `latchkey rig` adds one uhid key
 with built-in UV, and addCredential plants a non-resident P-256 credential for localhost that get()
-names in allowCredentials, then a passkey that get() finds with an empty allowCredentials. Fido2Server
-checks each against the public key the test made; the rig's events and getCredential must show
-the counter the page saw.
+names in allowCredentials, then a passkey that get() finds with an empty allowCredentials, planted
+with a large blob that the get() reads (WebAuthn largeBlob); a second get() writes another, which
+the rig's getCredential must report. Fido2Server checks each sign-in against the public key the
+test made; the rig's events and getCredential must show the counter the page saw.
 Usage: e2e_browser.py WORK_DIR [chromium|firefox] (chromium when left out) | e2e_browser.py WORK_DIR chromium --rig LATCHKEY_BINARY
 Exit 77: the browser did not come up or load the page in time, twice (the key was never asked)."""
 
@@ -30,7 +31,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from fido2.cose import ES256
 from fido2.server import Fido2Server
 from fido2.webauthn import (Aaguid, AttestationConveyancePreference, AttestedCredentialData, AuthenticationResponse,
-                            ResidentKeyRequirement, UserVerificationRequirement)
+                            PublicKeyCredentialDescriptor, PublicKeyCredentialType, ResidentKeyRequirement,
+                            UserVerificationRequirement)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -88,6 +90,7 @@ RIG_STEP = 15         # s, one control request or one event
 RIG_WAIT = 10         # s for a key to exit, a node to come or go, the rig to stop
 PLANTED_USER_ID = b"latchkey-e2e-planted"   # the planted passkey's user handle
 PLANTED_SIGN_COUNT = 41                     # where the planted credentials' counters start
+PLANTED_BLOB = b"-----BEGIN SSH CERTIFICATE----- " + bytes(range(256)) * 3   # the planted passkey's large blob
 
 
 class Page(http.server.BaseHTTPRequestHandler):
@@ -420,14 +423,17 @@ class BrowserRig:
         return stop_rig(self.process, connections, os.path.join(self.work, "rig-browser.log"), timeout=RIG_WAIT)
 
 
-def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, user_verification):
+def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, user_verification, large_blob=None):
     """Plants a fresh P-256 credential for localhost on the rig's key (addCredential: PKCS#8,
     signCount PLANTED_SIGN_COUNT; non-resident, with no user, when `by_id`, else a passkey of
     `user_id`), then signs in with it on the page: get() with allowCredentials [its ID] when
     `by_id`, else empty. Fido2Server verifies the answer against the public key the
     test made (an AttestedCredentialData built from it, as an RP stores it at registration); the
     counter the page saw must be past the planted one, and the rig must report that very counter
-    (a credentialAsserted event, getCredential). The credential ID, the counter and the seconds."""
+    (a credentialAsserted event, getCredential). With `large_blob`, the passkey is planted with
+    that blob and the get() asks for it (WebAuthn largeBlob read: the browser takes the
+    largeBlobKey and reads the key's large-blob array), which must give it back.
+    The credential ID, the counter and the seconds."""
     private_key = ec.generate_private_key(ec.SECP256R1())
     credential_id = os.urandom(32)
     planted = AttestedCredentialData.create(Aaguid.NONE, credential_id, ES256.from_cryptography_key(private_key.public_key()))
@@ -436,6 +442,8 @@ def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, use
                   "privateKey": pkcs8(private_key), "signCount": PLANTED_SIGN_COUNT}
     if not by_id:
         credential.update(userHandle=user_id, userName=user_name, userDisplayName=user_name.replace("-", " ").title())
+    if large_blob is not None:
+        credential["largeBlob"] = large_blob
     rig.client.add_credential(RIG_KEY, credential)
     rig.events.wait_for("credentialAdded", timeout=RIG_STEP, credentialId=credential_id)
     # One account on the key for localhost: with two, an empty allowCredentials brings Chromium's
@@ -443,12 +451,18 @@ def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, use
     held = [latchkey_rig.b64url_decode(entry["credentialId"]) for entry in rig.client.get_credentials(RIG_KEY)]
     assert held == [credential_id], f"the key holds {[c.hex()[:16] for c in held]}, expected the planted credential alone"
 
-    request, state = server.authenticate_begin([planted] if by_id else None, user_verification=user_verification)
+    request, state = server.authenticate_begin([planted] if by_id else None, user_verification=user_verification,
+                                               extensions=None if large_blob is None else {"largeBlob": {"read": True}})
     allowed = [bytes(descriptor.id) for descriptor in request.public_key.allow_credentials or []]
     assert allowed == ([credential_id] if by_id else []), f"allowCredentials {[c.hex() for c in allowed]}"
     asserted, took = sign_in(dict(request), what)
     result = server.authenticate_complete(state, [planted], asserted)
     assert result.credential_id == credential_id, f"{what}: signed with {result.credential_id.hex()}"
+    if large_blob is not None:
+        outputs = asserted.get("clientExtensionResults", {}).get("largeBlob", {})
+        assert "blob" in outputs, f"{what}: no largeBlob.blob in the client extension results: {outputs}"
+        read = latchkey_rig.b64url_decode(outputs["blob"])
+        assert read == large_blob, f"{what}: largeBlob read {len(read)} bytes, not the {len(large_blob)} planted"
     response = AuthenticationResponse.from_dict(asserted).response
     counter = response.authenticator_data.counter
     assert counter > PLANTED_SIGN_COUNT, f"{what}: counter {counter}, planted at {PLANTED_SIGN_COUNT}"
@@ -462,6 +476,23 @@ def plant_and_sign_in(rig, server, sign_in, what, user_id, user_name, by_id, use
     stored = rig.client.get_credential(RIG_KEY, credential_id).get("signCount")
     assert stored == counter, f"getCredential signCount {stored}, the page saw {counter}"
     return credential_id, counter, took
+
+
+def write_large_blob(rig, server, sign_in, credential_id):
+    """get() of the planted passkey with a largeBlob write (the browser takes a token with the
+    lbw permission by the key's UV and rewrites the array): `written` true, and the rig's
+    getCredential reports the page's blob for it. WebAuthn allows a write only with one
+    credential in allowCredentials: the passkey's ID. The seconds."""
+    blob = b"written by the page " + bytes(range(64))
+    descriptor = PublicKeyCredentialDescriptor(type=PublicKeyCredentialType.PUBLIC_KEY, id=credential_id)
+    request, _ = server.authenticate_begin([descriptor], user_verification=UserVerificationRequirement.REQUIRED,
+                                               extensions={"largeBlob": {"write": latchkey_rig.b64url(blob)}})
+    asserted, took = sign_in(dict(request), "get() with largeBlob write")
+    outputs = asserted.get("clientExtensionResults", {}).get("largeBlob", {})
+    assert outputs.get("written") is True, f"largeBlob write: client extension results {outputs}"
+    stored = latchkey_rig.b64url_decode(rig.client.get_credential(RIG_KEY, credential_id).get("largeBlob", ""))
+    assert stored == blob, f"getCredential largeBlob is {stored[:24]!r}…, not what the page wrote"
+    return took
 
 
 def run_rig_flows(browser, work, binary):
@@ -492,12 +523,14 @@ def run_rig_flows(browser, work, binary):
         rig.client.remove_credential(RIG_KEY, credential_id)
         rig.events.wait_for("credentialDeleted", timeout=RIG_STEP, credentialId=credential_id)
 
-        what = "get() of a planted passkey (empty allowCredentials, uv required)"
-        _, counter, took = plant_and_sign_in(rig, server, sign_in, what, PLANTED_USER_ID, "planted-passkey", False,
-                                             UserVerificationRequirement.REQUIRED)
+        what = "get() of a planted passkey with a large blob (empty allowCredentials, uv required, largeBlob read)"
+        passkey_id, counter, took = plant_and_sign_in(rig, server, sign_in, what, PLANTED_USER_ID, "planted-passkey",
+                                                      False, UserVerificationRequirement.REQUIRED, large_blob=PLANTED_BLOB)
         print(f"{what} ok in {took:.1f} s: userHandle {PLANTED_USER_ID.decode()}, counter {counter} (planted at "
-              f"{PLANTED_SIGN_COUNT}), verified by Fido2Server (UV flag set), credentialAsserted and getCredential agree",
-              flush=True)
+              f"{PLANTED_SIGN_COUNT}), verified by Fido2Server (UV flag set), credentialAsserted and getCredential agree; "
+              f"the page read the {len(PLANTED_BLOB)}-byte blob planted with it", flush=True)
+        took = write_large_blob(rig, server, sign_in, passkey_id)
+        print(f"get() with largeBlob write ok in {took:.1f} s: written, and getCredential reports the page's blob", flush=True)
         took = rig.remove_key()
         print(f"removeAuthenticator {RIG_KEY}: {node} gone after {took:.1f} s", flush=True)
     finally:
