@@ -481,32 +481,36 @@ extension SQLiteCredentialStore {
     }
 
     public func loadSetting(_ key: String) throws(StoreError) -> [UInt8]? {
-        try withConnection { db throws(StoreError) in
-            try loadDeviceRow(DeviceRow.setting(key), kind: .setting, db: db) { record throws(StoreError) in
-                try record.requiredBytes(ValueField.value, "setting value")
-            }
-        }
+        try withConnection { db throws(StoreError) in try readSetting(key, db: db) }
     }
 
     public func saveSetting(_ key: String, value: [UInt8]?) throws(StoreError) {
-        try updateSetting(key) { _ in value }
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in try writeSetting(key, value, db: db) }
+        }
     }
 
     public func updateSetting(_ key: String, _ transform: ([UInt8]?) -> [UInt8]?) throws(StoreError) {
         try withConnection { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) in
-                let old = try loadDeviceRow(DeviceRow.setting(key), kind: .setting, db: db) { record throws(StoreError) in
-                    try record.requiredBytes(ValueField.value, "setting value")
-                }
-                if let value = transform(old) {
-                    var writer = RecordWriter(kind: .setting)
-                    writer.append(ValueField.value, bytes: value)
-                    var record = writer.bytes
-                    try saveDeviceRow(DeviceRow.setting(key), record: &record, db: db)
-                } else {
-                    try db.run(StoreSQL.deleteDeviceRow, [.text(DeviceRow.setting(key))])
-                }
-            }
+            try db.transaction { () throws(StoreError) in try writeSetting(key, transform(try readSetting(key, db: db)), db: db) }
+        }
+    }
+
+    private func readSetting(_ key: String, db: SQLiteConnection) throws(StoreError) -> [UInt8]? {
+        try loadDeviceRow(DeviceRow.setting(key), kind: .setting, db: db) { record throws(StoreError) in
+            try record.requiredBytes(ValueField.value, "setting value")
+        }
+    }
+
+    /// `value` as the setting's row; nil deletes it.
+    private func writeSetting(_ key: String, _ value: [UInt8]?, db: SQLiteConnection) throws(StoreError) {
+        if let value {
+            var writer = RecordWriter(kind: .setting)
+            writer.append(ValueField.value, bytes: value)
+            var record = writer.bytes
+            try saveDeviceRow(DeviceRow.setting(key), record: &record, db: db)
+        } else {
+            try db.run(StoreSQL.deleteDeviceRow, [.text(DeviceRow.setting(key))])
         }
     }
 
