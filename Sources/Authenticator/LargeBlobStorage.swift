@@ -45,13 +45,7 @@ public enum LargeBlobStorage {
     /// that are no large-blob map, fail to open, do not inflate or inflate to another length
     /// than their origSize are someone else's or damaged, and skipped, as §6.10.3's readers do).
     public static func blob(in serialized: [UInt8], key: SecretBytes) throws(Failure) -> [UInt8]? {
-        let array: LargeBlobArray
-        do {
-            array = try LargeBlobArray(serialized: serialized, hash: SHA256.hash)
-        } catch {
-            throw .unreadableArray(error)
-        }
-        for element in array.elements {
+        for element in try parse(serialized).elements {
             if let blob = open(element, key: key) { return blob }
         }
         return nil
@@ -83,12 +77,7 @@ public enum LargeBlobStorage {
     /// (as python-fido2's put_blob); elements under other keys, and ones nobody can read, stay.
     public static func replacingBlob(in serialized: [UInt8], key: SecretBytes, with blob: [UInt8]?,
                                      maxLength: Int, random: RandomSource) throws(Failure) -> [UInt8] {
-        var array: LargeBlobArray
-        do {
-            array = try LargeBlobArray(serialized: serialized, hash: SHA256.hash)
-        } catch {
-            throw .unreadableArray(error)
-        }
+        var array = try parse(serialized)
         array.elements.removeAll { isSealed($0, under: key) }
         if let blob {
             array.elements.append(try seal(blob, key: key, random: random).cborValue)
@@ -110,6 +99,14 @@ public enum LargeBlobStorage {
             throw .crypto(error)
         }
         return entry
+    }
+
+    private static func parse(_ serialized: [UInt8]) throws(Failure) -> LargeBlobArray {
+        do {
+            return try LargeBlobArray(serialized: serialized, hash: SHA256.hash)
+        } catch {
+            throw .unreadableArray(error)
+        }
     }
 
     /// The blob in `element` if it is a large-blob map sealed under `key`.

@@ -5,7 +5,7 @@ import FIDOCrypto
 extension Authenticator {
     /// The serialized large-blob array of a fresh key: the empty CBOR array 0x80 followed by
     /// LEFT(SHA-256(0x80), 16) (CTAP 2.1 §6.10.1).
-    static let defaultLargeBlobArray: [UInt8] = [0x80] + Array(SHA256.hash([0x80]).prefix(16))
+    static let defaultLargeBlobArray = LargeBlobArray().serialized(hash: SHA256.hash)
 
     /// Fragments of a read or write are at most maxMsgSize − 64 bytes (§6.10.2).
     var maxLargeBlobFragmentLength: Int { configuration.maxMessageSize - 64 }

@@ -340,13 +340,12 @@ final class RigKey: @unchecked Sendable {
                 do {
                     try LargeBlobStorage.replaceBlob(largeBlob, key: key, maxLength: maxSerializedLargeBlobArray,
                                                      random: SystemRandom(), in: store)
-                } catch .arrayFull(let needed, let limit) {
-                    throw RigFailure.invalidParams("credential.largeBlob: "
-                                                   + "\(LargeBlobStorage.Failure.arrayFull(needed: needed, limit: limit))")
-                } catch .store(let error) {
-                    throw RigFailure.failed(error.message(directory: storeDirectory))
                 } catch {
-                    throw RigFailure.failed("credential.largeBlob: \(error)")
+                    switch error {
+                    case .arrayFull: throw RigFailure.invalidParams("credential.largeBlob: \(error)")
+                    case let .store(storeError): throw RigFailure.failed(storeError.message(directory: storeDirectory))
+                    default: throw RigFailure.failed("credential.largeBlob: \(error)")
+                    }
                 }
             }
             func withdrawBlob() {

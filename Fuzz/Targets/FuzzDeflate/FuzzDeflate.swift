@@ -25,7 +25,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     invariant((try? RawDeflate.inflate(compressed, maxOutput: rest.count)) == rest,
               "inflate(deflate(x)) != x for \(hex(rest))")
     let key = SecretBytes([UInt8](repeating: mode, count: 32))
-    let empty = [0x80] + Array(SHA256.hash([0x80]).prefix(16))
+    let empty = LargeBlobArray().serialized(hash: SHA256.hash)
     guard let array = try? LargeBlobStorage.replacingBlob(in: empty, key: key, with: rest, maxLength: 1 << 20,
                                                           random: SystemRandom()) else {
         invariant(false, "a blob of \(rest.count) bytes could not be sealed")
