@@ -43,10 +43,9 @@ struct CredentialReadCache {
     /// Drops everything unless `current` is the header the entries were read under. Call first,
     /// with the header read before any statement (`WALIndexHeader.current`).
     mutating func validate(_ current: [UInt8]?) {
-        guard let current, current == header else {
+        if current == nil || current != header {
             clear()
             header = current
-            return
         }
     }
 

@@ -486,7 +486,7 @@ def write_large_blob(rig, server, sign_in, credential_id):
     blob = b"written by the page " + bytes(range(64))
     descriptor = PublicKeyCredentialDescriptor(type=PublicKeyCredentialType.PUBLIC_KEY, id=credential_id)
     request, _ = server.authenticate_begin([descriptor], user_verification=UserVerificationRequirement.REQUIRED,
-                                               extensions={"largeBlob": {"write": latchkey_rig.b64url(blob)}})
+                                           extensions={"largeBlob": {"write": latchkey_rig.b64url(blob)}})
     asserted, took = sign_in(dict(request), "get() with largeBlob write")
     outputs = asserted.get("clientExtensionResults", {}).get("largeBlob", {})
     assert outputs.get("written") is True, f"largeBlob write: client extension results {outputs}"
