@@ -155,6 +155,34 @@ final class SocketTransportTests: XCTestCase {
         XCTAssertEqual(try client.receive(timeoutMilliseconds: 1000), KernelBytes.report(4))
     }
 
+    /// Fairness: a flooding client gets one receive per poll round, so a quiet client that
+    /// becomes ready in the same round is read before the flood's next batch.
+    func testAFloodingClientIsReadOneBatchAtATime() throws {
+        let transport = try SocketTransport(path: path)
+        defer { transport.shutdown() }
+        let (flooder, flooding) = try connect(to: transport)
+        let (quiet, quietConnection) = try connect(to: transport)
+        for index in 0..<(SocketTransport.packetsPerReceive * 4) {
+            try flooder.send(KernelBytes.report(UInt8(index)))
+        }
+        try quiet.send(KernelBytes.report(0xAA))
+        var ready = try Poller.wait(for: transport.pollDescriptors, timeoutMilliseconds: 1000)
+        XCTAssertEqual(ready.count, 2, "both clients are readable")
+        var rounds: [[TransportEvent]] = []
+        while !ready.isEmpty, rounds.count < 10 {
+            rounds.append(ready.flatMap { transport.readEvents(from: $0) })
+            ready = try Poller.wait(for: transport.pollDescriptors, timeoutMilliseconds: 0)
+        }
+        XCTAssertEqual(rounds.first?.count, SocketTransport.packetsPerReceive + 1,
+                       "the first round holds one batch from the flood and the quiet client's report")
+        XCTAssertTrue(rounds.first?.contains(.report(KernelBytes.report(0xAA), from: quietConnection)) ?? false)
+        XCTAssertTrue(rounds.dropFirst().allSatisfy { $0.count <= SocketTransport.maximumPacketsPerRead })
+        XCTAssertEqual(rounds.flatMap { $0 }.filter { event in
+            if case let .report(_, connection) = event { return connection == flooding }
+            return false
+        }.count, SocketTransport.packetsPerReceive * 4, "every flood packet is read, in later rounds")
+    }
+
     /// Batched I/O (recvmmsg/sendmmsg) keeps the contract: every packet is its own report, in
     /// order, wrong sizes are still dropped one by one, across more packets than one batch holds.
     func testBatchesKeepOrderAndDropWrongSizesAcrossBatchBoundaries() throws {
