@@ -98,7 +98,7 @@ public enum AttestationCertificate {
         _ = try checkNotNull("X509_time_adj_ex",
                              X509_time_adj_ex(X509_getm_notAfter(certificate.pointer), Int32(validityDays), 0, nil))
 
-        let key = try P256Curve.makePublicKey(x963: publicKey.x963Representation)
+        let key = try ECCurve.p256.makePublicKey(x963: publicKey.x963Representation)
         try check("X509_set_pubkey", X509_set_pubkey(certificate.pointer, key.pointer))
         return certificate
     }

@@ -2,7 +2,7 @@ import COpenSSL
 
 /// Ed25519 (RFC 8032, pure EdDSA — COSE EdDSA).
 public enum Ed25519 {
-    static let keyByteCount = 32
+    public static let keyByteCount = 32
     static let signatureByteCount = 64
 
     /// An Ed25519 signing key, held as its 32-byte seed.

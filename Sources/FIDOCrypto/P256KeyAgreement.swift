@@ -11,19 +11,19 @@ extension P256 {
 
             /// Generates a new random key.
             public init() throws(CryptoError) {
-                key = try P256Curve.generate()
-                publicKey = PublicKey(validatedX963: try P256Curve.exportPublicKey(key))
+                key = try ECCurve.p256.generate()
+                publicKey = PublicKey(validatedX963: try ECCurve.p256.exportPublicKey(key))
             }
 
             /// Imports a 32-byte big-endian private scalar (for known-answer tests
             /// and fixed test keys). Wrong length, 0 and ≥ n give `.invalidKey`.
             public init(rawRepresentation: [UInt8]) throws(CryptoError) {
-                guard rawRepresentation.withUnsafeBytes(P256Curve.isValidScalar) else { throw .invalidKey }
+                guard rawRepresentation.withUnsafeBytes(ECCurve.p256.isValidScalar) else { throw .invalidKey }
                 let scalar = SecretBytes(rawRepresentation)
                 key = try scalar.withUnsafeBytes { (bytes) throws(CryptoError) -> EVPPKey in
-                    try P256Curve.makePrivateKey(scalar: bytes)
+                    try ECCurve.p256.makePrivateKey(scalar: bytes)
                 }
-                publicKey = PublicKey(validatedX963: try P256Curve.publicKey(forScalar: scalar))
+                publicKey = PublicKey(validatedX963: try ECCurve.p256.publicKey(forScalar: scalar))
             }
 
             /// The raw ECDH shared secret: the 32-byte x coordinate of d·Q_peer.
@@ -31,7 +31,7 @@ extension P256 {
             public func sharedSecretX(with peer: PublicKey) throws(CryptoError) -> SecretBytes {
                 let peerKey: EVPPKey
                 do {
-                    peerKey = try P256Curve.makePublicKey(x963: peer.x963Representation)
+                    peerKey = try ECCurve.p256.makePublicKey(x963: peer.x963Representation)
                 } catch {
                     throw .invalidKey
                 }
@@ -47,10 +47,10 @@ extension P256 {
                     discardOpenSSLErrors()
                     throw .invalidKey
                 }
-                return try SecretBytes(count: P256Curve.scalarByteCount) { (output) throws(CryptoError) in
+                return try SecretBytes(count: ECCurve.p256.scalarByteCount) { (output) throws(CryptoError) in
                     var length = output.count
                     try check("EVP_PKEY_derive", EVP_PKEY_derive(context.pointer, output.uint8Pointer, &length))
-                    guard length == P256Curve.scalarByteCount else { throw .invalidLength }
+                    guard length == ECCurve.p256.scalarByteCount else { throw .invalidLength }
                 }
             }
         }
@@ -62,13 +62,13 @@ extension P256 {
 
             /// Accepts only the 65-byte uncompressed encoding of a point on the curve.
             public init(x963Representation: [UInt8]) throws(CryptoError) {
-                try P256Curve.validatePublicKey(x963: x963Representation)
+                try ECCurve.p256.validatePublicKey(x963: x963Representation)
                 self.x963Representation = x963Representation
             }
 
             /// From 32-byte big-endian affine coordinates (as in a COSE_Key).
             public init(x: [UInt8], y: [UInt8]) throws(CryptoError) {
-                guard x.count == P256Curve.scalarByteCount, y.count == P256Curve.scalarByteCount else {
+                guard x.count == ECCurve.p256.scalarByteCount, y.count == ECCurve.p256.scalarByteCount else {
                     throw .invalidKey
                 }
                 try self.init(x963Representation: [0x04] + x + y)

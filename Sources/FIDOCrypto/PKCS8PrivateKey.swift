@@ -2,13 +2,17 @@ import COpenSSL
 
 /// A credential private key in PKCS#8 `PrivateKeyInfo` DER (RFC 5208/5958): what WebDriver's
 /// virtual-authenticator `addCredential` and `getCredentials` carry, and what WebCrypto's
-/// `exportKey("pkcs8")` writes. Only the two credential algorithms: P-256 (ES256) and Ed25519.
+/// `exportKey("pkcs8")` writes. Only the credential algorithms' keys: EC keys on P-256 (ES256),
+/// P-384 (ES384), P-521 (ES512) and secp256k1 (ES256K), and Ed25519.
 public enum PKCS8PrivateKey {
     public enum Algorithm: Sendable, Equatable {
-        /// The 32-byte big-endian scalar.
-        case p256
+        /// An EC key: its big-endian scalar, as long as the curve's order.
+        case ec(ECCurve)
         /// The 32-byte seed.
         case ed25519
+
+        /// A P-256 key (ES256).
+        public static let p256 = Algorithm.ec(.p256)
     }
 
     public enum Failure: Error, Equatable, CustomStringConvertible {
@@ -19,8 +23,9 @@ public enum PKCS8PrivateKey {
         public var description: String {
             switch self {
             case .notPKCS8: "not a PKCS#8 PrivateKeyInfo (DER)"
-            case let .unsupportedKeyType(type): "a \(type) key: only P-256 (ES256) and Ed25519 (EdDSA) keys are credentials"
-            case .invalidScalar: "a P-256 private scalar outside [1, n-1]"
+            case let .unsupportedKeyType(type):
+                "a \(type) key: only EC keys on P-256, P-384, P-521 or secp256k1 and Ed25519 keys are credentials"
+            case .invalidScalar: "an EC private scalar outside [1, n-1]"
             }
         }
     }
@@ -53,41 +58,67 @@ public enum PKCS8PrivateKey {
             var length = 0
             guard EVP_PKEY_get_group_name(key.pointer, &name, name.count, &length) == 1 else { throw .unsupportedKeyType("EC") }
             let group = String(decoding: name.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            guard group == "prime256v1" else { throw .unsupportedKeyType("EC \(group)") }
-            guard let scalar = try? P256Curve.exportScalar(key) else { throw .notPKCS8 }
+            guard let curve = ECCurve.named(group) else { throw .unsupportedKeyType("EC \(group)") }
+            guard let scalar = try? curve.exportScalar(key) else { throw .notPKCS8 }
             // OpenSSL takes any scalar; a credential key must be in [1, n-1].
-            guard scalar.withUnsafeBytes(P256Curve.isValidScalar) else { throw .invalidScalar }
-            return (.p256, scalar)
+            guard scalar.withUnsafeBytes(curve.isValidScalar) else { throw .invalidScalar }
+            return (.ec(curve), scalar)
         }
         let type = EVP_PKEY_get0_type_name(key.pointer).map { String(cString: $0) } ?? "unknown"
         throw .unsupportedKeyType(type)
     }
 
     /// PKCS#8 DER of a raw credential key, in secure memory, as OpenSSL and WebCrypto write it:
-    /// P-256 as an RFC 5915 ECPrivateKey with its public point (no parameters inside: they are
-    /// in the AlgorithmIdentifier), Ed25519 as RFC 8410's CurvePrivateKey.
+    /// an EC key as an RFC 5915 ECPrivateKey with its public point (no parameters inside: they
+    /// are in the AlgorithmIdentifier), Ed25519 as RFC 8410's CurvePrivateKey.
     public static func encode(_ algorithm: Algorithm, _ raw: SecretBytes) throws(CryptoError) -> SecretBytes {
-        guard raw.count == 32 else { throw .invalidKey }
-        // Room for all of it up front: the array never reallocates (and leaves no copy of the key
-        // behind) once the key is in it.
+        // Room for all of it up front (P-521's is 241 bytes): the array never reallocates (and
+        // leaves no copy of the key behind) once the key is in it.
         var der: [UInt8] = []
-        der.reserveCapacity(160)
+        der.reserveCapacity(256)
         switch algorithm {
-        case .p256:
-            guard raw.withUnsafeBytes(P256Curve.isValidScalar) else { throw .invalidKey }
-            let point = try P256Curve.publicKey(forScalar: raw)   // 0x04 ‖ X ‖ Y
-            der += [0x30, 0x81, 0x87, 0x02, 0x01, 0x00,
-                   0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,     // id-ecPublicKey
-                   0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07,           // prime256v1
-                   0x04, 0x6D, 0x30, 0x6B, 0x02, 0x01, 0x01, 0x04, 0x20]
+        case let .ec(curve):
+            guard raw.withUnsafeBytes(curve.isValidScalar) else { throw .invalidKey }
+            let point = try curve.publicKey(forScalar: raw)   // 0x04 ‖ X ‖ Y
+            let publicKeyField = tlv(0xA1, tlv(0x03, [0x00] + point))
+            let ecPrivateKeyLength = 3 + header(0x04, raw.count).count + raw.count + publicKeyField.count
+            let ecPrivateKeyHeader = header(0x30, ecPrivateKeyLength)
+            let octetsLength = ecPrivateKeyHeader.count + ecPrivateKeyLength
+            let algorithmIdentifier = tlv(0x30, tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01])   // id-ecPublicKey
+                                                + tlv(0x06, objectIdentifier(of: curve)))
+            let octetsHeader = header(0x04, octetsLength)
+            der += header(0x30, 3 + algorithmIdentifier.count + octetsHeader.count + octetsLength)
+            der += [0x02, 0x01, 0x00] + algorithmIdentifier + octetsHeader + ecPrivateKeyHeader
+            der += [0x02, 0x01, 0x01] + header(0x04, raw.count)
             raw.append(to: &der)
-            der += [0xA1, 0x44, 0x03, 0x42, 0x00]
-            der += point
+            der += publicKeyField
         case .ed25519:
+            guard raw.count == Ed25519.keyByteCount else { throw .invalidKey }
             der += [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70,   // id-Ed25519
                    0x04, 0x22, 0x04, 0x20]
             raw.append(to: &der)
         }
         return SecretBytes(wiping: der)
     }
+
+    /// The named-curve OID's content octets (RFC 5480 §2.1.1.1, SEC 2 for secp256k1).
+    private static func objectIdentifier(of curve: ECCurve) -> [UInt8] {
+        switch curve {
+        case .p384: [0x2B, 0x81, 0x04, 0x00, 0x22]
+        case .p521: [0x2B, 0x81, 0x04, 0x00, 0x23]
+        case .secp256k1: [0x2B, 0x81, 0x04, 0x00, 0x0A]
+        default: [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]   // prime256v1
+        }
+    }
+
+    /// A DER tag and definite length (short form, or long form up to 65,535 bytes).
+    private static func header(_ tag: UInt8, _ length: Int) -> [UInt8] {
+        switch length {
+        case ..<0x80: [tag, UInt8(length)]
+        case ..<0x100: [tag, 0x81, UInt8(length)]
+        default: [tag, 0x82, UInt8(length >> 8), UInt8(length & 0xFF)]
+        }
+    }
+
+    private static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { header(tag, content.count) + content }
 }

@@ -20,15 +20,6 @@ public enum SHA256 {
 
     /// One-shot `EVP_Digest` over a raw buffer.
     static func hash(bytes: UnsafeRawBufferPointer) -> [UInt8] {
-        mustSucceed { () throws(CryptoError) -> [UInt8] in
-            try bytes.withNonNullBase { (input) throws(CryptoError) -> [UInt8] in
-                try makeBytes(count: byteCount) { (output) throws(CryptoError) -> Int in
-                    var length: UInt32 = 0
-                    try check("EVP_Digest", EVP_Digest(input.baseAddress, input.count, output.uint8Pointer,
-                                                       &length, digest.pointer, nil))
-                    return Int(length)
-                }
-            }
-        }
+        MessageDigest.sha256.hash(bytes: bytes)
     }
 }

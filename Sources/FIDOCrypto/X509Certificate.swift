@@ -81,7 +81,7 @@ public final class X509Certificate: @unchecked Sendable {
         let group = String(decoding: name.prefix(nameLength).map { UInt8(bitPattern: $0) }, as: UTF8.self)
         guard group == "prime256v1" || group == "P-256" else { return nil }
         do {
-            return try P256Curve.exportPublicKey(owned)
+            return try ECCurve.p256.exportPublicKey(owned)
         } catch {
             return nil
         }

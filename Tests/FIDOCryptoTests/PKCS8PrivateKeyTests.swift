@@ -43,8 +43,10 @@ final class PKCS8PrivateKeyTests: XCTestCase {
     }
 
     func testRefusesWhatIsNotACredentialKey() {
-        XCTAssertThrowsError(try PKCS8PrivateKey.decode(Self.p384)) { error in
-            XCTAssertEqual(error as? PKCS8PrivateKey.Failure, .unsupportedKeyType("EC secp384r1"))
+        // An X25519 key (RFC 8410, id-X25519): a key-agreement key, no credential's.
+        let x25519 = [UInt8](hex: "302e020100300506032b656e04220420" + String(repeating: "07", count: 32))
+        XCTAssertThrowsError(try PKCS8PrivateKey.decode(x25519)) { error in
+            XCTAssertEqual(error as? PKCS8PrivateKey.Failure, .unsupportedKeyType("X25519"))
         }
         for bad in [[], [0x30, 0x00], Array(Self.p256.dropLast()), Self.p256 + [0x00], Array(Self.p256[27...])] as [[UInt8]] {
             XCTAssertThrowsError(try PKCS8PrivateKey.decode(bad)) { error in
