@@ -16,11 +16,18 @@ struct CredentialSource {
 /// non-discoverable credentials need no storage, and an ID presented for another RP, from
 /// another key, or altered in any bit simply fails to open.
 ///
-/// Layout (64 bytes): version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(32)) ‖ tag(16);
-/// flags: 0x01 resident, 0x02 hmac-secret.
+/// Layout: version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(n)) ‖ tag(16),
+/// where n is the algorithm's key length: 64 bytes for ES256, EdDSA and ES256K (32-byte keys),
+/// 80 for ES384, 98 for ES512. flags: 0x01 resident, 0x02 hmac-secret.
 struct CredentialIDCodec {
     static let version: UInt8 = 0x01
-    static let length = 1 + 12 + 35 + 16
+    /// Everything but the key.
+    static let overhead = 1 + 12 + 3 + 16
+    /// An ES256 credential's ID length (and EdDSA's, ES256K's).
+    static let length = overhead + 32
+    /// The lengths an ID of this key can have, one per key length.
+    static let lengths = Set(COSEAlgorithm.credentialAlgorithms.compactMap { CredentialPrivateKey.secretByteCount($0) }
+        .map { overhead + $0 })
 
     let wrappingKey: SecretBytes
 
@@ -41,15 +48,16 @@ struct CredentialIDCodec {
 
     /// The credential behind `id` if this key sealed it for `rpIDHash`; nil otherwise.
     func open(_ id: [UInt8], rpIDHash: [UInt8]) -> CredentialSource? {
-        guard id.count == Self.length, id[0] == Self.version else { return nil }
+        guard Self.lengths.contains(id.count), id[0] == Self.version else { return nil }
         let nonce = Array(id[1..<13])
-        let ciphertext = Array(id[13..<48])
-        let tag = Array(id[48..<64])
+        let ciphertext = Array(id[13..<(id.count - 16)])
+        let tag = Array(id[(id.count - 16)...])
         guard var plaintext = try? AES256GCM.open(ciphertext, tag: tag, key: wrappingKey, nonce: nonce, authenticating: rpIDHash) else {
             return nil
         }
         defer { plaintext.wipe() }
-        guard plaintext.count == 35, let algorithm = Self.algorithm(plaintext[1]),
+        guard let algorithm = Self.algorithm(plaintext[1]),
+              plaintext.count == 3 + (CredentialPrivateKey.secretByteCount(algorithm) ?? -1),
               let credProtect = CredentialProtectionPolicy(rawValue: plaintext[2]) else { return nil }
         return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,
                                 credProtect: credProtect, privateKey: SecretBytes(plaintext[3...]),
@@ -60,6 +68,9 @@ struct CredentialIDCodec {
         switch algorithm {
         case .es256: 1
         case .edDSA: 2
+        case .es384: 3
+        case .es512: 4
+        case .es256K: 5
         case .ecdhESHKDF256: 0
         }
     }
@@ -68,6 +79,9 @@ struct CredentialIDCodec {
         switch byte {
         case 1: .es256
         case 2: .edDSA
+        case 3: .es384
+        case 4: .es512
+        case 5: .es256K
         default: nil
         }
     }

@@ -3,17 +3,31 @@ import FIDOCrypto
 
 /// A credential's signing key, typed by algorithm.
 enum CredentialPrivateKey {
-    case es256(P256.Signing.PrivateKey)
+    /// ES256, ES384, ES512 or ES256K.
+    case ecdsa(COSEAlgorithm, ECDSA.PrivateKey)
     case ed25519(Ed25519.PrivateKey)
 
+    static func ecdsaSuite(_ algorithm: COSEAlgorithm) -> ECDSA.Suite? { algorithm.ecdsaSuite }
+
+    /// Bytes of the stored key: the ECDSA scalar (32, 48 for P-384, 66 for P-521), the Ed25519
+    /// seed (32); nil for an algorithm no credential has.
+    static func secretByteCount(_ algorithm: COSEAlgorithm) -> Int? {
+        if let suite = ecdsaSuite(algorithm) { return suite.curve.scalarByteCount }
+        return algorithm == .edDSA ? Ed25519.keyByteCount : nil
+    }
+
     static func generate(_ algorithm: COSEAlgorithm, random: RandomSource) throws(CTAP2StatusCode) -> CredentialPrivateKey {
-        if random.derivesKeys { return try derive(algorithm, random: random) }
         do {
-            switch algorithm {
-            case .es256: return .es256(try P256.Signing.PrivateKey())
-            case .edDSA: return .ed25519(try Ed25519.PrivateKey())
-            case .ecdhESHKDF256: throw CTAP2StatusCode.unsupportedAlgorithm
+            if let suite = ecdsaSuite(algorithm) {
+                // A reproducible rig key draws its scalar from the random source (by rejection).
+                let key = random.derivesKeys ? try ECDSA.PrivateKey.derived(suite: suite, draw: random.secret(count:))
+                                             : try ECDSA.PrivateKey(suite: suite)
+                return .ecdsa(algorithm, key)
             }
+            guard algorithm == .edDSA else { throw CTAP2StatusCode.unsupportedAlgorithm }
+            // A reproducible Ed25519 key is its seed as the random source gives it.
+            return .ed25519(random.derivesKeys ? try Ed25519.PrivateKey(secret: random.secret(count: Ed25519.keyByteCount))
+                                               : try Ed25519.PrivateKey())
         } catch let error as CTAP2StatusCode {
             throw error
         } catch {
@@ -21,47 +35,29 @@ enum CredentialPrivateKey {
         }
     }
 
-    /// A key from the random source's bytes (a reproducible rig key): an Ed25519 seed as it
-    /// comes, a P-256 scalar by rejection (a 32-byte value ≥ n, or 0, is drawn again).
-    private static func derive(_ algorithm: COSEAlgorithm, random: RandomSource) throws(CTAP2StatusCode) -> CredentialPrivateKey {
-        switch algorithm {
-        case .es256:
-            for _ in 0..<64 {
-                if let key = try? P256.Signing.PrivateKey(secret: random.secret(count: 32)) { return .es256(key) }
-            }
-            throw .other
-        case .edDSA:
-            guard let key = try? Ed25519.PrivateKey(secret: random.secret(count: 32)) else { throw .other }
-            return .ed25519(key)
-        case .ecdhESHKDF256:
-            throw .unsupportedAlgorithm
-        }
-    }
-
     /// The key held in `secret` (a stored credential's), without copying it out of there.
     init?(algorithm: COSEAlgorithm, secret: SecretBytes) {
-        switch algorithm {
-        case .es256:
-            guard let key = try? P256.Signing.PrivateKey(secret: secret) else { return nil }
-            self = .es256(key)
-        case .edDSA:
+        if let suite = Self.ecdsaSuite(algorithm) {
+            guard let key = try? ECDSA.PrivateKey(secret: secret, suite: suite) else { return nil }
+            self = .ecdsa(algorithm, key)
+        } else if algorithm == .edDSA {
             guard let key = try? Ed25519.PrivateKey(secret: secret) else { return nil }
             self = .ed25519(key)
-        case .ecdhESHKDF256:
+        } else {
             return nil
         }
     }
 
     var algorithm: COSEAlgorithm {
         switch self {
-        case .es256: .es256
+        case let .ecdsa(algorithm, _): algorithm
         case .ed25519: .edDSA
         }
     }
 
     var rawRepresentation: SecretBytes {
         switch self {
-        case let .es256(key): key.rawRepresentation
+        case let .ecdsa(_, key): key.rawRepresentation
         case let .ed25519(key): key.rawRepresentation
         }
     }
@@ -74,23 +70,54 @@ enum CredentialPrivateKey {
 
     var cosePublicKey: COSEKey {
         switch self {
-        case let .es256(key):
+        case let .ecdsa(algorithm, key):
             let pub = key.publicKey
-            return .ec2P256(algorithm: .es256, x: pub.x, y: pub.y)
+            switch algorithm {
+            case .es384: return .ec2(curve: .p384, algorithm: algorithm, x: pub.x, y: pub.y)
+            case .es512: return .ec2(curve: .p521, algorithm: algorithm, x: pub.x, y: pub.y)
+            case .es256K: return .ec2(curve: .secp256k1, algorithm: algorithm, x: pub.x, y: pub.y)
+            default: return .ec2P256(algorithm: algorithm, x: pub.x, y: pub.y)
+            }
         case let .ed25519(key):
             return .okpEd25519(x: key.publicKey.rawRepresentation)
         }
     }
 
-    /// ES256: DER ECDSA over SHA-256(message); EdDSA: the 64-byte Ed25519 signature.
+    /// ECDSA: DER over the suite's hash of `message`; EdDSA: the 64-byte Ed25519 signature.
     func signature(for message: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
         do {
             switch self {
-            case let .es256(key): return try key.signature(for: message)
+            case let .ecdsa(_, key): return try key.signature(for: message)
             case let .ed25519(key): return try key.signature(for: message)
             }
         } catch {
             throw .other
         }
+    }
+}
+
+extension COSEAlgorithm {
+    /// The ECDSA suite behind a COSE algorithm (RFC 9053 §2.1, RFC 8812 §3.2); nil for others.
+    public var ecdsaSuite: ECDSA.Suite? {
+        switch self {
+        case .es256: .es256
+        case .es384: .es384
+        case .es512: .es512
+        case .es256K: .es256K
+        case .edDSA, .ecdhESHKDF256: nil
+        }
+    }
+
+    /// How a credential key of this algorithm travels as PKCS#8; nil for no credential's.
+    public var pkcs8Algorithm: PKCS8PrivateKey.Algorithm? {
+        if let suite = ecdsaSuite { return .ec(suite.curve) }
+        return self == .edDSA ? .ed25519 : nil
+    }
+
+    /// The credential algorithm of a PKCS#8 key (a rig's addCredential): an EC key's curve
+    /// names it, since each curve has one COSE ECDSA algorithm.
+    public init?(pkcs8 algorithm: PKCS8PrivateKey.Algorithm) {
+        guard let found = Self.credentialAlgorithms.first(where: { $0.pkcs8Algorithm == algorithm }) else { return nil }
+        self = found
     }
 }

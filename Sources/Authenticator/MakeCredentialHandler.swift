@@ -16,7 +16,7 @@ extension Authenticator {
         // Step 3: the first supported algorithm in the RP's order of preference.
         var chosen: COSEAlgorithm?
         for parameter in request.pubKeyCredParams where parameter.type == "public-key" {
-            if let algorithm = COSEAlgorithm(rawValue: parameter.algorithm), algorithm != .ecdhESHKDF256 {
+            if let algorithm = COSEAlgorithm(rawValue: parameter.algorithm), configuration.algorithms.contains(algorithm) {
                 chosen = algorithm
                 break
             }

@@ -8,13 +8,64 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
     case edDSA = -8
     /// ECDH-ES + HKDF-256, the PIN/UV key-agreement algorithm identifier (-25)
     case ecdhESHKDF256 = -25
+    /// ECDSA w/ SHA-384 on P-384 (-35)
+    case es384 = -35
+    /// ECDSA w/ SHA-512 on P-521 (-36)
+    case es512 = -36
+    /// ECDSA w/ SHA-256 on secp256k1 (-47, RFC 8812)
+    case es256K = -47
+
+    /// The signature algorithms a credential can have, in Latchkey's order of preference
+    /// (getInfo `algorithms`): ES256 and EdDSA first, as every security key lists them.
+    public static let credentialAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .es256K]
+
+    /// The COSE name ("ES256", "EdDSA", …).
+    public var name: String {
+        switch self {
+        case .es256: "ES256"
+        case .edDSA: "EdDSA"
+        case .ecdhESHKDF256: "ECDH-ES+HKDF-256"
+        case .es384: "ES384"
+        case .es512: "ES512"
+        case .es256K: "ES256K"
+        }
+    }
+
+    /// A credential algorithm by its COSE name (any case) or number, for command lines.
+    public init?(credentialName text: String) {
+        let found = Self.credentialAlgorithms.first {
+            $0.name.lowercased() == text.lowercased() || String($0.rawValue) == text
+        }
+        guard let found else { return nil }
+        self = found
+    }
+}
+
+/// COSE elliptic curves of EC2 keys (IANA COSE Elliptic Curves registry).
+public enum COSECurve: Int, Sendable {
+    case p256 = 1
+    case p384 = 2
+    case p521 = 3
+    case secp256k1 = 8
+
+    /// Bytes of each affine coordinate.
+    public var coordinateByteCount: Int {
+        switch self {
+        case .p256, .secp256k1: 32
+        case .p384: 48
+        case .p521: 66
+        }
+    }
 }
 
 /// A COSE_Key public key (RFC 9052 §7, RFC 9053 §7), as carried in attested credential data
 /// and in clientPIN key agreement.
 public enum COSEKey: Sendable, Equatable {
-    /// EC2 key on P-256 with the given algorithm (ES256 or ECDH-ES+HKDF-256).
+    /// EC2 key on P-256 with the given algorithm (ES256 or ECDH-ES+HKDF-256): the only shape
+    /// the PIN/UV protocols take.
     case ec2P256(algorithm: COSEAlgorithm, x: [UInt8], y: [UInt8])
+    /// EC2 key on another curve (ES384 on P-384, ES512 on P-521, ES256K on secp256k1).
+    case ec2(curve: COSECurve, algorithm: COSEAlgorithm, x: [UInt8], y: [UInt8])
     /// OKP key on Ed25519.
     case okpEd25519(x: [UInt8])
 
@@ -25,6 +76,9 @@ public enum COSEKey: Sendable, Equatable {
             // RFC 9053: kty EC2 = 2, crv P-256 = 1.
             return .map([1: 2, 3: CBORValue(algorithm.rawValue), -1: 1,
                          -2: .byteString(x), -3: .byteString(y)])
+        case let .ec2(curve, algorithm, x, y):
+            return .map([1: 2, 3: CBORValue(algorithm.rawValue), -1: CBORValue(curve.rawValue),
+                         -2: .byteString(x), -3: .byteString(y)])
         case let .okpEd25519(x):
             // RFC 9053: kty OKP = 1, crv Ed25519 = 6.
             return .map([1: 1, 3: CBORValue(COSEAlgorithm.edDSA.rawValue), -1: 6, -2: .byteString(x)])
@@ -34,13 +88,21 @@ public enum COSEKey: Sendable, Equatable {
     /// Parse a COSE_Key of a shape Latchkey accepts; `nil` for anything else.
     public init?(_ value: CBORValue) {
         guard let kty = value[1]?.intValue, let crv = value[-1]?.intValue,
-              let x = value[-2]?.bytesValue, x.count == 32 else { return nil }
+              let x = value[-2]?.bytesValue else { return nil }
         switch (kty, crv) {
         case (2, 1):
-            guard let y = value[-3]?.bytesValue, y.count == 32 else { return nil }
+            guard x.count == 32, let y = value[-3]?.bytesValue, y.count == 32 else { return nil }
             let alg = value[3]?.intValue.flatMap(COSEAlgorithm.init(rawValue:)) ?? .es256
             self = .ec2P256(algorithm: alg, x: x, y: y)
+        case (2, _):
+            // Other curves carry their algorithm: an EC2 key without one is not a credential's.
+            guard let curve = COSECurve(rawValue: crv), curve != .p256,
+                  let alg = value[3]?.intValue.flatMap(COSEAlgorithm.init(rawValue:)),
+                  x.count == curve.coordinateByteCount,
+                  let y = value[-3]?.bytesValue, y.count == curve.coordinateByteCount else { return nil }
+            self = .ec2(curve: curve, algorithm: alg, x: x, y: y)
         case (1, 6):
+            guard x.count == 32 else { return nil }
             self = .okpEd25519(x: x)
         default:
             return nil

@@ -224,7 +224,9 @@ final class RigKey: @unchecked Sendable {
     }
 
     private func describe(_ credential: ResidentCredential, largeBlobArray: [UInt8]?) throws(RigFailure) -> RigCredential {
-        let algorithm: PKCS8PrivateKey.Algorithm = credential.algorithm == COSEAlgorithm.edDSA.rawValue ? .ed25519 : .p256
+        guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm)?.pkcs8Algorithm else {
+            throw .failed("credential \(Base64URL.encode(credential.credentialID)): algorithm \(credential.algorithm) has no PKCS#8 form")
+        }
         let der: SecretBytes
         do {
             der = try PKCS8PrivateKey.encode(algorithm, credential.privateKey)
@@ -306,6 +308,9 @@ final class RigKey: @unchecked Sendable {
         } catch {
             throw .invalidParams("credential.privateKey: \(error)")
         }
+        guard let coseAlgorithm = COSEAlgorithm(pkcs8: algorithm) else {
+            throw .invalidParams("credential.privateKey: a key of no credential algorithm")
+        }
         let largeBlob = try input.largeBlob.map { (text) throws(RigFailure) in try Base64URL.decode(text, member: "credential.largeBlob") }
         if largeBlob != nil {
             // As Chromium's virtual authenticator: a blob needs a key that offers largeBlob and a
@@ -319,7 +324,7 @@ final class RigKey: @unchecked Sendable {
         var credential = ResidentCredential(
             credentialID: credentialID, rpID: input.rpId, rpIDHash: rpIDHash, rpName: nil, userHandle: userHandle,
             userName: input.userName, userDisplayName: input.userDisplayName,
-            algorithm: algorithm == .ed25519 ? COSEAlgorithm.edDSA.rawValue : COSEAlgorithm.es256.rawValue,
+            algorithm: coseAlgorithm.rawValue,
             privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
         credential.discoverable = isResident
         credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility

@@ -108,6 +108,8 @@ final class AuthenticatorHarness {
         switch publicKey {
         case let .ec2P256(_, x, y):
             return IndependentVerifier.verifyES256(x: x, y: y, signature: signature, message: authData + clientDataHash)
+        case let .ec2(curve, _, x, y):
+            return IndependentVerifier.verifyECDSA(curve: curve, x: x, y: y, signature: signature, message: authData + clientDataHash)
         case let .okpEd25519(x):
             return IndependentVerifier.verifyEd25519(publicKey: x, signature: signature, message: authData + clientDataHash)
         }

@@ -26,7 +26,7 @@ final class DeterministicRandomTests: XCTestCase {
     }
 
     func testSameSeedSameCredentialsOtherSeedOthers() throws {
-        for (algorithm, resident) in [(-7, false), (-7, true), (-8, false)] {
+        for (algorithm, resident) in [(-7, false), (-7, true), (-8, false), (-35, false), (-36, true), (-47, false)] {
             let first = try register(seed: "fixture-1", algorithm: algorithm, resident: resident)
             let again = try register(seed: "fixture-1", algorithm: algorithm, resident: resident)
             let other = try register(seed: "fixture-2", algorithm: algorithm, resident: resident)

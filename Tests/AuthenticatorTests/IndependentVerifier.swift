@@ -1,5 +1,6 @@
 import COpenSSL
 import CShims
+import CTAP
 
 /// Signature checks that go straight to libcrypto, not through FIDOCrypto, so a test does not
 /// verify with the code that signed.
@@ -19,6 +20,33 @@ enum IndependentVerifier {
         guard let key else { return false }
         defer { EVP_PKEY_free(key) }
         return verify(key: key, digest: EVP_sha256(), signature: signature, message: message)
+    }
+
+    /// ECDSA on another curve, from a SubjectPublicKeyInfo built here (RFC 5480) and parsed by
+    /// d2i_PUBKEY: ES384 (P-384, SHA-384), ES512 (P-521, SHA-512), ES256K (secp256k1, SHA-256).
+    static func verifyECDSA(curve: COSECurve, x: [UInt8], y: [UInt8], signature: [UInt8], message: [UInt8]) -> Bool {
+        let (curveOID, digest): ([UInt8], OpaquePointer?) = switch curve {
+        case .p256: ([0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07], EVP_sha256())
+        case .p384: ([0x2B, 0x81, 0x04, 0x00, 0x22], EVP_sha384())
+        case .p521: ([0x2B, 0x81, 0x04, 0x00, 0x23], EVP_sha512())
+        case .secp256k1: ([0x2B, 0x81, 0x04, 0x00, 0x0A], EVP_sha256())
+        }
+        let algorithm = der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01]) + der(0x06, curveOID))
+        let spki = der(0x30, algorithm + der(0x03, [0x00, 0x04] + x + y))
+        let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_PUBKEY(nil, &pointer, buffer.count)
+        }
+        guard let key else { return false }
+        defer { EVP_PKEY_free(key) }
+        return verify(key: key, digest: digest, signature: signature, message: message)
+    }
+
+    /// A DER TLV (definite length, short or long form).
+    private static func der(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        let length: [UInt8] = content.count < 0x80 ? [UInt8(content.count)]
+            : content.count < 0x100 ? [0x81, UInt8(content.count)] : [0x82, UInt8(content.count >> 8), UInt8(content.count & 0xFF)]
+        return [tag] + length + content
     }
 
     static func verifyEd25519(publicKey: [UInt8], signature: [UInt8], message: [UInt8]) -> Bool {

@@ -5,7 +5,8 @@ Usage: socket_suite.py PATH/TO/latchkey
 Prints one line per check and a final `N passed, N failed` line; exits 1 on any failure.
 The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_presence.py,
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
-key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_rig.py (`latchkey rig`: keys
+key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_algorithms.py (ES384, ES512 and
+ES256K beside ES256 and EdDSA), socket_rig.py (`latchkey rig`: keys
 added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
 no core dumps) and socket_crash.py (SIGKILLs at random moments: LATCHKEY_CRASH_KILLS, default 300,
 and LATCHKEY_CRASH_SEED); what they share in socket_support.py, and what the floods share with the
@@ -24,6 +25,7 @@ from socket_floods import *  # noqa: F401,F403
 from socket_secrets import *  # noqa: F401,F403
 from socket_crash import *  # noqa: F401,F403
 from socket_uv import *  # noqa: F401,F403
+from socket_algorithms import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
 
 def main():
@@ -49,6 +51,7 @@ def main():
     test_cli_device_credential_management()
     test_ctap21_pinned_key()
     test_builtin_uv()
+    test_algorithms()
     test_rig()
     test_descriptor_exhaustion()
     test_floods()

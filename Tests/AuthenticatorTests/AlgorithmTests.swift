@@ -1,0 +1,87 @@
+import Authenticator
+import CBOR
+import CTAP
+import FIDOCrypto
+import XCTest
+
+/// ES384, ES512 and ES256K beside ES256 and EdDSA: each makes credentials whose COSE keys have
+/// the curve's shape, whose IDs carry the key, and whose assertions verify with libcrypto
+/// directly (not through FIDOCrypto).
+final class AlgorithmTests: XCTestCase {
+    static let cases: [(algorithm: Int, curve: COSECurve, credentialIDLength: Int)] = [
+        (-35, .p384, 80), (-36, .p521, 98), (-47, .secp256k1, 64),
+    ]
+
+    func testEachAlgorithmRegistersAndSignsByAllowListAndDiscoverably() throws {
+        for (algorithm, curve, idLength) in Self.cases {
+            let harness = try AuthenticatorHarness()
+            let rpID = "alg\(-algorithm).example"
+            for resident in [false, true] {
+                let registration = try harness.register(harness.makeCredentialRequest(rpID: rpID, algorithms: [algorithm],
+                                                                                      resident: resident))
+                guard case let .ec2(gotCurve, gotAlgorithm, x, y) = registration.publicKey else {
+                    return XCTFail("\(algorithm): not an EC2 key on another curve: \(registration.publicKey)")
+                }
+                XCTAssertEqual(gotCurve, curve)
+                XCTAssertEqual(gotAlgorithm.rawValue, algorithm)
+                XCTAssertEqual([x.count, y.count], [curve.coordinateByteCount, curve.coordinateByteCount])
+                // The packed attestation is the batch certificate's, ES256, whatever the credential's algorithm.
+                XCTAssertEqual(registration.response[3]?["alg"]?.intValue, -7)
+                if !resident { XCTAssertEqual(registration.credentialID.count, idLength, "\(algorithm)") }
+
+                let request = harness.assertionRequest(rpID: rpID, allow: resident ? [] : [registration.credentialID])
+                let (status, body) = harness.send(.getAssertion, request.cborValue)
+                XCTAssertEqual(status, .success, "\(algorithm) resident \(resident)")
+                let response = try XCTUnwrap(body)
+                XCTAssertEqual(response[1]?["id"]?.bytesValue, registration.credentialID)
+                XCTAssertTrue(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
+                                                                   clientDataHash: request.clientDataHash), "\(algorithm)")
+                XCTAssertFalse(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
+                                                                    clientDataHash: SHA256.hash([0])), "\(algorithm)")
+            }
+        }
+    }
+
+    func testAnAlteredOrTruncatedIDOfALongerKeyOpensNothing() throws {
+        let harness = try AuthenticatorHarness()
+        for (algorithm, _, _) in Self.cases {
+            let id = try harness.register(harness.makeCredentialRequest(algorithms: [algorithm])).credentialID
+            var bad = [Array(id.dropLast()), id + [0], id.enumerated().map { $0.offset == 40 ? $0.element ^ 1 : $0.element }]
+            if id.count > 64 { bad.append(Array(id.prefix(64))) }   // an ES256-length ID cut from a longer one
+            for bad in bad {
+                let status = harness.send(.getAssertion, harness.assertionRequest(allow: [bad]).cborValue).status
+                XCTAssertEqual(status, .noCredentials, "\(algorithm), \(bad.count) bytes")
+            }
+        }
+    }
+
+    func testTheClientsOrderDecidesAmongTheKeysAlgorithms() throws {
+        let harness = try AuthenticatorHarness()
+        guard case .ec2(.secp256k1, .es256K, _, _) = try harness.register(harness.makeCredentialRequest(algorithms: [-47, -7])).publicKey
+        else { return XCTFail("expected ES256K") }
+        guard case .ec2P256(.es256, _, _) = try harness.register(harness.makeCredentialRequest(algorithms: [-7, -47])).publicKey
+        else { return XCTFail("expected ES256") }
+        guard case .ec2(.p521, .es512, _, _) = try harness.register(harness.makeCredentialRequest(algorithms: [-259, -36, -8])).publicKey
+        else { return XCTFail("expected ES512") }
+    }
+
+    /// A key limited to some algorithms (a rig emulating a given key) lists only those and makes no other.
+    func testAKeyLimitedToSomeAlgorithmsOffersOnlyThose() throws {
+        var configuration = AuthenticatorConfiguration()
+        configuration.algorithms = [.es384, .es256]
+        let harness = try AuthenticatorHarness(configuration: configuration)
+        XCTAssertEqual(harness.send(.getInfo).body?[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-35, -7])
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(algorithms: [-8, -36, -47]).cborValue).status,
+                       .unsupportedAlgorithm)
+        guard case .ec2(.p384, .es384, _, _) = try harness.register(harness.makeCredentialRequest(algorithms: [-8, -35, -7])).publicKey
+        else { return XCTFail("expected ES384") }
+    }
+
+    func testAlgorithmNamesForCommandLines() {
+        XCTAssertEqual(COSEAlgorithm(credentialName: "es384"), .es384)
+        XCTAssertEqual(COSEAlgorithm(credentialName: "EdDSA"), .edDSA)
+        XCTAssertEqual(COSEAlgorithm(credentialName: "-47"), .es256K)
+        XCTAssertNil(COSEAlgorithm(credentialName: "RS1"))
+        XCTAssertNil(COSEAlgorithm(credentialName: "-25"), "the PIN protocol's key agreement is no credential algorithm")
+    }
+}

@@ -1,0 +1,174 @@
+"""Socket suite: the COSE algorithms beyond ES256 (-7) and EdDSA (-8) — ES384 (-35, P-384, SHA-384),
+ES512 (-36, P-521, SHA-512) and ES256K (-47, secp256k1, SHA-256), on a key of their own.
+
+getInfo lists the algorithms in the key's order of preference; each new algorithm registers through
+Fido2Client + Fido2Server (packed batch attestation, alg -7, whatever the credential's algorithm) as a
+non-discoverable and as a discoverable credential, and every assertion is verified twice: by
+Fido2Server and by `cryptography` alone. makeCredential takes the first pubKeyCredParams entry the key
+supports (none → CTAP2_ERR_UNSUPPORTED_ALGORITHM); a discoverable ES512 credential survives a restart
+and credential management lists it with its COSE key."""
+
+from collections import namedtuple
+
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from fido2.cose import ES256, ES256K, ES384, ES512, CoseKey
+
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
+
+# alg → python-fido2 class, COSE crv, cryptography curve and hash, x/y length, non-discoverable credential ID length
+EcAlgorithm = namedtuple("EcAlgorithm", "name cose_class crv curve hash size id_length")
+EC_ALGORITHMS = {
+    -35: EcAlgorithm("ES384", ES384, 2, ec.SECP384R1(), hashes.SHA384(), 48, 80),
+    -36: EcAlgorithm("ES512", ES512, 3, ec.SECP521R1(), hashes.SHA512(), 66, 98),
+    -47: EcAlgorithm("ES256K", ES256K, 8, ec.SECP256K1(), hashes.SHA256(), 32, 64),
+}
+RS512 = -259  # a COSE algorithm the key never offers
+
+
+def key_params(algorithms):
+    return [{"type": "public-key", "alg": alg} for alg in algorithms]
+
+
+def check_ec_public_key(cose, alg):
+    """`cose` is alg's COSE EC2 key: python-fido2 class, kty 2, alg, crv, x and y of the curve's size, a point
+    on the curve. Returns it as a `cryptography` public key."""
+    spec = EC_ALGORITHMS[alg]
+    assert type(cose) is spec.cose_class, f"{type(cose).__name__}, expected {spec.name}: {dict(cose)}"
+    assert cose[1] == 2 and cose[3] == alg and cose[-1] == spec.crv, dict(cose)
+    assert len(cose[-2]) == len(cose[-3]) == spec.size, (len(cose[-2]), len(cose[-3]), spec.size)
+    return ec.EllipticCurvePublicKey.from_encoded_point(spec.curve, b"\x04" + cose[-2] + cose[-3])
+
+
+def verify_with_cryptography(cose, response):
+    """The assertion's ECDSA signature over authData ‖ SHA-256(clientDataJSON), checked with `cryptography`
+    directly (curve and hash from the table above, not from python-fido2)."""
+    public_key = check_ec_public_key(cose, cose[3])
+    assertion = response.response
+    message = bytes(assertion.authenticator_data) + hashlib.sha256(bytes(assertion.client_data)).digest()
+    public_key.verify(assertion.signature, message, ec.ECDSA(EC_ALGORITHMS[cose[3]].hash))
+
+
+def register_with(device, rp_id, algorithms, resident):
+    """A WebAuthn registration offering only `algorithms`; Fido2Server verifies the packed batch attestation,
+    which is ES256 whatever the credential's algorithm. Returns the server and the attested credential."""
+    server = server_for(rp_id=rp_id, algorithms=algorithms)
+    user = {"id": os.urandom(16), "name": f"user-{os.urandom(3).hex()}@{rp_id}", "displayName": "Algorithm User"}
+    options, state = server.register_begin(
+        user, resident_key_requirement=ResidentKeyRequirement.REQUIRED if resident else ResidentKeyRequirement.DISCOURAGED,
+        user_verification=UserVerificationRequirement.DISCOURAGED)
+    registration = client_for(device, origin=f"https://{rp_id}").make_credential(options.public_key)
+    auth_data = server.register_complete(state, registration)
+    attestation = registration.response.attestation_object
+    assert attestation.att_stmt["alg"] == -7, f"attestation alg {attestation.att_stmt['alg']}, expected -7"
+    return server, auth_data.credential_data
+
+
+def sign_in_with(device, server, credential, discoverable):
+    """A sign-in through `server` (empty allowCredentials if discoverable, else [credential]): exactly this
+    credential answers, Fido2Server verifies the assertion, and so does `cryptography`."""
+    client = client_for(device, origin=f"https://{server.rp.id}")
+    request, state = server.authenticate_begin(None if discoverable else [credential],
+                                               user_verification=UserVerificationRequirement.DISCOURAGED)
+    selection = client.get_assertion(request.public_key)
+    assert len(selection.get_assertions()) == 1, f"{len(selection.get_assertions())} credentials answered"
+    response = selection.get_response(0)
+    assert response.raw_id == credential.credential_id, "the registered credential answered"
+    server.authenticate_complete(state, [credential], response)
+    verify_with_cryptography(credential.public_key, response)
+
+
+@check("getInfo algorithms is exactly ES256 (-7), EdDSA (-8), ES384 (-35), ES512 (-36), ES256K (-47), all public-key, in that order")
+def test_algorithm_list(key):
+    info = Ctap2(key.device()).info
+    assert info.algorithms == key_params([-7, -8, -35, -36, -47]), info.algorithms
+
+
+def registration_check(alg):
+    """The check for one of EC_ALGORITHMS: a non-discoverable and a discoverable credential, each registered
+    and signed in with; on an RP of its own, so that a discoverable sign-in finds exactly one credential."""
+    spec = EC_ALGORITHMS[alg]
+
+    @check(f"{spec.name} ({alg}) via Fido2Client + Fido2Server: packed attestation (alg -7) verified; COSE EC2 key, "
+           f"crv {spec.crv}, {spec.size}-byte x and y; {spec.id_length}-byte non-discoverable credential ID; assertions "
+           f"for it and for a discoverable one (empty allowCredentials) verified by Fido2Server and by cryptography "
+           f"ECDSA-{spec.hash.name.upper()}")
+    def test_algorithm(key):
+        rp_id = f"{spec.name.lower()}.algorithms.example"
+        device = key.device()
+        try:
+            server, credential = register_with(device, rp_id, [alg], resident=False)
+            check_ec_public_key(credential.public_key, alg)
+            assert len(credential.credential_id) == spec.id_length, (len(credential.credential_id), spec.id_length)
+            sign_in_with(device, server, credential, discoverable=False)
+            server, credential = register_with(device, rp_id, [alg], resident=True)
+            check_ec_public_key(credential.public_key, alg)
+            sign_in_with(device, server, credential, discoverable=True)
+        finally:
+            device.close()
+
+    return test_algorithm
+
+
+test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k = (registration_check(alg) for alg in EC_ALGORITHMS)
+
+
+@check("makeCredential takes the client's first supported pubKeyCredParams entry: [-47, -7] → ES256K, [-7, -47] → ES256, "
+       "[-259 (RS512), -35] → ES384, each with verified packed attestation; [-259] alone → CTAP2_ERR_UNSUPPORTED_ALGORITHM (0x26)")
+def test_algorithm_preference(key):
+    ctap = Ctap2(key.device())
+    rp = {"id": "preference.algorithms.example", "name": "Preference"}
+    for offered, expected in (([-47, -7], ES256K), ([-7, -47], ES256), ([RS512, -35], ES384)):
+        client_data_hash = os.urandom(32)
+        created = ctap.make_credential(client_data_hash, rp, {"id": os.urandom(8), "name": "pref"}, key_params(offered))
+        verify_packed_attestation(created, client_data_hash)
+        public_key = created.auth_data.credential_data.public_key
+        assert type(public_key) is expected, f"{offered} gave {type(public_key).__name__}: {dict(public_key)}"
+        if expected.ALGORITHM in EC_ALGORITHMS:
+            check_ec_public_key(public_key, expected.ALGORITHM)
+    expect_ctap_error(CtapError.ERR.UNSUPPORTED_ALGORITHM, ctap.make_credential, os.urandom(32), rp,
+                      {"id": os.urandom(8), "name": "rs512"}, key_params([RS512]))
+
+
+@check("a discoverable ES512 credential survives a restart of the key on its store and still signs (Fido2Server and "
+       "cryptography); with a PIN set, credential management lists it alone for its RP with its attested COSE key: alg -36, crv 3")
+def test_es512_restart_and_credential_management(key):
+    device = key.device()
+    try:
+        server, credential = register_with(device, "durable.algorithms.example", [-36], resident=True)
+    finally:
+        device.close()
+    assert key.stop() == 0, key.log()
+    key.start()
+    device = key.device()
+    try:
+        sign_in_with(device, server, credential, discoverable=True)
+        ctap = Ctap2(device)
+        client_pin = ClientPin(ctap)
+        client_pin.set_pin(CTAP21_PIN)
+        credman = CredentialManagement(ctap, client_pin.protocol,
+                                       client_pin.get_pin_token(CTAP21_PIN, ClientPin.PERMISSION.CREDENTIAL_MGMT))
+        listed = credman.enumerate_creds(hashlib.sha256(b"durable.algorithms.example").digest())
+        assert len(listed) == 1, listed
+        entry = listed[0]
+        assert entry[CredentialManagement.RESULT.CREDENTIAL_ID]["id"] == credential.credential_id
+        listed_key = entry[CredentialManagement.RESULT.PUBLIC_KEY]
+        assert listed_key[3] == -36 and listed_key[-1] == 3, listed_key
+        check_ec_public_key(CoseKey.parse(listed_key), -36)
+        assert listed_key == credential.public_key, "the COSE key as attested"
+    finally:
+        device.close()
+
+
+def test_algorithms():
+    """The algorithm checks, on a key of their own; the last one restarts it and sets a PIN."""
+    key = Key("algorithms").start()
+    try:
+        for test in (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
+                     test_algorithm_preference, test_es512_restart_and_credential_management):
+            test(key)
+    finally:
+        key.stop()
+    if key.process.returncode != 0:
+        RESULTS.append(("algorithms key exited cleanly", False))
+        print("FAIL  algorithms key exit status", key.process.returncode, key.log())
