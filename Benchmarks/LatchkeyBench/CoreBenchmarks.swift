@@ -122,6 +122,19 @@ enum CoreBenchmarks {
         } _: { _ = try ed.signature(for: message) }
         report.add(section, eddsa, baseline: edSign, target: "≤ 1.3×", note: "timed alternately with the baseline")
 
+        // The other ECDSA algorithms, each against its own curve's signature (issue 17's rows).
+        for (algorithm, name, suite) in [(-35, "ES384", ECDSA.Suite.es384), (-36, "ES512", .es512), (-47, "ES256K", .es256K)] {
+            let id = try key.register(rpID: "bench.example", userID: [UInt8(truncatingIfNeeded: -algorithm)],
+                                      algorithm: algorithm, resident: false)
+            let assertion = BenchKey.getAssertionMessage(rpID: "bench.example", allow: [id])
+            let curveKey = try ECDSA.PrivateKey(suite: suite)
+            let (measured, sign) = try Stopwatch.measureInterleaved("getAssertion (allowList 1, \(name))", "\(name) sign",
+                                                                    seconds: seconds) {
+                try key.expectSuccess(assertion)
+            } _: { _ = try curveKey.signature(for: message) }
+            report.add(section, measured, baseline: sign, target: "≤ 1.3×", note: "timed alternately with the baseline")
+        }
+
         // Keygen + one signature is the cryptography makeCredential cannot avoid ("none" attestation);
         // packed attestation adds a second signature. Each is timed alternately with its baseline.
         var user: UInt64 = 0

@@ -1,5 +1,6 @@
 import Authenticator
 import CredentialStore
+import CTAP
 import Foundation
 import KeyService
 
@@ -27,6 +28,10 @@ public enum ServeCommand {
             .init("attestation", value: "batch|installation",
                   help: "Attestation certificate: batch (the one every Latchkey shares; the default) or installation "
                       + "(this store's own, remade by a reset: for rigs testing attestation chains; it identifies the store)."),
+            .init("algorithms", value: "ALG,ALG,…",
+                  help: "The credential algorithms the key makes, in its order of preference (default: "
+                      + COSEAlgorithm.credentialAlgorithms.map(\.name).joined(separator: ",") + "): names or COSE numbers, "
+                      + "e.g. ES256,EdDSA to emulate a YubiKey 5 before firmware 5.7."),
             .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
         ])
 
@@ -80,6 +85,13 @@ public enum ServeCommand {
                 throw UsageError("invalid --attestation '\(attestation)': use batch or installation")
             }
             options.attestation = mode
+        }
+        if let list = parsed.value("algorithms") {
+            do {
+                options.algorithms = try COSEAlgorithm.credentialAlgorithms(named: list.split(separator: ",", omittingEmptySubsequences: false).map(String.init))
+            } catch {
+                throw UsageError("invalid --algorithms '\(list)': \(error)")
+            }
         }
         if let trace = parsed.value("trace") {
             guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }

@@ -31,13 +31,44 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
         }
     }
 
+    /// Credential algorithms by name or number (`--algorithms ES256,ES384`, a rig's `algorithms`),
+    /// in the order given, which is the key's order of preference. Each at most once.
+    public static func credentialAlgorithms(named names: [String]) throws(AlgorithmListError) -> [COSEAlgorithm] {
+        guard !names.isEmpty else { throw AlgorithmListError(message: "name at least one algorithm") }
+        var algorithms: [COSEAlgorithm] = []
+        for name in names {
+            guard let algorithm = COSEAlgorithm(credentialName: name.trimmingSpaces) else {
+                throw AlgorithmListError(message: "unknown algorithm '\(name)': the key makes "
+                                         + credentialAlgorithms.map(\.name).joined(separator: ", "))
+            }
+            guard !algorithms.contains(algorithm) else { throw AlgorithmListError(message: "\(algorithm.name) is named twice") }
+            algorithms.append(algorithm)
+        }
+        return algorithms
+    }
+
     /// A credential algorithm by its COSE name (any case) or number, for command lines.
-    public init?(credentialName text: String) {
+    public init?<Text: StringProtocol>(credentialName text: Text) {
         let found = Self.credentialAlgorithms.first {
             $0.name.lowercased() == text.lowercased() || String($0.rawValue) == text
         }
         guard let found else { return nil }
         self = found
+    }
+}
+
+/// What is wrong with a list of algorithm names.
+public struct AlgorithmListError: Error, CustomStringConvertible, Equatable {
+    public let message: String
+    public var description: String { message }
+}
+
+private extension String {
+    var trimmingSpaces: Substring {
+        var text = Substring(self)
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return text
     }
 }
 

@@ -1,4 +1,5 @@
 import Authenticator
+import CTAP
 /// What `latchkey serve` runs: where the key appears, its store and name, how presence is
 /// given, logging and tracing. The CLI builds it from the command line (`ServeCommand`);
 /// `KeyHost` runs it.
@@ -46,6 +47,8 @@ public struct KeyConfiguration: Equatable, Sendable {
     public var userVerification: VerificationMode?
     /// `--attestation`: the shared batch certificate (default) or the store's own.
     public var attestation: AuthenticatorConfiguration.Attestation = .batch
+    /// `--algorithms`: the credential algorithms the key makes, in its order of preference.
+    public var algorithms = COSEAlgorithm.credentialAlgorithms
     public var logLevel: Logger.Level = .info
     /// `--trace FILE`.
     public var tracePath: String?

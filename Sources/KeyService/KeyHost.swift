@@ -28,6 +28,7 @@ public enum KeyHost {
         do {
             var authenticatorConfiguration = AuthenticatorConfiguration()
             authenticatorConfiguration.attestation = configuration.attestation
+            authenticatorConfiguration.algorithms = configuration.algorithms
             authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
                                               userVerification: makeUserVerification(configuration, logger: logger),
                                               clock: SystemClock())

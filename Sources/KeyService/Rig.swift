@@ -1,5 +1,6 @@
 import Authenticator
 import CBOR
+import CTAP
 import CredentialStore
 import Foundation
 import Synchronization
@@ -212,6 +213,14 @@ public final class Rig: @unchecked Sendable {
             }
             attestation = mode
         }
+        var algorithms = COSEAlgorithm.credentialAlgorithms
+        if let names = params.algorithms {
+            do {
+                algorithms = try COSEAlgorithm.credentialAlgorithms(named: names)
+            } catch {
+                throw .invalidParams("params.algorithms: \(error)")
+            }
+        }
         if let seed = params.seed, seed.isEmpty || seed.utf8.count > 256 {
             throw .invalidParams("params.seed must be 1 to 256 bytes of text")
         }
@@ -233,6 +242,7 @@ public final class Rig: @unchecked Sendable {
         options.automaticPresenceSimulation = params.automaticPresenceSimulation ?? true
         options.automaticUserVerification = params.automaticUserVerification ?? true
         options.attestation = attestation
+        options.algorithms = algorithms
         options.seed = params.seed
         options.extensions = extensions
         options.hasResidentKey = !isU2F && (params.hasResidentKey ?? true)
@@ -396,6 +406,7 @@ struct AddAuthenticatorParams: Decodable {
     var automaticPresenceSimulation: Bool?
     var automaticUserVerification: Bool?
     var attestation: String?
+    var algorithms: [String]?
     var seed: String?
     var extensions: [String]?
     var defaultBackupEligibility: Bool?

@@ -24,6 +24,8 @@ final class RigKey: @unchecked Sendable {
         /// With it off, each verification waits for `answerUserVerification`.
         var automaticUserVerification = true
         var attestation: AuthenticatorConfiguration.Attestation = .batch
+        /// `algorithms`: the credential algorithms it makes, in its order of preference.
+        var algorithms = COSEAlgorithm.credentialAlgorithms
         /// `protocol u2f`: a CTAP1-only key, as a FIDO U2F key before CTAP2 was: INIT reports no
         /// CBOR capability and CTAPHID_CBOR is an unknown command (libfido2 and browsers fall
         /// back to U2F, as they must for such keys).
@@ -96,6 +98,7 @@ final class RigKey: @unchecked Sendable {
         self.store = store
         var configuration = AuthenticatorConfiguration()
         configuration.attestation = options.attestation
+        configuration.algorithms = options.algorithms
         configuration.protocolLevel = options.protocolLevel
         configuration.extensions = options.extensions
         configuration.supportsResidentKeys = options.hasResidentKey
@@ -308,8 +311,13 @@ final class RigKey: @unchecked Sendable {
         } catch {
             throw .invalidParams("credential.privateKey: \(error)")
         }
+        // As on a real key, a credential of an algorithm the key does not make cannot be on it.
         guard let coseAlgorithm = COSEAlgorithm(pkcs8: algorithm) else {
             throw .invalidParams("credential.privateKey: a key of no credential algorithm")
+        }
+        guard options.algorithms.contains(coseAlgorithm) else {
+            throw .invalidParams("credential.privateKey: an \(coseAlgorithm.name) key, and \(id) makes only "
+                                 + options.algorithms.map(\.name).joined(separator: ", "))
         }
         let largeBlob = try input.largeBlob.map { (text) throws(RigFailure) in try Base64URL.decode(text, member: "credential.largeBlob") }
         if largeBlob != nil {

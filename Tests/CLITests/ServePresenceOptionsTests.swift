@@ -23,6 +23,22 @@ final class ServePresenceOptionsTests: XCTestCase {
         XCTAssertNil(try options([]).tracePath)
     }
 
+    /// `--algorithms`: names or numbers, in the key's order of preference; each wrong entry named.
+    func testAlgorithms() throws {
+        XCTAssertEqual(try options([]).algorithms, [.es256, .edDSA, .es384, .es512, .es256K])
+        XCTAssertEqual(try options(["--algorithms", "es384,-7"]).algorithms, [.es384, .es256])
+        XCTAssertEqual(try options(["--algorithms", "EdDSA"]).algorithms, [.edDSA])
+        XCTAssertThrowsError(try options(["--algorithms", "ES256,RS1"])) {
+            XCTAssertEqual($0 as? UsageError, UsageError(
+                "invalid --algorithms 'ES256,RS1': unknown algorithm 'RS1': the key makes ES256, EdDSA, ES384, ES512, ES256K"))
+        }
+        XCTAssertThrowsError(try options(["--algorithms", "ES256,-7"])) {
+            XCTAssertEqual($0 as? UsageError, UsageError("invalid --algorithms 'ES256,-7': ES256 is named twice"))
+        }
+        XCTAssertThrowsError(try options(["--algorithms", ""]))
+        XCTAssertThrowsError(try options(["--algorithms", "ES256,"]))
+    }
+
     func testControlSocketPath() throws {
         let defaults = try options(["--presence", "control", "--name", "work"])
         XCTAssertEqual(defaults.controlPath, "/run/user/1000/latchkey/work.control")

@@ -160,15 +160,47 @@ def test_es512_restart_and_credential_management(key):
         device.close()
 
 
-def test_algorithms():
-    """The algorithm checks, on a key of their own; the last one restarts it and sets a PIN."""
-    key = Key("algorithms").start()
+class LimitedKey(Key):
+    """`latchkey serve --algorithms ES384,ES256`: a key that makes only those, ES384 first."""
+
+    def extra_args(self):
+        return ["--algorithms", "ES384,ES256"]
+
+
+@check("serve --algorithms ES384,ES256: getInfo lists exactly [-35, -7]; [-8, -7] → ES256, [-7, -35] → ES256, "
+       "[-36, -47, -8] → CTAP2_ERR_UNSUPPORTED_ALGORITHM; a bad list stops the key before it serves, naming the entry")
+def test_limited_algorithms(key):
+    ctap = Ctap2(key.device())
+    assert [entry["alg"] for entry in ctap.info.algorithms] == [-35, -7], ctap.info.algorithms
+    rp = {"id": "limited.algorithms.example", "name": "Limited"}
+    for offered, expected in (([-8, -7], ES256), ([-7, -35], ES256), ([-8, -35], ES384)):
+        created = ctap.make_credential(os.urandom(32), rp, {"id": os.urandom(8), "name": "lim"}, key_params(offered))
+        public_key = created.auth_data.credential_data.public_key
+        assert type(public_key) is expected, f"{offered} gave {type(public_key).__name__}"
+    expect_ctap_error(CtapError.ERR.UNSUPPORTED_ALGORITHM, ctap.make_credential, os.urandom(32), rp,
+                      {"id": os.urandom(8), "name": "none"}, key_params([-36, -47, -8]))
+    refused = subprocess.run([BINARY, "serve", "--transport", f"socket:{key.socket_path}.bad", "--presence", "auto",
+                              "--store", key.store + "-bad", "--algorithms", "ES256,RS1"],
+                             capture_output=True, text=True, timeout=10)
+    assert refused.returncode != 0 and "unknown algorithm 'RS1'" in refused.stderr, (refused.returncode, refused.stderr)
+    assert not os.path.exists(key.socket_path + ".bad"), "no socket for a key that did not start"
+
+
+def run_on_own_key(key, tests):
+    """`tests` on `key`, started here and stopped after, whose exit status must be 0."""
+    key.start()
     try:
-        for test in (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
-                     test_algorithm_preference, test_es512_restart_and_credential_management):
+        for test in tests:
             test(key)
     finally:
         key.stop()
     if key.process.returncode != 0:
-        RESULTS.append(("algorithms key exited cleanly", False))
-        print("FAIL  algorithms key exit status", key.process.returncode, key.log())
+        RESULTS.append((f"{key.name} key exited cleanly", False))
+        print(f"FAIL  {key.name} key exit status", key.process.returncode, key.log())
+
+
+def test_algorithms():
+    """The algorithm checks, on keys of their own; the last check on the first key restarts it and sets a PIN."""
+    run_on_own_key(Key("algorithms"), (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
+                                       test_algorithm_preference, test_es512_restart_and_credential_management))
+    run_on_own_key(LimitedKey("limited-algorithms"), (test_limited_algorithms,))

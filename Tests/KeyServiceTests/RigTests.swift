@@ -214,6 +214,33 @@ final class RigTests: XCTestCase {
                        ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"])
     }
 
+    /// `algorithms` limits what a key makes and what can be planted on it, as on a key that has only those.
+    func testAlgorithmsLimitWhatTheKeyMakesAndTakes() throws {
+        let key = try addSocketKey(["algorithms": ["ES384", "-7"]])
+        let client = CTAPHIDClient(link: try SocketClient(path: key.path), replyTimeoutMilliseconds: 5_000)
+        _ = try client.initialize()
+        let response = try client.cbor([CTAPCommand.getInfo.rawValue])
+        let info = try CBORDecoder.decode(Array(response.dropFirst()))
+        XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-35, -7])
+        let ed = try PKCS8PrivateKey.encode(.ed25519, try Ed25519.PrivateKey().rawRepresentation).copyBytes()
+        let refused = try call("addCredential", ["authenticatorId": key.id, "credential": [
+            "credentialId": "AAEC", "rpId": "rig.example", "privateKey": Base64URL.encode(ed), "userHandle": "AQ",
+            "isResidentCredential": true] as [String: Any]])
+        XCTAssertEqual(errorCode(refused), "invalidParams")
+        XCTAssertTrue(errorMessage(refused).contains("an EdDSA key, and \(key.id) makes only ES384, ES256"), errorMessage(refused))
+        let p384 = try PKCS8PrivateKey.encode(.ec(.p384), try ECDSA.PrivateKey(suite: .es384).rawRepresentation).copyBytes()
+        XCTAssertNotNil(try call("addCredential", ["authenticatorId": key.id, "credential": [
+            "credentialId": "AAED", "rpId": "rig.example", "privateKey": Base64URL.encode(p384), "userHandle": "AQ",
+            "isResidentCredential": true] as [String: Any]])["result"])
+        let listed = try call("getCredentials", ["authenticatorId": key.id])
+        let credentials = try XCTUnwrap((listed["result"] as? [String: Any])?["credentials"] as? [[String: Any]])
+        XCTAssertEqual(credentials.count, 1)
+        let der = try XCTUnwrap(Base64URL.decode(try XCTUnwrap(credentials.first?["privateKey"] as? String)))
+        XCTAssertEqual(try PKCS8PrivateKey.decode(der).0, .ec(.p384), "reported as it was planted")
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["transport": "socket", "socketPath": key.path + "2",
+                                                               "algorithms": ["ES256", "RS1"]])), "invalidParams")
+    }
+
     func testBadCredentialsAreRefusedByName() throws {
         let key = try addSocketKey()
         func add(_ credential: [String: Any]) throws -> [String: Any] {
