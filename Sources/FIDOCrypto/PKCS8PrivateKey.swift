@@ -3,13 +3,15 @@ import COpenSSL
 /// A credential private key in PKCS#8 `PrivateKeyInfo` DER (RFC 5208/5958): what WebDriver's
 /// virtual-authenticator `addCredential` and `getCredentials` carry, and what WebCrypto's
 /// `exportKey("pkcs8")` writes. Only the credential algorithms' keys: EC keys on P-256 (ES256),
-/// P-384 (ES384), P-521 (ES512) and secp256k1 (ES256K), and Ed25519.
+/// P-384 (ES384), P-521 (ES512) and secp256k1 (ES256K), Ed25519, and RSA (RS256, PS256).
 public enum PKCS8PrivateKey {
     public enum Algorithm: Sendable, Equatable {
         /// An EC key: its big-endian scalar, as long as the curve's order.
         case ec(ECCurve)
         /// The 32-byte seed.
         case ed25519
+        /// An RSA key: its PKCS#1 RSAPrivateKey DER (2048–4096 bits).
+        case rsa
 
         /// A P-256 key (ES256).
         public static let p256 = Algorithm.ec(.p256)
@@ -24,7 +26,7 @@ public enum PKCS8PrivateKey {
             switch self {
             case .notPKCS8: "not a PKCS#8 PrivateKeyInfo (DER)"
             case let .unsupportedKeyType(type):
-                "a \(type) key: only EC keys on P-256, P-384, P-521 or secp256k1 and Ed25519 keys are credentials"
+                "a \(type) key: only EC keys on P-256, P-384, P-521 or secp256k1, Ed25519 and RSA keys are credentials"
             case .invalidScalar: "an EC private scalar outside [1, n-1]"
             }
         }
@@ -64,6 +66,12 @@ public enum PKCS8PrivateKey {
             guard scalar.withUnsafeBytes(curve.isValidScalar) else { throw .invalidScalar }
             return (.ec(curve), scalar)
         }
+        if EVP_PKEY_is_a(key.pointer, "RSA") == 1 {
+            let bits = Int(EVP_PKEY_get_bits(key.pointer))
+            guard RSA.acceptedModulusBits.contains(bits) else { throw .unsupportedKeyType("\(bits)-bit RSA") }
+            guard let der = try? RSA.PrivateKey.export(key), (try? RSA.PrivateKey(secret: der)) != nil else { throw .notPKCS8 }
+            return (.rsa, der)
+        }
         let type = EVP_PKEY_get0_type_name(key.pointer).map { String(cString: $0) } ?? "unknown"
         throw .unsupportedKeyType(type)
     }
@@ -92,6 +100,14 @@ public enum PKCS8PrivateKey {
             der += [0x02, 0x01, 0x01] + header(0x04, raw.count)
             raw.append(to: &der)
             der += publicKeyField
+        case .rsa:
+            // RFC 8017 A.1: rsaEncryption with NULL parameters, the RSAPrivateKey as the octets.
+            let algorithmIdentifier = tlv(0x30, tlv(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]) + [0x05, 0x00])
+            let octetsHeader = header(0x04, raw.count)
+            der.reserveCapacity(raw.count + 32)
+            der += header(0x30, 3 + algorithmIdentifier.count + octetsHeader.count + raw.count)
+            der += [0x02, 0x01, 0x00] + algorithmIdentifier + octetsHeader
+            raw.append(to: &der)
         case .ed25519:
             guard raw.count == Ed25519.keyByteCount else { throw .invalidKey }
             der += [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70,   // id-Ed25519
