@@ -282,8 +282,8 @@ def session_without_pin(key, made):
     if made["edsger"]:
         step("makeCredential excluded", ctap.make_credential, sha("mc excluded"), RP, {"id": b"\x04", "name": "edsger"},
              [ES256], exclude_list=[descriptor(made["edsger"])], expect=CtapError.ERR.CREDENTIAL_EXCLUDED)
-    step("makeCredential RS256 only", ctap.make_credential, sha("mc rs256"), RP, {"id": b"\x06", "name": "rsa"},
-         [{"type": "public-key", "alg": -257}], expect=CtapError.ERR.UNSUPPORTED_ALGORITHM)
+    step("makeCredential RS512 only", ctap.make_credential, sha("mc rs512"), RP, {"id": b"\x06", "name": "rsa"},
+         [{"type": "public-key", "alg": -259}], expect=CtapError.ERR.UNSUPPORTED_ALGORITHM)
     step("makeCredential uv without a PIN", ctap.make_credential, sha("mc uv"), RP, {"id": b"\x07", "name": "uv"},
          [ES256], options={"uv": True}, expect=CtapError.ERR.INVALID_OPTION)
     step("makeCredential pinUvAuthParam probe without a PIN", ctap.make_credential, sha("mc probe"), RP,

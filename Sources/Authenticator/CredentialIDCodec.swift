@@ -71,7 +71,7 @@ struct CredentialIDCodec {
         case .es384: 3
         case .es512: 4
         case .es256K: 5
-        case .ecdhESHKDF256: 0
+        case .ecdhESHKDF256, .rs256, .ps256: 0   // no key carried: RSA credentials are stored
         }
     }
 

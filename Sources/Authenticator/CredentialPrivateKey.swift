@@ -6,11 +6,14 @@ enum CredentialPrivateKey {
     /// ES256, ES384, ES512 or ES256K.
     case ecdsa(COSEAlgorithm, ECDSA.PrivateKey)
     case ed25519(Ed25519.PrivateKey)
+    /// RS256 or PS256.
+    case rsa(COSEAlgorithm, RSA.PrivateKey)
 
     static func ecdsaSuite(_ algorithm: COSEAlgorithm) -> ECDSA.Suite? { algorithm.ecdsaSuite }
 
     /// Bytes of the stored key: the ECDSA scalar (32, 48 for P-384, 66 for P-521), the Ed25519
-    /// seed (32); nil for an algorithm no credential has.
+    /// seed (32); nil for RSA (its DER is over a kilobyte: no credential ID carries it) and for an
+    /// algorithm no credential has.
     static func secretByteCount(_ algorithm: COSEAlgorithm) -> Int? {
         if let suite = ecdsaSuite(algorithm) { return suite.curve.scalarByteCount }
         return algorithm == .edDSA ? Ed25519.keyByteCount : nil
@@ -23,6 +26,12 @@ enum CredentialPrivateKey {
                 let key = random.derivesKeys ? try ECDSA.PrivateKey.derived(suite: suite, draw: random.secret(count:))
                                              : try ECDSA.PrivateKey(suite: suite)
                 return .ecdsa(algorithm, key)
+            }
+            if algorithm.rsaPadding != nil {
+                // RSA primes cannot be drawn reproducibly from the random source: a seeded rig key
+                // does not offer RSA (Rig), and is refused here should one ask.
+                guard !random.derivesKeys else { throw CTAP2StatusCode.unsupportedAlgorithm }
+                return .rsa(algorithm, try RSA.PrivateKey())
             }
             guard algorithm == .edDSA else { throw CTAP2StatusCode.unsupportedAlgorithm }
             // A reproducible Ed25519 key is its seed as the random source gives it.
@@ -43,6 +52,9 @@ enum CredentialPrivateKey {
         } else if algorithm == .edDSA {
             guard let key = try? Ed25519.PrivateKey(secret: secret) else { return nil }
             self = .ed25519(key)
+        } else if algorithm.rsaPadding != nil {
+            guard let key = try? RSA.PrivateKey(secret: secret) else { return nil }
+            self = .rsa(algorithm, key)
         } else {
             return nil
         }
@@ -52,6 +64,7 @@ enum CredentialPrivateKey {
         switch self {
         case let .ecdsa(algorithm, _): algorithm
         case .ed25519: .edDSA
+        case let .rsa(algorithm, _): algorithm
         }
     }
 
@@ -59,6 +72,7 @@ enum CredentialPrivateKey {
         switch self {
         case let .ecdsa(_, key): key.rawRepresentation
         case let .ed25519(key): key.rawRepresentation
+        case let .rsa(_, key): key.rawRepresentation
         }
     }
 
@@ -80,6 +94,8 @@ enum CredentialPrivateKey {
             }
         case let .ed25519(key):
             return .okpEd25519(x: key.publicKey.rawRepresentation)
+        case let .rsa(algorithm, key):
+            return .rsa(algorithm: algorithm, n: key.publicKey.modulus, e: key.publicKey.exponent)
         }
     }
 
@@ -89,6 +105,7 @@ enum CredentialPrivateKey {
             switch self {
             case let .ecdsa(_, key): return try key.signature(for: message)
             case let .ed25519(key): return try key.signature(for: message)
+            case let .rsa(algorithm, key): return try key.signature(for: message, padding: algorithm == .ps256 ? .pss : .pkcs1v15)
             }
         } catch {
             throw .other
@@ -104,18 +121,29 @@ extension COSEAlgorithm {
         case .es384: .es384
         case .es512: .es512
         case .es256K: .es256K
-        case .edDSA, .ecdhESHKDF256: nil
+        case .edDSA, .ecdhESHKDF256, .rs256, .ps256: nil
+        }
+    }
+
+    /// RS256: PKCS#1 v1.5; PS256: PSS; nil for the others.
+    public var rsaPadding: RSA.Padding? {
+        switch self {
+        case .rs256: .pkcs1v15
+        case .ps256: .pss
+        default: nil
         }
     }
 
     /// How a credential key of this algorithm travels as PKCS#8; nil for no credential's.
     public var pkcs8Algorithm: PKCS8PrivateKey.Algorithm? {
         if let suite = ecdsaSuite { return .ec(suite.curve) }
+        if rsaPadding != nil { return .rsa }
         return self == .edDSA ? .ed25519 : nil
     }
 
     /// The credential algorithm of a PKCS#8 key (a rig's addCredential): an EC key's curve
-    /// names it, since each curve has one COSE ECDSA algorithm.
+    /// names it, since each curve has one COSE ECDSA algorithm; an RSA key is RS256, as in
+    /// Chromium's virtual authenticator (PKCS#8 does not say which padding a key signs with).
     public init?(pkcs8 algorithm: PKCS8PrivateKey.Algorithm) {
         guard let found = Self.credentialAlgorithms.first(where: { $0.pkcs8Algorithm == algorithm }) else { return nil }
         self = found

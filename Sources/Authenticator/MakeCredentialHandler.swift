@@ -3,6 +3,10 @@ import CTAP
 import FIDOCrypto
 
 extension Authenticator {
+    /// The ID of a credential whose key lives in the store (RSA): random, and of a length no
+    /// sealed ID has, so it is never tried as one.
+    static let storedCredentialIDLength = 32
+
     /// authenticatorMakeCredential (0x01), CTAP 2.1 §6.1.2.
     func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
         // getInfo's maxCredentialCountInList (0x07) is a promise: a longer excludeList is refused
@@ -30,6 +34,10 @@ extension Authenticator {
         let builtInUV = request.options["uv"] == true && request.pinUvAuthParam == nil
         if builtInUV && userVerification == nil { throw unknownUVOptionError }
         let isResident = request.options["rk"] ?? false
+        // A key too long for a credential ID (RSA's DER) is kept in the store even for a
+        // non-discoverable credential, under a random ID; it then takes a slot as the rig's
+        // allowList-only credentials do.
+        let isStored = isResident || CredentialPrivateKey.secretByteCount(algorithm) == nil
         // A key without resident credentials (getInfo rk false): CTAP 2.1 §6.1.2 step 4.
         if isResident && !configuration.supportsResidentKeys { throw .unsupportedOption }
         // The makeCredUvNotRqd rule (getInfo says true): on a key protected by user
@@ -93,7 +101,7 @@ extension Authenticator {
             throw .credentialExcluded
         }
 
-        if isResident {
+        if isStored {
             let count = try withStore { store throws(StoreError) in try store.residentCredentialCount() }
             // Only a full store needs to know whether this replaces an existing account's
             // credential; reading the RP's credentials decrypts every one of them.
@@ -112,25 +120,32 @@ extension Authenticator {
 
         // Then the credential.
         let key = try CredentialPrivateKey.generate(algorithm, random: random)
-        let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
-                                      privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret)
-        let credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
+        let credentialID: [UInt8]
+        if CredentialPrivateKey.secretByteCount(algorithm) != nil {
+            let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
+                                          privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret)
+            credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
+        } else {
+            credentialID = random.bytes(count: Self.storedCredentialIDLength)
+        }
 
         var storedBlob = false
         let largeBlobKey = wantsLargeBlobKey ? random.secret(count: 32) : nil
         // Discoverable credentials keep random CredRandom values; non-discoverable ones derive
         // theirs from the wrapping key and the ID (`CredRandom.derived`).
         let credRandom: CredRandom? = !hasHMACSecret ? nil
-            : isResident ? CredRandom.generate(random: random) : CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: credentialID)
-        if isResident {
-            if let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
+            : isStored ? CredRandom.generate(random: random) : CredRandom.derived(wrappingKey: secrets.wrappingKey, credentialID: credentialID)
+        if isStored {
+            if isResident, let blob = credBlob, blob.count <= configuration.maxCredBlobLength { storedBlob = true; credBlob = blob } else { credBlob = nil }
             var credential = ResidentCredential(
                 credentialID: credentialID, rpID: request.rp.id, rpIDHash: rpIDHash, rpName: request.rp.name,
-                userHandle: request.user.id, userName: request.user.name, userDisplayName: request.user.displayName,
+                userHandle: isResident ? request.user.id : ResidentCredential.storedOnlyUserHandle(credentialID: credentialID),
+                userName: isResident ? request.user.name : nil, userDisplayName: isResident ? request.user.displayName : nil,
                 algorithm: algorithm.rawValue, privateKey: key.rawRepresentation, createdAt: clock.unixSeconds(),
                 credProtect: credProtect, credBlob: credBlob, largeBlobKey: largeBlobKey,
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
             credential.backupFlags = configuration.defaultBackupFlags
+            credential.discoverable = isResident
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 
@@ -146,7 +161,7 @@ extension Authenticator {
             extensionOutputs["minPinLength"] = .unsignedInt(UInt64(try minPINLength()))
         }
 
-        let counter = try signatureCounter(credentialID: isResident ? credentialID : nil)
+        let counter = try signatureCounter(credentialID: isStored ? credentialID : nil)
         var flags: AuthenticatorData.Flags = configuration.defaultBackupFlags.union(.userPresent)
         if userVerified { flags.insert(.userVerified) }
         let authenticatorData = AuthenticatorData(

@@ -125,6 +125,7 @@ struct CredentialSummary: Equatable {
         case -8: "EdDSA"
         case -35: "ES384"
         case -36: "ES512"
+        case -37: "PS256"
         case -47: "ES256K"
         case -257: "RS256"
         default: "COSE \(algorithm)"

@@ -14,10 +14,15 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
     case es512 = -36
     /// ECDSA w/ SHA-256 on secp256k1 (-47, RFC 8812)
     case es256K = -47
+    /// RSASSA-PSS w/ SHA-256 (-37, RFC 8230)
+    case ps256 = -37
+    /// RSASSA-PKCS1-v1_5 w/ SHA-256 (-257, RFC 8812)
+    case rs256 = -257
 
     /// The signature algorithms a credential can have, in Latchkey's order of preference
     /// (getInfo `algorithms`): ES256 and EdDSA first, as every security key lists them.
-    public static let credentialAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .es256K]
+    /// RSA last: its keys are slow to make and do not fit in a credential ID.
+    public static let credentialAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .es256K, .rs256, .ps256]
 
     /// The COSE name ("ES256", "EdDSA", …).
     public var name: String {
@@ -28,6 +33,8 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
         case .es384: "ES384"
         case .es512: "ES512"
         case .es256K: "ES256K"
+        case .ps256: "PS256"
+        case .rs256: "RS256"
         }
     }
 
@@ -99,6 +106,8 @@ public enum COSEKey: Sendable, Equatable {
     case ec2(curve: COSECurve, algorithm: COSEAlgorithm, x: [UInt8], y: [UInt8])
     /// OKP key on Ed25519.
     case okpEd25519(x: [UInt8])
+    /// RSA key (RS256 or PS256): big-endian modulus n and public exponent e.
+    case rsa(algorithm: COSEAlgorithm, n: [UInt8], e: [UInt8])
 
     /// The COSE_Key map: {1: kty, 3: alg, -1: crv, -2: x, -3: y}.
     public var cborValue: CBORValue {
@@ -113,11 +122,20 @@ public enum COSEKey: Sendable, Equatable {
         case let .okpEd25519(x):
             // RFC 9053: kty OKP = 1, crv Ed25519 = 6.
             return .map([1: 1, 3: CBORValue(COSEAlgorithm.edDSA.rawValue), -1: 6, -2: .byteString(x)])
+        case let .rsa(algorithm, n, e):
+            // RFC 8230 §4: kty RSA = 3, n = -1, e = -2.
+            return .map([1: 3, 3: CBORValue(algorithm.rawValue), -1: .byteString(n), -2: .byteString(e)])
         }
     }
 
     /// Parse a COSE_Key of a shape Latchkey accepts; `nil` for anything else.
     public init?(_ value: CBORValue) {
+        if value[1]?.intValue == 3 {
+            guard let alg = value[3]?.intValue.flatMap(COSEAlgorithm.init(rawValue:)), alg == .rs256 || alg == .ps256,
+                  let n = value[-1]?.bytesValue, !n.isEmpty, let e = value[-2]?.bytesValue, !e.isEmpty else { return nil }
+            self = .rsa(algorithm: alg, n: n, e: e)
+            return
+        }
         guard let kty = value[1]?.intValue, let crv = value[-1]?.intValue,
               let x = value[-2]?.bytesValue else { return nil }
         switch (kty, crv) {

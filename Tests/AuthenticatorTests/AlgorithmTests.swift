@@ -42,6 +42,55 @@ final class AlgorithmTests: XCTestCase {
         }
     }
 
+    /// RSA keys are kept in the store even for non-discoverable credentials, under a random 32-byte ID.
+    func testRSACredentialsAreStoredAndSign() throws {
+        for algorithm in [-257, -37] {
+            let store = InMemoryCredentialStore()
+            let harness = try AuthenticatorHarness(store: store)
+            let rpID = "rsa\(-algorithm).example"
+            for resident in [false, true] {
+                let registration = try harness.register(harness.makeCredentialRequest(rpID: rpID, algorithms: [algorithm],
+                                                                                      resident: resident))
+                guard case let .rsa(gotAlgorithm, n, e) = registration.publicKey else { return XCTFail("\(algorithm): not RSA") }
+                XCTAssertEqual(gotAlgorithm.rawValue, algorithm)
+                XCTAssertEqual(n.count, 256)
+                XCTAssertEqual(e, [1, 0, 1])
+                XCTAssertEqual(registration.credentialID.count, 32)
+                let stored = try XCTUnwrap(try store.residentCredential(id: registration.credentialID))
+                XCTAssertEqual(stored.discoverable, resident)
+                XCTAssertEqual(stored.algorithm, algorithm)
+                let request = harness.assertionRequest(rpID: rpID, allow: resident ? [] : [registration.credentialID])
+                let (status, body) = harness.send(.getAssertion, request.cborValue)
+                XCTAssertEqual(status, .success, "\(algorithm) resident \(resident)")
+                let response = try XCTUnwrap(body)
+                XCTAssertEqual(response[1]?["id"]?.bytesValue, registration.credentialID)
+                XCTAssertTrue(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
+                                                                   clientDataHash: request.clientDataHash), "\(algorithm)")
+                // The other RSA padding does not verify it.
+                let other: COSEKey = .rsa(algorithm: algorithm == -257 ? .ps256 : .rs256, n: n, e: e)
+                XCTAssertFalse(AuthenticatorHarness.verifyAssertion(response, publicKey: other, clientDataHash: request.clientDataHash))
+                // An excludeList naming it excludes it.
+                XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(
+                    rpID: rpID, algorithms: [algorithm], excludeList: [registration.credentialID]).cborValue).status,
+                               .credentialExcluded)
+            }
+            // The non-discoverable one is not offered without an allowList: only the discoverable one signs.
+            let discoverable = harness.send(.getAssertion, harness.assertionRequest(rpID: rpID).cborValue)
+            XCTAssertEqual(discoverable.body?[5]?.intValue ?? 1, 1, "numberOfCredentials")
+        }
+    }
+
+    /// A seeded key (reproducible fixtures) cannot derive RSA primes from its seed: it refuses RSA.
+    func testASeededKeyRefusesRSA() throws {
+        let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: ScriptedPresence(), clock: ManualClock(),
+                                              random: DeterministicRandom(seed: Array("fixture".utf8)))
+        let harness = try AuthenticatorHarness()
+        let response = authenticator.handleCTAP2([CTAPCommand.makeCredential.rawValue]
+                                                 + harness.makeCredentialRequest(algorithms: [-257]).cborValue.encoded(),
+                                                 context: RequestContext(channel: 1))
+        XCTAssertEqual(response, [CTAP2StatusCode.unsupportedAlgorithm.rawValue])
+    }
+
     func testAnAlteredOrTruncatedIDOfALongerKeyOpensNothing() throws {
         let harness = try AuthenticatorHarness()
         for (algorithm, _, _) in Self.cases {
@@ -81,6 +130,8 @@ final class AlgorithmTests: XCTestCase {
         XCTAssertEqual(COSEAlgorithm(credentialName: "es384"), .es384)
         XCTAssertEqual(COSEAlgorithm(credentialName: "EdDSA"), .edDSA)
         XCTAssertEqual(COSEAlgorithm(credentialName: "-47"), .es256K)
+        XCTAssertEqual(COSEAlgorithm(credentialName: "ps256"), .ps256)
+        XCTAssertEqual(COSEAlgorithm(credentialName: "-257"), .rs256)
         XCTAssertNil(COSEAlgorithm(credentialName: "RS1"))
         XCTAssertNil(COSEAlgorithm(credentialName: "-25"), "the PIN protocol's key agreement is no credential algorithm")
     }

@@ -110,6 +110,9 @@ final class AuthenticatorHarness {
             return IndependentVerifier.verifyES256(x: x, y: y, signature: signature, message: authData + clientDataHash)
         case let .ec2(curve, _, x, y):
             return IndependentVerifier.verifyECDSA(curve: curve, x: x, y: y, signature: signature, message: authData + clientDataHash)
+        case let .rsa(algorithm, n, e):
+            return IndependentVerifier.verifyRSA(n: n, e: e, pss: algorithm == .ps256, signature: signature,
+                                                 message: authData + clientDataHash)
         case let .okpEd25519(x):
             return IndependentVerifier.verifyEd25519(publicKey: x, signature: signature, message: authData + clientDataHash)
         }

@@ -42,6 +42,27 @@ enum IndependentVerifier {
         return verify(key: key, digest: digest, signature: signature, message: message)
     }
 
+    /// RS256 (PKCS#1 v1.5) or PS256 (PSS, salt 32, MGF1-SHA-256) with SHA-256, from a
+    /// SubjectPublicKeyInfo built here (RFC 8017 A.1.1).
+    static func verifyRSA(n: [UInt8], e: [UInt8], pss: Bool, signature: [UInt8], message: [UInt8]) -> Bool {
+        func integer(_ bytes: [UInt8]) -> [UInt8] { der(0x02, (bytes.first ?? 0) >= 0x80 ? [0] + bytes : bytes) }
+        let algorithm = der(0x30, der(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]) + [0x05, 0x00])
+        let spki = der(0x30, algorithm + der(0x03, [0x00] + der(0x30, integer(n) + integer(e))))
+        let key: OpaquePointer? = spki.withUnsafeBufferPointer { buffer in
+            var pointer: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_PUBKEY(nil, &pointer, buffer.count)
+        }
+        guard let key, let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_PKEY_free(key); EVP_MD_CTX_free(context) }
+        var keyContext: OpaquePointer?
+        guard EVP_DigestVerifyInit(context, &keyContext, EVP_sha256(), nil, key) == 1 else { return false }
+        if pss {
+            guard EVP_PKEY_CTX_set_rsa_padding(keyContext, RSA_PKCS1_PSS_PADDING) == 1,
+                  EVP_PKEY_CTX_set_rsa_pss_saltlen(keyContext, 32) == 1 else { return false }
+        }
+        return EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+    }
+
     /// A DER TLV (definite length, short or long form).
     private static func der(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
         let length: [UInt8] = content.count < 0x80 ? [UInt8(content.count)]

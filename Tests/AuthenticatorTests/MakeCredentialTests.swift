@@ -47,7 +47,7 @@ final class MakeCredentialTests: XCTestCase {
 
     func testFirstSupportedAlgorithmInRPOrderIsChosen() throws {
         let harness = try AuthenticatorHarness()
-        let registration = try harness.register(harness.makeCredentialRequest(algorithms: [-257, -7, -8]))
+        let registration = try harness.register(harness.makeCredentialRequest(algorithms: [-259, -7, -8]))
         guard case .ec2P256 = registration.publicKey else { return XCTFail("expected ES256") }
     }
 
@@ -71,7 +71,7 @@ final class MakeCredentialTests: XCTestCase {
     func testMalformedExtensionsAreReportedAtTheExtensionsStep() throws {
         let presence = ScriptedPresence()
         let harness = try AuthenticatorHarness(presence: presence)
-        let badAlgorithm = AuthenticatorHarness.cbor(harness.makeCredentialRequest(algorithms: [-257]),
+        let badAlgorithm = AuthenticatorHarness.cbor(harness.makeCredentialRequest(algorithms: [-259]),
                                                      rawExtensions: ["credProtect": 9])
         XCTAssertEqual(harness.send(.makeCredential, badAlgorithm).status, .unsupportedAlgorithm)
         XCTAssertEqual(harness.send(.makeCredential, AuthenticatorHarness.cbor(harness.makeCredentialRequest(),

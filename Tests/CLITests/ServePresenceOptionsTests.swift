@@ -25,12 +25,12 @@ final class ServePresenceOptionsTests: XCTestCase {
 
     /// `--algorithms`: names or numbers, in the key's order of preference; each wrong entry named.
     func testAlgorithms() throws {
-        XCTAssertEqual(try options([]).algorithms, [.es256, .edDSA, .es384, .es512, .es256K])
+        XCTAssertEqual(try options([]).algorithms, [.es256, .edDSA, .es384, .es512, .es256K, .rs256, .ps256])
         XCTAssertEqual(try options(["--algorithms", "es384,-7"]).algorithms, [.es384, .es256])
         XCTAssertEqual(try options(["--algorithms", "EdDSA"]).algorithms, [.edDSA])
         XCTAssertThrowsError(try options(["--algorithms", "ES256,RS1"])) {
             XCTAssertEqual($0 as? UsageError, UsageError(
-                "invalid --algorithms 'ES256,RS1': unknown algorithm 'RS1': the key makes ES256, EdDSA, ES384, ES512, ES256K"))
+                "invalid --algorithms 'ES256,RS1': unknown algorithm 'RS1': the key makes ES256, EdDSA, ES384, ES512, ES256K, RS256, PS256"))
         }
         XCTAssertThrowsError(try options(["--algorithms", "ES256,-7"])) {
             XCTAssertEqual($0 as? UsageError, UsageError("invalid --algorithms 'ES256,-7': ES256 is named twice"))

@@ -558,6 +558,7 @@ step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
 step "fido2-cred -M/-V ES256, then fido2-assert -G/-V" check_cred_assert es es256 e2e.example
 step "fido2-cred -M/-V EdDSA, then fido2-assert -G/-V" check_cred_assert ed eddsa e2e.example
 step "fido2-cred -M/-V ES384 (libfido2 picks P-384), then fido2-assert -G/-V with the P-384 key" check_cred_assert p384 es384 e2e.example
+step "fido2-cred -M/-V RS256 (an RSA-2048 credential the key stores), then fido2-assert -G/-V" check_cred_assert rs rs256 e2e.example
 step "fido2-cred -M -r (resident), fido2-assert -G -r without a credential ID" check_resident
 step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected

@@ -1,4 +1,4 @@
-"""Socket suite: the COSE algorithms beyond ES256 (-7) and EdDSA (-8) — ES384 (-35, P-384, SHA-384),
+"""Socket suite: the COSE algorithms beyond ES256 (-7) and EdDSA (-8) — RS256 (-257) and PS256 (-37), ES384 (-35, P-384, SHA-384),
 ES512 (-36, P-521, SHA-512) and ES256K (-47, secp256k1, SHA-256), on a key of their own.
 
 getInfo lists the algorithms in the key's order of preference; each new algorithm registers through
@@ -10,9 +10,10 @@ and credential management lists it with its COSE key."""
 
 from collections import namedtuple
 
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
-from cryptography.hazmat.primitives.asymmetric import ec
-from fido2.cose import ES256, ES256K, ES384, ES512, CoseKey
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
+from fido2.cose import ES256, ES256K, ES384, ES512, PS256, RS256, CoseKey
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
@@ -24,6 +25,10 @@ EC_ALGORITHMS = {
     -47: EcAlgorithm("ES256K", ES256K, 8, ec.SECP256K1(), hashes.SHA256(), 32, 64),
 }
 RS512 = -259  # a COSE algorithm the key never offers
+RSA_PADDINGS = {  # alg → python-fido2 class and the padding `cryptography` verifies with (RFC 8230: salt = hash length)
+    -257: (RS256, lambda: padding.PKCS1v15()),
+    -37: (PS256, lambda: padding.PSS(mgf=padding.MGF1(hashes.SHA256()), salt_length=32)),
+}
 
 
 def key_params(algorithms):
@@ -42,11 +47,22 @@ def check_ec_public_key(cose, alg):
 
 def verify_with_cryptography(cose, response):
     """The assertion's ECDSA signature over authData ‖ SHA-256(clientDataJSON), checked with `cryptography`
-    directly (curve and hash from the table above, not from python-fido2)."""
-    public_key = check_ec_public_key(cose, cose[3])
+    directly (curve and hash from the table above, not from python-fido2); RSA with the padding of RSA_PADDINGS."""
     assertion = response.response
     message = bytes(assertion.authenticator_data) + hashlib.sha256(bytes(assertion.client_data)).digest()
+    if cose[1] == 3:
+        check_rsa_public_key(cose, cose[3]).verify(assertion.signature, message, RSA_PADDINGS[cose[3]][1](), hashes.SHA256())
+        return
+    public_key = check_ec_public_key(cose, cose[3])
     public_key.verify(assertion.signature, message, ec.ECDSA(EC_ALGORITHMS[cose[3]].hash))
+
+
+def check_rsa_public_key(cose, alg):
+    """`cose` is alg's COSE RSA key (kty 3, a 2048-bit n, e 65537); returns it as a `cryptography` public key."""
+    assert type(cose) is RSA_PADDINGS[alg][0], f"{type(cose).__name__}: {dict(cose)}"
+    assert cose[1] == 3 and cose[3] == alg and len(cose[-1]) == 256 and cose[-1][0] >= 0x80 and cose[-2] == b"\x01\x00\x01", \
+        {k: (v.hex()[:16] if isinstance(v, bytes) else v) for k, v in dict(cose).items()}
+    return rsa.RSAPublicNumbers(int.from_bytes(cose[-2], "big"), int.from_bytes(cose[-1], "big")).public_key()
 
 
 def register_with(device, rp_id, algorithms, resident):
@@ -78,10 +94,44 @@ def sign_in_with(device, server, credential, discoverable):
     verify_with_cryptography(credential.public_key, response)
 
 
-@check("getInfo algorithms is exactly ES256 (-7), EdDSA (-8), ES384 (-35), ES512 (-36), ES256K (-47), all public-key, in that order")
+@check("getInfo algorithms is exactly ES256 (-7), EdDSA (-8), ES384 (-35), ES512 (-36), ES256K (-47), RS256 (-257), "
+       "PS256 (-37), all public-key, in that order")
 def test_algorithm_list(key):
     info = Ctap2(key.device()).info
-    assert info.algorithms == key_params([-7, -8, -35, -36, -47]), info.algorithms
+    assert info.algorithms == key_params([-7, -8, -35, -36, -47, -257, -37]), info.algorithms
+
+
+@check("RS256 (-257) and PS256 (-37) via Fido2Client + Fido2Server: 2048-bit COSE RSA keys (e 65537), 32-byte credential "
+       "IDs (the key is stored, even for a non-discoverable credential); assertions by allowList and discoverable verified "
+       "by Fido2Server and by cryptography (PKCS#1 v1.5 / PSS with a 32-byte salt); each padding fails the other's check")
+def test_algorithm_rsa(key):
+    for alg, (cose_class, _) in RSA_PADDINGS.items():
+        rp_id = f"{cose_class.__name__.lower()}.algorithms.example"
+        device = key.device()
+        try:
+            for resident in (False, True):
+                server, credential = register_with(device, rp_id, [alg], resident=resident)
+                check_rsa_public_key(credential.public_key, alg)
+                assert len(credential.credential_id) == 32, len(credential.credential_id)
+                if resident:
+                    sign_in_with(device, server, credential, discoverable=True)
+                else:
+                    sign_in_with(device, server, credential, discoverable=False)
+                    # The same assertion does not verify under the other padding.
+                    client = client_for(device, origin=f"https://{rp_id}")
+                    request, _ = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.DISCOURAGED)
+                    response = client.get_assertion(request.public_key).get_response(0)
+                    other = -37 if alg == -257 else -257
+                    public = check_rsa_public_key(credential.public_key, alg)
+                    message = bytes(response.response.authenticator_data) + hashlib.sha256(bytes(response.response.client_data)).digest()
+                    try:
+                        public.verify(response.response.signature, message, RSA_PADDINGS[other][1](), hashes.SHA256())
+                    except InvalidSignature:
+                        pass
+                    else:
+                        raise AssertionError(f"a {cose_class.__name__} signature verified with the other padding")
+        finally:
+            device.close()
 
 
 def registration_check(alg):
@@ -202,5 +252,5 @@ def run_on_own_key(key, tests):
 def test_algorithms():
     """The algorithm checks, on keys of their own; the last check on the first key restarts it and sets a PIN."""
     run_on_own_key(Key("algorithms"), (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
-                                       test_algorithm_preference, test_es512_restart_and_credential_management))
+                                       test_algorithm_rsa, test_algorithm_preference, test_es512_restart_and_credential_management))
     run_on_own_key(LimitedKey("limited-algorithms"), (test_limited_algorithms,))

@@ -241,6 +241,30 @@ final class RigTests: XCTestCase {
                                                                "algorithms": ["ES256", "RS1"]])), "invalidParams")
     }
 
+    /// A seeded key cannot derive RSA primes from its seed: it offers no RSA, and refuses to be asked for it.
+    /// An RSA key planted through PKCS#8 is an RS256 credential (as in Chromium's virtual authenticator).
+    func testSeededKeysOfferNoRSAAndPlantedRSAKeysAreRS256() throws {
+        let seeded = try addSocketKey(["seed": "fixture"])
+        let client = CTAPHIDClient(link: try SocketClient(path: seeded.path), replyTimeoutMilliseconds: 5_000)
+        _ = try client.initialize()
+        let info = try CBORDecoder.decode(Array(try client.cbor([CTAPCommand.getInfo.rawValue]).dropFirst()))
+        XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47])
+        let refused = try call("addAuthenticator", ["transport": "socket", "socketPath": seeded.path + "2", "seed": "x",
+                                                    "algorithms": ["ES256", "PS256"]])
+        XCTAssertEqual(errorCode(refused), "invalidParams")
+        XCTAssertTrue(errorMessage(refused).contains("PS256 keys cannot be derived from params.seed"), errorMessage(refused))
+
+        let key = try addSocketKey()
+        let rsa = try RSA.PrivateKey()
+        let der = try PKCS8PrivateKey.encode(.rsa, rsa.rawRepresentation).copyBytes()
+        XCTAssertNotNil(try call("addCredential", ["authenticatorId": key.id, "credential": [
+            "credentialId": "AAEE", "rpId": "rig.example", "privateKey": Base64URL.encode(der), "userHandle": "AQ",
+            "isResidentCredential": true] as [String: Any]])["result"])
+        let listed = try call("getCredentials", ["authenticatorId": key.id])
+        let credentials = try XCTUnwrap((listed["result"] as? [String: Any])?["credentials"] as? [[String: Any]])
+        XCTAssertEqual(credentials.first?["privateKey"] as? String, Base64URL.encode(der), "the same PKCS#8 back")
+    }
+
     func testBadCredentialsAreRefusedByName() throws {
         let key = try addSocketKey()
         func add(_ credential: [String: Any]) throws -> [String: Any] {
