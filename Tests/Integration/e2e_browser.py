@@ -31,7 +31,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from fido2.cose import ES256
 from fido2.server import Fido2Server
 from fido2.webauthn import (Aaguid, AttestationConveyancePreference, AttestedCredentialData, AuthenticationResponse,
-                            PublicKeyCredentialDescriptor, PublicKeyCredentialType, ResidentKeyRequirement,
+                            PublicKeyCredentialDescriptor, PublicKeyCredentialParameters, PublicKeyCredentialType,
+                            ResidentKeyRequirement,
                             UserVerificationRequirement)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -259,6 +260,25 @@ def relying_party():
     """python-fido2's Fido2Server as the page's relying party: RP ID localhost, the page's origin only."""
     return Fido2Server({"id": "localhost", "name": "Latchkey e2e"}, attestation=AttestationConveyancePreference.NONE,
                        verify_origin=lambda origin: origin == ORIGIN)
+
+
+def run_algorithm_flows(browser):
+    """An RP that accepts only ES384, then only RS256 (Chromium passes pubKeyCredParams through):
+    create() and get() with each, Fido2Server checking the key's type and every signature."""
+    for alg, name in ((-35, "ES384"), (-257, "RS256")):
+        server = relying_party()
+        server.allowed_algorithms = [PublicKeyCredentialParameters(type=PublicKeyCredentialType.PUBLIC_KEY, alg=alg)]
+        user = {"id": os.urandom(16), "name": f"{name.lower()}-user", "displayName": f"{name} User"}
+        creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
+                                                user_verification=UserVerificationRequirement.DISCOURAGED)
+        created, took = webauthn(browser, CREATE, dict(creation), f"{name} create()")
+        credential = server.register_complete(state, created).credential_data
+        assert credential.public_key[3] == alg, f"{name} create() made a key of alg {credential.public_key[3]}"
+        print(f"{name} create() ok in {took:.1f} s: a {type(credential.public_key).__name__} key", flush=True)
+        request, state = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.DISCOURAGED)
+        asserted, took = webauthn(browser, GET, dict(request), f"{name} get()")
+        server.authenticate_complete(state, [credential], asserted)
+        print(f"{name} get() ok in {took:.1f} s, verified by Fido2Server", flush=True)
 
 
 def run_flows(browser):
@@ -571,6 +591,8 @@ def main(work, browser_name="chromium", rig_binary=None):
                   f"its output is in {work}", flush=True)
             return 1
         run_flows(browser)
+        if browser_name == "chromium":
+            run_algorithm_flows(browser)
         if rig_binary is not None:
             run_rig_flows(browser, work, rig_binary)
     finally:
