@@ -17,7 +17,10 @@ final class BenchKey {
         self.directory = directory ?? NSTemporaryDirectory() + "latchkey-bench-\(UUID().uuidString)"
         store = try SQLiteCredentialStore.open(directory: self.directory, lock: .exclusive,
                                                options: StoreOptions(counterReservationBlock: counterReservationBlock))
-        authenticator = try Authenticator(store: store, presence: AutoPresence(logger: Logger(level: .error)), clock: SystemClock())
+        var configuration = AuthenticatorConfiguration()
+        configuration.algorithms = COSEAlgorithm.credentialAlgorithms   // RSA too, for its rows
+        authenticator = try Authenticator(configuration: configuration, store: store,
+                                          presence: AutoPresence(logger: Logger(level: .error)), clock: SystemClock())
     }
 
     func close(removing: Bool = true) {

@@ -41,6 +41,11 @@ public final class Authenticator: @unchecked Sendable {
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, userVerification: (any UserVerification)? = nil, clock: AuthenticatorClock,
                 random: RandomSource = SystemRandom(), overrides: ResponseOverrides? = nil) throws(StoreError) {
+        // A key whose keys all come from its random source (a seeded rig key) cannot make RSA
+        // keys (primes are searched for, not drawn), so it does not offer RSA at all: a client
+        // offering [RS256, ES256] then gets ES256, not a refusal after the touch.
+        var configuration = configuration
+        if random.derivesKeys { configuration.algorithms.removeAll { $0.rsaPadding != nil } }
         self.configuration = configuration
         self.overrides = overrides
         self.store = store

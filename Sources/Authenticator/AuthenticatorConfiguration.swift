@@ -36,7 +36,7 @@ public struct AuthenticatorConfiguration: Sendable {
     /// The credential algorithms the key makes, in its order of preference (getInfo 0x0A):
     /// every one it has by default; a rig may limit them to emulate a given key (`--algorithms`).
     /// makeCredential takes the first of the client's pubKeyCredParams that is here.
-    public var algorithms: [COSEAlgorithm] = COSEAlgorithm.credentialAlgorithms
+    public var algorithms: [COSEAlgorithm] = COSEAlgorithm.defaultCredentialAlgorithms
 
     /// Which attestation makeCredential (packed x5c) and U2F registration use.
     public enum Attestation: String, Sendable, CaseIterable {

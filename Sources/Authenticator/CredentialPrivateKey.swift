@@ -143,7 +143,8 @@ extension COSEAlgorithm {
 
     /// The credential algorithm of a PKCS#8 key (a rig's addCredential): an EC key's curve
     /// names it, since each curve has one COSE ECDSA algorithm; an RSA key is RS256, as in
-    /// Chromium's virtual authenticator (PKCS#8 does not say which padding a key signs with).
+    /// Chromium's virtual authenticator (PKCS#8 does not say which padding a key signs with; a
+    /// rig key that makes PS256 but not RS256 takes it as PS256).
     public init?(pkcs8 algorithm: PKCS8PrivateKey.Algorithm) {
         guard let found = Self.credentialAlgorithms.first(where: { $0.pkcs8Algorithm == algorithm }) else { return nil }
         self = found

@@ -106,9 +106,11 @@ extension Authenticator {
             // Only a full store needs to know whether this replaces an existing account's
             // credential; reading the RP's credentials decrypts every one of them.
             if count >= store.maxResidentCredentials {
-                let replacing = try withStore { store throws(StoreError) in
+                // A stored non-discoverable credential (RSA) is kept under a user handle of its
+                // own: it never replaces an account's.
+                let replacing = isResident ? try withStore { store throws(StoreError) in
                     try store.residentCredentials(rpIDHash: rpIDHash).contains { $0.userHandle == request.user.id }
-                }
+                } : false
                 if !replacing { throw .keyStoreFull }
             }
         }

@@ -30,8 +30,9 @@ public enum ServeCommand {
                       + "(this store's own, remade by a reset: for rigs testing attestation chains; it identifies the store)."),
             .init("algorithms", value: "ALG,ALG,…",
                   help: "The credential algorithms the key makes, in its order of preference (default: "
-                      + COSEAlgorithm.credentialAlgorithms.map(\.name).joined(separator: ",") + "): names or COSE numbers, "
-                      + "e.g. ES256,EdDSA to emulate a YubiKey 5 before firmware 5.7."),
+                      + COSEAlgorithm.defaultCredentialAlgorithms.map(\.name).joined(separator: ",") + "): names or COSE numbers, "
+                      + "e.g. ES256,EdDSA to emulate a YubiKey 5 before firmware 5.7. RS256 and PS256 only when named: "
+                      + "no credential ID carries an RSA key, so every RSA credential takes a slot in the store."),
             .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
         ])
 

@@ -19,10 +19,15 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
     /// RSASSA-PKCS1-v1_5 w/ SHA-256 (-257, RFC 8812)
     case rs256 = -257
 
-    /// The signature algorithms a credential can have, in Latchkey's order of preference
-    /// (getInfo `algorithms`): ES256 and EdDSA first, as every security key lists them.
-    /// RSA last: its keys are slow to make and do not fit in a credential ID.
+    /// The signature algorithms a credential can have, in Latchkey's order of preference:
+    /// ES256 and EdDSA first, as every security key lists them; RSA last.
     public static let credentialAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .es256K, .rs256, .ps256]
+
+    /// What a key makes unless told otherwise (getInfo `algorithms`): all but RSA. An RSA key
+    /// fits in no credential ID, so every RSA credential, a non-discoverable one too, takes a
+    /// slot in the store; and making one takes 50 ms to a second. A key offers RS256 and PS256
+    /// only when its `--algorithms` (a rig's `algorithms`) names them.
+    public static let defaultCredentialAlgorithms = credentialAlgorithms.filter { $0 != .rs256 && $0 != .ps256 }
 
     /// The COSE name ("ES256", "EdDSA", …).
     public var name: String {

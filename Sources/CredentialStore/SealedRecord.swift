@@ -42,6 +42,7 @@ struct RecordWriter {
     }
 
     mutating func append(_ tag: UInt8, bytes value: UnsafeRawBufferPointer) {
+        reserve(5 + value.count)
         bytes.append(tag)
         let count = UInt32(value.count)
         bytes.append(contentsOf: [UInt8(count >> 24), UInt8((count >> 16) & 0xFF),
@@ -72,6 +73,17 @@ struct RecordWriter {
 
     mutating func append(_ tag: UInt8, bool value: Bool) {
         append(tag, bytes: [value ? 1 : 0])
+    }
+
+    /// A record larger than the room reserved (a planted RSA-4096 key with long names) moves to
+    /// a larger buffer here, and the old one is wiped before it is freed, never by Array's growth.
+    private mutating func reserve(_ extra: Int) {
+        guard bytes.count + extra > bytes.capacity else { return }
+        var grown: [UInt8] = []
+        grown.reserveCapacity(Swift.max(2 * bytes.capacity, bytes.count + extra))
+        grown.append(contentsOf: bytes)
+        bytes.wipe()
+        bytes = grown
     }
 }
 

@@ -48,7 +48,7 @@ public struct KeyConfiguration: Equatable, Sendable {
     /// `--attestation`: the shared batch certificate (default) or the store's own.
     public var attestation: AuthenticatorConfiguration.Attestation = .batch
     /// `--algorithms`: the credential algorithms the key makes, in its order of preference.
-    public var algorithms = COSEAlgorithm.credentialAlgorithms
+    public var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
     public var logLevel: Logger.Level = .info
     /// `--trace FILE`.
     public var tracePath: String?

@@ -213,15 +213,14 @@ public final class Rig: @unchecked Sendable {
             }
             attestation = mode
         }
-        // A seeded key derives every key from its seed; RSA primes cannot be drawn that way, so
-        // such a key makes no RSA credentials (and says so if asked to).
-        var algorithms = COSEAlgorithm.credentialAlgorithms.filter { params.seed == nil || $0.rsaPadding == nil }
+        var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
         if let names = params.algorithms {
             do {
                 algorithms = try COSEAlgorithm.credentialAlgorithms(named: names)
             } catch {
                 throw .invalidParams("params.algorithms: \(error)")
             }
+            // A seeded key derives every key from its seed; RSA primes cannot be drawn that way.
             if params.seed != nil, let rsa = algorithms.first(where: { $0.rsaPadding != nil }) {
                 throw .invalidParams("params.algorithms: \(rsa.name) keys cannot be derived from params.seed (RSA primes are searched for)")
             }

@@ -25,7 +25,7 @@ final class RigKey: @unchecked Sendable {
         var automaticUserVerification = true
         var attestation: AuthenticatorConfiguration.Attestation = .batch
         /// `algorithms`: the credential algorithms it makes, in its order of preference.
-        var algorithms = COSEAlgorithm.credentialAlgorithms
+        var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
         /// `protocol u2f`: a CTAP1-only key, as a FIDO U2F key before CTAP2 was: INIT reports no
         /// CBOR capability and CTAPHID_CBOR is an unknown command (libfido2 and browsers fall
         /// back to U2F, as they must for such keys).
@@ -312,7 +312,9 @@ final class RigKey: @unchecked Sendable {
             throw .invalidParams("credential.privateKey: \(error)")
         }
         // As on a real key, a credential of an algorithm the key does not make cannot be on it.
-        guard let coseAlgorithm = COSEAlgorithm(pkcs8: algorithm) else {
+        // PKCS#8 does not say which padding an RSA key signs with: the key's first RSA algorithm.
+        let rsaAlgorithm = options.algorithms.first { $0.rsaPadding != nil }
+        guard let coseAlgorithm = algorithm == .rsa ? rsaAlgorithm ?? .rs256 : COSEAlgorithm(pkcs8: algorithm) else {
             throw .invalidParams("credential.privateKey: a key of no credential algorithm")
         }
         guard options.algorithms.contains(coseAlgorithm) else {

@@ -44,9 +44,11 @@ final class AlgorithmTests: XCTestCase {
 
     /// RSA keys are kept in the store even for non-discoverable credentials, under a random 32-byte ID.
     func testRSACredentialsAreStoredAndSign() throws {
+        var configuration = AuthenticatorConfiguration()
+        configuration.algorithms = COSEAlgorithm.credentialAlgorithms
         for algorithm in [-257, -37] {
             let store = InMemoryCredentialStore()
-            let harness = try AuthenticatorHarness(store: store)
+            let harness = try AuthenticatorHarness(store: store, configuration: configuration)
             let rpID = "rsa\(-algorithm).example"
             for resident in [false, true] {
                 let registration = try harness.register(harness.makeCredentialRequest(rpID: rpID, algorithms: [algorithm],
@@ -74,21 +76,45 @@ final class AlgorithmTests: XCTestCase {
                     rpID: rpID, algorithms: [algorithm], excludeList: [registration.credentialID]).cborValue).status,
                                .credentialExcluded)
             }
-            // The non-discoverable one is not offered without an allowList: only the discoverable one signs.
+            // The non-discoverable one is not offered without an allowList: only the discoverable one
+            // answers, and numberOfCredentials counts one.
             let discoverable = harness.send(.getAssertion, harness.assertionRequest(rpID: rpID).cborValue)
-            XCTAssertEqual(discoverable.body?[5]?.intValue ?? 1, 1, "numberOfCredentials")
+            XCTAssertEqual(discoverable.status, .success)
+            XCTAssertEqual(discoverable.body?[5]?.intValue, 1, "one credential, not two")
+            let discoverableID = try XCTUnwrap(discoverable.body?[1]?["id"]?.bytesValue)
+            XCTAssertEqual(try store.residentCredential(id: discoverableID)?.discoverable, true)
         }
     }
 
-    /// A seeded key (reproducible fixtures) cannot derive RSA primes from its seed: it refuses RSA.
-    func testASeededKeyRefusesRSA() throws {
-        let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: ScriptedPresence(), clock: ManualClock(),
-                                              random: DeterministicRandom(seed: Array("fixture".utf8)))
+    /// By default a key offers no RSA (each RSA credential takes a store slot): a client asking
+    /// for RS256 first gets the next algorithm it offers.
+    func testRSAIsOfferedOnlyWhenConfigured() throws {
         let harness = try AuthenticatorHarness()
-        let response = authenticator.handleCTAP2([CTAPCommand.makeCredential.rawValue]
-                                                 + harness.makeCredentialRequest(algorithms: [-257]).cborValue.encoded(),
-                                                 context: RequestContext(channel: 1))
-        XCTAssertEqual(response, [CTAP2StatusCode.unsupportedAlgorithm.rawValue])
+        XCTAssertEqual(harness.send(.getInfo).body?[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47])
+        guard case .ec2P256 = try harness.register(harness.makeCredentialRequest(algorithms: [-257, -37, -7])).publicKey
+        else { return XCTFail("expected ES256") }
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(algorithms: [-257]).cborValue).status,
+                       .unsupportedAlgorithm)
+    }
+
+    /// A seeded key (reproducible fixtures) cannot derive RSA primes from its seed: asked to offer
+    /// RSA, it leaves RSA out of getInfo and makes the client's next algorithm.
+    func testASeededKeyOffersNoRSA() throws {
+        var configuration = AuthenticatorConfiguration()
+        configuration.algorithms = [.rs256, .es256, .ps256]
+        let authenticator = try Authenticator(configuration: configuration, store: InMemoryCredentialStore(),
+                                              presence: ScriptedPresence(), clock: ManualClock(),
+                                              random: DeterministicRandom(seed: Array("fixture".utf8)))
+        func send(_ command: CTAPCommand, _ body: CBORValue? = nil) throws -> CBORValue {
+            let response = authenticator.handleCTAP2([command.rawValue] + (body?.encoded() ?? []), context: RequestContext(channel: 1))
+            XCTAssertEqual(response.first, 0)
+            return try CBORDecoder.decode(Array(response.dropFirst()))
+        }
+        XCTAssertEqual(try send(.getInfo)[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7])
+        let harness = try AuthenticatorHarness()
+        let made = try send(.makeCredential, harness.makeCredentialRequest(algorithms: [-257, -7]).cborValue)
+        let authData = try AuthenticatorData(decoding: try XCTUnwrap(made[2]?.bytesValue))
+        XCTAssertEqual(try XCTUnwrap(authData.attestedCredentialData).publicKey[3]?.intValue, -7)
     }
 
     func testAnAlteredOrTruncatedIDOfALongerKeyOpensNothing() throws {

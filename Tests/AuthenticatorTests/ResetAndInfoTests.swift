@@ -32,7 +32,7 @@ final class ResetAndInfoTests: XCTestCase {
         XCTAssertEqual(info[0x0D]?.intValue, 4)
         XCTAssertEqual(info[5]?.intValue, 7609)
         XCTAssertEqual(info[9]?.arrayValue, ["usb"])
-        XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47, -257, -37])
+        XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47])
         XCTAssertEqual(info[0x14]?.intValue, 1000)
         _ = try harness.register(harness.makeCredentialRequest(resident: true))
         XCTAssertEqual(harness.send(.getInfo).body?[0x14]?.intValue, 999)

@@ -94,6 +94,18 @@ final class ECDSATests: XCTestCase {
         }
     }
 
+    /// The range check at P-521's edge: n − 1 is a key, n and the 66-byte value with a top byte
+    /// of 0x01 and every other bit set (> n) are not.
+    func testP521ScalarRangeAtTheOrder() throws {
+        let order = ECCurve.p521.order
+        var belowOrder = order
+        belowOrder[belowOrder.count - 1] -= 1
+        XCTAssertNoThrow(try ECDSA.PrivateKey(rawRepresentation: belowOrder, suite: .es512))
+        XCTAssertThrowsError(try ECDSA.PrivateKey(rawRepresentation: order, suite: .es512))
+        XCTAssertThrowsError(try ECDSA.PrivateKey(rawRepresentation: [0x01] + [UInt8](repeating: 0xFF, count: 65), suite: .es512))
+        XCTAssertThrowsError(try ECDSA.PrivateKey(rawRepresentation: [0x02] + [UInt8](repeating: 0, count: 65), suite: .es512))
+    }
+
     /// A reproducible key draws its scalar: P-521's top byte is masked to the order's one bit,
     /// so almost every draw is a key (unmasked, 127 of 128 would be ≥ n).
     func testDerivedP521KeysMaskTheirTopByte() throws {

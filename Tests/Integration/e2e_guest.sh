@@ -27,8 +27,10 @@ step() {  # step NAME COMMAND...: run, print PASS/FAIL (or NOT RUN, exit 77) wit
 
 start_key() {  # start_key NAME [SERVE OPTIONS]: a key on uhid with its own store; waits for its hidraw node
     local name="$1"; shift
+    # Every algorithm, RSA included (RSA is opt-in: each RSA credential takes a store slot), so
+    # that libfido2 and Chromium can ask for RS256.
     "$BIN" serve --transport uhid --presence auto --name "$name" --store "$WORK/store-$name" \
-        --log-level debug "$@" >>"$WORK/key-$name.log" 2>&1 &
+        --algorithms ES256,EdDSA,ES384,ES512,ES256K,RS256,PS256 --log-level debug "$@" >>"$WORK/key-$name.log" 2>&1 &
     echo $! >"$WORK/key-$name.pid"
     for _ in $(seq 1 100); do
         node=$(hidraw_for "$name") && [ -n "$node" ] && { echo "$node" >"$WORK/key-$name.node"; return 0; }

@@ -94,17 +94,22 @@ def sign_in_with(device, server, credential, discoverable):
     verify_with_cryptography(credential.public_key, response)
 
 
-@check("getInfo algorithms is exactly ES256 (-7), EdDSA (-8), ES384 (-35), ES512 (-36), ES256K (-47), RS256 (-257), "
-       "PS256 (-37), all public-key, in that order")
+@check("getInfo algorithms of a key started without --algorithms is exactly ES256 (-7), EdDSA (-8), ES384 (-35), "
+       "ES512 (-36), ES256K (-47), all public-key, in that order (no RSA unless named); [-257, -35] → ES384")
 def test_algorithm_list(key):
-    info = Ctap2(key.device()).info
-    assert info.algorithms == key_params([-7, -8, -35, -36, -47, -257, -37]), info.algorithms
+    ctap = Ctap2(key.device())
+    assert ctap.info.algorithms == key_params([-7, -8, -35, -36, -47]), ctap.info.algorithms
+    created = ctap.make_credential(os.urandom(32), {"id": "default.algorithms.example", "name": "Default"},
+                                   {"id": os.urandom(8), "name": "default"}, key_params([-257, -35]))
+    assert type(created.auth_data.credential_data.public_key) is ES384
 
 
-@check("RS256 (-257) and PS256 (-37) via Fido2Client + Fido2Server: 2048-bit COSE RSA keys (e 65537), 32-byte credential "
-       "IDs (the key is stored, even for a non-discoverable credential); assertions by allowList and discoverable verified "
-       "by Fido2Server and by cryptography (PKCS#1 v1.5 / PSS with a 32-byte salt); each padding fails the other's check")
+@check("serve --algorithms ES256,RS256,PS256: getInfo [-7, -257, -37]; RS256 and PS256 via Fido2Client + Fido2Server: "
+       "2048-bit COSE RSA keys (e 65537), 32-byte credential IDs (the key is stored, even for a non-discoverable "
+       "credential); assertions by allowList and discoverable verified by Fido2Server and by cryptography (PKCS#1 v1.5 / "
+       "PSS with a 32-byte salt); each padding fails the other's check")
 def test_algorithm_rsa(key):
+    assert Ctap2(key.device()).info.algorithms == key_params([-7, -257, -37])
     for alg, (cose_class, _) in RSA_PADDINGS.items():
         rp_id = f"{cose_class.__name__.lower()}.algorithms.example"
         device = key.device()
@@ -210,11 +215,15 @@ def test_es512_restart_and_credential_management(key):
         device.close()
 
 
-class LimitedKey(Key):
-    """`latchkey serve --algorithms ES384,ES256`: a key that makes only those, ES384 first."""
+class AlgorithmsKey(Key):
+    """`latchkey serve --algorithms LIST`: a key that makes only those, in that order."""
+
+    def __init__(self, name, algorithms):
+        super().__init__(name)
+        self.algorithms = algorithms
 
     def extra_args(self):
-        return ["--algorithms", "ES384,ES256"]
+        return ["--algorithms", self.algorithms]
 
 
 @check("serve --algorithms ES384,ES256: getInfo lists exactly [-35, -7]; [-8, -7] → ES256, [-7, -35] → ES256, "
@@ -252,5 +261,6 @@ def run_on_own_key(key, tests):
 def test_algorithms():
     """The algorithm checks, on keys of their own; the last check on the first key restarts it and sets a PIN."""
     run_on_own_key(Key("algorithms"), (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
-                                       test_algorithm_rsa, test_algorithm_preference, test_es512_restart_and_credential_management))
-    run_on_own_key(LimitedKey("limited-algorithms"), (test_limited_algorithms,))
+                                       test_algorithm_preference, test_es512_restart_and_credential_management))
+    run_on_own_key(AlgorithmsKey("rsa-algorithms", "ES256,RS256,PS256"), (test_algorithm_rsa,))
+    run_on_own_key(AlgorithmsKey("limited-algorithms", "ES384,ES256"), (test_limited_algorithms,))

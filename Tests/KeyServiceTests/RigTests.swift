@@ -241,9 +241,11 @@ final class RigTests: XCTestCase {
                                                                "algorithms": ["ES256", "RS1"]])), "invalidParams")
     }
 
-    /// A seeded key cannot derive RSA primes from its seed: it offers no RSA, and refuses to be asked for it.
-    /// An RSA key planted through PKCS#8 is an RS256 credential (as in Chromium's virtual authenticator).
-    func testSeededKeysOfferNoRSAAndPlantedRSAKeysAreRS256() throws {
+    /// A seeded key cannot derive RSA primes from its seed: it refuses to be asked for RSA. A key
+    /// offers RSA only when its algorithms name it; an RSA key planted through PKCS#8 is then a
+    /// credential of the key's first RSA algorithm (RS256, as in Chromium's virtual
+    /// authenticator, unless the key makes only PS256).
+    func testRSAIsPlantedOnlyOnKeysThatMakeIt() throws {
         let seeded = try addSocketKey(["seed": "fixture"])
         let client = CTAPHIDClient(link: try SocketClient(path: seeded.path), replyTimeoutMilliseconds: 5_000)
         _ = try client.initialize()
@@ -254,15 +256,32 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(errorCode(refused), "invalidParams")
         XCTAssertTrue(errorMessage(refused).contains("PS256 keys cannot be derived from params.seed"), errorMessage(refused))
 
-        let key = try addSocketKey()
         let rsa = try RSA.PrivateKey()
         let der = try PKCS8PrivateKey.encode(.rsa, rsa.rawRepresentation).copyBytes()
-        XCTAssertNotNil(try call("addCredential", ["authenticatorId": key.id, "credential": [
-            "credentialId": "AAEE", "rpId": "rig.example", "privateKey": Base64URL.encode(der), "userHandle": "AQ",
-            "isResidentCredential": true] as [String: Any]])["result"])
-        let listed = try call("getCredentials", ["authenticatorId": key.id])
+        func plant(on key: (id: String, path: String)) throws -> [String: Any] {
+            try call("addCredential", ["authenticatorId": key.id, "credential": [
+                "credentialId": "AAEE", "rpId": "rig.example", "privateKey": Base64URL.encode(der), "userHandle": "AQ",
+                "isResidentCredential": true] as [String: Any]])
+        }
+        let plain = try addSocketKey()
+        XCTAssertEqual(errorCode(try plant(on: plain)), "invalidParams", "a default key makes no RSA")
+        let pss = try addSocketKey(["algorithms": ["ES256", "PS256"]])
+        XCTAssertNotNil(try plant(on: pss)["result"])
+        let listed = try call("getCredentials", ["authenticatorId": pss.id])
         let credentials = try XCTUnwrap((listed["result"] as? [String: Any])?["credentials"] as? [[String: Any]])
         XCTAssertEqual(credentials.first?["privateKey"] as? String, Base64URL.encode(der), "the same PKCS#8 back")
+        // It signs with PSS: getAssertion over the key's socket, verified with the RSA public key.
+        let pssClient = CTAPHIDClient(link: try SocketClient(path: pss.path), replyTimeoutMilliseconds: 5_000)
+        _ = try pssClient.initialize()
+        let request = GetAssertionRequest(rpID: "rig.example", clientDataHash: SHA256.hash([7]),
+                                          allowList: [CredentialDescriptor(id: [0x00, 0x01, 0x04])])
+        let response = try pssClient.cbor([CTAPCommand.getAssertion.rawValue] + request.cborValue.encoded())
+        XCTAssertEqual(response.first, 0)
+        let body = try CBORDecoder.decode(Array(response.dropFirst()))
+        let message = try XCTUnwrap(body[2]?.bytesValue) + SHA256.hash([7])
+        let signature = try XCTUnwrap(body[3]?.bytesValue)
+        XCTAssertTrue(rsa.publicKey.isValidSignature(signature, for: message, padding: .pss))
+        XCTAssertFalse(rsa.publicKey.isValidSignature(signature, for: message, padding: .pkcs1v15))
     }
 
     func testBadCredentialsAreRefusedByName() throws {
