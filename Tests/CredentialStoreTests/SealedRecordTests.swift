@@ -14,6 +14,18 @@ final class SealedRecordTests: XCTestCase {
                                                     hiddenSince: nil), credential)
     }
 
+    /// A record larger than the writer's reserved 4 KiB (a planted RSA-4096 key's 2.3 KB DER and
+    /// long names) still round trips: the writer moves to a larger buffer, wiping the old one.
+    func testARecordLargerThanTheReservedRoomRoundTrips() throws {
+        var credential = makeCredential(userName: String(repeating: "n", count: 1500), displayName: String(repeating: "d", count: 1500))
+        credential.algorithm = -257
+        credential.privateKey = SecretBytes(randomCount: 2350)
+        let record = credential.record()
+        XCTAssertGreaterThan(record.count, 4096)
+        let reader = try RecordReader(record, kind: .residentCredential, context: "test")
+        assertSameCredential(try ResidentCredential(record: reader, createdAt: credential.createdAt, hiddenSince: nil), credential)
+    }
+
     /// BE/BS: field 15, written only when set (the records of a security key's credentials do
     /// not change), read back as they were; a value outside 0...3 is corrupt.
     func testBackupFlagsRoundTripAndAreWrittenOnlyWhenSet() throws {
