@@ -179,23 +179,8 @@ public enum ECDSA {
         /// As above, over an already computed digest.
         func isValidSignature(_ derSignature: [UInt8], forDigest digest: [UInt8]) -> Bool {
             guard digest.count == suite.digest.byteCount, !derSignature.isEmpty else { return false }
-            do {
-                let key = try suite.curve.makePublicKey(x963: x963Representation)
-                let context = EVPPKeyContext(try checkNotNull("EVP_PKEY_CTX_new_from_pkey",
-                                                              EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil)))
-                try check("EVP_PKEY_verify_init", EVP_PKEY_verify_init(context.pointer))
-                let result = derSignature.withUnsafeBytes { signature in
-                    digest.withUnsafeBytes { hash in
-                        EVP_PKEY_verify(context.pointer, signature.uint8Pointer, signature.count,
-                                        hash.uint8Pointer, hash.count)
-                    }
-                }
-                // 0 = bad signature, negative = malformed encoding; both are "no".
-                if result != 1 { discardOpenSSLErrors() }
-                return result == 1
-            } catch {
-                return false
-            }
+            guard let key = try? suite.curve.makePublicKey(x963: x963Representation) else { return false }
+            return verifyDigestSignature(derSignature, digest: digest, key: key)
         }
     }
 }

@@ -46,6 +46,28 @@ func discardOpenSSLErrors() {
     ERR_clear_error()
 }
 
+/// Whether `signature` verifies over `digest` under the public key `key` (EVP_PKEY_verify), after
+/// `configure` has set the context up (RSA's padding). Every failure is "no": 0 is a bad
+/// signature, a negative result a malformed encoding, a throw a context that could not be made.
+func verifyDigestSignature(_ signature: [UInt8], digest: [UInt8], key: EVPPKey,
+                           configure: (EVPPKeyContext) throws(CryptoError) -> Void = { _ in }) -> Bool {
+    do {
+        let context = EVPPKeyContext(try checkNotNull("EVP_PKEY_CTX_new_from_pkey",
+                                                      EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil)))
+        try check("EVP_PKEY_verify_init", EVP_PKEY_verify_init(context.pointer))
+        try configure(context)
+        let result = signature.withUnsafeBytes { signatureBytes in
+            digest.withUnsafeBytes { hash in
+                EVP_PKEY_verify(context.pointer, signatureBytes.uint8Pointer, signatureBytes.count, hash.uint8Pointer, hash.count)
+            }
+        }
+        if result != 1 { discardOpenSSLErrors() }
+        return result == 1
+    } catch {
+        return false
+    }
+}
+
 /// For the non-throwing public APIs (hashes, MACs, KDF, RNG): their only failure
 /// mode is OpenSSL itself being broken (allocation failure, provider missing),
 /// which no caller can handle, so it traps with the captured error text.

@@ -117,27 +117,11 @@ public enum RSA {
         /// Whether `signature` is `padding`'s signature over SHA-256(`message`).
         public func isValidSignature(_ signature: [UInt8], for message: [UInt8], padding: Padding) -> Bool {
             guard signature.count == modulus.count else { return false }
-            do {
-                let key = try modulus.withBytes { (n) throws(CryptoError) -> EVPPKey in
-                    try exponent.withBytes { (e) throws(CryptoError) -> EVPPKey in
-                        try RSA.importPublicKey(n: n, e: e)
-                    }
-                }
-                let context = EVPPKeyContext(try checkNotNull("EVP_PKEY_CTX_new_from_pkey",
-                                                              EVP_PKEY_CTX_new_from_pkey(nil, key.pointer, nil)))
-                try check("EVP_PKEY_verify_init", EVP_PKEY_verify_init(context.pointer))
+            guard let key = try? modulus.withBytes({ (n) throws(CryptoError) -> EVPPKey in
+                try exponent.withBytes { (e) throws(CryptoError) -> EVPPKey in try RSA.importPublicKey(n: n, e: e) }
+            }) else { return false }
+            return verifyDigestSignature(signature, digest: SHA256.hash(message), key: key) { (context) throws(CryptoError) in
                 try RSA.configure(context, padding: padding)
-                let digest = SHA256.hash(message)
-                let result = signature.withUnsafeBytes { signatureBytes in
-                    digest.withUnsafeBytes { hash in
-                        EVP_PKEY_verify(context.pointer, signatureBytes.uint8Pointer, signatureBytes.count,
-                                        hash.uint8Pointer, hash.count)
-                    }
-                }
-                if result != 1 { discardOpenSSLErrors() }
-                return result == 1
-            } catch {
-                return false
             }
         }
     }

@@ -29,17 +29,25 @@ final class AlgorithmTests: XCTestCase {
                 XCTAssertEqual(registration.response[3]?["alg"]?.intValue, -7)
                 if !resident { XCTAssertEqual(registration.credentialID.count, idLength, "\(algorithm)") }
 
-                let request = harness.assertionRequest(rpID: rpID, allow: resident ? [] : [registration.credentialID])
-                let (status, body) = harness.send(.getAssertion, request.cborValue)
-                XCTAssertEqual(status, .success, "\(algorithm) resident \(resident)")
-                let response = try XCTUnwrap(body)
-                XCTAssertEqual(response[1]?["id"]?.bytesValue, registration.credentialID)
-                XCTAssertTrue(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
-                                                                   clientDataHash: request.clientDataHash), "\(algorithm)")
+                let (response, _) = try signIn(harness, rpID: rpID, registration: registration, resident: resident)
                 XCTAssertFalse(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
                                                                     clientDataHash: SHA256.hash([0])), "\(algorithm)")
             }
         }
+    }
+
+    /// A getAssertion for `registration` (by allowList, or discoverable): this credential answers,
+    /// and its signature verifies with libcrypto directly.
+    func signIn(_ harness: AuthenticatorHarness, rpID: String, registration: AuthenticatorHarness.Registration,
+                resident: Bool) throws -> (response: CBORValue, request: GetAssertionRequest) {
+        let request = harness.assertionRequest(rpID: rpID, allow: resident ? [] : [registration.credentialID])
+        let (status, body) = harness.send(.getAssertion, request.cborValue)
+        XCTAssertEqual(status, .success, "\(rpID) resident \(resident)")
+        let response = try XCTUnwrap(body)
+        XCTAssertEqual(response[1]?["id"]?.bytesValue, registration.credentialID)
+        XCTAssertTrue(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
+                                                           clientDataHash: request.clientDataHash), rpID)
+        return (response, request)
     }
 
     /// RSA keys are kept in the store even for non-discoverable credentials, under a random 32-byte ID.
@@ -61,13 +69,7 @@ final class AlgorithmTests: XCTestCase {
                 let stored = try XCTUnwrap(try store.residentCredential(id: registration.credentialID))
                 XCTAssertEqual(stored.discoverable, resident)
                 XCTAssertEqual(stored.algorithm, algorithm)
-                let request = harness.assertionRequest(rpID: rpID, allow: resident ? [] : [registration.credentialID])
-                let (status, body) = harness.send(.getAssertion, request.cborValue)
-                XCTAssertEqual(status, .success, "\(algorithm) resident \(resident)")
-                let response = try XCTUnwrap(body)
-                XCTAssertEqual(response[1]?["id"]?.bytesValue, registration.credentialID)
-                XCTAssertTrue(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
-                                                                   clientDataHash: request.clientDataHash), "\(algorithm)")
+                let (response, request) = try signIn(harness, rpID: rpID, registration: registration, resident: resident)
                 // The other RSA padding does not verify it.
                 let other: COSEKey = .rsa(algorithm: algorithm == -257 ? .ps256 : .rs256, n: n, e: e)
                 XCTAssertFalse(AuthenticatorHarness.verifyAssertion(response, publicKey: other, clientDataHash: request.clientDataHash))
