@@ -8,7 +8,7 @@ extension Authenticator {
             max(0, store.maxResidentCredentials - (try store.residentCredentialCount()))
         }
         let alwaysUv = try isAlwaysUvEnabled()
-        return AuthenticatorInfo(
+        var info = AuthenticatorInfo(
             // U2F (CTAP1) cannot verify the user, so it is off while alwaysUv is on (§6.11.2).
             versions: (alwaysUv ? [] : ["U2F_V2"]) + ["FIDO_2_0", "FIDO_2_1"],
             extensions: configuration.extensionIdentifiers,
@@ -32,6 +32,18 @@ extension Authenticator {
             // would be clientPin).
             preferredPlatformUvAttempts: userVerification.map { _ in BuiltInUV.preferredPlatformAttempts },
             uvModality: userVerification?.modality)
+        // CTAP 2.2 §6.4 members the key can fill truthfully (versions stays FIDO_2_1 until every
+        // mandatory 2.2 behaviour is there; a 2.1 client ignores members it does not know):
+        // the attestation formats makeCredential honours in attestationFormatsPreference; reset
+        // works on the one transport there is; no PIN rule beyond minPINLength; a PIN is at most
+        // 63 bytes, so at most 63 code points (PINPolicy); the config subcommands it answers
+        // (not 0x01 enableEnterpriseAttestation: no enterprise attestation).
+        info.attestationFormats = AttestationStatementFormat.allCases.map(\.rawValue)
+        info.transportsForReset = ["usb"]
+        info.pinComplexityPolicy = false
+        info.maxPINLength = PINPolicy.maxByteLength
+        info.authenticatorConfigCommands = [AuthenticatorConfigSubcommand.toggleAlwaysUv, .setMinPINLength].map { Int($0.rawValue) }
+        return info
     }
 
     /// Whether authenticatorLargeBlobs and the `largeBlobs` option are there: with largeBlobKey.

@@ -22,6 +22,14 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     /// preferredPlatformUvAttempts (0x11) and uvModality (0x12): keys with built-in UV only.
     public var preferredPlatformUvAttempts: Int?
     public var uvModality: UInt32?
+    /// CTAP 2.2 members (§6.4), each only where the key can say it truthfully:
+    /// attestationFormats (0x16), transportsForReset (0x1A), pinComplexityPolicy (0x1B),
+    /// maxPINLength (0x1D), authenticatorConfigCommands (0x1F).
+    public var attestationFormats: [String]?
+    public var transportsForReset: [String]?
+    public var pinComplexityPolicy: Bool?
+    public var maxPINLength: Int?
+    public var authenticatorConfigCommands: [Int]?
 
     public init(versions: [String], extensions: [String], aaguid: [UInt8], options: [String: Bool],
                 maxMsgSize: Int, pinUvAuthProtocols: [Int], maxCredentialCountInList: Int,
@@ -67,6 +75,11 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         if let preferredPlatformUvAttempts { map[0x11] = CBORValue(preferredPlatformUvAttempts) }
         if let uvModality { map[0x12] = CBORValue(UInt64(uvModality)) }
         if let remainingDiscoverableCredentials { map[0x14] = CBORValue(remainingDiscoverableCredentials) }
+        if let attestationFormats { map[0x16] = .array(attestationFormats.map { .textString($0) }) }
+        if let transportsForReset { map[0x1A] = .array(transportsForReset.map { .textString($0) }) }
+        if let pinComplexityPolicy { map[0x1B] = .boolean(pinComplexityPolicy) }
+        if let maxPINLength { map[0x1D] = CBORValue(maxPINLength) }
+        if let authenticatorConfigCommands { map[0x1F] = .array(authenticatorConfigCommands.map { CBORValue($0) }) }
         return .map(map)
     }
 }

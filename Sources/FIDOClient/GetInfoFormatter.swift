@@ -65,7 +65,9 @@ public enum GetInfoFormatter {
         0x0C: "forcePINChange", 0x0D: "minPINLength", 0x0E: "firmwareVersion", 0x0F: "maxCredBlobLength",
         0x10: "maxRPIDsForSetMinPINLength", 0x11: "preferredPlatformUvAttempts", 0x12: "uvModality",
         0x13: "certifications", 0x14: "remainingDiscoverableCredentials",
-        0x15: "vendorPrototypeConfigCommands",
+        0x15: "vendorPrototypeConfigCommands", 0x16: "attestationFormats", 0x17: "uvCountSinceLastPinEntry",
+        0x18: "longTouchForReset", 0x19: "encIdentifier", 0x1A: "transportsForReset", 0x1B: "pinComplexityPolicy",
+        0x1C: "pinComplexityPolicyURL", 0x1D: "maxPINLength", 0x1E: "encCredStoreState", 0x1F: "authenticatorConfigCommands",
     ]
 
     /// The fields of a getInfo map: integer keys in order, then any other keys.
@@ -119,7 +121,7 @@ public enum GetInfoFormatter {
 
     private static func decoded(key: Int, value: CBORValue) -> (String, JSONValue)? {
         switch key {
-        case 0x01, 0x02, 0x09:
+        case 0x01, 0x02, 0x09, 0x16, 0x1A:
             guard let strings = stringArray(value) else { return nil }
             return (strings.isEmpty ? "(none)" : strings.joined(separator: ", "), .array(strings.map(JSONValue.string)))
         case 0x03:
@@ -135,7 +137,7 @@ public enum GetInfoFormatter {
             }
             let text = pairs.isEmpty ? "(none)" : pairs.map { "\($0.0)=\($0.1)" }.joined(separator: ", ")
             return (text, .object(pairs.map { ($0.0, JSONValue.bool($0.1)) }))
-        case 0x06, 0x15:
+        case 0x06, 0x15, 0x1F:
             guard let numbers = value.arrayValue?.map(\.intValue), !numbers.contains(nil) else { return nil }
             let values = numbers.compactMap { $0 }
             return (values.isEmpty ? "(none)" : values.map(String.init).joined(separator: ", "),
@@ -161,10 +163,10 @@ public enum GetInfoFormatter {
             }
             let text = pairs.isEmpty ? "(none)" : pairs.map { "\($0.0)=\($0.1)" }.joined(separator: ", ")
             return (text, .object(pairs.map { ($0.0, JSONValue.int($0.1)) }))
-        case 0x0C:
+        case 0x0C, 0x18, 0x1B:
             guard let flag = value.boolValue else { return nil }
             return (String(flag), .bool(flag))
-        case 0x05, 0x07, 0x08, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x14, 0x12:
+        case 0x05, 0x07, 0x08, 0x0B, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x14, 0x12, 0x17, 0x1D:
             guard let number = value.intValue else { return nil }
             if key == 0x0E {
                 return ("\(number) (0x\(String(number, radix: 16)))", .int(number))

@@ -34,6 +34,14 @@ final class ResetAndInfoTests: XCTestCase {
         XCTAssertEqual(info[9]?.arrayValue, ["usb"])
         XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47])
         XCTAssertEqual(info[0x14]?.intValue, 1000)
+        // CTAP 2.2 members it can fill truthfully; versions stay 2.1 (not every 2.2 behaviour is there).
+        XCTAssertEqual(info[0x16]?.arrayValue, ["packed", "none"], "attestationFormats")
+        XCTAssertEqual(info[0x1A]?.arrayValue, ["usb"], "transportsForReset")
+        XCTAssertEqual(info[0x1B]?.boolValue, false, "pinComplexityPolicy")
+        XCTAssertEqual(info[0x1D]?.intValue, 63, "maxPINLength")
+        XCTAssertEqual(info[0x1F]?.arrayValue, [2, 3], "authenticatorConfigCommands: toggleAlwaysUv, setMinPINLength")
+        XCTAssertNil(info[0x18], "longTouchForReset: absent is false")
+        XCTAssertFalse(info[1]?.arrayValue?.contains("FIDO_2_2") ?? true)
         _ = try harness.register(harness.makeCredentialRequest(resident: true))
         XCTAssertEqual(harness.send(.getInfo).body?[0x14]?.intValue, 999)
     }

@@ -137,9 +137,9 @@ check_browser() {  # headless Chromium: create() + get(), then passkeys, against
     stop_key main && start_key web --uv auto || return 1
     # --rig: after those flows the script stops key web itself (SIGTERM to key-web.pid) for a
     # `latchkey rig` key (pid in rig-browser.pid) whose credentials it plants through the control API.
-    # Up to 2 × (start + page load), then 13 WebAuthn calls of at most 90 s each: bounded in e2e_browser.py;
+    # Up to 2 × (start + page load), then 11 WebAuthn calls of at most 90 s each: bounded in e2e_browser.py;
     # on timeout it (SIGTERM) quits Chromium and stops its rig in a finally, -k: killed 15 s later if it does not.
-    HOME="$WORK/browser-home" timeout -k 15 900 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" chromium --rig "$BIN" \
+    HOME="$WORK/browser-home" timeout -k 15 810 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" chromium --rig "$BIN" \
         >"$WORK/browser.out" 2>&1
     status=$?
     # The rig's key must not outlive this step (later ones count FIDO devices or ask every one).
@@ -551,7 +551,7 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 # Headless Chromium under TCG: on 2026-12-01 its page load hung (network service crash) in every
 # full run here, at c2bfe3f too, while a VM running only this check passed 3 of 3. It retries
 # once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
-step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server" check_browser
+step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server" check_browser
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (the README example, e2e_playwright.py)" check_playwright

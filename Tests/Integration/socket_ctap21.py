@@ -3,7 +3,9 @@ credential management, large blobs, authenticatorConfig, a key with a PIN from t
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
-@check("getInfo advertises CTAP 2.1: FIDO_2_1, credMgmt (+ preview), authnrCfg, setMinPINLength, largeBlobs, alwaysUv off")
+@check("getInfo advertises CTAP 2.1: FIDO_2_1, credMgmt (+ preview), authnrCfg, setMinPINLength, largeBlobs, alwaysUv off; "
+       "and the CTAP 2.2 members attestationFormats, transportsForReset, pinComplexityPolicy, maxPINLength, "
+       "authenticatorConfigCommands")
 def test_get_info_ctap21(key):
     info = Ctap2(key.device()).info
     assert info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], info.versions
@@ -13,6 +15,12 @@ def test_get_info_ctap21(key):
     assert "largeBlobKey" in info.extensions and "minPinLength" in info.extensions, info.extensions
     assert info.max_large_blob is not None and info.max_large_blob >= 1024, info.max_large_blob
     assert info.max_rpids_for_min_pin is not None and info.max_rpids_for_min_pin >= 1
+    # CTAP 2.2 members, read by python-fido2 2.2.1's Info.
+    assert info.attestation_formats == ["packed", "none"], info.attestation_formats
+    assert info.transports_for_reset == ["usb"], info.transports_for_reset
+    assert info.pin_complexity_policy is False, info.pin_complexity_policy
+    assert info.max_pin_length == 63, info.max_pin_length
+    assert info.authenticator_config_commands == [2, 3], info.authenticator_config_commands
 
 
 @check("ClientPin setPIN on a key of its own (the PIN checks below use it)")
