@@ -7,6 +7,28 @@ extension Authenticator {
     /// sealed ID has, so it is never tried as one.
     static let storedCredentialIDLength = 32
 
+    /// CTAP 2.1 §6.1.2 step 3: the first of the client's pubKeyCredParams this key makes.
+    func chosenAlgorithm(_ request: MakeCredentialRequest) -> COSEAlgorithm? {
+        for parameter in request.pubKeyCredParams where parameter.type == "public-key" {
+            if let algorithm = COSEAlgorithm(rawValue: parameter.algorithm), configuration.algorithms.contains(algorithm) {
+                return algorithm
+            }
+        }
+        return nil
+    }
+
+    /// Whether handling the CTAP2 message `message` (command byte and CBOR) may take long: a
+    /// makeCredential that will make an RSA key (50 ms to a second). A transport loop that runs
+    /// requests inline (its presence never waits) hands such a one to its worker instead, so that
+    /// it goes on answering other channels and sending KEEPALIVE. Free unless the key offers RSA.
+    public func mayRunLong(_ message: [UInt8]) -> Bool {
+        guard message.first == CTAPCommand.makeCredential.rawValue,
+              configuration.algorithms.contains(where: { $0.rsaPadding != nil }),
+              let value = try? CBORDecoder.decode(Array(message.dropFirst())),
+              let request = try? MakeCredentialRequest(cbor: value) else { return false }
+        return chosenAlgorithm(request)?.rsaPadding != nil
+    }
+
     /// authenticatorMakeCredential (0x01), CTAP 2.1 §6.1.2.
     func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
         // getInfo's maxCredentialCountInList (0x07) is a promise: a longer excludeList is refused
@@ -18,14 +40,7 @@ extension Authenticator {
         // Step 2: a pinUvAuthParam needs a supported pinUvAuthProtocol.
         let pinUvAuthProtocol = try requestedPinUvAuthProtocol(for: request.pinUvAuthParam, requested: request.pinUvAuthProtocol)
         // Step 3: the first supported algorithm in the RP's order of preference.
-        var chosen: COSEAlgorithm?
-        for parameter in request.pubKeyCredParams where parameter.type == "public-key" {
-            if let algorithm = COSEAlgorithm(rawValue: parameter.algorithm), configuration.algorithms.contains(algorithm) {
-                chosen = algorithm
-                break
-            }
-        }
-        guard let algorithm = chosen else { throw .unsupportedAlgorithm }
+        guard let algorithm = chosenAlgorithm(request) else { throw .unsupportedAlgorithm }
         // Step 4 (2.1; step 5 in later texts): options. "up": false is invalid for makeCredential.
         // "uv" asks for built-in UV (CTAP 2.0 style): without it, CTAP2_ERR_INVALID_OPTION;
         // next to a pinUvAuthParam it is ignored (the token already verified the user; some

@@ -231,7 +231,9 @@ public final class KeyRunner: @unchecked Sendable {
             perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
             return
         }
-        if fault == nil, authenticator.presence.answersImmediately {
+        // A makeCredential that makes an RSA key (up to a second) goes to the worker all the same.
+        if fault == nil, authenticator.presence.answersImmediately,
+           request.command != CTAPHIDCommand.cbor.rawValue || !authenticator.mayRunLong(request.payload) {
             // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
             // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
             // more than the request on a VM (latchkey-bench, "socket" section). The only wait

@@ -99,6 +99,24 @@ final class AlgorithmTests: XCTestCase {
                        .unsupportedAlgorithm)
     }
 
+    /// A makeCredential that will make an RSA key is the one request a transport loop should not
+    /// run inline (mayRunLong); nothing else is, and a key without RSA never decodes to tell.
+    func testOnlyAMakeCredentialChoosingRSAMayRunLong() throws {
+        var configuration = AuthenticatorConfiguration()
+        configuration.algorithms = [.es256, .rs256]
+        let harness = try AuthenticatorHarness(configuration: configuration)
+        func message(_ algorithms: [Int]) -> [UInt8] {
+            [CTAPCommand.makeCredential.rawValue] + harness.makeCredentialRequest(algorithms: algorithms).cborValue.encoded()
+        }
+        XCTAssertTrue(harness.authenticator.mayRunLong(message([-257, -7])))
+        XCTAssertFalse(harness.authenticator.mayRunLong(message([-7, -257])), "ES256 is chosen")
+        XCTAssertFalse(harness.authenticator.mayRunLong(message([-37])), "PS256 is not this key's: nothing is made")
+        XCTAssertFalse(harness.authenticator.mayRunLong([CTAPCommand.getInfo.rawValue]))
+        XCTAssertFalse(harness.authenticator.mayRunLong([CTAPCommand.makeCredential.rawValue, 0xFF]), "not CBOR")
+        XCTAssertFalse(harness.authenticator.mayRunLong([]))
+        XCTAssertFalse(try AuthenticatorHarness().authenticator.mayRunLong(message([-257])), "a key without RSA")
+    }
+
     /// A seeded key (reproducible fixtures) cannot derive RSA primes from its seed: asked to offer
     /// RSA, it leaves RSA out of getInfo and makes the client's next algorithm.
     func testASeededKeyOffersNoRSA() throws {

@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from fido2.cose import ES256, ES256K, ES384, ES512, PS256, RS256, CoseKey
 
+from flood_support import CMD_CBOR, CMD_ERROR, CMD_KEEPALIVE, CMD_PING, allocate_channels, fragments, init_packet, read_message
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
 # alg → python-fido2 class, COSE crv, cryptography curve and hash, x/y length, non-discoverable credential ID length
@@ -215,6 +216,46 @@ def test_es512_restart_and_credential_management(key):
         device.close()
 
 
+@check("an RS256 makeCredential (an RSA key to make: 50 ms to a second) runs off the key's poll loop with --presence "
+       "auto: another client's PING, sent after it, is answered at once (ERR_CHANNEL_BUSY: the key is in a transaction), "
+       "before the makeCredential's answer; that then succeeds")
+def test_rsa_keygen_does_not_stall(key):
+    maker, pinger = raw_socket(key), raw_socket(key)
+    try:
+        (maker_cid,), (pinger_cid,) = allocate_channels(maker, 1), allocate_channels(pinger, 1)
+        request = b"\x01" + cbor.encode({1: os.urandom(32), 2: {"id": "stall.algorithms.example"},
+                                          3: {"id": os.urandom(8), "name": "stall"}, 4: key_params([-257])})
+        for packet in fragments(maker_cid, CMD_CBOR, request):
+            maker.send(packet)
+        time.sleep(0.002)   # the key has the request before the PING
+        token = os.urandom(16)
+        pinger.send(init_packet(pinger_cid, CMD_PING, len(token), token))
+        # CTAPHID runs one transaction at a time: another channel is told the key is busy, at once.
+        # (Had the loop made the key itself, the PING would have waited and then been echoed.)
+        assert read_message(pinger) == (pinger_cid, CMD_ERROR, b"\x06")
+        # What the maker has been sent by then: KEEPALIVEs at most, not the answer (had the loop made
+        # the key itself, the answer would have gone out before the PING's).
+        maker.setblocking(False)
+        early = []
+        try:
+            while True:
+                early.append(maker.recv(65))
+        except BlockingIOError:
+            pass
+        maker.setblocking(True)
+        maker.settimeout(30)
+        assert all(packet[4] == 0x80 | CMD_KEEPALIVE for packet in early), \
+            f"the makeCredential was answered before the PING: {[packet[:8].hex() for packet in early]}"
+        while True:
+            cid, command, payload = read_message(maker)
+            if command != CMD_KEEPALIVE:
+                break
+        assert (cid, command, payload[:1]) == (maker_cid, CMD_CBOR, b"\x00"), (hex(cid), command, payload[:1].hex())
+    finally:
+        maker.close()
+        pinger.close()
+
+
 class AlgorithmsKey(Key):
     """`latchkey serve --algorithms LIST`: a key that makes only those, in that order."""
 
@@ -262,5 +303,5 @@ def test_algorithms():
     """The algorithm checks, on keys of their own; the last check on the first key restarts it and sets a PIN."""
     run_on_own_key(Key("algorithms"), (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
                                        test_algorithm_preference, test_es512_restart_and_credential_management))
-    run_on_own_key(AlgorithmsKey("rsa-algorithms", "ES256,RS256,PS256"), (test_algorithm_rsa,))
+    run_on_own_key(AlgorithmsKey("rsa-algorithms", "ES256,RS256,PS256"), (test_algorithm_rsa, test_rsa_keygen_does_not_stall))
     run_on_own_key(AlgorithmsKey("limited-algorithms", "ES384,ES256"), (test_limited_algorithms,))
