@@ -6,7 +6,7 @@ What it does
 1. Starts `latchkey serve --transport socket:… --presence auto --trace …` on a fresh store in a
    temporary directory (never the user's store or sockets), and drives a broad session against
    it over python-fido2 and raw CTAPHID reports: getInfo; makeCredential (ES256, EdDSA,
-   resident or not, credProtect / hmac-secret / credBlob / largeBlobKey / minPinLength);
+   ES384, ES512, ES256K, resident or not, credProtect / hmac-secret / credBlob / largeBlobKey / minPinLength);
    getAssertion (allowList, discoverable with getNextAssertion, hmac-secret salts on both PIN
    protocols); clientPIN (getRetries, getKeyAgreement, setPIN, a wrong PIN, changePIN, tokens
    with and without permissions); credentialManagement (0x0A and the 0x41 preview); largeBlobs;
@@ -279,6 +279,15 @@ def session_without_pin(key, made):
     made["eddsa-plain"] = credential_id(step(
         "makeCredential EdDSA non-resident, up true", ctap.make_credential, sha("mc plain"), RP2,
         {"id": b"\x05", "name": "plain"}, [EDDSA], options={"up": True}))
+    # The other curves (non-resident, on RP2: RP's discoverable flows below see none of them).
+    for name, alg, user in (("ES384", -35, b"\x10"), ("ES512", -36, b"\x11"), ("ES256K", -47, b"\x12")):
+        made[name] = credential_id(step(
+            f"makeCredential {name} non-resident", ctap.make_credential, sha(f"mc {name}"), RP2,
+            {"id": user, "name": name.lower()}, [{"type": "public-key", "alg": alg}, ES256]))
+    curves = [descriptor(made[name]) for name in ("ES384", "ES512", "ES256K") if made[name]]
+    if curves:
+        step("getAssertion allowList of ES384, ES512 and ES256K credentials", ctap.get_assertion, RP2["id"],
+             sha("ga curves"), allow_list=curves)
     if made["edsger"]:
         step("makeCredential excluded", ctap.make_credential, sha("mc excluded"), RP, {"id": b"\x04", "name": "edsger"},
              [ES256], exclude_list=[descriptor(made["edsger"])], expect=CtapError.ERR.CREDENTIAL_EXCLUDED)
@@ -524,7 +533,8 @@ def session_with_pin(key, made):
 def session_cli(key, binary, work):
     """The project's own client code: probe, wink, pin status, credentials list over --socket."""
     pin_file = os.path.join(work, "pin")
-    with open(pin_file, "w") as handle:
+    # Mode 0600: the CLI refuses a PIN file others can read.
+    with os.fdopen(os.open(pin_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
         handle.write(PIN + "\n")
     for args in (["probe", "--socket", key.socket_path, "--pings", "4", "--echo-bytes", "7609"],
                  ["wink", "--socket", key.socket_path],
