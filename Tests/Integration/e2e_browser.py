@@ -262,26 +262,26 @@ def relying_party():
                        verify_origin=lambda origin: origin == ORIGIN)
 
 
-def run_algorithm_flows(browser):
-    """An RP that accepts only RS256 (Chromium passes pubKeyCredParams through): create() and
-    get(), Fido2Server checking the key's type and the signature. Not ES384/ES512/ES256K:
-    Chromium parses an EC2 credential key as P-256 only (device/fido/public_key.cc,
-    ParseEcP256CoseKey) and drops any other curve's response as a CBOR error, so create() never
-    settles (seen here with ES384); libfido2 covers those curves over hidraw."""
-    alg, name = -257, "RS256"
-    server = relying_party()
-    server.allowed_algorithms = [PublicKeyCredentialParameters(type=PublicKeyCredentialType.PUBLIC_KEY, alg=alg)]
-    user = {"id": os.urandom(16), "name": f"{name.lower()}-user", "displayName": f"{name} User"}
-    creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
-                                            user_verification=UserVerificationRequirement.DISCOURAGED)
-    created, took = webauthn(browser, CREATE, dict(creation), f"{name} create()")
-    credential = server.register_complete(state, created).credential_data
-    assert credential.public_key[3] == alg, f"{name} create() made a key of alg {credential.public_key[3]}"
-    print(f"{name} create() ok in {took:.1f} s: a {type(credential.public_key).__name__} key", flush=True)
-    request, state = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.DISCOURAGED)
-    asserted, took = webauthn(browser, GET, dict(request), f"{name} get()")
-    server.authenticate_complete(state, [credential], asserted)
-    print(f"{name} get() ok in {took:.1f} s, verified by Fido2Server", flush=True)
+def run_algorithm_flows(browser, algorithms):
+    """For each (COSE alg, name): an RP that accepts only that algorithm (the browser passes
+    pubKeyCredParams through); create() and get(), Fido2Server checking the key's type and the
+    signature. Chromium is asked for RS256 only: it parses an EC2 credential key as P-256 only
+    (device/fido/public_key.cc, ParseEcP256CoseKey) and drops any other curve's response as a
+    CBOR error, so create() never settles (seen here with ES384); Firefox for ES384 and RS256."""
+    for alg, name in algorithms:
+        server = relying_party()
+        server.allowed_algorithms = [PublicKeyCredentialParameters(type=PublicKeyCredentialType.PUBLIC_KEY, alg=alg)]
+        user = {"id": os.urandom(16), "name": f"{name.lower()}-user", "displayName": f"{name} User"}
+        creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
+                                                user_verification=UserVerificationRequirement.DISCOURAGED)
+        created, took = webauthn(browser, CREATE, dict(creation), f"{name} create()")
+        credential = server.register_complete(state, created).credential_data
+        assert credential.public_key[3] == alg, f"{name} create() made a key of alg {credential.public_key[3]}"
+        print(f"{name} create() ok in {took:.1f} s: a {type(credential.public_key).__name__} key", flush=True)
+        request, state = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.DISCOURAGED)
+        asserted, took = webauthn(browser, GET, dict(request), f"{name} get()")
+        server.authenticate_complete(state, [credential], asserted)
+        print(f"{name} get() ok in {took:.1f} s, verified by Fido2Server", flush=True)
 
 
 def run_flows(browser):
@@ -594,8 +594,7 @@ def main(work, browser_name="chromium", rig_binary=None):
                   f"its output is in {work}", flush=True)
             return 1
         run_flows(browser)
-        if browser_name == "chromium":
-            run_algorithm_flows(browser)
+        run_algorithm_flows(browser, [(-257, "RS256")] if browser_name == "chromium" else [(-35, "ES384"), (-257, "RS256")])
         if rig_binary is not None:
             run_rig_flows(browser, work, rig_binary)
     finally:

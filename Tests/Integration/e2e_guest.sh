@@ -553,7 +553,7 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 # once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
 step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server" check_browser
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
-step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get(); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
+step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (the README example, e2e_playwright.py)" check_playwright
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
