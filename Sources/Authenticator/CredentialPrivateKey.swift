@@ -9,27 +9,26 @@ enum CredentialPrivateKey {
     /// RS256 or PS256.
     case rsa(COSEAlgorithm, RSA.PrivateKey)
 
-    static func ecdsaSuite(_ algorithm: COSEAlgorithm) -> ECDSA.Suite? { algorithm.ecdsaSuite }
-
     /// Bytes of the stored key: the ECDSA scalar (32, 48 for P-384, 66 for P-521), the Ed25519
     /// seed (32); nil for RSA (its DER is over a kilobyte: no credential ID carries it) and for an
     /// algorithm no credential has.
     static func secretByteCount(_ algorithm: COSEAlgorithm) -> Int? {
-        if let suite = ecdsaSuite(algorithm) { return suite.curve.scalarByteCount }
+        if let suite = algorithm.ecdsaSuite { return suite.curve.scalarByteCount }
         return algorithm == .edDSA ? Ed25519.keyByteCount : nil
     }
 
     static func generate(_ algorithm: COSEAlgorithm, random: RandomSource) throws(CTAP2StatusCode) -> CredentialPrivateKey {
         do {
-            if let suite = ecdsaSuite(algorithm) {
+            if let suite = algorithm.ecdsaSuite {
                 // A reproducible rig key draws its scalar from the random source (by rejection).
                 let key = random.derivesKeys ? try ECDSA.PrivateKey.derived(suite: suite, draw: random.secret(count:))
                                              : try ECDSA.PrivateKey(suite: suite)
                 return .ecdsa(algorithm, key)
             }
             if algorithm.rsaPadding != nil {
-                // RSA primes cannot be drawn reproducibly from the random source: a seeded rig key
-                // does not offer RSA (Rig), and is refused here should one ask.
+                // RSA primes cannot be drawn reproducibly from the random source: a key that
+                // derives its keys does not offer RSA (Authenticator.init), and is refused here
+                // should one ask all the same.
                 guard !random.derivesKeys else { throw CTAP2StatusCode.unsupportedAlgorithm }
                 return .rsa(algorithm, try RSA.PrivateKey())
             }
@@ -46,7 +45,7 @@ enum CredentialPrivateKey {
 
     /// The key held in `secret` (a stored credential's), without copying it out of there.
     init?(algorithm: COSEAlgorithm, secret: SecretBytes) {
-        if let suite = Self.ecdsaSuite(algorithm) {
+        if let suite = algorithm.ecdsaSuite {
             guard let key = try? ECDSA.PrivateKey(secret: secret, suite: suite) else { return nil }
             self = .ecdsa(algorithm, key)
         } else if algorithm == .edDSA {

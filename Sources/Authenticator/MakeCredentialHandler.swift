@@ -52,7 +52,8 @@ extension Authenticator {
         // A key too long for a credential ID (RSA's DER) is kept in the store even for a
         // non-discoverable credential, under a random ID; it then takes a slot as the rig's
         // allowList-only credentials do.
-        let isStored = isResident || CredentialPrivateKey.secretByteCount(algorithm) == nil
+        let idCarriesKey = CredentialPrivateKey.secretByteCount(algorithm) != nil
+        let isStored = isResident || !idCarriesKey
         // A key without resident credentials (getInfo rk false): CTAP 2.1 §6.1.2 step 4.
         if isResident && !configuration.supportsResidentKeys { throw .unsupportedOption }
         // The makeCredUvNotRqd rule (getInfo says true): on a key protected by user
@@ -138,7 +139,7 @@ extension Authenticator {
         // Then the credential.
         let key = try CredentialPrivateKey.generate(algorithm, random: random)
         let credentialID: [UInt8]
-        if CredentialPrivateKey.secretByteCount(algorithm) != nil {
+        if idCarriesKey {
             let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
                                           privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret)
             credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())

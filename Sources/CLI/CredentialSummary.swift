@@ -1,5 +1,6 @@
 import Authenticator
 import CBOR
+import CTAP
 import FIDOClient
 import Foundation
 
@@ -118,18 +119,9 @@ struct CredentialSummary: Equatable {
         return lines
     }
 
-    /// COSE algorithm names (IANA COSE Algorithms).
+    /// A credential algorithm's COSE name (`COSEAlgorithm.name`), or its number for any other.
     static func algorithmName(_ algorithm: Int) -> String {
-        switch algorithm {
-        case -7: "ES256"
-        case -8: "EdDSA"
-        case -35: "ES384"
-        case -36: "ES512"
-        case -37: "PS256"
-        case -47: "ES256K"
-        case -257: "RS256"
-        default: "COSE \(algorithm)"
-        }
+        COSEAlgorithm.credentialAlgorithms.first { $0.rawValue == algorithm }?.name ?? "COSE \(algorithm)"
     }
 
     /// CTAP 2.1 §12.1 credProtect levels.

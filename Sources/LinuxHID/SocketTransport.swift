@@ -199,41 +199,36 @@ public final class SocketTransport: ReportTransport {
 
     private func receivePackets(from connection: TransportConnection) -> [TransportEvent] {
         guard let client = clients[connection] else { return [] }
+        let packets: [(bytes: [UInt8], size: Int)]
+        do {
+            // One recvmmsg per round (maximumPacketsPerRead): up to a batch of waiting packets (a
+            // request's fragments) in one call; poll calls again while more wait. MSG_TRUNC: `size`
+            // is each packet's true length, so a 65-byte packet is seen as 65 (and dropped), not as
+            // its first 64 bytes.
+            packets = try client.receivePackets(capacity: reportSize, maximumCount: Self.maximumPacketsPerRead,
+                                                flags: Int32(MSG_DONTWAIT))
+        } catch {
+            if error == .wouldBlock { return [] }
+            // ECONNRESET or worse: the connection is over.
+            close(connection)
+            return [.connectionClosed(connection)]
+        }
         var events: [TransportEvent] = []
-        var received = 0
-        reading: while received < Self.maximumPacketsPerRead {
-            let packets: [(bytes: [UInt8], size: Int)]
-            do {
-                // recvmmsg: every waiting packet (a request's fragments) in one call. MSG_TRUNC:
-                // `size` is each packet's true length, so a 65-byte packet is seen as 65 (and
-                // dropped), not as its first 64 bytes.
-                packets = try client.receivePackets(capacity: reportSize, maximumCount: Self.packetsPerReceive,
-                                                    flags: Int32(MSG_DONTWAIT))
-            } catch {
-                if error == .wouldBlock { break }
-                // ECONNRESET or worse: the connection is over.
-                close(connection)
-                events.append(.connectionClosed(connection))
-                break
-            }
-            received += packets.count
-            for packet in packets {
-                if packet.size == 0 {
-                    // SEQPACKET returns 0 both for an empty packet and at end of
-                    // stream; only the latter leaves the socket hung up.
-                    if client.isPeerHungUp {
-                        close(connection)
-                        events.append(.connectionClosed(connection))
-                        break reading
-                    }
-                    events.append(.droppedPacket(size: 0, from: connection))
-                } else if packet.size == reportSize {
-                    events.append(.report(packet.bytes, from: connection))
-                } else {
-                    events.append(.droppedPacket(size: packet.size, from: connection))
+        for packet in packets {
+            if packet.size == 0 {
+                // SEQPACKET returns 0 both for an empty packet and at end of
+                // stream; only the latter leaves the socket hung up.
+                if client.isPeerHungUp {
+                    close(connection)
+                    events.append(.connectionClosed(connection))
+                    break
                 }
+                events.append(.droppedPacket(size: 0, from: connection))
+            } else if packet.size == reportSize {
+                events.append(.report(packet.bytes, from: connection))
+            } else {
+                events.append(.droppedPacket(size: packet.size, from: connection))
             }
-            if packets.count < Self.packetsPerReceive { break }   // the queue is empty now
         }
         return events
     }
