@@ -79,12 +79,12 @@ public enum SignalCommand {
                 let changed = try LocalStore.perform(directory) { () throws(StoreError) in
                     try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle, acceptedIDs: accepted)
                 }
-                result += [("store", .string(directory)), ("hidden", .int(changed.hidden)), ("unhidden", .int(changed.unhidden)),
-                           ("deleted", .int(0))]
+                result += [("store", .string(directory)), ("hidden", .int(changed.hidden.count)),
+                           ("unhidden", .int(changed.unhidden.count)), ("deleted", .int(0))]
                 text = "all-accepted at \(rpID) for user handle \(Base64URL.encode(userHandle)) "
                     + "(\(Wording.count(acceptedSet.count, "accepted ID"))): "
-                    + "\(Wording.count(changed.hidden, "credential")) hidden, \(changed.unhidden) un-hidden"
-                    + (changed.hidden > 0 ? ".\nNote: " + retentionNote + "." : ".")
+                    + "\(Wording.count(changed.hidden.count, "credential")) hidden, \(changed.unhidden.count) un-hidden"
+                    + (changed.hidden.isEmpty ? "." : ".\nNote: " + retentionNote + ".")
             case .device(let selection):
                 let remote = try DeviceSession.connect(selection, io: io)
                 let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
@@ -136,7 +136,7 @@ public enum SignalCommand {
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
                 let hidden = try LocalStore.perform(directory) { () throws(StoreError) in
-                    try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID)
+                    try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID).matched > 0
                 }
                 result += [("store", .string(directory)), ("hidden", .bool(hidden)), ("deleted", .bool(false))]
                 text = hidden
@@ -173,14 +173,16 @@ public enum SignalCommand {
                                                  ("userHandle", .string(Base64URL.encode(userHandle))),
                                                  ("userName", .optional(name)), ("userDisplayName", .optional(displayName))]
             let renamed: Int
+            let matched: Int
             let place: String
             switch try CommandTarget.resolve(parsed, environment: io.environment) {
             case let .store(directory, _):
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
-                renamed = try LocalStore.perform(directory) { () throws(StoreError) in
+                let changes = try LocalStore.perform(directory) { () throws(StoreError) in
                     try store.signalCurrentUserDetails(rpID: rpID, userHandle: userHandle, name: name, displayName: displayName)
                 }
+                (renamed, matched) = (changes.renamed.count, changes.matched)
                 result.append(("store", .string(directory)))
                 place = "the store"
             case .device(let selection):
@@ -197,12 +199,12 @@ public enum SignalCommand {
                 } catch {
                     throw error.cliError
                 }
-                renamed = users.count
+                (renamed, matched) = (users.count, users.count)
                 result.append(("device", .string(remote.label)))
                 place = remote.label
             }
             result.append(("renamed", .int(renamed)))
-            let text = renamed == 0
+            let text = matched == 0
                 ? "current-user at \(rpID): \(place) has no credential of user handle \(Base64URL.encode(userHandle)); nothing changed."
                 : "current-user at \(rpID): \(Wording.count(renamed, "credential")) of user handle "
                     + "\(Base64URL.encode(userHandle)) renamed: "

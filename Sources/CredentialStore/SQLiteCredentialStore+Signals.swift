@@ -2,83 +2,126 @@ import Authenticator
 import FIDOCrypto
 
 // The WebAuthn Signal API's three calls as store operations (ARCHITECTURE.md, Credential model).
-// Latchkey takes signals from its CLI and control socket; browsers do not pass them to keys.
+// Latchkey takes signals from websites (SignalBridge, through its browser extension) and from its
+// CLI. Each applied signal is journaled in the same transaction (`signalJournal`), so the record
+// and the change commit together; a signal that names no credential of the store is not applied
+// and not journaled.
 extension SQLiteCredentialStore {
     /// signalAllAcceptedCredentials: of this user's credentials at this RP, those whose ID is
     /// not in `acceptedIDs` become hidden (their hidden-since mark is kept if already hidden);
-    /// listed ones become visible again. Returns how many changed each way. One transaction.
+    /// listed ones become visible again. One transaction.
     ///
     /// Cost does not grow with the store: the user's rows come from the `user_key` index (a
     /// store keeps one credential per account), and membership is a set lookup.
-    public func signalAllAcceptedCredentials(rpID: String, userHandle: [UInt8],
-                                             acceptedIDs: [[UInt8]]) throws(StoreError) -> (hidden: Int, unhidden: Int) {
+    public func signalAllAcceptedCredentials(rpID: String, userHandle: [UInt8], acceptedIDs: [[UInt8]],
+                                             source: String = SignalJournalEntry.commandLine) throws(StoreError) -> SignalChanges {
         let rpIDHash = Self.rpIDHash(rpID)
         let accepted = Set(acceptedIDs)
         let now = options.now()
         return try withConnection { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> (hidden: Int, unhidden: Int) in
+            try db.transaction { () throws(StoreError) -> SignalChanges in
                 let userKey = sealer.userKey(rpIDHash: rpIDHash, userHandle: userHandle)
                 let rows = try db.query(StoreSQL.credentialsByUser, [.blob(userKey)]) { row throws(StoreError) in
                     (key: row.blob(0), credential: try credential(from: row))
                 }
-                var hidden = 0
-                var unhidden = 0
+                var changes = SignalChanges(matched: rows.count)
                 for (key, credential) in rows {
                     let isAccepted = accepted.contains(credential.credentialID)
                     if isAccepted, credential.hiddenSince != nil {
                         try db.run(StoreSQL.updateHiddenSince, [.null, .blob(key)])
-                        unhidden += 1
+                        changes.unhidden.append(credential.credentialID)
                     } else if !isAccepted, credential.hiddenSince == nil {
                         try db.run(StoreSQL.updateHiddenSince, [.integer(now), .blob(key)])
-                        hidden += 1
+                        changes.hidden.append(credential.credentialID)
                     }
                 }
-                return (hidden, unhidden)
+                try journal(.allAcceptedCredentials, rpID: rpID, source: source, changes: changes, now: now, db: db)
+                return changes
             }
         }
     }
 
-    /// signalUnknownCredential: hides the credential when it belongs to `rpID`. Returns true
-    /// when it does (and is now hidden, whether or not it already was), false otherwise.
-    public func signalUnknownCredential(rpID: String, credentialID: [UInt8]) throws(StoreError) -> Bool {
+    /// signalUnknownCredential: hides the credential when it belongs to `rpID` (`matched` 1,
+    /// `hidden` empty when it already was); a credential of another RP is left alone (`matched` 0).
+    public func signalUnknownCredential(rpID: String, credentialID: [UInt8],
+                                        source: String = SignalJournalEntry.commandLine) throws(StoreError) -> SignalChanges {
         let relyingPartyKey = sealer.relyingPartyKey(rpIDHash: Self.rpIDHash(rpID))
         let now = options.now()
         return try withConnection { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Bool in
+            try db.transaction { () throws(StoreError) -> SignalChanges in
                 let key = sealer.credentialKey(credentialID: credentialID)
                 guard let placement = try db.queryFirst(StoreSQL.credentialPlacement, [.blob(key)], {
                     (rpKey: $0.blob(0), hiddenSince: $0.optionalInt64(1))
                 }), constantTimeEquals(placement.rpKey, relyingPartyKey) else {
-                    return false
+                    return SignalChanges(matched: 0)
                 }
+                var changes = SignalChanges(matched: 1)
                 if placement.hiddenSince == nil {
                     try db.run(StoreSQL.updateHiddenSince, [.integer(now), .blob(key)])
+                    changes.hidden.append(credentialID)
                 }
-                return true
+                try journal(.unknownCredential, rpID: rpID, source: source, changes: changes, now: now, db: db)
+                return changes
             }
         }
     }
 
     /// signalCurrentUserDetails: sets the user name and display name of this user's
-    /// credentials at this RP (hidden ones too); nil leaves a field as it is. Returns how many
-    /// credentials were renamed.
-    public func signalCurrentUserDetails(rpID: String, userHandle: [UInt8], name: String?,
-                                         displayName: String?) throws(StoreError) -> Int {
+    /// credentials at this RP (hidden ones too); nil leaves a field as it is. `renamed` lists
+    /// the credentials whose names changed (one already named so is not rewritten).
+    public func signalCurrentUserDetails(rpID: String, userHandle: [UInt8], name: String?, displayName: String?,
+                                         source: String = SignalJournalEntry.commandLine) throws(StoreError) -> SignalChanges {
         let rpIDHash = Self.rpIDHash(rpID)
+        let now = options.now()
         return try withConnection { db throws(StoreError) in
-            try db.transaction { () throws(StoreError) -> Int in
+            try db.transaction { () throws(StoreError) -> SignalChanges in
                 let userKey = sealer.userKey(rpIDHash: rpIDHash, userHandle: userHandle)
                 let rows = try db.query(StoreSQL.credentialsByUser, [.blob(userKey)]) { row throws(StoreError) in
                     try credential(from: row)
                 }
+                var changes = SignalChanges(matched: rows.count)
                 for var credential in rows {
+                    let before = (credential.userName, credential.userDisplayName)
                     if let name { credential.userName = name }
                     if let displayName { credential.userDisplayName = displayName }
+                    guard (credential.userName, credential.userDisplayName) != before else { continue }
                     try rewrite(credential, db: db)
+                    changes.renamed.append(credential.credentialID)
                 }
-                return rows.count
+                try journal(.currentUserDetails, rpID: rpID, source: source, changes: changes, now: now, db: db)
+                return changes
             }
         }
+    }
+
+    /// Undoes a hide (`latchkey credentials unhide`): the credential becomes visible again.
+    /// Returns its RP ID and whether it was hidden; nil when the store has no such credential.
+    public func unhideCredential(credentialID: [UInt8],
+                                 source: String = SignalJournalEntry.commandLine) throws(StoreError) -> (rpID: String, wasHidden: Bool)? {
+        let now = options.now()
+        return try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) -> (rpID: String, wasHidden: Bool)? in
+                let key = sealer.credentialKey(credentialID: credentialID)
+                guard let credential = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)], { row throws(StoreError) in
+                    try credential(from: row)
+                }) else { return nil }
+                var changes = SignalChanges(matched: 1)
+                if credential.hiddenSince != nil {
+                    try db.run(StoreSQL.updateHiddenSince, [.null, .blob(key)])
+                    changes.unhidden.append(credentialID)
+                }
+                try journal(.unhide, rpID: credential.rpID, source: source, changes: changes, now: now, db: db)
+                return (credential.rpID, credential.hiddenSince != nil)
+            }
+        }
+    }
+
+    /// Journals an applied signal (one that named at least one credential).
+    private func journal(_ method: SignalMethod, rpID: String, source: String, changes: SignalChanges,
+                         now: Int64, db: SQLiteConnection) throws(StoreError) {
+        guard changes.matched > 0 else { return }
+        try appendJournal(SignalJournalEntry(time: now, source: source, rpID: rpID, method: method.rawValue,
+                                             changes: changes), db: db)
     }
 
     /// Deletes credentials hidden for longer than `hiddenRetentionSeconds`; returns how many.

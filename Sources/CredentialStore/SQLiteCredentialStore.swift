@@ -514,14 +514,15 @@ extension SQLiteCredentialStore {
         }
     }
 
-    /// authenticatorReset (CTAP 2.1 §6.6): every credential, the PIN and the settings go; AAGUID
-    /// and attestation stay; the wrapping key is replaced. The global signature counter is kept
+    /// authenticatorReset (CTAP 2.1 §6.6): every credential, the PIN, the settings and the
+    /// signal journal (it names credentials and sites) go; AAGUID and attestation stay; the wrapping key is replaced. The global signature counter is kept
     /// (it only ever moves forward). One transaction.
     public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
         try withConnection { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
                 try db.run(StoreSQL.deleteAllCredentials)
                 try db.run(StoreSQL.deleteAllRelyingParties)
+                try db.run("DELETE FROM signal_journal")
                 try db.run(StoreSQL.deleteDeviceRow, [.text(DeviceRow.pin)])
                 try db.run(StoreSQL.deleteSettings)
                 if var secrets = try loadDeviceRow(DeviceRow.secrets, kind: .deviceSecrets, db: db, {

@@ -28,6 +28,7 @@ enum RecordKind: UInt8 {
     case pinState = 4
     case setting = 5
     case keyCheck = 6
+    case signalJournalEntry = 7
 }
 
 /// Builds a record; `RowSealer.seal` wipes `bytes` once it is sealed.

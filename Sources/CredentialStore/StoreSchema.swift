@@ -2,7 +2,7 @@
 /// step: add a new one. Identifying columns hold keyed hashes (RowSealer); everything else that
 /// identifies or is secret is inside a `sealed` blob.
 enum StoreSchema {
-    static let migrations: [SchemaMigration] = [version1, version2, version3, version4]
+    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5]
 
     static let version1 = SchemaMigration(version: 1, summary: "credentials, rps, device, counters, meta", sql: """
         CREATE TABLE meta (
@@ -119,5 +119,14 @@ enum StoreSchema {
     /// without reading the rest: a partial index holds just them.
     static let version4 = SchemaMigration(version: 4, summary: "credentials_stored_only index", sql: """
         CREATE INDEX credentials_stored_only ON credentials (rp_key) WHERE cred_protect = 0;
+        """)
+
+    /// The audit trail of applied signals (`SignalJournal`): a sealed record per signal.
+    static let version5 = SchemaMigration(version: 5, summary: "signal_journal", sql: """
+        CREATE TABLE signal_journal (
+            seq    INTEGER PRIMARY KEY,
+            at     INTEGER NOT NULL,
+            sealed BLOB NOT NULL
+        );
         """)
 }

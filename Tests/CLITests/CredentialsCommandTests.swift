@@ -82,7 +82,7 @@ final class CredentialsCommandTests: XCTestCase {
         let alice = try store.add(rpID: "example.com", userHandle: [1], name: "alice", displayName: nil)
         try store.add(rpID: "example.com", userHandle: [2], name: "bob", displayName: nil)
         let opened = try store.open()
-        XCTAssertTrue(try opened.signalUnknownCredential(rpID: "example.com", credentialID: alice.credentialID))
+        XCTAssertEqual(try opened.signalUnknownCredential(rpID: "example.com", credentialID: alice.credentialID).matched, 1)
         opened.close()
 
         XCTAssertEqual(credentials(["list", "--store", store.directory, "--json"]), .status(0))

@@ -54,7 +54,7 @@ final class CredentialReadCacheTests: XCTestCase {
         XCTAssertEqual(found.count, 2)
         XCTAssertEqual(found.first.credentialID, [9, 9, 9], "the newer one first")
 
-        XCTAssertTrue(try cli.signalUnknownCredential(rpID: "rp.example", credentialID: [9, 9, 9]))
+        XCTAssertEqual(try cli.signalUnknownCredential(rpID: "rp.example", credentialID: [9, 9, 9]).matched, 1)
         XCTAssertNotNil(try serving.residentCredential(id: [9, 9, 9])?.hiddenSince, "hidden since")
         XCTAssertEqual(try serving.discoverableCredentials(rpIDHash: hash, userVerified: true)?.count, 1)
 

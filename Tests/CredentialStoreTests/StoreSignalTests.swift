@@ -38,21 +38,19 @@ final class StoreSignalTests: XCTestCase {
         let started = ContinuousClock.now
         let result = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: decoys)
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "10,000 IDs handled in one pass")
-        XCTAssertEqual(result.hidden, 1)
-        XCTAssertEqual(result.unhidden, 0)
+        XCTAssertEqual(result, SignalChanges(matched: 1, hidden: [credential.credentialID]))
         XCTAssertEqual(try store.residentCredential(id: credential.credentialID)?.hiddenSince, clock.now)
         XCTAssertEqual(try store.residentCredentials(rpIDHash: rpIDHash("example.com")).map(\.credentialID),
                        [otherUser.credentialID], "hidden credentials are not offered")
 
         // Hiding again keeps the first mark.
         clock.advance(by: 100)
-        XCTAssertEqual(try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: []).hidden, 0)
+        XCTAssertEqual(try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: []).hidden, [])
         XCTAssertEqual(try store.residentCredential(id: credential.credentialID)?.hiddenSince, clock.now - 100)
 
         let back = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user,
                                                           acceptedIDs: decoys + [credential.credentialID])
-        XCTAssertEqual(back.hidden, 0)
-        XCTAssertEqual(back.unhidden, 1)
+        XCTAssertEqual(back, SignalChanges(matched: 1, unhidden: [credential.credentialID]))
         XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
         XCTAssertEqual(try store.residentCredentials(rpIDHash: rpIDHash("example.com")).count, 2)
         XCTAssertTrue(try store.integrityCheck())
@@ -64,7 +62,9 @@ final class StoreSignalTests: XCTestCase {
         try store.saveResidentCredential(credential)
         let otherRP = try store.signalAllAcceptedCredentials(rpID: "other.example", userHandle: user, acceptedIDs: [])
         let otherUser = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: [1, 2], acceptedIDs: [])
-        XCTAssertEqual(otherRP.hidden + otherRP.unhidden + otherUser.hidden + otherUser.unhidden, 0)
+        XCTAssertEqual(otherRP, SignalChanges(matched: 0))
+        XCTAssertEqual(otherUser, SignalChanges(matched: 0))
+        XCTAssertEqual(try store.signalJournal(), [], "a signal that names no credential is not journaled")
         XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
     }
 
@@ -72,10 +72,12 @@ final class StoreSignalTests: XCTestCase {
     func testUnknownCredentialHidesOnlyAtItsRP() throws {
         let credential = makeCredential(rpID: "example.com")
         try store.saveResidentCredential(credential)
-        XCTAssertFalse(try store.signalUnknownCredential(rpID: "evil.example", credentialID: credential.credentialID))
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "evil.example", credentialID: credential.credentialID),
+                       SignalChanges(matched: 0))
         XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
-        XCTAssertFalse(try store.signalUnknownCredential(rpID: "example.com", credentialID: [9, 9, 9]))
-        XCTAssertTrue(try store.signalUnknownCredential(rpID: "example.com", credentialID: credential.credentialID))
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "example.com", credentialID: [9, 9, 9]).matched, 0)
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "example.com", credentialID: credential.credentialID),
+                       SignalChanges(matched: 1, hidden: [credential.credentialID]))
         XCTAssertEqual(try store.residentCredential(id: credential.credentialID)?.hiddenSince, clock.now)
         XCTAssertEqual(try store.relyingParties(), [], "an RP with only hidden credentials is not enumerated")
         XCTAssertEqual(try store.residentCredentialCount(), 1, "hidden credentials still take space")
@@ -87,12 +89,14 @@ final class StoreSignalTests: XCTestCase {
         let credential = makeCredential(rpID: "example.com", userHandle: user, userName: "old", displayName: "Old")
         try store.saveResidentCredential(credential)
         XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "example.com", userHandle: user,
-                                                          name: "new", displayName: "New"), 1)
+                                                          name: "new", displayName: "New").renamed, [credential.credentialID])
         var renamed = try XCTUnwrap(try store.residentCredential(id: credential.credentialID))
         XCTAssertEqual(renamed.userName, "new")
         XCTAssertEqual(renamed.userDisplayName, "New")
         XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "example.com", userHandle: user,
-                                                          name: nil, displayName: "Only Display"), 1)
+                                                          name: nil, displayName: "Only Display").renamed, [credential.credentialID])
+        XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "example.com", userHandle: user, name: "new", displayName: nil),
+                       SignalChanges(matched: 1), "a name that is already so is not a change")
         renamed = try XCTUnwrap(try store.residentCredential(id: credential.credentialID))
         XCTAssertEqual(renamed.userName, "new")
         XCTAssertEqual(renamed.userDisplayName, "Only Display")
@@ -101,7 +105,7 @@ final class StoreSignalTests: XCTestCase {
         expected.userDisplayName = "Only Display"
         assertSameCredential(renamed, expected)
         XCTAssertEqual(try store.signalCurrentUserDetails(rpID: "other.example", userHandle: user,
-                                                          name: "x", displayName: "y"), 0)
+                                                          name: "x", displayName: "y"), SignalChanges(matched: 0))
     }
 
     func testPurgeDeletesOnlyCredentialsHiddenLongerThanRetention() throws {
@@ -109,9 +113,9 @@ final class StoreSignalTests: XCTestCase {
         let late = makeCredential()
         let visible = makeCredential()
         try store.saveResidentCredentials([early, late, visible])
-        XCTAssertTrue(try store.signalUnknownCredential(rpID: "example.com", credentialID: early.credentialID))
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "example.com", credentialID: early.credentialID).matched, 1)
         clock.advance(by: 10 * day)
-        XCTAssertTrue(try store.signalUnknownCredential(rpID: "example.com", credentialID: late.credentialID))
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "example.com", credentialID: late.credentialID).matched, 1)
 
         clock.advance(by: 20 * day)   // early: hidden exactly 30 days — not longer
         XCTAssertEqual(try store.purgeHidden(), 0)
@@ -139,5 +143,64 @@ final class StoreSignalTests: XCTestCase {
         clock.advance(by: 31 * day)
         XCTAssertEqual(try store.purgeHidden(), 0)
         XCTAssertEqual(try store.relyingParties().count, 1)
+    }
+
+    // The audit trail: each applied signal, sealed, in order, with what it changed.
+    func testAppliedSignalsAreJournaledInOrder() throws {
+        let user = SecureRandom.bytes(count: 16)
+        let kept = makeCredential(rpID: "example.com", userHandle: user)
+        try store.saveResidentCredential(kept)
+        _ = try store.signalUnknownCredential(rpID: "example.com", credentialID: kept.credentialID,
+                                              source: "https://example.com")
+        clock.advance(by: 5)
+        _ = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: [kept.credentialID],
+                                                   source: "https://login.example.com")
+        _ = try store.signalCurrentUserDetails(rpID: "example.com", userHandle: user, name: "n", displayName: nil)
+        let journal = try store.signalJournal()
+        XCTAssertEqual(journal.map(\.method), ["unknownCredential", "allAcceptedCredentials", "currentUserDetails"])
+        XCTAssertEqual(journal.map(\.source), ["https://example.com", "https://login.example.com", "cli"])
+        XCTAssertEqual(journal[0].time, clock.now - 5)
+        XCTAssertEqual(journal[0].changes.hidden, [kept.credentialID])
+        XCTAssertEqual(journal[1].changes.unhidden, [kept.credentialID])
+        XCTAssertEqual(journal[2].changes.renamed, [kept.credentialID])
+        XCTAssertEqual(try store.signalJournal(limit: 1).map(\.method), ["currentUserDetails"], "the newest ones")
+
+        // Sealed: neither the site nor the RP ID is in the file in the clear.
+        store.close()
+        let database = try XCTUnwrap(FileManager.default.contents(atPath: temporary.storePath + "/credentials.sqlite"))
+        XCTAssertNil(database.firstRange(of: Data("login.example.com".utf8)))
+        store = try openStore()
+        XCTAssertEqual(try store.signalJournal().count, 3)
+    }
+
+    func testUnhideUndoesAHideAndIsJournaled() throws {
+        let credential = makeCredential(rpID: "example.com")
+        try store.saveResidentCredential(credential)
+        XCTAssertNil(try store.unhideCredential(credentialID: [1, 2, 3]))
+        XCTAssertEqual(try store.unhideCredential(credentialID: credential.credentialID)?.wasHidden, false)
+        _ = try store.signalUnknownCredential(rpID: "example.com", credentialID: credential.credentialID)
+        let undone = try XCTUnwrap(try store.unhideCredential(credentialID: credential.credentialID))
+        XCTAssertEqual(undone.rpID, "example.com")
+        XCTAssertTrue(undone.wasHidden)
+        XCTAssertNil(try store.residentCredential(id: credential.credentialID)?.hiddenSince)
+        XCTAssertEqual(try store.signalJournal().last?.method, "unhide")
+        XCTAssertEqual(try store.signalJournal().last?.changes.unhidden, [credential.credentialID])
+        XCTAssertTrue(try store.integrityCheck())
+    }
+
+    func testTheJournalKeepsTheNewestEntriesAndResetClearsIt() throws {
+        let credential = makeCredential(rpID: "example.com")
+        try store.saveResidentCredential(credential)
+        try store.withDatabaseForTesting { db throws(StoreError) in
+            // As if the journal were full: the next entry drops the oldest.
+            try db.execute("INSERT INTO signal_journal (seq, at, sealed) VALUES (1, 0, x'00'), (\(SignalJournal.capacity), 0, x'00')")
+        }
+        _ = try store.signalUnknownCredential(rpID: "example.com", credentialID: credential.credentialID)
+        let sequences = try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.query("SELECT seq FROM signal_journal ORDER BY seq") { $0.int64(0) }
+        }
+        XCTAssertEqual(sequences, [SignalJournal.capacity, SignalJournal.capacity + 1])
+        try store.reset(newWrappingKey: SecretBytes(SecureRandom.bytes(count: 32)))
+        XCTAssertEqual(try store.signalJournal(), [])
     }
 }
