@@ -41,8 +41,10 @@ let package = Package(
                 dependencies: ["LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .target(name: "KeyService",
                 dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "FIDOCrypto", "SystemIO"]),
+        // Websites' signals: native-messaging framing, the origin/RP ID rule, applying signals.
+        .target(name: "SignalBridge", dependencies: ["CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
         .target(name: "CLI",
-                dependencies: ["KeyService", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                dependencies: ["KeyService", "SignalBridge", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
@@ -72,6 +74,8 @@ let package = Package(
                     dependencies: ["KeyService", "Authenticator", "SystemIO", "LatchkeyTestSupport",
                                    // end-to-end checks: the key driven by the platform client, `latchkey approve`
                                    "FIDOClient", "CLI", "FIDOCrypto"]),
+        .testTarget(name: "SignalBridgeTests",
+                    dependencies: ["SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",
                     dependencies: ["CLI", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),

@@ -3,8 +3,9 @@ import CBOR
 import CredentialStore
 import FIDOClient
 
-/// `latchkey credentials list|show|delete|rename`: the discoverable credentials of a key's store
-/// (works while `latchkey serve` runs on it) or of any CTAP 2.1 key over credential management.
+/// `latchkey credentials list|show|delete|rename|unhide`: the discoverable credentials of a key's
+/// store (works while `latchkey serve` runs on it) or of any CTAP 2.1 key over credential
+/// management; `unhide` (a store only) undoes a signal's hide.
 public enum CredentialsCommand {
     static let rpOption = CommandSpec.Option("rp", value: "RPID", help: "Only credentials of this relying party.")
     static let jsonOption = CommandSpec.Option("json", help: "Print the result as JSON.")
@@ -29,13 +30,18 @@ public enum CredentialsCommand {
             jsonOption,
         ])
 
+    public static let unhideSpec = CommandSpec(
+        name: "credentials unhide", abstract: "Make a credential a signal hid visible again (a store; `signal log` shows what was hidden).",
+        positionals: ["credential-id"], minimumPositionals: 1, options: CommandTarget.storeOptions + [jsonOption])
+
     public static func group(io: @escaping @Sendable () -> CommandIO = { .standard }) -> CommandGroup {
-        CommandGroup(name: "credentials", abstract: "List, show, delete or rename discoverable credentials (store or device).",
+        CommandGroup(name: "credentials", abstract: "List, show, delete, rename or unhide discoverable credentials (store or device).",
                      members: [
                         .init(spec: listSpec) { parsed throws(UsageError) in try list(parsed, io: io()) },
                         .init(spec: showSpec) { parsed throws(UsageError) in try show(parsed, io: io()) },
                         .init(spec: deleteSpec) { parsed throws(UsageError) in try delete(parsed, io: io()) },
                         .init(spec: renameSpec) { parsed throws(UsageError) in try rename(parsed, io: io()) },
+                        .init(spec: unhideSpec) { parsed throws(UsageError) in try unhide(parsed, io: io()) },
                      ])
     }
 
@@ -240,6 +246,34 @@ public enum CredentialsCommand {
     // MARK: - Finding a credential
 
     /// The <credential-id> argument: base64url (or a prefix of it, with the ellipsis `list` shows).
+    // MARK: - unhide
+
+    static func unhide(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            let argument = try credentialArgument(parsed)
+            guard case let .store(directory, _) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+                throw .usage("only a store hides credentials")
+            }
+            let store = try LocalStore.openExisting(directory: directory)
+            defer { store.close() }
+            let summary = CredentialSummary(try storeCredential(argument, store: store, directory: directory))
+            guard let result = try LocalStore.perform(directory, { () throws(StoreError) in
+                try store.unhideCredential(credentialID: summary.credentialID)
+            }) else {
+                throw .failure("credential \(summary.encodedID) was deleted meanwhile")
+            }
+            if parsed.flag("json") {
+                io.out(JSONValue.object([("store", .string(directory)), ("credentialId", .string(summary.encodedID)),
+                                         ("rpId", .string(result.rpID)), ("unhidden", .bool(result.wasHidden))]).rendered)
+            } else if result.wasHidden {
+                io.out("Credential \(summary.encodedID) of \(summary.userLabel) at \(result.rpID) is visible again.")
+            } else {
+                io.out("Credential \(summary.encodedID) of \(summary.userLabel) at \(result.rpID) was not hidden; nothing changed.")
+            }
+            return 0
+        }
+    }
+
     static func credentialArgument(_ parsed: ParsedArguments) throws(CLIError) -> String {
         let argument = parsed.positionals[0]
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=…")

@@ -1,3 +1,4 @@
+import SignalBridge
 /// One verdict of `latchkey doctor`: what was checked, what was found, and
 /// — unless it is OK — the command or step that fixes it.
 public struct DoctorCheck: Sendable, Equatable {
@@ -8,7 +9,7 @@ public struct DoctorCheck: Sendable, Equatable {
     }
 
     /// Stable identifier for scripts: `uhid`, `uhid-boot`, `uhid-access`, `udev-rules`,
-    /// `hidraw-access`, `key-running`, `store`, `user-service`.
+    /// `hidraw-access`, `key-running`, `store`, `user-service`, `signal-bridge`.
     public var id: String
     public var title: String
     public var status: Status
@@ -34,6 +35,7 @@ public struct DoctorCheck: Sendable, Equatable {
         checks.append(keyRunning(facts))
         checks.append(store(facts.store))
         checks.append(userService(facts))
+        checks.append(signalBridge(facts))
         return checks
     }
 
@@ -197,6 +199,22 @@ public struct DoctorCheck: Sendable, Equatable {
         return DoctorCheck(id: "user-service", title: title, status: .warn,
                            detail: "latchkey.service is not installed (optional: it starts the key at login)",
                            fix: installHint)
+    }
+
+    /// Websites' signals reach the store only through a wired browser and Latchkey's extension
+    /// (optional, so a warning at worst).
+    static func signalBridge(_ facts: DoctorFacts) -> DoctorCheck {
+        let title = "websites' signals"
+        let wired = facts.bridge.filter(\.wired).map(\.browser.name)
+        guard !wired.isEmpty else {
+            return DoctorCheck(id: "signal-bridge", title: title, status: .warn,
+                               detail: "no browser is wired to the key (optional: websites' WebAuthn signals keep its passkeys in sync)",
+                               fix: "latchkey bridge install, then load Latchkey's extension (README, \"Keeping passkeys in sync with websites\")")
+        }
+        let contact = facts.bridgeContact.map { "the extension last reached this store \(CredentialSummary.timestamp($0.time)) from \($0.browser)" }
+            ?? "the extension has not reached this store yet"
+        return DoctorCheck(id: "signal-bridge", title: title, status: .ok,
+                           detail: "wired: \(wired.joined(separator: ", ")); " + contact)
     }
 
     static func octal(_ mode: UInt16) -> String {

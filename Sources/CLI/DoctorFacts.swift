@@ -1,5 +1,6 @@
 import CredentialStore
 import Foundation
+import SignalBridge
 import LinuxHID
 
 /// Everything `latchkey doctor` looks at, gathered once (`gather`) and judged
@@ -66,6 +67,9 @@ public struct DoctorFacts: Sendable, Equatable {
     public var runningKeys: [RunningKey] = []
     public var liveSockets: [String] = []
     public var userUnitPath: String?
+    /// `latchkey bridge status`: each browser's wiring, and the extension's last contact.
+    public var bridge: [BridgeInstallation.Status] = []
+    public var bridgeContact: BridgeContact?
 
     public var store: Store
 
@@ -102,6 +106,10 @@ public struct DoctorFacts: Sendable, Equatable {
         var facts = DoctorFacts(userName: user, isRoot: geteuid() == 0, kernelRelease: kernelRelease(),
                                 store: storeFacts(directory: storeDirectory))
         let manager = FileManager.default
+        facts.bridge = BridgeInstallation.status(launcherPath: BridgeCommand.launcherPath(environment: environment),
+                                                 browsers: BridgeInstallation.browsers(home: environment["HOME"] ?? NSHomeDirectory(),
+                                                                                       configHome: environment["XDG_CONFIG_HOME"]))
+        facts.bridgeContact = BridgeContact.read(storeDirectory: storeDirectory)
 
         facts.uhidPath = paths.uhid
         facts.uhidNodeExists = manager.fileExists(atPath: paths.uhid)

@@ -23,6 +23,8 @@ public enum LatchkeyCLI {
         (CredentialsCommand.spec, { parsed throws(UsageError) in try CredentialsCommand.run(parsed) }),
         (SignalCommand.spec, { parsed throws(UsageError) in try SignalCommand.run(parsed) }),
         (PinCommand.spec, { parsed throws(UsageError) in try PinCommand.run(parsed) }),
+        (BridgeCommand.spec, { parsed throws(UsageError) in try BridgeCommand.run(parsed) }),
+        (NativeHostCommand.spec, { parsed throws(UsageError) in try NativeHostCommand.run(parsed) }),
     ] }
 
     static func topLevelHelp() -> String {
@@ -79,6 +81,7 @@ public enum LatchkeyCLI {
         // for the subcommand named on the line, not only for the group.
         let groups: [String: CommandGroup] = [
             "credentials": CredentialsCommand.group(), "signal": SignalCommand.group(), "pin": PinCommand.group(),
+            "bridge": BridgeCommand.group(),
         ]
         let parsed: ParsedArguments
         do {

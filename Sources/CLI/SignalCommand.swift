@@ -35,12 +35,18 @@ public enum SignalCommand {
                                   .init("display-name", value: "NAME", help: "The user's current display name."),
                                   CredentialsCommand.jsonOption])
 
+    public static let logSpec = CommandSpec(
+        name: "signal log", abstract: "The signals applied to a store: when, from which site (or cli), and what they hid, un-hid or renamed.",
+        options: CommandTarget.storeOptions + [.init("limit", value: "N", help: "Only the newest N entries (default: all kept, 10,000)."),
+                                               CredentialsCommand.jsonOption])
+
     public static func group(io: @escaping @Sendable () -> CommandIO = { .standard }) -> CommandGroup {
-        CommandGroup(name: "signal", abstract: "Apply a WebAuthn signal (all-accepted, unknown, current-user) to a store or device.",
+        CommandGroup(name: "signal", abstract: "Apply a WebAuthn signal (all-accepted, unknown, current-user) to a store or device; show the log.",
                      members: [
                         .init(spec: allAcceptedSpec) { parsed throws(UsageError) in try allAccepted(parsed, io: io()) },
                         .init(spec: unknownSpec) { parsed throws(UsageError) in try unknown(parsed, io: io()) },
                         .init(spec: currentUserSpec) { parsed throws(UsageError) in try currentUser(parsed, io: io()) },
+                        .init(spec: logSpec) { parsed throws(UsageError) in try log(parsed, io: io()) },
                      ])
     }
 
@@ -211,6 +217,49 @@ public enum SignalCommand {
                     + ([name.map { "user name '\($0)'" }, displayName.map { "display name '\($0)'" }].compactMap { $0 })
                         .joined(separator: ", ") + "."
             io.out(parsed.flag("json") ? JSONValue.object(result).rendered : text)
+            return 0
+        }
+    }
+
+    // MARK: - log
+
+    static func log(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            var limit = Int(SignalJournal.capacity)
+            if let text = parsed.value("limit") {
+                guard let value = Int(text), value > 0 else { throw .usage("--limit '\(text)' is not a positive number") }
+                limit = value
+            }
+            guard case let .store(directory, _) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+                throw .usage("the signal log is a store's (--name or --store)")
+            }
+            let store = try LocalStore.openExisting(directory: directory)
+            defer { store.close() }
+            let entries = try LocalStore.perform(directory) { () throws(StoreError) in try store.signalJournal(limit: limit) }
+            if parsed.flag("json") {
+                let ids: ([[UInt8]]) -> JSONValue = { .array($0.map { .string(Base64URL.encode($0)) }) }
+                io.out(JSONValue.object([("store", .string(directory)), ("entries", .array(entries.map { entry in
+                    .object([("time", .int(Int(entry.time))), ("source", .string(entry.source)), ("rpId", .string(entry.rpID)),
+                             ("method", .string(entry.method)), ("matched", .int(entry.changes.matched)),
+                             ("hidden", ids(entry.changes.hidden)), ("unhidden", ids(entry.changes.unhidden)),
+                             ("renamed", ids(entry.changes.renamed))])
+                }))]).rendered)
+                return 0
+            }
+            guard !entries.isEmpty else {
+                io.out("No signal has been applied to the store \(directory).")
+                return 0
+            }
+            io.out("\(Wording.count(entries.count, "signal")) applied to the store \(directory), oldest first:")
+            for entry in entries {
+                var changed: [String] = []
+                for (verb, list) in [("hid", entry.changes.hidden), ("un-hid", entry.changes.unhidden), ("renamed", entry.changes.renamed)]
+                where !list.isEmpty {
+                    changed.append("\(verb) " + list.map { CredentialSummary.shortened(Base64URL.encode($0)) }.joined(separator: ", "))
+                }
+                io.out("  \(CredentialSummary.timestamp(entry.time))  \(entry.source)  \(entry.method) at \(entry.rpID): "
+                    + (changed.isEmpty ? "no change" : changed.joined(separator: "; ")))
+            }
             return 0
         }
     }

@@ -1,0 +1,53 @@
+import CredentialStore
+import Foundation
+import SignalBridge
+import SystemIO
+
+/// `latchkey native-host`: started by the browser for Latchkey's extension (through the launcher
+/// `latchkey bridge install` writes), it applies websites' signals to a key's store. The protocol
+/// and the messages are SignalBridge's (`NativeHost`, `NativeHostSession`); this is the wiring:
+/// which store, the public suffix list, stdin/stdout, a log on stderr (the browser keeps it).
+public enum NativeHostCommand {
+    public static let spec = CommandSpec(
+        name: "native-host",
+        abstract: "The browser extension's native-messaging host (started by the browser; see `latchkey bridge`).",
+        positionals: ["browser-argument..."], minimumPositionals: 0, maximumPositionals: 2,
+        options: CommandTarget.storeOptions + [
+            .init("public-suffix-list", value: "FILE",
+                  help: "The Public Suffix List (default: Debian's \(PublicSuffixList.debianPath))."),
+        ])
+
+    public static func run(_ parsed: ParsedArguments, io: CommandIO = .standard) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            guard case let .store(directory, _) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+                throw .usage("the native host works on a store (--name or --store)")
+            }
+            let suffixPath = parsed.value("public-suffix-list") ?? PublicSuffixList.debianPath
+            let log = { (line: String) in io.err("latchkey native-host: " + line) }
+            // Chromium passes the caller's origin (chrome-extension://ID/); Firefox the manifest's
+            // path, then the add-on's ID.
+            let caller = parsed.positionals.last ?? "unknown"
+            var contactRecorded = false
+            let session = NativeHostSession(
+                openStore: { () throws(SignalFailure) -> SQLiteCredentialStore in
+                    do throws(CLIError) {
+                        return try LocalStore.openExisting(directory: directory)
+                    } catch {
+                        switch error {
+                        case .failure(let message): throw .internal(message)
+                        case .usage(let usage): throw .internal(usage.message)
+                        }
+                    }
+                },
+                loadSuffixes: { () throws(SignalFailure) in try PublicSuffixList.load(path: suffixPath) },
+                now: { Double(MonotonicClock.nanoseconds()) / 1e9 },
+                log: log)
+            return NativeHost.run(session: session, input: FileDescriptor(owning: 0), output: FileDescriptor(owning: 1),
+                                  log: log) {
+                guard !contactRecorded else { return }
+                contactRecorded = true
+                BridgeContact(time: Int64(time(nil)), caller: caller).write(storeDirectory: directory)
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import CBOR
+import Authenticator
+import CredentialStore
+
+/// One browser's conversation with `latchkey native-host` (sans-IO but for the store): a message
+/// in, its reply out. The contract is the README's "Keeping passkeys in sync with websites":
+///
+/// - `{"id": N, "type": "signal", "origin": O, "method": M, "options": {…}}` → `{"id": N, "ok":
+///   true, "hidden": [ids], "unhidden": [ids], "renamed": [ids]}` or `{"id": N, "ok": false,
+///   "error": "SecurityError" | "TypeError" | "NotFoundError" | "QuotaExceededError" |
+///   "InternalError", "message": "…"}`;
+/// - `{"id": N, "type": "publicSuffixes"}` → `{"id": N, "ok": true, "rules": [...]}` (the
+///   extension checks RP IDs against the same list and cannot read files).
+///
+/// Checks run in the spec's order: members (TypeError), then the origin and RP ID (SecurityError),
+/// then the origin's rate (QuotaExceededError), then the store. Only hides, un-hides (through
+/// all-accepted) and renames: nothing is deleted.
+public final class NativeHostSession {
+    public typealias StoreOpener = () throws(SignalFailure) -> SQLiteCredentialStore
+    public typealias SuffixLoader = () throws(SignalFailure) -> PublicSuffixList
+
+    private let openStore: StoreOpener
+    private let loadSuffixes: SuffixLoader
+    private let now: () -> Double
+    private let log: (String) -> Void
+    private var store: SQLiteCredentialStore?
+    private var suffixes: PublicSuffixList?
+    private var limiter: SignalRateLimiter
+
+    public init(openStore: @escaping StoreOpener, loadSuffixes: @escaping SuffixLoader,
+                limiter: SignalRateLimiter = SignalRateLimiter(), now: @escaping () -> Double,
+                log: @escaping (String) -> Void = { _ in }) {
+        self.openStore = openStore
+        self.loadSuffixes = loadSuffixes
+        self.limiter = limiter
+        self.now = now
+        self.log = log
+    }
+
+    deinit { store?.close() }
+
+    /// The reply to one message. `understood` is false when the message was not JSON at all: the
+    /// host answers it and stops (the stream can no longer be trusted).
+    public func handle(_ message: [UInt8]) -> (reply: String, understood: Bool) {
+        guard let json = JSONMessage.parse(message) else {
+            return (Self.failure(id: nil, .type("the message is not JSON (UTF-8)")), false)
+        }
+        guard case .object = json else {
+            return (Self.failure(id: nil, .type("the message must be a JSON object, not \(json.typeName)")), true)
+        }
+        guard case .number(let number)? = json["id"], number >= 0, number <= 9_007_199_254_740_991,
+              number.rounded(.towardZero) == number else {
+            return (Self.failure(id: nil, .type("id must be an integer from 0 to 2^53-1")), true)
+        }
+        let id = Int64(number)
+        switch json["type"] {
+        case .string("signal")?:
+            do throws(SignalFailure) {
+                return (try signal(json, id: id), true)
+            } catch {
+                return (Self.failure(id: id, error), true)
+            }
+        case .string("publicSuffixes")?:
+            do throws(SignalFailure) {
+                var reply = JSONReply()
+                reply.add("id", id)
+                reply.add("ok", true)
+                reply.add("rules", strings: try publicSuffixes().asciiRules)
+                return (reply.text, true)
+            } catch {
+                return (Self.failure(id: id, error), true)
+            }
+        default:
+            return (Self.failure(id: id, .type("type must be \"signal\" or \"publicSuffixes\"")), true)
+        }
+    }
+
+    private func signal(_ json: JSONMessage, id: Int64) throws(SignalFailure) -> String {
+        let parsed = try WebsiteSignal(method: json["method"], options: json["options"])
+        guard case .string(let originText)? = json["origin"] else { throw .type("origin must be a string") }
+        let origin = try SignalOrigin(originText)
+        let rpID = try origin.relyingPartyID(parsed.rpID, publicSuffixes: try publicSuffixes())
+        guard limiter.admit(origin.serialized, now: now()) else {
+            log("refused (rate limit): \(parsed.method.rawValue) from \(origin.serialized)")
+            throw .quotaExceeded("\(origin.serialized) sent more than \(Int(limiter.capacity)) signals at once; "
+                + "try again in a second")
+        }
+        let changes = try apply(parsed.with(rpID: rpID), source: origin.serialized)
+        guard changes.matched > 0 else {
+            log("\(parsed.method.rawValue) from \(origin.serialized) for \(rpID): no credential of the store is named")
+            throw .notFound("the key holds no credential that this \(parsed.method.rawValue) signal names at \(rpID); nothing changed")
+        }
+        log("\(parsed.method.rawValue) from \(origin.serialized) for \(rpID): \(changes.hidden.count) hidden, "
+            + "\(changes.unhidden.count) un-hidden, \(changes.renamed.count) renamed")
+        var reply = JSONReply()
+        reply.add("id", id)
+        reply.add("ok", true)
+        reply.add("hidden", strings: changes.hidden.map(Base64URL.encode))
+        reply.add("unhidden", strings: changes.unhidden.map(Base64URL.encode))
+        reply.add("renamed", strings: changes.renamed.map(Base64URL.encode))
+        return reply.text
+    }
+
+    private func apply(_ signal: WebsiteSignal, source: String) throws(SignalFailure) -> SignalChanges {
+        let store = try openedStore()
+        do throws(StoreError) {
+            switch signal {
+            case let .unknownCredential(rpID, credentialID):
+                return try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID, source: source)
+            case let .allAcceptedCredentials(rpID, userHandle, acceptedIDs):
+                return try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle,
+                                                              acceptedIDs: acceptedIDs, source: source)
+            case let .currentUserDetails(rpID, userHandle, name, displayName):
+                return try store.signalCurrentUserDetails(rpID: rpID, userHandle: userHandle, name: name,
+                                                          displayName: displayName, source: source)
+            }
+        } catch {
+            throw .internal(error.message(directory: store.directory))
+        }
+    }
+
+    private func openedStore() throws(SignalFailure) -> SQLiteCredentialStore {
+        if let store { return store }
+        let opened = try openStore()
+        store = opened
+        return opened
+    }
+
+    private func publicSuffixes() throws(SignalFailure) -> PublicSuffixList {
+        if let suffixes { return suffixes }
+        let loaded = try loadSuffixes()
+        suffixes = loaded
+        return loaded
+    }
+
+    /// `{"id": N, "ok": false, "error": …, "message": …}`; `id` null when the message had none.
+    public static func failure(id: Int64?, _ failure: SignalFailure) -> String {
+        var reply = JSONReply()
+        reply.add("id", id)
+        reply.add("ok", false)
+        reply.add("error", failure.name)
+        reply.add("message", failure.message)
+        return reply.text
+    }
+}

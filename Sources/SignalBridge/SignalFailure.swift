@@ -1,0 +1,32 @@
+/// Why a signal was refused, named as the host's reply names it (README, "Keeping passkeys in
+/// sync with websites"): the DOMException names a page would see for the same fault.
+public enum SignalFailure: Error, Equatable, Sendable {
+    /// The origin is not secure, or the RP ID is not the origin's host or a registrable suffix
+    /// of it, or it is a public suffix.
+    case security(String)
+    /// A member is missing, of the wrong type, or not base64url.
+    case type(String)
+    /// The store holds no credential the signal names; nothing changed.
+    case notFound(String)
+    /// Over the per-origin rate limit; nothing was done.
+    case quotaExceeded(String)
+    /// The host could not do its part (the store or the public suffix list).
+    case `internal`(String)
+
+    /// The reply's `error` member.
+    public var name: String {
+        switch self {
+        case .security: "SecurityError"
+        case .type: "TypeError"
+        case .notFound: "NotFoundError"
+        case .quotaExceeded: "QuotaExceededError"
+        case .internal: "InternalError"
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .security(let text), .type(let text), .notFound(let text), .quotaExceeded(let text), .internal(let text): text
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import CBOR
+import CredentialStore
+
+/// A website's signal as the host received it, every member checked (README, "Keeping passkeys
+/// in sync with websites"): `options` are the W3C dictionaries (WebAuthn L3 §5.1.10), IDs in
+/// base64url without padding.
+public enum WebsiteSignal: Equatable, Sendable {
+    case unknownCredential(rpID: String, credentialID: [UInt8])
+    case allAcceptedCredentials(rpID: String, userHandle: [UInt8], acceptedIDs: [[UInt8]])
+    case currentUserDetails(rpID: String, userHandle: [UInt8], name: String, displayName: String)
+
+    public var method: SignalMethod {
+        switch self {
+        case .unknownCredential: .unknownCredential
+        case .allAcceptedCredentials: .allAcceptedCredentials
+        case .currentUserDetails: .currentUserDetails
+        }
+    }
+
+    public var rpID: String {
+        switch self {
+        case .unknownCredential(let rpID, _), .allAcceptedCredentials(let rpID, _, _), .currentUserDetails(let rpID, _, _, _): rpID
+        }
+    }
+
+    /// The same signal for the RP ID the origin check settled on (its ASCII form).
+    func with(rpID: String) -> WebsiteSignal {
+        switch self {
+        case .unknownCredential(_, let id): .unknownCredential(rpID: rpID, credentialID: id)
+        case .allAcceptedCredentials(_, let user, let ids): .allAcceptedCredentials(rpID: rpID, userHandle: user, acceptedIDs: ids)
+        case .currentUserDetails(_, let user, let name, let display):
+            .currentUserDetails(rpID: rpID, userHandle: user, name: name, displayName: display)
+        }
+    }
+
+    /// Limits beyond which a member is refused: a credential ID as CTAP bounds it, a user handle
+    /// as WebAuthn does, names as the key's own user entity fields are kept.
+    static let maximumCredentialIDBytes = 1023
+    static let maximumUserHandleBytes = 64
+    static let maximumNameBytes = 1024
+
+    /// Reads `method` and `options` of a `signal` message; `TypeError` names the member at fault.
+    init(method: JSONMessage?, options: JSONMessage?) throws(SignalFailure) {
+        guard case .string(let name)? = method else {
+            throw .type("method must be a string: unknownCredential, allAcceptedCredentials or currentUserDetails")
+        }
+        guard case .object? = options, let options else { throw .type("options must be an object") }
+        let rpID = try Self.string(options, "rpId", limit: 253 * 4)
+        switch name {
+        case SignalMethod.unknownCredential.rawValue:
+            let id = try Self.base64url(options["credentialId"], "credentialId", limit: Self.maximumCredentialIDBytes)
+            self = .unknownCredential(rpID: rpID, credentialID: id)
+        case SignalMethod.allAcceptedCredentials.rawValue:
+            let user = try Self.base64url(options["userId"], "userId", limit: Self.maximumUserHandleBytes)
+            guard case .array(let list)? = options["allAcceptedCredentialIds"] else {
+                throw .type("options.allAcceptedCredentialIds must be an array of base64url strings")
+            }
+            var ids: [[UInt8]] = []
+            ids.reserveCapacity(list.count)
+            for (index, item) in list.enumerated() {
+                ids.append(try Self.base64url(item, "allAcceptedCredentialIds[\(index)]", limit: Self.maximumCredentialIDBytes))
+            }
+            self = .allAcceptedCredentials(rpID: rpID, userHandle: user, acceptedIDs: ids)
+        case SignalMethod.currentUserDetails.rawValue:
+            let user = try Self.base64url(options["userId"], "userId", limit: Self.maximumUserHandleBytes)
+            self = .currentUserDetails(rpID: rpID, userHandle: user,
+                                       name: try Self.string(options, "name", limit: Self.maximumNameBytes),
+                                       displayName: try Self.string(options, "displayName", limit: Self.maximumNameBytes))
+        default:
+            throw .type("method '\(name.prefix(60))' is not unknownCredential, allAcceptedCredentials or currentUserDetails")
+        }
+    }
+
+    private static func string(_ options: JSONMessage, _ member: String, limit: Int) throws(SignalFailure) -> String {
+        guard case .string(let value)? = options[member] else {
+            throw .type("options.\(member) must be a string" + (options[member].map { ", not \($0.typeName)" } ?? " (it is missing)"))
+        }
+        guard value.utf8.count <= limit else { throw .type("options.\(member) is longer than \(limit) bytes") }
+        return value
+    }
+
+    /// Base64url as WebAuthn's JSON writes it: the URL-safe alphabet, no padding, no spaces.
+    private static func base64url(_ value: JSONMessage?, _ member: String, limit: Int) throws(SignalFailure) -> [UInt8] {
+        guard case .string(let text)? = value else {
+            throw .type("options.\(member) must be a base64url string" + (value.map { ", not \($0.typeName)" } ?? " (it is missing)"))
+        }
+        guard !text.isEmpty,
+              text.utf8.allSatisfy({ Self.alphabet.contains($0) }),
+              let bytes = Base64URL.decode(text) else {
+            throw .type("options.\(member) is not base64url")
+        }
+        guard bytes.count <= limit else { throw .type("options.\(member) is longer than \(limit) bytes") }
+        return bytes
+    }
+
+    private static let alphabet = Set(Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8))
+}
