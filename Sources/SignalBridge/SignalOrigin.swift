@@ -66,8 +66,11 @@ public struct SignalOrigin: Equatable, Sendable {
 
     /// Checks that this origin may send a signal naming `rpID`, and returns the RP ID as the
     /// store keys it (ASCII, lowercase). WebAuthn §5.1.3 (the RP ID of `create()`/`get()`), as
-    /// the Signal API applies it: a secure origin; the RP ID a valid domain equal to the host or
-    /// a registrable suffix of it (the host ends with "." + RP ID); not a public suffix.
+    /// the Signal API applies it: a secure origin, and HTML's "is a registrable domain suffix of
+    /// or is equal to" — the host itself (even one that is a public suffix, like `localhost`), or
+    /// a suffix of it at a label boundary that is neither a public suffix nor a suffix of the
+    /// host's public suffix (`kawasaki.jp` is not a public suffix, but for `a.b.kawasaki.jp`,
+    /// whose public suffix is `b.kawasaki.jp` under `*.kawasaki.jp`, it spans registrations).
     public func relyingPartyID(_ rpID: String, publicSuffixes: PublicSuffixList) throws(SignalFailure) -> String {
         guard isSecure else {
             throw .security("signals are taken from https origins and http://localhost only, not \(serialized)")
@@ -75,13 +78,13 @@ public struct SignalOrigin: Equatable, Sendable {
         guard let ascii = DomainName.ascii(rpID), Self.isValidDomain(ascii) else {
             throw .security("rpId '\(rpID.prefix(100))' is not a valid domain")
         }
-        guard host == ascii || host.hasSuffix("." + ascii) else {
+        guard ascii != host else { return ascii }
+        guard host.hasSuffix("." + ascii) else {
             throw .security("rpId '\(ascii)' is not \(host) or a registrable suffix of it")
         }
-        // localhost is no public suffix for this purpose (the list does not name it; browsers
-        // allow RP ID "localhost" on http://localhost).
-        guard ascii == "localhost" || !publicSuffixes.isPublicSuffix(ascii) else {
-            throw .security("rpId '\(ascii)' is a public suffix: no site may claim it")
+        guard !publicSuffixes.isPublicSuffix(ascii),
+              !publicSuffixes.publicSuffix(of: host).hasSuffix("." + ascii) else {
+            throw .security("rpId '\(ascii)' is a public suffix (or above \(host)'s): no site may claim it")
         }
         return ascii
     }

@@ -86,6 +86,9 @@ final class SignalOriginTests: XCTestCase {
         XCTAssertEqual(try rpID("Example.COM", from: "https://example.com").get(), "example.com")
         XCTAssertEqual(try rpID("localhost", from: "http://localhost:8765").get(), "localhost")
         XCTAssertEqual(try rpID("user.github.io", from: "https://user.github.io").get(), "user.github.io")
+        XCTAssertEqual(try rpID("github.io", from: "https://github.io").get(), "github.io", "the host itself, suffix or not")
+        assertRefused("kawasaki.jp", from: "https://a.b.kawasaki.jp")         // above the host's public suffix b.kawasaki.jp
+        XCTAssertEqual(try rpID("city.kawasaki.jp", from: "https://www.city.kawasaki.jp").get(), "city.kawasaki.jp")
         assertRefused("other.com", from: "https://example.com")
         assertRefused("ample.com", from: "https://example.com")               // a suffix, but not at a label boundary
         assertRefused("login.example.com", from: "https://example.com")       // more specific than the host
@@ -106,7 +109,8 @@ final class SignalOriginTests: XCTestCase {
         assertRefused("example.com", from: "https://0x7f.example.com.0x1")    // ends in a number: an IPv4 host
         assertRefused("localhost", from: "ftp://localhost")
         assertRefused("localhost", from: "chrome-extension://abc")
-        XCTAssertEqual(try rpID("localhost", from: "http://app.localhost").get(), "localhost")
+        XCTAssertEqual(try rpID("app.localhost", from: "http://app.localhost:8080").get(), "app.localhost")
+        assertRefused("localhost", from: "http://app.localhost")               // a TLD to the list's default rule
     }
 
     func testOriginsAreSerializedOriginsOnly() {
