@@ -23,9 +23,10 @@ ensure_debs() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The C libraries the package links (system-library targets) and pkg-config to find them.
+# The C libraries the package links (system-library targets) and pkg-config to find them, and
+# Debian's Public Suffix List, which `latchkey native-host` checks websites' RP IDs against.
 ensure_build_deps() {
-    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev
+    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev publicsuffix
     if ! command -v swift >/dev/null; then
         say "error: no Swift 6 toolchain on PATH (expected /opt/swift/usr/bin/swift)."
         say "Install Swift 6 for Debian 12 and put its usr/bin on PATH, then run this again."

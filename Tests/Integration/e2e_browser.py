@@ -144,11 +144,13 @@ class Firefox:
         print(f"firefox quit in {time.time() - began:.1f} s", flush=True)
 
 
-def open_chromium(work, attempt):
-    """Starts headless Chromium with a fresh profile and loads the test page: (Chromium, None),
-    or (None, "slow") after quitting it when the page does not load. Under TCG on these machines
-    Chromium takes about 60 s to start and has taken 100–120 s to load even this one-line page;
-    once in a while its network service crashes and the load never finishes, hence a second attempt."""
+def open_chromium(work, attempt, extra_arguments=()):
+    """Starts headless Chromium with a fresh profile ({work}/chromium-profile-{attempt}) and loads
+    the test page: (Chromium, None), or (None, "slow") after quitting it when the page does not
+    load. Under TCG on these machines Chromium takes about 60 s to start and has taken 100–120 s
+    to load even this one-line page; once in a while its network service crashes and the load
+    never finishes, hence a second attempt. `extra_arguments`: more command-line switches
+    (e2e_signals.py loads Latchkey's extension)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -158,7 +160,7 @@ def open_chromium(work, attempt):
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                      "--no-first-run", f"--user-data-dir={work}/chromium-profile-{attempt}",
                      # Chromium logs its FIDO decisions ("FIDO:" lines) at -v=1; kept in chromedriver.log.
-                     "--enable-logging=stderr", "--v=1"):
+                     "--enable-logging=stderr", "--v=1") + tuple(extra_arguments):
         options.add_argument(argument)
     service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, f"chromedriver-{attempt}.log"),
                       service_args=["--enable-chrome-logs"])
@@ -189,11 +191,13 @@ def open_chromium(work, attempt):
     return Chromium(driver), None
 
 
-def open_firefox(work, attempt):
+def open_firefox(work, attempt, addon=None):
     """Starts headless Firefox ESR on a fresh profile (marionette.DEFAULT_PREFS: WebAuthn over
     USB/HID only, no first-run pages) and loads the test page: (Firefox, None), or (None, why)
     after quitting it — "slow" when it did not answer in time (the emulator: retried, then not
-    run), "exited" when Firefox died, "failed" for another error (both count as failures)."""
+    run), "exited" when Firefox died, "failed" for another error (both count as failures).
+    `addon`: an unpacked extension folder installed first, as a temporary add-on (Marionette's
+    Addon:Install; e2e_signals.py loads Latchkey's extension)."""
     ff = marionette.Marionette()
     started = time.time()
 
@@ -227,6 +231,9 @@ def open_firefox(work, attempt):
             if isinstance(error, (marionette.FirefoxExited, marionette.NoAnswer)):
                 raise
             print(f"firefox prefs not read: {str(error).splitlines()[0]}", flush=True)
+        if addon is not None:
+            installed = ff.command("Addon:Install", {"path": addon, "temporary": True}, timeout=60)
+            print(f"firefox installed the add-on {installed} from {addon}", flush=True)
         ff.navigate(ORIGIN + "/", timeout=FIREFOX_LOAD)
     except marionette.MarionetteError as error:
         return give_up("page did not load", error)

@@ -12,6 +12,9 @@ passed=0; failed=0; skipped=0
 log() { printf '%s\n' "$*"; }
 step() {  # step NAME COMMAND...: run, print PASS/FAIL (or NOT RUN, exit 77) with the time taken
     local name="$1"; shift
+    # E2E_ONLY=REGEX (development, by hand: scripts/vm-run … env E2E_ONLY=… e2e_guest.sh …): only the
+    # steps whose name matches run, the others are neither run nor counted. CI never sets it.
+    if [ -n "${E2E_ONLY:-}" ] && ! [[ "$name" =~ $E2E_ONLY ]]; then return 0; fi
     local started status; started=$(date +%s%N)
     "$@" >"$WORK/step.out" 2>&1; status=$?
     local ms=$(( ($(date +%s%N) - started) / 1000000 ))
@@ -155,6 +158,29 @@ check_browser() {  # headless Chromium: create() + get(), then passkeys, against
     grep -E "up after|loaded after|ok in|stepped aside|latchkey rig|Error" "$WORK/browser.out" | grep -v "raise " | tail -8
     echo "--- Chromium's FIDO log lines:"; cat "$WORK"/chromedriver-*.log | grep -E "FIDO|fido|WebAuthn" | tail -10
     if [ -s "$WORK/rig-browser.log" ]; then echo "--- the rig's log:"; tail -n 6 "$WORK/rig-browser.log"; fi
+    return 1
+}
+check_signals() {  # check_signals chromium|firefox: websites' signals through Latchkey's extension and native host (e2e_signals.py)
+    local browser="$1" status
+    [ -s /usr/share/publicsuffix/public_suffix_list.dat ] || { echo "Debian's publicsuffix is not installed"; return 1; }
+    # The browser asks every FIDO device it sees: key main steps aside for key signals (built-in UV, its own store).
+    stop_key main && start_key signals --uv auto || return 1
+    mkdir -p "$WORK/signals-$browser"
+    # Browser start and page load tried twice (bounded in e2e_browser.py), two passkeys, six checks:
+    # on timeout it (SIGTERM) quits the browser in a finally; -k: killed 15 s later if it does not.
+    HOME="$WORK/signals-$browser/home" timeout -k 15 600 "$PYTHON" "$HERE/e2e_signals.py" "$WORK/signals-$browser" \
+        "$browser" "$BIN" "$WORK/store-signals" "$HERE/../../extension" >"$WORK/signals-$browser.out" 2>&1
+    status=$?
+    stop_key signals; start_key main || return 1
+    cp "$WORK/signals-$browser.out" "$RESULTS/" 2>/dev/null
+    [ "$status" -eq 0 ] && { grep -E "PASS|FAIL|passed" "$WORK/signals-$browser.out"; return 0; }
+    [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$WORK/signals-$browser.out"; return 77; }
+    cp "$WORK/signals-$browser"/chromedriver-*.log "$WORK/signals-$browser"/firefox-*.log "$RESULTS/" 2>/dev/null
+    echo "--- e2e_signals.py (whole output in the results dir):"
+    grep -vE "^\s*$" "$WORK/signals-$browser.out" | tail -14
+    echo "--- the extension and native host in the browser's log:"
+    cat "$WORK/signals-$browser"/chromedriver-*.log "$WORK/signals-$browser"/firefox-*.log 2>/dev/null \
+        | grep -iE "latchkey|native|extension" | tail -10
     return 1
 }
 check_playwright() {  # the README's Playwright example, run: headless Chromium through Playwright for Python, the same key
@@ -378,14 +404,20 @@ check_install_and_uninstall() {  # scripts/install and scripts/uninstall, each r
     "$prefix/bin/latchkey" doctor --store "$WORK/store-main" --json >"$WORK/doctor-installed.json"
     pycheck "$WORK/doctor-installed.json" '
 c = {x["id"]: x for x in d["checks"]}
-for name in ("udev-rules", "uhid-boot", "user-service"):
+for name in ("udev-rules", "uhid-boot", "user-service", "signal-bridge"):
     assert c[name]["status"] == "OK", c[name]' || return 1
+    # The browsers' host manifests (`latchkey bridge install`): Latchkey's extension IDs only, the launcher runs this binary.
+    grep -q '"allowed_extensions": \["signal-bridge@latchkey"\]' "$HOME/.mozilla/native-messaging-hosts/org.latchkey.bridge.json" \
+        && grep -q "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/" "$HOME/.config/chromium/NativeMessagingHosts/org.latchkey.bridge.json" \
+        && grep -q "^exec '$prefix/bin/latchkey' 'native-host' '--name' 'default'" "$HOME/.local/share/latchkey-bridge/native-host" \
+        || { echo "latchkey bridge install did not wire the browsers"; return 1; }
     "$ROOT/scripts/uninstall" --prefix "$prefix" >"$out-3.txt" 2>&1 || { cat "$out-3.txt"; return 1; }
     "$ROOT/scripts/uninstall" --prefix "$prefix" >"$out-4.txt" 2>&1 || { cat "$out-4.txt"; return 1; }
     cat "$out-3.txt" "$out-4.txt"
     [ ! -e /etc/udev/rules.d/70-latchkey.rules ] && [ ! -e "$prefix/bin/latchkey" ] && [ ! -e /etc/modules-load.d/latchkey.conf ] \
         && [ ! -e "$HOME/.config/systemd/user/latchkey.service" ] && ! grep -q "removed:" "$out-4.txt" \
-        && [ -d "$WORK/store-main" ]
+        && [ ! -e "$HOME/.mozilla/native-messaging-hosts/org.latchkey.bridge.json" ] \
+        && [ ! -e "$HOME/.local/share/latchkey-bridge/native-host" ] && [ -d "$WORK/store-main" ]
 }
 
 # --- presence control: latchkey serve --presence control, latchkey approve / deny, trace --------
@@ -554,6 +586,8 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server" check_browser
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
+step "websites' signals, headless Chromium + Latchkey's extension + native host: signalUnknownCredential hides (get() then uses the other passkey), signalAllAcceptedCredentials hides and un-hides, signalCurrentUserDetails renames; http://127.0.0.1 naming localhost is a SecurityError, a bad ID a TypeError, a 1,000-signal loop is rate-limited, a garbage frame changes nothing (e2e_signals.py)" check_signals chromium
+step "websites' signals, headless Firefox ESR + Latchkey's extension (temporary add-on) + native host: the same checks (e2e_signals.py)" check_signals firefox
 step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (the README example, e2e_playwright.py)" check_playwright
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info

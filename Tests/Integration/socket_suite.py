@@ -7,7 +7,8 @@ The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_prese
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
 key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_algorithms.py (ES384, ES512 and
 ES256K beside ES256 and EdDSA), socket_rig.py (`latchkey rig`: keys
-added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
+added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_signals.py
+(websites' signals through `latchkey native-host`, as a browser sends them), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
 no core dumps) and socket_crash.py (SIGKILLs at random moments: LATCHKEY_CRASH_KILLS, default 300,
 and LATCHKEY_CRASH_SEED); what they share in socket_support.py, and what the floods share with the
 uhid suite's (e2e_floods.py) in flood_support.py.
@@ -27,6 +28,7 @@ from socket_crash import *  # noqa: F401,F403
 from socket_uv import *  # noqa: F401,F403
 from socket_algorithms import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
+from socket_signals import *  # noqa: F401,F403
 
 def main():
     print(f"socket integration suite: {BINARY}, work dir {WORK}", flush=True)
@@ -48,6 +50,7 @@ def main():
     test_control_presence_and_trace()
     test_notify_presence_with_stand_in()
     test_cli_store_signals()
+    test_native_host()
     test_cli_device_credential_management()
     test_ctap21_pinned_key()
     test_builtin_uv()
