@@ -10,7 +10,7 @@ let package = Package(
         // The modules as one library, for Fuzz/ (its own package, built only by scripts/fuzz).
         .library(name: "LatchkeyModules",
                  targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "CredentialStore",
-                           "LinuxHID", "Trace", "KeyService", "FIDOClient", "SystemIO"]),
+                           "LinuxHID", "Trace", "KeyService", "FIDOClient", "SystemIO", "SignalBridge"]),
     ],
     targets: [
         // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev).
@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "SignalBridgeTests",
                     dependencies: ["SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",
-                    dependencies: ["CLI", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "LinuxHID",
+                    dependencies: ["CLI", "SignalBridge", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
     ]
 )

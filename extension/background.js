@@ -296,6 +296,11 @@ function onSignal(message, sender) {
     refuse(origin, method, `${checked.errorName}: ${checked.message}`);
     return;
   }
+  const refusal = RpId.hostRefusal(checked.options);
+  if (refusal !== null) {
+    refuse(origin, method, `the native host would refuse it: ${refusal}`);
+    return;
+  }
   const signal = { origin, method, options: checked.options };
 
   if (port && suffixes) {

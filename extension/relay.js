@@ -72,6 +72,9 @@
 
   window.addEventListener('message', (event) => {
     // Only messages this window posted to itself, from its own origin.
+    // A sandboxed document (CSP sandbox, iframe sandbox) has an opaque origin while its URL
+    // names the site: it may not speak for the site, so nothing of it is relayed.
+    if (self.origin === 'null') return;
     if (event.source !== window || event.origin !== location.origin) return;
     const data = event.data;
     if (data === null || typeof data !== 'object' || data.__latchkeySignal !== 1) return;

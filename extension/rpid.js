@@ -361,9 +361,69 @@
     return { options: Object.assign({ rpId: normalized }, fields) };
   }
 
+  // ---------------------------------------------------------------------------
+  // What the native host takes, beyond the specification's checks.
+
+  // The host's limits (Sources/SignalBridge/WebsiteSignal.swift): a credential ID
+  // as CTAP bounds it, a user handle as WebAuthn does, names as the key keeps them,
+  // and a message under the native-messaging limit of 1 MiB.
+  const HOST_LIMITS = Object.freeze({ credentialId: 1023, userId: 64, name: 1024, message: 1024 * 1024 - 4096 });
+  const UTF8 = new TextEncoder();
+
+  /** Base64url the host reads: non-empty, and the one spelling of its bytes (unused bits zero). */
+  function hostBase64url(s, limit) {
+    const bytes = decodeBase64url(s);
+    if (bytes === null || bytes.length === 0 || bytes.length > limit) return false;
+    let again = '';
+    for (const byte of bytes) again += String.fromCharCode(byte);
+    return btoa(again).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '') === s;
+  }
+
+  /**
+   * Why the native host would refuse these checked options (checkSignal's copy), or
+   * null when it takes them. The page is not told: to the specification these are
+   * valid signals, but forwarding them would only earn an error — and a message the
+   * host cannot read (over 1 MiB, or a lone UTF-16 surrogate, which is not UTF-8)
+   * would end its process, dropping other sites' signals on the way. Names with
+   * control characters or bidirectional overrides are refused as the host refuses
+   * them: they would show in the key's presence prompt.
+   */
+  function hostRefusal(options) {
+    for (const key of Object.keys(options)) {
+      const values = Array.isArray(options[key]) ? options[key] : [options[key]];
+      for (const value of values) {
+        // A lone surrogate: in a /u pattern every code point is matched whole, so \p{Cs}
+        // finds only unpaired halves (String.prototype.isWellFormed is not in Node 18).
+        if (typeof value === 'string' && /\p{Cs}/u.test(value)) return `options.${key} is not well-formed Unicode`;
+      }
+    }
+    if ('credentialId' in options && !hostBase64url(options.credentialId, HOST_LIMITS.credentialId)) {
+      return 'options.credentialId is empty, over 1023 bytes, or not in canonical base64url';
+    }
+    if ('userId' in options && !hostBase64url(options.userId, HOST_LIMITS.userId)) {
+      return 'options.userId is empty, over 64 bytes, or not in canonical base64url';
+    }
+    const ids = options.allAcceptedCredentialIds || [];
+    for (let i = 0; i < ids.length; i++) {
+      if (!hostBase64url(ids[i], HOST_LIMITS.credentialId)) {
+        return `options.allAcceptedCredentialIds[${i}] is empty, over 1023 bytes, or not in canonical base64url`;
+      }
+    }
+    for (const key of ['name', 'displayName']) {
+      if (!(key in options)) continue;
+      if (UTF8.encode(options[key]).length > HOST_LIMITS.name) return `options.${key} is over 1024 bytes`;
+      if (/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(options[key])) {
+        return `options.${key} holds a control character or a bidirectional override`;
+      }
+    }
+    if (UTF8.encode(JSON.stringify(options)).length > HOST_LIMITS.message) return 'the signal is over 1 MiB';
+    return null;
+  }
+
   // The property is configurable so main-world.js can delete it from the page's
   // global once it holds its own reference.
   globalThis.LatchkeyRpId = Object.freeze({
+    hostRefusal,
     isBase64url,
     decodeBase64url,
     parseOrigin,

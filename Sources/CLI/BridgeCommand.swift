@@ -58,12 +58,14 @@ public enum BridgeCommand {
 
     static func install(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
-            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+            guard case let .store(directory, _) = try CommandTarget.resolve(parsed, environment: io.environment) else {
                 throw .usage("the bridge serves a store (--name or --store)")
             }
             let binary = absolute(parsed.value("binary") ?? Self.runningBinary())
             guard FileManager.default.isExecutableFile(atPath: binary) else { throw .failure("no executable at \(binary)") }
-            let target = parsed.value("store") != nil ? ["--store", absolute(directory)] : ["--name", name]
+            // The store's absolute path, not --name: the browser's environment (XDG_DATA_HOME) may
+            // differ from this shell's, and the launcher must open the store named here.
+            let target = ["--store", absolute(directory)]
             let launcher = launcherPath(environment: io.environment)
             let done: [String]
             do throws(SignalFailure) {
@@ -124,7 +126,8 @@ public enum BridgeCommand {
         guard let contact else {
             return "The extension has not reached the key's store \(directory) yet (load it in the browser; see the README)."
         }
-        let ago = max(0, Int64(time(nil)) - contact.time)
+        let (difference, overflow) = Int64(time(nil)).subtractingReportingOverflow(contact.time)
+        let ago = overflow ? 0 : max(0, difference)
         let when = ago < 120 ? "\(ago) s ago" : ago < 7200 ? "\(ago / 60) min ago" : ago < 172_800 ? "\(ago / 3600) h ago" : "\(ago / 86_400) days ago"
         return "The extension last reached the key's store \(directory) \(when) "
             + "(\(CredentialSummary.timestamp(contact.time)), from \(contact.browser): \(contact.caller))."

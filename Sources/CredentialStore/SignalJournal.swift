@@ -67,6 +67,9 @@ enum SignalJournalField {
     static let unhidden: UInt8 = 5
     static let renamed: UInt8 = 6
     static let matched: UInt8 = 7
+    /// Unix seconds, sealed (the `at` column is for ordering and pruning; a record whose sealed
+    /// time differs from it was edited).
+    static let time: UInt8 = 8
 }
 
 extension SQLiteCredentialStore {
@@ -81,6 +84,7 @@ extension SQLiteCredentialStore {
         writer.append(SignalJournalField.unhidden, bytes: Self.packIDs(entry.changes.unhidden))
         writer.append(SignalJournalField.renamed, bytes: Self.packIDs(entry.changes.renamed))
         writer.append(SignalJournalField.matched, integer: Int64(entry.changes.matched))
+        writer.append(SignalJournalField.time, integer: entry.time)
         var record = writer.bytes
         let sealed = try sealer.seal(&record, binding: .journal(sequence: sequence))
         try db.run("INSERT INTO signal_journal (seq, at, sealed) VALUES (?, ?, ?)",
@@ -93,10 +97,12 @@ extension SQLiteCredentialStore {
         try withConnection { db throws(StoreError) in
             let rows = try db.query("SELECT seq, at, sealed FROM signal_journal ORDER BY seq DESC LIMIT ?",
                                     [.integer(Int64(max(0, limit)))]) { row throws(StoreError) in
-                let time = row.int64(1)
+                let column = row.int64(1)
                 return try sealer.openRecord(row.blob(2), binding: .journal(sequence: row.int64(0)),
                                              kind: .signalJournalEntry) { record throws(StoreError) in
-                    SignalJournalEntry(
+                    let time = try record.requiredInteger(SignalJournalField.time, "time")
+                    guard time == column else { throw .corrupt("signal_journal: a row's time was altered") }
+                    return SignalJournalEntry(
                         time: time,
                         source: try record.requiredString(SignalJournalField.source, "source"),
                         rpID: try record.requiredString(SignalJournalField.rpID, "rpID"),

@@ -89,6 +89,12 @@ public enum BridgeInstallation {
         public var wired: Bool
         /// Why not, or what is off (a launcher that is missing, another host path).
         public var problem: String?
+
+        public init(browser: Browser, wired: Bool, problem: String?) {
+            self.browser = browser
+            self.wired = wired
+            self.problem = problem
+        }
     }
 
     /// Writes the launcher (0755) and each browser's manifest (0644; the folders are made).
@@ -129,6 +135,11 @@ public enum BridgeInstallation {
             }
             guard path == launcherPath else {
                 return Status(browser: browser, wired: false, problem: "its manifest runs \(path), not \(launcherPath)")
+            }
+            let allowed: JSONMessage = browser.family == .chromium
+                ? .array([.string("chrome-extension://\(chromiumExtensionID)/")]) : .array([.string(firefoxExtensionID)])
+            guard json[browser.family == .chromium ? "allowed_origins" : "allowed_extensions"] == allowed else {
+                return Status(browser: browser, wired: false, problem: "its manifest does not allow Latchkey's extension alone")
             }
             guard FileManager.default.isExecutableFile(atPath: launcherPath) else {
                 return Status(browser: browser, wired: false, problem: "the launcher \(launcherPath) is missing")

@@ -41,7 +41,8 @@ public enum NativeHost {
                 while let message = try reader.next() {
                     received()
                     let (reply, understood) = session.handle(message)
-                    guard send(reply), understood else {
+                    guard send(reply) else { return 1 }
+                    guard understood else {
                         log("a message was not JSON; stopping")
                         return 1
                     }
@@ -73,8 +74,9 @@ public struct BridgeContact: Equatable, Sendable {
     public static func read(storeDirectory: String) -> BridgeContact? {
         guard let data = FileManager.default.contents(atPath: storeDirectory + "/" + fileName),
               let json = JSONMessage.parse(Array(data)),
-              case .number(let time)? = json["time"], case .string(let caller)? = json["caller"] else { return nil }
-        return BridgeContact(time: Int64(time), caller: caller)
+              case .number(let number)? = json["time"], let time = Int64(exactly: number.rounded()),
+              case .string(let caller)? = json["caller"] else { return nil }
+        return BridgeContact(time: time, caller: caller)
     }
 
     /// Written atomically (a temporary file renamed over the old one); best effort: a store

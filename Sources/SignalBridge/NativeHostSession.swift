@@ -81,17 +81,18 @@ public final class NativeHostSession {
         let origin = try SignalOrigin(originText)
         let rpID = try origin.relyingPartyID(parsed.rpID, publicSuffixes: try publicSuffixes())
         guard limiter.admit(origin.serialized, now: now()) else {
-            log("refused (rate limit): \(parsed.method.rawValue) from \(origin.serialized)")
+            log("\(parsed.method.rawValue) refused: a site over its rate")
             throw .quotaExceeded("\(origin.serialized) sent more than \(Int(limiter.capacity)) signals at once; "
                 + "try again in a second")
         }
         let changes = try apply(parsed.with(rpID: rpID), source: origin.serialized)
         guard changes.matched > 0 else {
-            log("\(parsed.method.rawValue) from \(origin.serialized) for \(rpID): no credential of the store is named")
+            log("\(parsed.method.rawValue): no credential of the store is named")
             throw .notFound("the key holds no credential that this \(parsed.method.rawValue) signal names at \(rpID); nothing changed")
         }
-        log("\(parsed.method.rawValue) from \(origin.serialized) for \(rpID): \(changes.hidden.count) hidden, "
-            + "\(changes.unhidden.count) un-hidden, \(changes.renamed.count) renamed")
+        // Counts only: which sites a user visits is theirs (the sealed journal has the details).
+        log("\(parsed.method.rawValue): \(changes.hidden.count) hidden, \(changes.unhidden.count) un-hidden, "
+            + "\(changes.renamed.count) renamed")
         var reply = JSONReply()
         reply.add("id", id)
         reply.add("ok", true)

@@ -64,8 +64,8 @@ public enum WebsiteSignal: Equatable, Sendable {
         case SignalMethod.currentUserDetails.rawValue:
             let user = try Self.base64url(options["userId"], "userId", limit: Self.maximumUserHandleBytes)
             self = .currentUserDetails(rpID: rpID, userHandle: user,
-                                       name: try Self.string(options, "name", limit: Self.maximumNameBytes),
-                                       displayName: try Self.string(options, "displayName", limit: Self.maximumNameBytes))
+                                       name: try Self.displayable(options, "name"),
+                                       displayName: try Self.displayable(options, "displayName"))
         default:
             throw .type("method '\(name.prefix(60))' is not unknownCredential, allAcceptedCredentials or currentUserDetails")
         }
@@ -76,6 +76,21 @@ public enum WebsiteSignal: Equatable, Sendable {
             throw .type("options.\(member) must be a string" + (options[member].map { ", not \($0.typeName)" } ?? " (it is missing)"))
         }
         guard value.utf8.count <= limit else { throw .type("options.\(member) is longer than \(limit) bytes") }
+        return value
+    }
+
+    /// A name a site sets without any touch of the key, later shown in the key's presence prompt
+    /// (a terminal, a notification) and by `latchkey credentials`: control characters (C0, DEL,
+    /// C1: a carriage return or an escape sequence could redraw the prompt) and bidirectional
+    /// overrides (which could reorder what the user reads) are refused.
+    private static func displayable(_ options: JSONMessage, _ member: String) throws(SignalFailure) -> String {
+        let value = try string(options, member, limit: maximumNameBytes)
+        guard !value.unicodeScalars.contains(where: { scalar in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                || (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+        }) else {
+            throw .type("options.\(member) holds a control character or a bidirectional override")
+        }
         return value
     }
 

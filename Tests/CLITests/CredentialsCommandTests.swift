@@ -182,8 +182,8 @@ final class CredentialsCommandTests: XCTestCase {
     }
 
     func testUsageErrors() {
-        XCTAssertEqual(credentials([]), .usage("missing <list|show|delete|rename>"))
-        XCTAssertEqual(credentials(["frob"]), .usage("unknown subcommand 'credentials frob': use list, show, delete, rename"))
+        XCTAssertEqual(credentials([]), .usage("missing <list|show|delete|rename|unhide>"))
+        XCTAssertEqual(credentials(["frob"]), .usage("unknown subcommand 'credentials frob': use list, show, delete, rename, unhide"))
         XCTAssertEqual(credentials(["list", "--yes"]), .usage("unknown option '--yes' for 'credentials list'"))
         XCTAssertEqual(credentials(["list", "extra"]), .usage("unexpected argument 'extra'"))
         XCTAssertEqual(credentials(["list", "--name", "../x"]), .usage("invalid --name '../x': use letters, digits, '-', '_' or '.'"))
@@ -198,7 +198,7 @@ final class CredentialsCommandTests: XCTestCase {
 
     func testGroupHelpAndSpec() throws {
         let group = CredentialsCommand.group(io: { CapturedOutput().io() })
-        XCTAssertEqual(group.spec.usage, "Usage: latchkey credentials [options] <list|show|delete|rename> [<credential-id>]")
+        XCTAssertEqual(group.spec.usage, "Usage: latchkey credentials [options] <list|show|delete|rename|unhide> [<credential-id>]")
         XCTAssertTrue(group.spec.help.contains("--yes <") == false && group.spec.help.contains("(delete) Do not ask"), group.spec.help)
         let parsed = try CommandLineParser.parse(["delete", "--help"], spec: group.spec)
         XCTAssertTrue(group.help(for: parsed).hasPrefix("Delete one credential"), group.help(for: parsed))

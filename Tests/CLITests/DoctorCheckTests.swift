@@ -4,6 +4,7 @@ import FIDOClient
 import Foundation
 import KeyService
 import LatchkeyTestSupport
+import SignalBridge
 import XCTest
 
 /// `latchkey doctor`'s judgement as a pure function of the facts it gathered.
@@ -27,6 +28,10 @@ final class DoctorCheckTests: XCTestCase {
         facts.sessionHasGroup = true
         facts.runningKeys = [.init(name: "default", devicePath: "/dev/hidraw2", isAccessible: true)]
         facts.userUnitPath = "/home/pat/.config/systemd/user/latchkey.service"
+        let chromium = BridgeInstallation.Browser(name: "Chromium", family: .chromium,
+                                                  directory: "/home/pat/.config/chromium/NativeMessagingHosts")
+        facts.bridge = [.init(browser: chromium, wired: true, problem: nil)]
+        facts.bridgeContact = BridgeContact(time: 1_800_000_000, caller: "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/")
         return facts
     }
 
@@ -37,12 +42,18 @@ final class DoctorCheckTests: XCTestCase {
     func testAHealthySetupIsAllOK() {
         let checks = DoctorCheck.evaluate(healthy())
         XCTAssertEqual(checks.map(\.id), ["uhid", "uhid-boot", "uhid-access", "udev-rules", "hidraw-access",
-                                          "key-running", "store", "user-service"])
+                                          "key-running", "store", "user-service", "signal-bridge"])
         XCTAssertEqual(checks.filter { $0.status != .ok }, [])
         XCTAssertEqual(DoctorCommand.exitStatus(checks), 0)
         XCTAssertEqual(checks.first { $0.id == "store" }?.detail,
                        "/home/pat/.local/share/latchkey/default: private (0700/0600), integrity check passed, 3 discoverable credentials")
         XCTAssertEqual(checks.first { $0.id == "key-running" }?.detail, "key 'default' on /dev/hidraw2")
+        XCTAssertEqual(checks.first { $0.id == "signal-bridge" }?.detail,
+                       "wired: Chromium; the extension last reached this store 2027-01-15T08:00:00Z from Chromium/Chrome")
+        var unwired = healthy()
+        unwired.bridge = []
+        XCTAssertEqual(DoctorCheck.evaluate(unwired).first { $0.id == "signal-bridge" }?.status, .warn,
+                       "websites' signals are optional: a warning, never a failure")
     }
 
     func testAKernelWithoutUHIDPointsAtTheSocketTransport() throws {
@@ -196,7 +207,7 @@ final class DoctorCheckTests: XCTestCase {
         XCTAssertTrue(text.hasPrefix("latchkey doctor: user pat, kernel 6.1.0-28-amd64\n"), text)
         XCTAssertTrue(text.contains("\nFAIL  udev rules "), text)
         XCTAssertTrue(text.contains("fix: run scripts/install"), text)
-        XCTAssertTrue(text.hasSuffix("6 OK, 0 warnings, 2 failures"), text)
+        XCTAssertTrue(text.hasSuffix("7 OK, 0 warnings, 2 failures"), text)
 
         let json = try parseJSON(DoctorCommand.json(checks, facts: facts).rendered)
         XCTAssertEqual(json["ok"] as? Bool, false)

@@ -171,6 +171,12 @@ final class StoreSignalTests: XCTestCase {
         XCTAssertNil(database.firstRange(of: Data("login.example.com".utf8)))
         store = try openStore()
         XCTAssertEqual(try store.signalJournal().count, 3)
+
+        // The time is sealed too: an entry whose clear `at` column was edited is refused.
+        try store.withDatabaseForTesting { db throws(StoreError) in
+            try db.execute("UPDATE signal_journal SET at = at - 86400 WHERE seq = 1")
+        }
+        XCTAssertThrowsError(try store.signalJournal())
     }
 
     func testUnhideUndoesAHideAndIsJournaled() throws {

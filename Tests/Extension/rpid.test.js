@@ -99,6 +99,23 @@ check('checkSignal', () => {
   assert.strictEqual(c('signalUnknownCredential', {rpId: 'example.com', credentialId: 'AA'}, '').errorName, 'SecurityError');
   assert.ok(Object.isFrozen(R));
 });
+check('hostRefusal: what the native host would refuse is not forwarded', () => {
+  const ok = { rpId: 'example.com', userId: 'dXNlcg', name: 'Ada Lovelace', displayName: 'Ada ✓' };
+  assert.strictEqual(R.hostRefusal(ok), null);
+  assert.strictEqual(R.hostRefusal({ rpId: 'example.com', credentialId: 'AAAA' }), null);
+  assert.match(R.hostRefusal({ rpId: 'example.com', credentialId: '' }), /credentialId/);
+  assert.match(R.hostRefusal({ rpId: 'example.com', credentialId: 'YR' }), /canonical/);      // unused bits set
+  assert.match(R.hostRefusal({ rpId: 'example.com', credentialId: 'A'.repeat(1368) }), /1023/);
+  assert.match(R.hostRefusal(Object.assign({}, ok, { userId: 'A'.repeat(88) })), /64 bytes/);
+  assert.match(R.hostRefusal(Object.assign({}, ok, { name: 'a\rApprove?' })), /control/);
+  assert.match(R.hostRefusal(Object.assign({}, ok, { displayName: '\u202egnp.exe' })), /bidirectional/);
+  assert.match(R.hostRefusal(Object.assign({}, ok, { name: 'x\ud800' })), /well-formed/);
+  assert.strictEqual(R.hostRefusal(Object.assign({}, ok, { name: '\ud83d\ude00' })), null, 'a surrogate pair is fine');
+  assert.match(R.hostRefusal(Object.assign({}, ok, { name: 'é'.repeat(513) })), /1024 bytes/);
+  const many = Array.from({ length: 30000 }, () => 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA');
+  assert.match(R.hostRefusal({ rpId: 'example.com', userId: 'dXNlcg', allAcceptedCredentialIds: many }), /1 MiB/);
+  assert.match(R.hostRefusal({ rpId: 'example.com', userId: 'dXNlcg', allAcceptedCredentialIds: ['AAAA', 'YR'] }), /\[1\]/);
+});
 check('the rules object is frozen', () => assert.ok(Object.isFrozen(R)));
 console.log(`extension rules: ${passed} passed, ${failed} failed`);
 process.exitCode = failed === 0 ? 0 : 1;

@@ -141,6 +141,10 @@ final class NativeHostTests: XCTestCase {
             (#"{"id": 1, "type": "signal", "origin": 7, "method": "unknownCredential", "options": {"rpId": "example.com", "credentialId": "AAAA"}}"#, "TypeError"),
             (#"{"id": 1, "type": "signal", "origin": "https://example.com/", "method": "unknownCredential", "options": {"rpId": "example.com", "credentialId": "AAAA"}}"#, "SecurityError"),
             (#"{"id": 1, "type": "signal", "origin": "https://example.com", "method": "currentUserDetails", "options": {"rpId": "example.com", "userId": "\#(b64(Array(repeating: 1, count: 65)))", "name": "a", "displayName": "b"}}"#, "TypeError"),
+            // Names shown later in the presence prompt: no control characters, no bidi overrides.
+            (#"{"id": 1, "type": "signal", "origin": "https://example.com", "method": "currentUserDetails", "options": {"rpId": "example.com", "userId": "AAAA", "name": "a\rApprove? [y]", "displayName": "b"}}"#, "TypeError"),
+            (#"{"id": 1, "type": "signal", "origin": "https://example.com", "method": "currentUserDetails", "options": {"rpId": "example.com", "userId": "AAAA", "name": "a", "displayName": "\u001b[2J"}}"#, "TypeError"),
+            (#"{"id": 1, "type": "signal", "origin": "https://example.com", "method": "currentUserDetails", "options": {"rpId": "example.com", "userId": "AAAA", "name": "\u202egnp.exe", "displayName": "b"}}"#, "TypeError"),
         ]
         for (text, expected) in cases {
             let (replyText, understood) = host.handle(Array(text.utf8))
