@@ -22,6 +22,7 @@ let fuzzTargets = [
     "FuzzTrace",                // the trace file parser and decoder
     "FuzzControl",              // the control socket's JSON requests
     "FuzzRig",                  // the rig control API's JSON request lines, on a rig with a key
+    "FuzzSignalBridge",         // the native-messaging host: frames and websites' signals, on a real store
 ]
 
 let package = Package(

@@ -36,6 +36,8 @@ What it does
    FuzzTrace                the trace file itself, prefixes and per-connection slices.
    FuzzControl              control-socket request lines (captured from the CLI, and variants).
    FuzzRig                  rig control API request lines (written here, from the README contract).
+   FuzzSignalBridge         native-messaging streams to `latchkey native-host` (written here, from
+                            the README contract: framed signals naming the target's credentials).
    FuzzDeflate              zlib's raw DEFLATE of sample blobs, and the blobs (written here).
 
    Every file is named by the SHA-1 of its content; each target keeps at most 100 files. The
@@ -1139,6 +1141,34 @@ def rig_seeds():
     return [("rig line", line) for line in lines]
 
 
+def signal_bridge_seeds():
+    """Sources/SignalBridge: byte streams as a browser writes them to `latchkey native-host` (a
+    native-endian 32-bit length, then JSON), naming the FuzzSignalBridge target's credentials
+    (IDs AAAAAAAAAAAAAAAAAAAAAA and AQEBAQEBAQEBAQEBAQEBAQ at fuzz.example, user handles user1
+    and user2; other.example's AgICAgICAgICAgICAgICAg)."""
+    def frame(body):
+        return struct.pack("=I", len(body)) + body
+    origin = b'"origin":"https://login.fuzz.example"'
+    messages = [
+        b'{"id":1,"type":"signal",' + origin + b',"method":"unknownCredential","options":{"rpId":"fuzz.example","credentialId":"AAAAAAAAAAAAAAAAAAAAAA"}}',
+        b'{"id":2,"type":"signal",' + origin + b',"method":"allAcceptedCredentials","options":{"rpId":"fuzz.example","userId":"dXNlcjE","allAcceptedCredentialIds":["AQEBAQEBAQEBAQEBAQEBAQ"]}}',
+        b'{"id":3,"type":"signal",' + origin + b',"method":"allAcceptedCredentials","options":{"rpId":"fuzz.example","userId":"dXNlcjE","allAcceptedCredentialIds":["AAAAAAAAAAAAAAAAAAAAAA"]}}',
+        b'{"id":4,"type":"signal",' + origin + b',"method":"currentUserDetails","options":{"rpId":"fuzz.example","userId":"dXNlcjI","name":"n\u00e9","displayName":"D"}}',
+        b'{"id":5,"type":"signal","origin":"https://other.example","method":"unknownCredential","options":{"rpId":"other.example","credentialId":"AgICAgICAgICAgICAgICAg"}}',
+        b'{"id":6,"type":"signal",' + origin + b',"method":"unknownCredential","options":{"rpId":"other.example","credentialId":"AgICAgICAgICAgICAgICAg"}}',
+        b'{"id":7,"type":"signal","origin":"http://127.0.0.1:8080","method":"unknownCredential","options":{"rpId":"fuzz.example","credentialId":"AA"}}',
+        b'{"id":8,"type":"signal","origin":"https://a.ck","method":"unknownCredential","options":{"rpId":"ck","credentialId":"AA"}}',
+        b'{"id":9,"type":"publicSuffixes"}',
+        b'{"id":10,"type":"signal",' + origin + b',"method":"unknownCredential","options":{"rpId":"fuzz.example","credentialId":"AA=="}}',
+        b'{"id":true}', b'[1]', b'{}', b'not json', b'',
+    ]
+    seeds = [("signal", frame(m)) for m in messages]
+    seeds.append(("stream", b"".join(frame(m) for m in messages[:6])))
+    seeds.append(("oversize", struct.pack("=I", 0x7FFFFFFF) + b"{"))
+    seeds.append(("truncated", frame(messages[0])[:-5]))
+    return seeds
+
+
 def write_corpus(target, items):
     directory = os.path.join(CORPUS, target)
     shutil.rmtree(directory, ignore_errors=True)
@@ -1212,6 +1242,7 @@ def main():
         total += write_corpus("FuzzTrace", trace_seeds(raw, header_line, sorted_lines, records))
         total += write_corpus("FuzzControl", control_seeds(control_lines))
         total += write_corpus("FuzzRig", rig_seeds())
+        total += write_corpus("FuzzSignalBridge", signal_bridge_seeds())
         total += write_corpus("FuzzDeflate", deflate_seeds())
         print(f"{'total':26}            {total:9} bytes")
         if ODDITIES:
