@@ -210,12 +210,15 @@ public enum SignalCommand {
                 place = remote.label
             }
             result.append(("renamed", .int(renamed)))
+            let names = ([name.map { "user name '\($0)'" }, displayName.map { "display name '\($0)'" }].compactMap { $0 })
+                .joined(separator: ", ")
             let text = matched == 0
                 ? "current-user at \(rpID): \(place) has no credential of user handle \(Base64URL.encode(userHandle)); nothing changed."
+                : renamed == 0
+                ? "current-user at \(rpID): the \(Wording.count(matched, "credential")) of user handle "
+                    + "\(Base64URL.encode(userHandle)) already had \(names); nothing changed."
                 : "current-user at \(rpID): \(Wording.count(renamed, "credential")) of user handle "
-                    + "\(Base64URL.encode(userHandle)) renamed: "
-                    + ([name.map { "user name '\($0)'" }, displayName.map { "display name '\($0)'" }].compactMap { $0 })
-                        .joined(separator: ", ") + "."
+                    + "\(Base64URL.encode(userHandle)) renamed: " + names + "."
             io.out(parsed.flag("json") ? JSONValue.object(result).rendered : text)
             return 0
         }

@@ -108,6 +108,10 @@ final class SignalCommandTests: XCTestCase {
         let stored = try XCTUnwrap(try store.all().first)
         XCTAssertEqual(stored.userName, "alice")
         XCTAssertEqual(stored.userDisplayName, "Alice Liddell")
+        XCTAssertEqual(signal(["current-user", "--store", store.directory, "--rp", "example.com", "--user-handle", "AQ",
+                               "--display-name", "Alice Liddell"]), .status(0))
+        XCTAssertEqual(output.out, "current-user at example.com: the 1 credential of user handle AQ already had "
+            + "display name 'Alice Liddell'; nothing changed.")
 
         XCTAssertEqual(signal(["current-user", "--store", store.directory, "--rp", "example.com", "--user-handle", "Ag",
                                "--user-name", "x", "--json"]), .status(0))
