@@ -409,7 +409,7 @@ for name in ("udev-rules", "uhid-boot", "user-service", "signal-bridge"):
     # The browsers' host manifests (`latchkey bridge install`): Latchkey's extension IDs only, the launcher runs this binary.
     grep -q '"allowed_extensions": \["signal-bridge@latchkey"\]' "$HOME/.mozilla/native-messaging-hosts/org.latchkey.bridge.json" \
         && grep -q "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/" "$HOME/.config/chromium/NativeMessagingHosts/org.latchkey.bridge.json" \
-        && grep -q "^exec '$prefix/bin/latchkey' 'native-host' '--name' 'default'" "$HOME/.local/share/latchkey-bridge/native-host" \
+        && grep -q "^exec '$prefix/bin/latchkey' 'native-host' '--store' '$HOME/.local/share/latchkey/default'" "$HOME/.local/share/latchkey-bridge/native-host" \
         || { echo "latchkey bridge install did not wire the browsers"; return 1; }
     "$ROOT/scripts/uninstall" --prefix "$prefix" >"$out-3.txt" 2>&1 || { cat "$out-3.txt"; return 1; }
     "$ROOT/scripts/uninstall" --prefix "$prefix" >"$out-4.txt" 2>&1 || { cat "$out-4.txt"; return 1; }

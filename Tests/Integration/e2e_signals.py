@@ -246,8 +246,15 @@ def run_checks(browser, key):
                                     {"rpId": "localhost", "userId": b64(BOB), "name": "bob@loop", "displayName": "Bob Loop"})
         print(f"{LOOP_SIGNALS} signals in a loop: {outcome} resolved in {time.time() - began:.1f} s", flush=True)
         key.wait_until("bob renamed by the loop", lambda c: c[bob_id]["userName"] == "bob@loop")
-        time.sleep(3)   # let what got through arrive
-        applied = len(key.journal()) - entries
+        # What got through may still be on its way (page → extension → host, each a durable
+        # commit, slow under TCG): wait until the journal has stopped growing for 5 s.
+        applied, still, deadline = -1, 0, time.time() + 90
+        while still < 5 and time.time() < deadline:
+            now = len(key.journal()) - entries
+            still = still + 1 if now == applied else 0
+            applied = now
+            time.sleep(1)
+        assert still >= 5, f"signals still arriving {time.time() - began:.0f} s after the loop began"
         allowed = 16 + int(time.time() - began) + 2   # a burst of 16, then one a second
         assert 1 <= applied <= allowed, f"{applied} of {LOOP_SIGNALS} signals reached the store (at most {allowed} may)"
         _, took = sign_in(browser, server, [bob], allow=[bob])
