@@ -40,16 +40,18 @@ public enum BridgeCommand {
     /// `$XDG_DATA_HOME/latchkey-bridge/native-host` (beside the stores' folder, not in it: a key
     /// may be named anything).
     static func launcherPath(environment: [String: String]) -> String {
-        let data = environment["XDG_DATA_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
-        return data + "/latchkey-bridge/native-host"
+        StoreLocation.dataHome(environment: environment) + "/latchkey-bridge/native-host"
     }
 
     static func browsers(_ parsed: ParsedArguments, environment: [String: String]) -> [BridgeInstallation.Browser] {
-        let userData = parsed.value("user-data-dir").map { [absolute($0)] } ?? []
-        return BridgeInstallation.browsers(home: environment["HOME"] ?? NSHomeDirectory(),
-                                           configHome: environment["XDG_CONFIG_HOME"],
-                                           extraChromiumUserDataDirectories: userData)
+        browsers(userDataDirectory: parsed.value("user-data-dir").map(absolute), environment: environment)
+    }
+
+    /// The browsers of this user's environment (HOME, XDG_CONFIG_HOME), and one Chromium
+    /// `--user-data-dir` folder when given (doctor looks at the usual ones only).
+    static func browsers(userDataDirectory: String?, environment: [String: String]) -> [BridgeInstallation.Browser] {
+        BridgeInstallation.browsers(home: environment["HOME"] ?? NSHomeDirectory(), configHome: environment["XDG_CONFIG_HOME"],
+                                    extraChromiumUserDataDirectories: userDataDirectory.map { [$0] } ?? [])
     }
 
     static func absolute(_ path: String) -> String {

@@ -107,8 +107,7 @@ public struct DoctorFacts: Sendable, Equatable {
                                 store: storeFacts(directory: storeDirectory))
         let manager = FileManager.default
         facts.bridge = BridgeInstallation.status(launcherPath: BridgeCommand.launcherPath(environment: environment),
-                                                 browsers: BridgeInstallation.browsers(home: environment["HOME"] ?? NSHomeDirectory(),
-                                                                                       configHome: environment["XDG_CONFIG_HOME"]))
+                                                 browsers: BridgeCommand.browsers(userDataDirectory: nil, environment: environment))
         facts.bridgeContact = BridgeContact.read(storeDirectory: storeDirectory)
 
         facts.uhidPath = paths.uhid

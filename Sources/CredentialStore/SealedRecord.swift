@@ -18,6 +18,12 @@ enum SealedRecord {
     static let formatVersion: UInt8 = 1
     /// The largest plaintext the reader accepts (certificates are the biggest fields).
     static let maximumSize = 1 << 20
+
+    /// An integer as the records (and row bindings) write it: 8 bytes, big-endian.
+    static func bigEndian(_ value: Int64) -> [UInt8] {
+        let bits = UInt64(bitPattern: value)
+        return (0..<8).map { UInt8((bits >> (56 - 8 * UInt64($0))) & 0xFF) }
+    }
 }
 
 /// What a sealed record holds; checked on read so that one kind is never parsed as another.
@@ -68,8 +74,7 @@ struct RecordWriter {
 
     mutating func append(_ tag: UInt8, integer value: Int64?) {
         guard let value else { return }
-        let bits = UInt64(bitPattern: value)
-        append(tag, bytes: (0..<8).map { UInt8((bits >> (56 - 8 * UInt64($0))) & 0xFF) })
+        append(tag, bytes: SealedRecord.bigEndian(value))
     }
 
     mutating func append(_ tag: UInt8, bool value: Bool) {

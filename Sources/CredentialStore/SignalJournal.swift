@@ -146,7 +146,6 @@ extension SQLiteCredentialStore {
 extension RowBinding {
     /// A `signal_journal` row: bound to its sequence number, so entries cannot be reordered.
     static func journal(sequence: Int64) -> RowBinding {
-        let bits = UInt64(bitPattern: sequence)
-        return RowBinding(table: "signal_journal", keys: [(0..<8).map { UInt8((bits >> (56 - 8 * UInt64($0))) & 0xFF) }])
+        RowBinding(table: "signal_journal", keys: [SealedRecord.bigEndian(sequence)])
     }
 }

@@ -6,14 +6,13 @@ public enum StoreLocation {
     public static func directory(explicit: String?, name: String,
                                  environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
         if let explicit { return explicit }
-        let base: String
-        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") {
-            base = xdg
-        } else {
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            base = home + "/.local/share"
-        }
-        return base + "/latchkey/" + name
+        return dataHome(environment: environment) + "/latchkey/" + name
+    }
+
+    /// `$XDG_DATA_HOME` when it is an absolute path, else `~/.local/share`.
+    public static func dataHome(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let xdg = environment["XDG_DATA_HOME"], xdg.hasPrefix("/") { return xdg }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share"
     }
 
     /// A key name is a path component: letters, digits, '-', '_', '.'.

@@ -1,4 +1,5 @@
 import Authenticator
+import CBOR
 import CredentialStore
 import FIDOCrypto
 import Foundation
@@ -76,8 +77,7 @@ final class Bridge: @unchecked Sendable {
         try! store.saveResidentCredentials([credential("fuzz.example", id: ids[0], user: Array("user1".utf8)),
                                             credential("fuzz.example", id: ids[1], user: Array("user2".utf8)),
                                             credential("other.example", id: otherID, user: Array("user1".utf8))])
-        storeIDs = Set((ids + [otherID]).map { Data($0).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "") })
+        storeIDs = Set((ids + [otherID]).map(Base64URL.encode))
         let opened = store
         // No rate limit: it would hide everything past the first signals from the fuzzer.
         session = NativeHostSession(openStore: { opened },
