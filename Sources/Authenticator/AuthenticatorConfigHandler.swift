@@ -22,9 +22,8 @@ extension Authenticator {
 
         switch subcommand {
         case .enableEnterpriseAttestation:
-            // §6.11.1: implemented only with enterprise attestation (getInfo "ep"), which this key
-            // does not offer: CTAP1_ERR_INVALID_PARAMETER, as OpenSK answers.
-            throw .invalidParameter
+            // §6.11.1 (EnterpriseAttestation.swift).
+            try enableEnterpriseAttestation()
         case .toggleAlwaysUv:
             // §6.11.2.
             try saveSetting(AuthenticatorSetting.alwaysUv, value: alwaysUv ? nil : [0x01])
@@ -60,8 +59,10 @@ extension Authenticator {
             state.forcePINChange = true
             try savePINState(state)
             pinState = state
-            // The PIN may no longer be used as it is: tokens issued under it end too.
+            // The PIN may no longer be used as it is: tokens issued under it end too, the
+            // persistent one included (as a YubiKey 5.8 drops it when a policy forces a change).
             pinUvAuth.resetTokens()
+            try resetPersistentToken()
         }
         if let rpIDs = parameters.minPinLengthRPIDs {
             try saveSetting(AuthenticatorSetting.minPinLengthRPIDs,

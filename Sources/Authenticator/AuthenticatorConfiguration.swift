@@ -91,5 +91,11 @@ public struct AuthenticatorConfiguration: Sendable {
     }
     public var protocolLevel: ProtocolLevel = .ctap21
 
+    /// The RP IDs a vendor-facilitated enterprise attestation (makeCredential
+    /// enterpriseAttestation 1) is given for, once enterprise attestation is enabled
+    /// (`serve --enterprise-rp`; on a YubiKey 5 Enterprise Edition the list is set at the
+    /// factory). Platform-managed requests (2) need no list. See EnterpriseAttestation.swift.
+    public var enterpriseAttestationRPIDs: [String] = []
+
     public init() {}
 }

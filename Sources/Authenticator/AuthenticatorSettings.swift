@@ -15,6 +15,13 @@ enum AuthenticatorSetting {
     /// absent is the default, the empty array. Read and written past `loadSetting`'s cache
     /// (`LargeBlobStorage`): a rig changes it beside the authenticator.
     static let largeBlobArray = "largeBlobArray"
+    /// The persistentPinUvAuthToken (CTAP 2.2 §6.5.5.7, permission pcmr): 32 bytes, made when a
+    /// platform first asks for pcmr and kept across power cycles; a PIN change or a reset
+    /// deletes it (resetPersistentPinUvAuthToken). Sealed like every setting.
+    static let persistentPinUvAuthToken = "persistentPinUvAuthToken"
+    /// Enterprise attestation (getInfo `ep`, CTAP 2.1 §7.1): one byte, 0x01 once
+    /// enableEnterpriseAttestation ran; absent is disabled, as after a reset (§7.1.3).
+    static let enterpriseAttestation = "enterpriseAttestation"
 }
 
 extension Authenticator {

@@ -134,6 +134,10 @@ extension Authenticator {
         case .timedOut: throw .userActionTimeout
         case .cancelled: throw .keepaliveCancel
         }
+        // Step 11 (CTAP 2.2): pcmr alone → the persistentPinUvAuthToken.
+        if requested == .persistentCredentialManagementReadOnly {
+            return try issuePersistentToken(sharedSecret: sharedSecret)
+        }
         // Steps 12–16: a fresh token; the method gave no evidence of presence, so the token's
         // userPresent flag is false and makeCredential / getAssertion still ask for a touch.
         return try issueToken(permissions: requested, rpID: request.rpID, sharedSecret: sharedSecret)

@@ -97,6 +97,8 @@ extension Authenticator {
                                   retries: PINPolicy.maxRetries, forcePINChange: false))
         // Step 19: resetPinUvAuthToken() for all protocols — existing tokens die with the old PIN.
         pinUvAuth.resetTokens()
+        // Step 20 (CTAP 2.2): resetPersistentPinUvAuthToken() — pcmr is cleared on a PIN change.
+        try resetPersistentToken()
     }
 
     /// getPinToken (0x05), §6.5.5.7.1 (superseded, but CTAP 2.0 platforms use it): a token with
@@ -127,6 +129,10 @@ extension Authenticator {
         let sharedSecret = try verifyPINForToken(keyAgreement: keyAgreement, pinHashEnc: request.pinHashEnc ?? [],
                                                  pinUvAuthProtocol: pinUvAuthProtocol,
                                                  forcedChangeError: .pinPolicyViolation)
+        // Step 12 (CTAP 2.2): pcmr alone → the persistentPinUvAuthToken; the ordinary token stays.
+        if requested == .persistentCredentialManagementReadOnly {
+            return try issuePersistentToken(sharedSecret: sharedSecret)
+        }
         // Steps 13–17.
         return try issueToken(permissions: requested, rpID: request.rpID, sharedSecret: sharedSecret)
     }
@@ -151,11 +157,17 @@ extension Authenticator {
         // permission bits are ignored.
         let requested = permissions.intersection(.defined)
         guard grantable.isSuperset(of: requested) else { throw .unauthorizedPermission }
+        // CTAP 2.2 §6.5.5.7.2 step 4: "pcmr: perCredMgmtRO is false or absent, or any other
+        // pinUvAuthToken permission is requested" → CTAP2_ERR_UNAUTHORIZED_PERMISSION.
+        if requested.contains(.persistentCredentialManagementReadOnly), requested != .persistentCredentialManagementReadOnly {
+            throw .unauthorizedPermission
+        }
         return (keyAgreement, pinUvAuthProtocol, requested)
     }
 
     /// The permissions a token may carry: mc and ga always; the others only for features getInfo
-    /// offers (§6.5.5.7.2 step 4: cm needs credMgmt, be bioEnroll, lbw largeBlobs, acfg authnrCfg).
+    /// offers (§6.5.5.7.2 step 4: cm needs credMgmt, be bioEnroll, lbw largeBlobs, acfg authnrCfg,
+    /// and in CTAP 2.2 pcmr perCredMgmtRO).
     func grantablePermissions() throws(CTAP2StatusCode) -> PinUvAuthPermissions {
         let options = try infoOptions()
         var grantable: PinUvAuthPermissions = [.makeCredential, .getAssertion]
@@ -163,6 +175,7 @@ extension Authenticator {
         if options["bioEnroll"] != nil { grantable.insert(.bioEnrollment) }
         if options["largeBlobs"] == true { grantable.insert(.largeBlobWrite) }
         if options["authnrCfg"] == true { grantable.insert(.authenticatorConfiguration) }
+        if options["perCredMgmtRO"] == true { grantable.insert(.persistentCredentialManagementReadOnly) }
         return grantable
     }
 

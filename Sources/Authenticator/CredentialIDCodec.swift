@@ -9,6 +9,8 @@ struct CredentialSource {
     var privateKey: SecretBytes
     /// Created with the hmac-secret extension (its CredRandom values are derived, not stored).
     var hasHMACSecret = false
+    /// Created with thirdPartyPayment: true (CTAP 2.2 §12.9).
+    var isThirdPartyPayment = false
 }
 
 /// Credential IDs are the credential's private key sealed with AES-256-GCM under the device
@@ -18,7 +20,8 @@ struct CredentialSource {
 ///
 /// Layout: version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(n)) ‖ tag(16),
 /// where n is the algorithm's key length: 64 bytes for ES256, EdDSA and ES256K (32-byte keys),
-/// 80 for ES384, 98 for ES512. flags: 0x01 resident, 0x02 hmac-secret.
+/// 80 for ES384, 98 for ES512. flags: 0x01 resident, 0x02 hmac-secret, 0x04 thirdPartyPayment
+/// (IDs made before it have the bit clear: not payment credentials, which is what they are).
 struct CredentialIDCodec {
     static let version: UInt8 = 0x01
     /// Everything but the key.
@@ -33,6 +36,7 @@ struct CredentialIDCodec {
 
     func seal(_ source: CredentialSource, rpIDHash: [UInt8], nonce: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
         let flags: UInt8 = (source.isResident ? 0x01 : 0x00) | (source.hasHMACSecret ? 0x02 : 0x00)
+            | (source.isThirdPartyPayment ? 0x04 : 0x00)
         var plaintext: [UInt8] = []
         plaintext.reserveCapacity(3 + source.privateKey.count)
         defer { plaintext.wipe() }
@@ -61,7 +65,7 @@ struct CredentialIDCodec {
               let credProtect = CredentialProtectionPolicy(rawValue: plaintext[2]) else { return nil }
         return CredentialSource(isResident: plaintext[0] & 0x01 != 0, algorithm: algorithm,
                                 credProtect: credProtect, privateKey: SecretBytes(plaintext[3...]),
-                                hasHMACSecret: plaintext[0] & 0x02 != 0)
+                                hasHMACSecret: plaintext[0] & 0x02 != 0, isThirdPartyPayment: plaintext[0] & 0x04 != 0)
     }
 
     private static func algorithmByte(_ algorithm: COSEAlgorithm) -> UInt8 {

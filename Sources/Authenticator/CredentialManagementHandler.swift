@@ -20,9 +20,19 @@ extension Authenticator {
 
         // Every other subcommand: pinUvAuthParam = authenticate(pinUvAuthToken, subCommand ‖
         // CBOR(subCommandParams)) with the cm permission (missing → CTAP2_ERR_PUAT_REQUIRED).
-        let grant = try authorizeCommand(pinUvAuthParam: request.pinUvAuthParam,
-                                         pinUvAuthProtocol: request.pinUvAuthProtocol,
+        // The reading subcommands also take the persistentPinUvAuthToken (CTAP 2.2 pcmr);
+        // with it, deleting and updating fail as a wrong MAC does (CTAP2_ERR_PIN_AUTH_INVALID).
+        let reads = subcommand == .getCredsMetadata || subcommand == .enumerateRPsBegin || subcommand == .enumerateCredentialsBegin
+        let grant: PinUvAuthTokenState.Grant
+        if reads, configuration.protocolLevel == .ctap21,
+           let persistent = try persistentGrant(pinUvAuthParam: request.pinUvAuthParam,
+                                                pinUvAuthProtocol: request.pinUvAuthProtocol,
+                                                message: request.authenticatedMessage) {
+            grant = persistent
+        } else {
+            grant = try authorizeCommand(pinUvAuthParam: request.pinUvAuthParam, pinUvAuthProtocol: request.pinUvAuthProtocol,
                                          message: request.authenticatedMessage, permission: .credentialManagement)
+        }
         switch subcommand {
         case .getCredsMetadata:
             return try credentialsMetadata(grant: grant).cborValue
@@ -100,7 +110,7 @@ extension Authenticator {
                                                           items: .credentials(rpIDHash: rpIDHash, count: credentials.count),
                                                           position: credentials.position, now: clock.monotonicNanoseconds())
         }
-        var response = try Self.response(for: credentials.first)
+        var response = try response(for: credentials.first)
         response.totalCredentials = credentials.count
         return response
     }
@@ -118,7 +128,7 @@ extension Authenticator {
         }
         enumeration.handedOut(credential, now: clock.monotonicNanoseconds())
         credentialEnumeration = enumeration.isExhausted ? nil : enumeration
-        return try Self.response(for: credential.credential)
+        return try response(for: credential.credential)
     }
 
     /// The enumeration a GetNext continues: begun on this channel and not timed out (same
@@ -169,18 +179,22 @@ extension Authenticator {
         CredentialManagementResponse(rp: RelyingPartyEntity(id: entry.rpID, name: entry.name), rpIDHash: entry.rpIDHash)
     }
 
-    /// user, credentialID, publicKey (COSE, derived from the stored private key), credProtect
-    /// and largeBlobKey of one credential (§6.8.4).
-    private static func response(for credential: ResidentCredential) throws(CTAP2StatusCode) -> CredentialManagementResponse {
+    /// user, credentialID, publicKey (COSE, derived from the stored private key), credProtect,
+    /// largeBlobKey and thirdPartyPayment of one credential (§6.8.4).
+    private func response(for credential: ResidentCredential) throws(CTAP2StatusCode) -> CredentialManagementResponse {
         guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
               let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
             throw .other
         }
-        return CredentialManagementResponse(
+        var response = CredentialManagementResponse(
             user: UserEntity(id: credential.userHandle, name: credential.userName, displayName: credential.userDisplayName),
             credentialID: CredentialDescriptor(id: credential.credentialID),
             publicKey: key.cosePublicKey.cborValue,
             credProtect: credential.credProtect,
             largeBlobKey: credential.largeBlobKey?.copyBytes())
+        // Whether it is a payment credential, on a key that offers thirdPartyPayment (python-fido2
+        // 2.1+ reads it as RESULT.THIRD_PARTY_PAYMENT).
+        if configuration.offeredExtensions.contains(.thirdPartyPayment) { response.thirdPartyPayment = credential.thirdPartyPayment }
+        return response
     }
 }

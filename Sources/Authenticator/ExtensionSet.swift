@@ -18,8 +18,11 @@ public struct ExtensionSet: OptionSet, Sendable, Hashable {
     /// the array is of no use without the keys.
     public static let largeBlobKey = ExtensionSet(rawValue: 1 << 3)
     public static let minPinLength = ExtensionSet(rawValue: 1 << 4)
+    /// thirdPartyPayment (CTAP 2.2 §12.9): a credential marked at creation as usable for
+    /// payments another party starts (Secure Payment Confirmation), as on a YubiKey 5.8.
+    public static let thirdPartyPayment = ExtensionSet(rawValue: 1 << 5)
 
-    public static let all: ExtensionSet = [.credProtect, .credBlob, .hmacSecret, .largeBlobKey, .minPinLength]
+    public static let all: ExtensionSet = [.credProtect, .credBlob, .hmacSecret, .largeBlobKey, .minPinLength, .thirdPartyPayment]
 
     /// getInfo's extension identifiers, in the order a Latchkey key lists them.
     public var identifiers: [String] {
@@ -29,6 +32,7 @@ public struct ExtensionSet: OptionSet, Sendable, Hashable {
         if contains(.hmacSecret) { names += ["hmac-secret", "hmac-secret-mc"] }
         if contains(.largeBlobKey) { names.append("largeBlobKey") }
         if contains(.minPinLength) { names.append("minPinLength") }
+        if contains(.thirdPartyPayment) { names.append("thirdPartyPayment") }
         return names
     }
 }

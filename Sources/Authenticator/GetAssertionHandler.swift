@@ -9,6 +9,11 @@ struct AssertionCandidate {
     var resident: ResidentCredential?
     /// A non-discoverable credential made with hmac-secret (resident ones carry their values).
     var hasHMACSecret = false
+    /// A non-discoverable credential made with thirdPartyPayment (resident ones say it themselves).
+    var isThirdPartyPayment = false
+
+    /// Whether it is a third-party payment credential (CTAP 2.2 §12.9).
+    var allowsThirdPartyPayment: Bool { resident?.thirdPartyPayment ?? isThirdPartyPayment }
 }
 
 extension Authenticator {
@@ -41,6 +46,8 @@ extension Authenticator {
         let wantsCredBlob = extensions.credBlob ?? false
         // largeBlobKey (§12.3): the credential's key in response member 0x07.
         let wantsLargeBlobKey = extensions.largeBlobKey ?? false
+        // thirdPartyPayment (CTAP 2.2 §12.9): whether the credential is a payment one.
+        let wantsThirdPartyPayment = extensions.thirdPartyPayment ?? false
         var hmacSecret: HMACSecretRequest?
         if let input = extensions.hmacSecret {
             hmacSecret = try hmacSecretRequest(input, userPresence: userPresence)
@@ -74,7 +81,8 @@ extension Authenticator {
             }
             return try assertion(for: candidate, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                                  flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
-                                 wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret, numberOfCredentials: nil)
+                                 wantsLargeBlobKey: wantsLargeBlobKey, wantsThirdPartyPayment: wantsThirdPartyPayment,
+                                 hmacSecret: hmacSecret, numberOfCredentials: nil)
         }
 
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
@@ -104,13 +112,13 @@ extension Authenticator {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
                 userVerified: userVerified, wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey,
-                hmacSecret: hmacSecret, position: applicable.position, remaining: applicable.count - 1,
+                wantsThirdPartyPayment: wantsThirdPartyPayment, hmacSecret: hmacSecret, position: applicable.position, remaining: applicable.count - 1,
                 now: clock.monotonicNanoseconds())
         }
         return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
-                             wantsLargeBlobKey: wantsLargeBlobKey, hmacSecret: hmacSecret,
-                             numberOfCredentials: selectedOnKey ? nil : applicable.count, userSelected: selectedOnKey)
+                             wantsLargeBlobKey: wantsLargeBlobKey, wantsThirdPartyPayment: wantsThirdPartyPayment,
+                             hmacSecret: hmacSecret, numberOfCredentials: selectedOnKey ? nil : applicable.count, userSelected: selectedOnKey)
     }
 
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
@@ -139,7 +147,8 @@ extension Authenticator {
         return try assertion(for: try candidate(from: current), rpIDHash: pending.rpIDHash,
                              clientDataHash: pending.clientDataHash, flags: pending.flags,
                              userVerified: pending.userVerified, wantsCredBlob: pending.wantsCredBlob,
-                             wantsLargeBlobKey: pending.wantsLargeBlobKey, hmacSecret: pending.hmacSecret,
+                             wantsLargeBlobKey: pending.wantsLargeBlobKey, wantsThirdPartyPayment: pending.wantsThirdPartyPayment,
+                             hmacSecret: pending.hmacSecret,
                              numberOfCredentials: nil)
     }
 
@@ -164,7 +173,8 @@ extension Authenticator {
             }
             // credProtect userVerificationRequired is never usable without UV.
             if opened.credProtect == .userVerificationRequired && !userVerified { continue }
-            return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: nil, hasHMACSecret: opened.hasHMACSecret)
+            return AssertionCandidate(credentialID: descriptor.id, key: opened.key, resident: nil, hasHMACSecret: opened.hasHMACSecret,
+                                      isThirdPartyPayment: opened.isThirdPartyPayment)
         }
         return nil
     }
@@ -187,7 +197,7 @@ extension Authenticator {
         guard let source = codec.open(id, rpIDHash: rpIDHash),
               let key = CredentialPrivateKey(algorithm: source.algorithm, secret: source.privateKey) else { return nil }
         let opened = OpenedCredential(isResident: source.isResident, credProtect: source.credProtect,
-                                      hasHMACSecret: source.hasHMACSecret, key: key)
+                                      hasHMACSecret: source.hasHMACSecret, isThirdPartyPayment: source.isThirdPartyPayment, key: key)
         openedCredentials.insert(opened, id: id, rpIDHash: rpIDHash)
         return opened
     }
@@ -219,10 +229,13 @@ extension Authenticator {
 
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
                    flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool,
-                   hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?,
+                   wantsThirdPartyPayment: Bool = false, hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?,
                    userSelected: Bool = false) throws(CTAP2StatusCode) -> CBORValue {
         var extensionOutputs: [CBORValue: CBORValue] = [:]
         if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
+        // thirdPartyPayment: true for a payment credential, false for any other (a YubiKey 5.8
+        // answers false too rather than leaving the output out).
+        if wantsThirdPartyPayment { extensionOutputs["thirdPartyPayment"] = .boolean(candidate.allowsThirdPartyPayment) }
         // hmac-secret: only for credentials created with it; CredRandom by whether UV was done.
         if let hmacSecret, let credRandom = credRandom(for: candidate) {
             extensionOutputs["hmac-secret"] = .byteString(try hmacSecret.output(credRandom: credRandom, userVerified: userVerified,

@@ -37,12 +37,14 @@ extension Authenticator {
         // the attestation formats makeCredential honours in attestationFormatsPreference; reset
         // works on the one transport there is; no PIN rule beyond minPINLength; a PIN is at most
         // 63 bytes, so at most 63 code points (PINPolicy); the config subcommands it answers
-        // (not 0x01 enableEnterpriseAttestation: no enterprise attestation).
+        // (0x01 enableEnterpriseAttestation with enterprise attestation, `ep`).
         info.attestationFormats = AttestationStatementFormat.allCases.map(\.rawValue)
         info.transportsForReset = ["usb"]
         info.pinComplexityPolicy = false
         info.maxPINLength = PINPolicy.maxByteLength
-        info.authenticatorConfigCommands = [AuthenticatorConfigSubcommand.toggleAlwaysUv, .setMinPINLength].map { Int($0.rawValue) }
+        info.authenticatorConfigCommands = [AuthenticatorConfigSubcommand.enableEnterpriseAttestation, .toggleAlwaysUv,
+                                            .setMinPINLength].map { Int($0.rawValue) }
+        info.encIdentifier = try encryptedIdentifier()
         return info
     }
 
@@ -111,6 +113,12 @@ extension Authenticator {
             "authnrCfg": true,
             "setMinPINLength": true,
             "alwaysUv": alwaysUv,
+            // CTAP 2.2: the pcmr permission and the persistentPinUvAuthToken
+            // (PersistentPinUvAuthToken.swift).
+            "perCredMgmtRO": true,
+            // Enterprise attestation (EnterpriseAttestation.swift): present, false until
+            // authenticatorConfig enableEnterpriseAttestation turns it on (CTAP 2.1 §6.4).
+            "ep": try isEnterpriseAttestationEnabled(),
         ]
         // authenticatorLargeBlobs (0x0C) with the largeBlobKey extension; absent without it.
         if offersLargeBlobs { options["largeBlobs"] = true }

@@ -69,8 +69,8 @@ extension Authenticator {
             if isResident, try isProtectedByUserVerification() { throw try missingUVError() }
             if try isAlwaysUvEnabled() { throw try missingUVError() }
         }
-        // Step 7: enterprise attestation is not offered.
-        if request.enterpriseAttestation != nil { throw .invalidParameter }
+        // Step 9: enterprise attestation (EnterpriseAttestation.swift).
+        let enterpriseAttestation = try grantsEnterpriseAttestation(request.enterpriseAttestation, rpID: request.rp.id)
 
         let rpIDHash = rpIDHashes.hash(of: request.rp.id)
 
@@ -97,6 +97,8 @@ extension Authenticator {
         if wantsLargeBlobKey && !isResident { throw .invalidOption }
         // minPinLength (§12.4): the current minimum, for the RPs setMinPINLength allowed.
         let reportsMinPINLength = extensions.minPinLength ?? false
+        // thirdPartyPayment (CTAP 2.2 §12.9): the credential is marked now, for good.
+        let isThirdPartyPayment = extensions.thirdPartyPayment ?? false
 
         // Step 11.1: the pinUvAuthToken must carry mc for this RP; then UV is done. Step 11.2:
         // or the key verifies the user itself.
@@ -141,7 +143,8 @@ extension Authenticator {
         let credentialID: [UInt8]
         if idCarriesKey {
             let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,
-                                          privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret)
+                                          privateKey: key.rawRepresentation, hasHMACSecret: hasHMACSecret,
+                                          isThirdPartyPayment: isThirdPartyPayment)
             credentialID = try codec.seal(source, rpIDHash: rpIDHash, nonce: nonce())
         } else {
             credentialID = random.bytes(count: Self.storedCredentialIDLength)
@@ -164,6 +167,7 @@ extension Authenticator {
                 hmacSecretWithUV: credRandom?.withUV, hmacSecretWithoutUV: credRandom?.withoutUV)
             credential.backupFlags = configuration.defaultBackupFlags
             credential.discoverable = isResident
+            credential.thirdPartyPayment = isThirdPartyPayment
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 
@@ -171,6 +175,7 @@ extension Authenticator {
         if let requested = extensions.credProtect { extensionOutputs["credProtect"] = .unsignedInt(UInt64(requested.rawValue)) }
         if extensions.credBlob != nil { extensionOutputs["credBlob"] = .boolean(storedBlob) }
         if hasHMACSecret { extensionOutputs["hmac-secret"] = true }
+        if let requested = extensions.thirdPartyPayment { extensionOutputs["thirdPartyPayment"] = .boolean(requested) }
         if let hmacSecretAtCreation, let credRandom {
             extensionOutputs["hmac-secret-mc"] = .byteString(try hmacSecretAtCreation.output(
                 credRandom: credRandom, userVerified: userVerified, random: random))
@@ -190,6 +195,14 @@ extension Authenticator {
 
         // Attestation: the first format in the client's preference that we support
         // (CTAP 2.2 attestationFormatsPreference); packed with the batch certificate by default.
+        // An enterprise attestation the platform asked for and the key granted is packed with
+        // the store's own chain whatever the format preference: asking for it is the stronger
+        // wish, and `none` would make the request pointless.
+        if enterpriseAttestation {
+            return MakeCredentialResponse(format: AttestationStatementFormat.packed.rawValue, authenticatorData: authenticatorData,
+                                          attestationStatement: try enterpriseAttestationStatement(signing: authenticatorData + request.clientDataHash),
+                                          largeBlobKey: largeBlobKey?.copyBytes(), enterpriseAttestation: true).cborValue
+        }
         let format = AttestationStatementFormat.chosen(from: request.attestationFormatsPreference)
         let statement: CBORValue
         switch format {

@@ -6,6 +6,7 @@ struct OpenedCredential {
     var isResident: Bool
     var credProtect: CredentialProtectionPolicy
     var hasHMACSecret: Bool
+    var isThirdPartyPayment = false
     var key: CredentialPrivateKey
 }
 

@@ -17,6 +17,7 @@ struct PendingAssertions {
     let userVerified: Bool
     let wantsCredBlob: Bool
     let wantsLargeBlobKey: Bool
+    let wantsThirdPartyPayment: Bool
     let hmacSecret: HMACSecretRequest?
     /// Where the last handed-out credential stands in the store's order (newest first).
     private(set) var position: CredentialReference
@@ -26,11 +27,12 @@ struct PendingAssertions {
     private(set) var lastUsed: UInt64
 
     init(channel: UInt32, rpIDHash: [UInt8], clientDataHash: [UInt8], flags: AuthenticatorData.Flags,
-         userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool, hmacSecret: HMACSecretRequest?,
-         position: CredentialReference, remaining: Int, now: UInt64) {
+         userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool, wantsThirdPartyPayment: Bool = false,
+         hmacSecret: HMACSecretRequest?, position: CredentialReference, remaining: Int, now: UInt64) {
         self.channel = channel; self.rpIDHash = rpIDHash; self.clientDataHash = clientDataHash
         self.flags = flags; self.userVerified = userVerified
         self.wantsCredBlob = wantsCredBlob; self.wantsLargeBlobKey = wantsLargeBlobKey; self.hmacSecret = hmacSecret
+        self.wantsThirdPartyPayment = wantsThirdPartyPayment
         self.position = position; self.remaining = remaining
         self.lastUsed = now
     }

@@ -33,6 +33,10 @@ public enum ServeCommand {
                       + COSEAlgorithm.defaultCredentialAlgorithms.map(\.name).joined(separator: ",") + "): names or COSE numbers, "
                       + "e.g. ES256,EdDSA to emulate a YubiKey 5 before firmware 5.7. RS256 and PS256 only when named: "
                       + "no credential ID carries an RSA key, so every RSA credential takes a slot in the store."),
+            .init("enterprise-rp", value: "RPID,RPID,…",
+                  help: "RP IDs given a vendor-facilitated enterprise attestation (the store's own certificate chain, "
+                      + "which identifies this installation) once it is enabled with authenticatorConfig "
+                      + "enableEnterpriseAttestation (e.g. python-fido2's Config.enable_enterprise_attestation)."),
             .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
         ])
 
@@ -93,6 +97,13 @@ public enum ServeCommand {
             } catch {
                 throw UsageError("invalid --algorithms '\(list)': \(error)")
             }
+        }
+        if let list = parsed.value("enterprise-rp") {
+            let rpIDs = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            if let bad = rpIDs.first(where: { $0.isEmpty || $0.contains(where: { $0.isWhitespace || $0.isUppercase }) }) {
+                throw UsageError("invalid --enterprise-rp '\(list)': '\(bad)' is not an RP ID (a lowercase domain, e.g. example.com)")
+            }
+            options.enterpriseRPIDs = rpIDs
         }
         if let trace = parsed.value("trace") {
             guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }

@@ -24,8 +24,10 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     public var uvModality: UInt32?
     /// CTAP 2.2 members (§6.4), each only where the key can say it truthfully:
     /// attestationFormats (0x16), transportsForReset (0x1A), pinComplexityPolicy (0x1B),
-    /// maxPINLength (0x1D), authenticatorConfigCommands (0x1F).
+    /// maxPINLength (0x1D), authenticatorConfigCommands (0x1F); encIdentifier (0x19) while a
+    /// persistentPinUvAuthToken exists.
     public var attestationFormats: [String]?
+    public var encIdentifier: [UInt8]?
     public var transportsForReset: [String]?
     public var pinComplexityPolicy: Bool?
     public var maxPINLength: Int?
@@ -76,6 +78,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         if let uvModality { map[0x12] = CBORValue(UInt64(uvModality)) }
         if let remainingDiscoverableCredentials { map[0x14] = CBORValue(remainingDiscoverableCredentials) }
         if let attestationFormats { map[0x16] = .array(attestationFormats.map { .textString($0) }) }
+        if let encIdentifier { map[0x19] = .byteString(encIdentifier) }
         if let transportsForReset { map[0x1A] = .array(transportsForReset.map { .textString($0) }) }
         if let pinComplexityPolicy { map[0x1B] = .boolean(pinComplexityPolicy) }
         if let maxPINLength { map[0x1D] = CBORValue(maxPINLength) }

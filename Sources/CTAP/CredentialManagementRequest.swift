@@ -122,6 +122,9 @@ public struct CredentialManagementResponse: Sendable, Equatable {
     public var credProtect: CredentialProtectionPolicy?
     /// largeBlobKey (0x0B)
     public var largeBlobKey: [UInt8]?
+    /// thirdPartyPayment (0x0C, CTAP 2.3 beside 2.2's extension): whether the credential is a
+    /// payment one.
+    public var thirdPartyPayment: Bool?
 
     public init(existingResidentCredentialsCount: Int? = nil, maxPossibleRemainingResidentCredentialsCount: Int? = nil,
                 rp: RelyingPartyEntity? = nil, rpIDHash: [UInt8]? = nil, totalRPs: Int? = nil,
@@ -149,6 +152,7 @@ public struct CredentialManagementResponse: Sendable, Equatable {
         if let totalCredentials { map[0x09] = CBORValue(totalCredentials) }
         if let credProtect { map[0x0A] = .unsignedInt(UInt64(credProtect.rawValue)) }
         if let largeBlobKey { map[0x0B] = .byteString(largeBlobKey) }
+        if let thirdPartyPayment { map[0x0C] = .boolean(thirdPartyPayment) }
         return .map(map)
     }
 }

@@ -13,18 +13,24 @@ public struct GetAssertionExtensions: ExtensionInputs {
     public var largeBlobKey: Bool?
     /// hmac-secret (§12.5): the platform's key agreement and encrypted salts.
     public var hmacSecret: HMACSecretInput?
+    /// thirdPartyPayment (CTAP 2.2 §12.9): whether to report if the credential is one for
+    /// third-party payments.
+    public var thirdPartyPayment: Bool?
 
-    public init(credBlob: Bool? = nil, largeBlobKey: Bool? = nil, hmacSecret: HMACSecretInput? = nil) {
+    public init(credBlob: Bool? = nil, largeBlobKey: Bool? = nil, hmacSecret: HMACSecretInput? = nil,
+                thirdPartyPayment: Bool? = nil) {
         self.credBlob = credBlob; self.largeBlobKey = largeBlobKey; self.hmacSecret = hmacSecret
+        self.thirdPartyPayment = thirdPartyPayment
     }
 
-    /// Decode the extensions map, in this order: credBlob, largeBlobKey, hmac-secret. A known
+    /// Decode the extensions map, in this order: credBlob, largeBlobKey, thirdPartyPayment, hmac-secret. A known
     /// extension with the wrong type is CTAP2_ERR_CBOR_UNEXPECTED_TYPE; hmac-secret's own
     /// members fail as `HMACSecretInput` says.
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
         self.credBlob = try map["credBlob"].optionalBool()
         self.largeBlobKey = try map["largeBlobKey"].optionalBool()
+        self.thirdPartyPayment = try map["thirdPartyPayment"].optionalBool()
         self.hmacSecret = try map["hmac-secret"].map(HMACSecretInput.init(cbor:))
     }
 
@@ -37,6 +43,7 @@ public struct GetAssertionExtensions: ExtensionInputs {
         if let credBlob { map["credBlob"] = .boolean(credBlob) }
         if let largeBlobKey { map["largeBlobKey"] = .boolean(largeBlobKey) }
         if let hmacSecret { map["hmac-secret"] = hmacSecret.cborValue }
+        if let thirdPartyPayment { map["thirdPartyPayment"] = .boolean(thirdPartyPayment) }
         return .map(map)
     }
 }

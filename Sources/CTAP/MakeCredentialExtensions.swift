@@ -20,15 +20,20 @@ public struct MakeCredentialExtensions: ExtensionInputs {
     public var largeBlobKey: Bool?
     /// minPinLength (§12.4): whether the current minimum PIN length is reported.
     public var minPinLength: Bool?
+    /// thirdPartyPayment (CTAP 2.2 §12.9): whether the credential may be used for third-party
+    /// payments.
+    public var thirdPartyPayment: Bool?
 
     public init(credProtect: CredentialProtectionPolicy? = nil, credBlob: [UInt8]? = nil, hmacSecret: Bool? = nil,
-                hmacSecretMC: HMACSecretInput? = nil, largeBlobKey: Bool? = nil, minPinLength: Bool? = nil) {
+                hmacSecretMC: HMACSecretInput? = nil, largeBlobKey: Bool? = nil, minPinLength: Bool? = nil,
+                thirdPartyPayment: Bool? = nil) {
         self.credProtect = credProtect; self.credBlob = credBlob; self.hmacSecret = hmacSecret
         self.hmacSecretMC = hmacSecretMC; self.largeBlobKey = largeBlobKey; self.minPinLength = minPinLength
+        self.thirdPartyPayment = thirdPartyPayment
     }
 
     /// Decode the extensions map, in this order: credProtect, credBlob, hmac-secret,
-    /// hmac-secret-mc, largeBlobKey, minPinLength. A known extension with the wrong type is
+    /// hmac-secret-mc, largeBlobKey, minPinLength, thirdPartyPayment. A known extension with the wrong type is
     /// CTAP2_ERR_CBOR_UNEXPECTED_TYPE; a credProtect that is no level, or hmac-secret-mc without
     /// hmac-secret: true, is CTAP2_ERR_INVALID_OPTION. hmac-secret-mc's own members fail as
     /// `HMACSecretInput` says.
@@ -50,6 +55,7 @@ public struct MakeCredentialExtensions: ExtensionInputs {
         }
         self.largeBlobKey = try map["largeBlobKey"].optionalBool()
         self.minPinLength = try map["minPinLength"].optionalBool()
+        self.thirdPartyPayment = try map["thirdPartyPayment"].optionalBool()
     }
 
     /// No extension asked for (the request then carries no extensions map).
@@ -64,6 +70,7 @@ public struct MakeCredentialExtensions: ExtensionInputs {
         if let hmacSecretMC { map["hmac-secret-mc"] = hmacSecretMC.cborValue }
         if let largeBlobKey { map["largeBlobKey"] = .boolean(largeBlobKey) }
         if let minPinLength { map["minPinLength"] = .boolean(minPinLength) }
+        if let thirdPartyPayment { map["thirdPartyPayment"] = .boolean(thirdPartyPayment) }
         return .map(map)
     }
 }

@@ -15,11 +15,15 @@ public struct PinUvAuthPermissions: OptionSet, Sendable, Hashable {
     public static let largeBlobWrite = PinUvAuthPermissions(rawValue: 0x10)
     /// acfg: authenticatorConfig (0x20).
     public static let authenticatorConfiguration = PinUvAuthPermissions(rawValue: 0x20)
+    /// pcmr: persistent credential management, read only (0x40, CTAP 2.2 §6.5.5.7): granted
+    /// alone, to the persistentPinUvAuthToken, which survives power cycles; rpId ignored.
+    public static let persistentCredentialManagementReadOnly = PinUvAuthPermissions(rawValue: 0x40)
 
-    /// Every permission CTAP 2.1 defines; other bits are "undefined permissions", which the
+    /// Every permission CTAP 2.2 defines; other bits are "undefined permissions", which the
     /// authenticator ignores (CTAP 2.1 §6.5.5.7.2 step 4 and 15).
     public static let defined: PinUvAuthPermissions = [.makeCredential, .getAssertion, .credentialManagement,
-                                                       .bioEnrollment, .largeBlobWrite, .authenticatorConfiguration]
+                                                       .bioEnrollment, .largeBlobWrite, .authenticatorConfiguration,
+                                                       .persistentCredentialManagementReadOnly]
     /// The permissions that bind a token to the rpId given with them.
     public static let requiringRPID: PinUvAuthPermissions = [.makeCredential, .getAssertion]
     /// getPinToken (0x05): the legacy default, mc and ga without an rpId (CTAP 2.1 §6.5.5.7.1).

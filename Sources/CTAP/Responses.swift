@@ -6,14 +6,19 @@ public struct MakeCredentialResponse: Sendable, Equatable {
     public var authenticatorData: [UInt8]
     public var attestationStatement: CBORValue
     public var largeBlobKey: [UInt8]?
+    /// epAtt (0x04): true when the attestation is an enterprise attestation (CTAP 2.1 §7.1).
+    public var enterpriseAttestation: Bool?
 
-    public init(format: String, authenticatorData: [UInt8], attestationStatement: CBORValue, largeBlobKey: [UInt8]? = nil) {
+    public init(format: String, authenticatorData: [UInt8], attestationStatement: CBORValue, largeBlobKey: [UInt8]? = nil,
+                enterpriseAttestation: Bool? = nil) {
         self.format = format; self.authenticatorData = authenticatorData
         self.attestationStatement = attestationStatement; self.largeBlobKey = largeBlobKey
+        self.enterpriseAttestation = enterpriseAttestation
     }
 
     public var cborValue: CBORValue {
         var map: [CBORValue: CBORValue] = [1: .textString(format), 2: .byteString(authenticatorData), 3: attestationStatement]
+        if let enterpriseAttestation { map[4] = .boolean(enterpriseAttestation) }
         if let largeBlobKey { map[5] = .byteString(largeBlobKey) }
         return .map(map)
     }

@@ -25,6 +25,8 @@ enum CredentialField {
     static let backup: UInt8 = 15
     /// Present (true) only for a credential that is not discoverable (`ResidentCredential.discoverable`).
     static let notDiscoverable: UInt8 = 16
+    /// Present (true) only for a third-party payment credential (`ResidentCredential.thirdPartyPayment`).
+    static let thirdPartyPayment: UInt8 = 17
 }
 
 /// Fields of a `RecordKind.relyingParty` record.
@@ -78,6 +80,7 @@ extension ResidentCredential {
         let backup = (backupEligible ? 1 : 0) | (backedUp ? 2 : 0)
         writer.append(CredentialField.backup, integer: backup == 0 ? nil : Int64(backup))
         if !discoverable { writer.append(CredentialField.notDiscoverable, bool: true) }
+        if thirdPartyPayment { writer.append(CredentialField.thirdPartyPayment, bool: true) }
         return writer.bytes
     }
 
@@ -110,6 +113,7 @@ extension ResidentCredential {
         backupEligible = backup & 1 != 0
         backedUp = backup & 2 != 0
         discoverable = !(try record.bool(CredentialField.notDiscoverable) ?? false)
+        thirdPartyPayment = try record.bool(CredentialField.thirdPartyPayment) ?? false
     }
 
     /// The `credentials.cred_protect` column: the credProtect level, or 0 for a credential that

@@ -49,6 +49,8 @@ public struct KeyConfiguration: Equatable, Sendable {
     public var attestation: AuthenticatorConfiguration.Attestation = .batch
     /// `--algorithms`: the credential algorithms the key makes, in its order of preference.
     public var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
+    /// `--enterprise-rp`: the RP IDs given a vendor-facilitated enterprise attestation.
+    public var enterpriseRPIDs: [String] = []
     public var logLevel: Logger.Level = .info
     /// `--trace FILE`.
     public var tracePath: String?

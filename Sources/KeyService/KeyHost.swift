@@ -29,6 +29,7 @@ public enum KeyHost {
             var authenticatorConfiguration = AuthenticatorConfiguration()
             authenticatorConfiguration.attestation = configuration.attestation
             authenticatorConfiguration.algorithms = configuration.algorithms
+            authenticatorConfiguration.enterpriseAttestationRPIDs = configuration.enterpriseRPIDs
             authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
                                               userVerification: makeUserVerification(configuration, logger: logger),
                                               clock: SystemClock())

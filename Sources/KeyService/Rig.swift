@@ -289,10 +289,11 @@ public final class Rig: @unchecked Sendable {
             case "largeBlob", "largeBlobKey": set.insert(.largeBlobKey)
             case "prf", "hmac-secret", "hmacCreateSecret": set.insert(.hmacSecret)
             case "minPinLength": set.insert(.minPinLength)
+            case "payment", "thirdPartyPayment": set.insert(.thirdPartyPayment)
             case "credProps": break
             default:
                 throw .invalidParams("params.extensions: unknown extension '\(name)' (known: credProtect, credBlob, largeBlob, "
-                                     + "prf or hmac-secret, minPinLength, credProps)")
+                                     + "prf or hmac-secret, minPinLength, payment or thirdPartyPayment, credProps)")
             }
         }
         return set

@@ -393,7 +393,7 @@ final class ClientPINTests: XCTestCase {
                            "permissions \(permissions.rawValue)")
         }
         // Undefined permission bits are ignored.
-        XCTAssertEqual(try harness.pinToken("1234", permissions: [.getAssertion, PinUvAuthPermissions(rawValue: 0x40)],
+        XCTAssertEqual(try harness.pinToken("1234", permissions: [.getAssertion, PinUvAuthPermissions(rawValue: 0x80)],
                                             rpID: "example.com").status, .success)
     }
 

@@ -21,7 +21,8 @@ final class ExtensionSetTests: XCTestCase {
     func testAllOfThemByDefault() throws {
         let info = try XCTUnwrap(try AuthenticatorHarness().send(.getInfo).body)
         XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue),
-                       ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"])
+                       ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength",
+                        "thirdPartyPayment"])
         XCTAssertEqual(info[4]?["largeBlobs"]?.boolValue, true)
     }
 

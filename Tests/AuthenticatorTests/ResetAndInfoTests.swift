@@ -14,7 +14,8 @@ final class ResetAndInfoTests: XCTestCase {
         XCTAssertEqual(info[4]?["rk"]?.boolValue, true)
         XCTAssertEqual(info[4]?["up"]?.boolValue, true)
         XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue),
-                       ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength"])
+                       ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength",
+                        "thirdPartyPayment"])
         // CTAP 2.1 features: credential management (both commands), config, large blobs.
         for option in ["credMgmt", "credentialMgmtPreview", "authnrCfg", "setMinPINLength", "largeBlobs"] {
             XCTAssertEqual(info[4]?[.textString(option)]?.boolValue, true, option)
@@ -34,12 +35,17 @@ final class ResetAndInfoTests: XCTestCase {
         XCTAssertEqual(info[9]?.arrayValue, ["usb"])
         XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47])
         XCTAssertEqual(info[0x14]?.intValue, 1000)
-        // CTAP 2.2 members it can fill truthfully; versions stay 2.1 (not every 2.2 behaviour is there).
+        // CTAP 2.2 members it can fill truthfully; versions stay 2.1: CTAP 2.2 defines no
+        // "FIDO_2_2" (CTAP 2.3 §6.4: it "MUST not be present").
         XCTAssertEqual(info[0x16]?.arrayValue, ["packed", "none"], "attestationFormats")
         XCTAssertEqual(info[0x1A]?.arrayValue, ["usb"], "transportsForReset")
         XCTAssertEqual(info[0x1B]?.boolValue, false, "pinComplexityPolicy")
         XCTAssertEqual(info[0x1D]?.intValue, 63, "maxPINLength")
-        XCTAssertEqual(info[0x1F]?.arrayValue, [2, 3], "authenticatorConfigCommands: toggleAlwaysUv, setMinPINLength")
+        XCTAssertEqual(info[0x1F]?.arrayValue, [1, 2, 3],
+                       "authenticatorConfigCommands: enableEnterpriseAttestation, toggleAlwaysUv, setMinPINLength")
+        XCTAssertEqual(info[4]?["ep"]?.boolValue, false, "enterprise attestation: capable, off")
+        XCTAssertEqual(info[4]?["perCredMgmtRO"]?.boolValue, true)
+        XCTAssertNil(info[0x19], "encIdentifier: no persistent token yet")
         XCTAssertNil(info[0x18], "longTouchForReset: absent is false")
         XCTAssertFalse(info[1]?.arrayValue?.contains("FIDO_2_2") ?? true)
         _ = try harness.register(harness.makeCredentialRequest(resident: true))

@@ -59,7 +59,7 @@ final class ClientPINRequestTests: XCTestCase {
 
     func testSubcommandNumbers() {
         XCTAssertEqual(ClientPINSubcommand.allCases.map(\.rawValue), [1, 2, 3, 4, 5, 6, 7, 9])
-        XCTAssertEqual(PinUvAuthPermissions.defined.rawValue, 0x3F)
+        XCTAssertEqual(PinUvAuthPermissions.defined.rawValue, 0x7F)
         XCTAssertEqual([PinUvAuthPermissions.makeCredential, .getAssertion, .credentialManagement, .bioEnrollment,
                         .largeBlobWrite, .authenticatorConfiguration].map(\.rawValue), [0x01, 0x02, 0x04, 0x08, 0x10, 0x20])
     }

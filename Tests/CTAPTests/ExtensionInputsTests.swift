@@ -94,8 +94,12 @@ final class ExtensionInputsTests: XCTestCase {
         XCTAssertEqual(extensions.cborValue, .map(["credBlob": true, "largeBlobKey": false, "hmac-secret": hmacSecretInput.cborValue]))
         XCTAssertEqual(try GetAssertionExtensions(cbor: try CBORDecoder.decode(extensions.cborValue.encoded())), extensions)
         XCTAssertTrue(try GetAssertionExtensions(cbor: .map([:])).isEmpty)
-        XCTAssertEqual(try GetAssertionExtensions(cbor: .map(["largeBlobKey": true, "credProtect": 2, "thirdPartyPayment": true])),
+        XCTAssertEqual(try GetAssertionExtensions(cbor: .map(["largeBlobKey": true, "credProtect": 2, "devicePubKey": true])),
                        GetAssertionExtensions(largeBlobKey: true), "unknown ones (and makeCredential-only ones) are ignored")
+        let payment = GetAssertionExtensions(thirdPartyPayment: true)
+        XCTAssertEqual(payment.cborValue, .map(["thirdPartyPayment": true]))
+        XCTAssertEqual(try GetAssertionExtensions(cbor: payment.cborValue), payment)
+        XCTAssertThrowsError(try GetAssertionExtensions(cbor: .map(["thirdPartyPayment": 1])))
     }
 
     func testGetAssertionExtensionsMustHaveTheirTypes() throws {

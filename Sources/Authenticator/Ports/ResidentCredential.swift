@@ -30,6 +30,9 @@ public struct ResidentCredential: Sendable {
     /// sets them to stand for a synced passkey (WebDriver's backupEligibility/backupState).
     public var backupEligible = false
     public var backedUp = false
+    /// Made with the thirdPartyPayment extension (CTAP 2.2 §12.9): usable for payments that
+    /// another party starts. Fixed when the credential is made.
+    public var thirdPartyPayment = false
 
     /// `backupEligible` and `backedUp` as authData flags (set: the other flags are ignored).
     public var backupFlags: AuthenticatorData.Flags {

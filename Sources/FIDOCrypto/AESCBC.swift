@@ -2,23 +2,45 @@ import COpenSSL
 
 /// AES-256 in CBC mode without padding (as CTAP2's PIN/UV auth protocols use it).
 public enum AES256CBC {
-    static let cipher = FetchedCipher("AES-256-CBC")
-    static let keyByteCount = 32
-    static let blockByteCount = 16
+    static let mode = AESCBC(cipher: FetchedCipher("AES-256-CBC"), keyByteCount: 32)
 
     /// Encrypts whole blocks. `plaintext.count` must be a multiple of 16, the key
     /// 32 bytes and the IV 16 bytes; otherwise `.invalidLength`.
     public static func encrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try crypt(plaintext, key: key, iv: iv, encrypting: true)
+        try mode.crypt(plaintext, key: key, iv: iv, encrypting: true)
     }
 
     /// Decrypts whole blocks; same length rules as `encrypt`.
     public static func decrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
-        try crypt(ciphertext, key: key, iv: iv, encrypting: false)
+        try mode.crypt(ciphertext, key: key, iv: iv, encrypting: false)
+    }
+}
+
+/// AES-128 in CBC mode without padding: CTAP 2.2 getInfo's encIdentifier (0x19) is the device
+/// identifier under AES-128-CBC with a key derived from the persistentPinUvAuthToken.
+public enum AES128CBC {
+    static let mode = AESCBC(cipher: FetchedCipher("AES-128-CBC"), keyByteCount: 16)
+
+    /// Encrypts whole blocks. `plaintext.count` must be a multiple of 16, the key
+    /// 16 bytes and the IV 16 bytes; otherwise `.invalidLength`.
+    public static func encrypt(_ plaintext: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try mode.crypt(plaintext, key: key, iv: iv, encrypting: true)
     }
 
-    private static func crypt(_ input: [UInt8], key: [UInt8], iv: [UInt8],
-                              encrypting: Bool) throws(CryptoError) -> [UInt8] {
+    /// Decrypts whole blocks; same length rules as `encrypt`.
+    public static func decrypt(_ ciphertext: [UInt8], key: [UInt8], iv: [UInt8]) throws(CryptoError) -> [UInt8] {
+        try mode.crypt(ciphertext, key: key, iv: iv, encrypting: false)
+    }
+}
+
+/// One AES key size in CBC mode without padding, whole blocks only.
+struct AESCBC: Sendable {
+    static let blockByteCount = 16
+    let cipher: FetchedCipher
+    let keyByteCount: Int
+
+    func crypt(_ input: [UInt8], key: [UInt8], iv: [UInt8], encrypting: Bool) throws(CryptoError) -> [UInt8] {
+        let blockByteCount = Self.blockByteCount
         guard key.count == keyByteCount, iv.count == blockByteCount,
               input.count % blockByteCount == 0, input.count <= Int(Int32.max) else {
             throw .invalidLength
