@@ -46,6 +46,8 @@ public final class Authenticator: @unchecked Sendable {
         // offering [RS256, ES256] then gets ES256, not a refusal after the touch.
         var configuration = configuration
         if random.derivesKeys { configuration.algorithms.removeAll { $0.rsaPadding != nil } }
+        // A curve this libcrypto lacks is not offered (getInfo lists only what the key can make).
+        configuration.algorithms.removeAll { !$0.isAvailableInLibcrypto }
         self.configuration = configuration
         self.overrides = overrides
         self.store = store

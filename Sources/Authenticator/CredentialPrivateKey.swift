@@ -113,6 +113,18 @@ enum CredentialPrivateKey {
 }
 
 extension COSEAlgorithm {
+    /// Whether this machine's libcrypto can make it: every ECDSA curve is optional in an OpenSSL
+    /// build (`ECCurve.isAvailable`); asked without touching the curve's shared instance.
+    public var isAvailableInLibcrypto: Bool {
+        switch self {
+        case .es256: ECCurve.isAvailable(groupName: "prime256v1")
+        case .es384: ECCurve.isAvailable(groupName: "secp384r1")
+        case .es512: ECCurve.isAvailable(groupName: "secp521r1")
+        case .es256K: ECCurve.isAvailable(groupName: "secp256k1")
+        case .edDSA, .ecdhESHKDF256, .rs256, .ps256: true
+        }
+    }
+
     /// The ECDSA suite behind a COSE algorithm (RFC 9053 §2.1, RFC 8812 §3.2); nil for others.
     public var ecdsaSuite: ECDSA.Suite? {
         switch self {

@@ -82,6 +82,21 @@ public final class ECCurve: Sendable, Equatable, CustomStringConvertible {
         0xBA, 0xAE, 0xDC, 0xE6, 0xAF, 0x48, 0xA0, 0x3B, 0xBF, 0xD2, 0x5E, 0x8C, 0xD0, 0x36, 0x41, 0x41,
     ])
 
+    /// Whether this libcrypto has the curve OpenSSL calls `groupName` ("prime256v1",
+    /// "secp384r1", "secp521r1", "secp256k1"). A libcrypto may be built without some curves
+    /// (secp256k1 most often), and the shared instances above stop the process at their first use
+    /// when theirs is missing; so a key asks first and does not offer what it cannot make
+    /// (`Authenticator.init`). Asked without touching the shared instances.
+    public static func isAvailable(groupName: String) -> Bool {
+        let nid = OBJ_sn2nid(groupName)
+        guard nid != NID_undef, let group = EC_GROUP_new_by_curve_name(nid) else {
+            ERR_clear_error()
+            return false
+        }
+        EC_GROUP_free(group)
+        return true
+    }
+
     /// The curve OpenSSL calls `groupName`, if it is one of these.
     static func named(_ groupName: String) -> ECCurve? {
         [p256, p384, p521, secp256k1].first { $0.groupName.description == groupName }

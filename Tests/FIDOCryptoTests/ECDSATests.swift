@@ -120,4 +120,15 @@ final class ECDSATests: XCTestCase {
         let p256 = try ECDSA.PrivateKey.derived(suite: .es256) { SecretBytes([UInt8](repeating: 0x42, count: $0)) }
         XCTAssertEqual(p256.rawRepresentation.copyBytes(), [UInt8](repeating: 0x42, count: 32))
     }
+
+    /// A libcrypto without a curve is asked about before the curve is touched (touching a missing
+    /// one stops the process); Debian's OpenSSL 3.0 has all four.
+    func testCurveAvailabilityIsAskedWithoutTouchingTheCurve() {
+        for groupName in ["prime256v1", "secp384r1", "secp521r1", "secp256k1"] {
+            XCTAssertTrue(ECCurve.isAvailable(groupName: groupName), groupName)
+        }
+        for groupName in ["", "secp999r1", "P-256 "] {
+            XCTAssertFalse(ECCurve.isAvailable(groupName: groupName), groupName)
+        }
+    }
 }
