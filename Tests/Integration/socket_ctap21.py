@@ -5,7 +5,8 @@ from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and
 
 @check("getInfo advertises CTAP 2.1: FIDO_2_1, credMgmt (+ preview), authnrCfg, setMinPINLength, largeBlobs, alwaysUv off; "
        "and the CTAP 2.2 members attestationFormats, transportsForReset, pinComplexityPolicy, maxPINLength, "
-       "authenticatorConfigCommands")
+       "authenticatorConfigCommands (enableEnterpriseAttestation, toggleAlwaysUv, setMinPINLength), perCredMgmtRO, ep false, "
+       "thirdPartyPayment")
 def test_get_info_ctap21(key):
     info = Ctap2(key.device()).info
     assert info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], info.versions
@@ -20,7 +21,9 @@ def test_get_info_ctap21(key):
     assert info.transports_for_reset == ["usb"], info.transports_for_reset
     assert info.pin_complexity_policy is False, info.pin_complexity_policy
     assert info.max_pin_length == 63, info.max_pin_length
-    assert info.authenticator_config_commands == [2, 3], info.authenticator_config_commands
+    assert info.authenticator_config_commands == [1, 2, 3], info.authenticator_config_commands
+    assert info.options.get("perCredMgmtRO") is True and info.options.get("ep") is False, info.options
+    assert "thirdPartyPayment" in info.extensions, info.extensions
 
 
 @check("ClientPin setPIN on a key of its own (the PIN checks below use it)")
