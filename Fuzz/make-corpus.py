@@ -6,7 +6,8 @@ What it does
 1. Starts `latchkey serve --transport socket:… --presence auto --trace …` on a fresh store in a
    temporary directory (never the user's store or sockets), and drives a broad session against
    it over python-fido2 and raw CTAPHID reports: getInfo; makeCredential (ES256, EdDSA,
-   ES384, ES512, ES256K, resident or not, credProtect / hmac-secret / credBlob / largeBlobKey / minPinLength);
+   ES384, ES512, ES256K, resident or not, credProtect / hmac-secret / credBlob / largeBlobKey / minPinLength /
+   thirdPartyPayment, enterpriseAttestation); the persistent (pcmr) token;
    getAssertion (allowList, discoverable with getNextAssertion, hmac-secret salts on both PIN
    protocols); clientPIN (getRetries, getKeyAgreement, setPIN, a wrong PIN, changePIN, tokens
    with and without permissions); credentialManagement (0x0A and the 0x41 preview); largeBlobs;
@@ -148,7 +149,8 @@ class Key:
 
     def start(self):
         args = [self.binary, "serve", "--transport", f"socket:{self.socket_path}", "--presence", "auto",
-                "--store", self.store, "--name", "corpus", "--trace", self.trace_path, "--log-level", "debug"]
+                "--store", self.store, "--name", "corpus", "--trace", self.trace_path, "--log-level", "debug",
+                "--enterprise-rp", RP["id"]]
         self.log = open(self.log_path, "ab")
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
         deadline = time.time() + 20
@@ -286,6 +288,16 @@ def session_without_pin(key, made):
         made[name] = credential_id(step(
             f"makeCredential {name} non-resident", ctap.make_credential, sha(f"mc {name}"), RP2,
             {"id": user, "name": name.lower()}, [{"type": "public-key", "alg": alg}, ES256]))
+    # thirdPartyPayment (CTAP 2.2): a payment credential, and assertions asking whether it is one.
+    made["payment"] = credential_id(step(
+        "makeCredential thirdPartyPayment", ctap.make_credential, sha("mc payment"), RP2,
+        {"id": b"\x13", "name": "payment"}, [ES256], extensions={"thirdPartyPayment": True}))
+    if made["payment"]:
+        step("getAssertion thirdPartyPayment", ctap.get_assertion, RP2["id"], sha("ga payment"),
+             allow_list=[descriptor(made["payment"])], extensions={"thirdPartyPayment": True})
+    # enterpriseAttestation before it is enabled (no PIN yet: config would be open).
+    step("makeCredential enterpriseAttestation while disabled", ctap.make_credential, sha("mc ep off"), RP2,
+         {"id": b"\x14", "name": "ep"}, [ES256], enterprise_attestation=2, expect=CtapError.ERR.INVALID_PARAMETER)
     curves = [descriptor(made[name]) for name in ("ES384", "ES512", "ES256K") if made[name]]
     if curves:
         step("getAssertion allowList of ES384, ES512 and ES256K credentials", ctap.get_assertion, RP2["id"],
@@ -448,6 +460,21 @@ def session_with_pin(key, made):
                                                extensions={"prf": {"eval": {"first": sha("prf first")}}})
     step("Fido2Client getAssertion (passkey)", client.get_assertion, request.public_key)
 
+    # The persistentPinUvAuthToken (CTAP 2.2 pcmr): reads, and a delete it may not do.
+    step("clientPIN token pcmr + cm", client_pin.get_pin_token, PIN,
+         ClientPin.PERMISSION.PERSISTENT_CREDENTIAL_MGMT | ClientPin.PERMISSION.CREDENTIAL_MGMT,
+         expect=CtapError.ERR.UNAUTHORIZED_PERMISSION)
+    pcmr_token = step("clientPIN token pcmr", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.PERSISTENT_CREDENTIAL_MGMT)
+    if pcmr_token:
+        step("getInfo with encIdentifier", ctap.get_info)
+        persistent = CredentialManagement(ctap, client_pin.protocol, pcmr_token)
+        step("credentialManagement getCredsMetadata (persistent token)", persistent.get_metadata)
+        step("credentialManagement enumerateRPs (persistent token)", persistent.enumerate_rps)
+        step("credentialManagement enumerateCredentials (persistent token)", persistent.enumerate_creds, sha(RP["id"]))
+        if made.get("barbara"):
+            step("credentialManagement deleteCredential (persistent token)", persistent.delete_cred,
+                 descriptor(made["barbara"]), expect=CtapError.ERR.PIN_AUTH_INVALID)
+
     # credentialManagement
     cm_token = step("clientPIN token cm", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.CREDENTIAL_MGMT)
     if cm_token:
@@ -509,7 +536,20 @@ def session_with_pin(key, made):
                                            ("config vendorPrototype", 0xFF, {1: 0})):
             message = b"\xff" * 32 + b"\x0d" + bytes([sub_command]) + (cbor.encode(params) if params else b"")
             step(label, ctap.config, sub_command, params, 2, client_pin.protocol.authenticate(cfg_token, message),
-                 expect=CtapError.ERR.INVALID_SUBCOMMAND if sub_command == 0xFF else CtapError.ERR.INVALID_PARAMETER)
+                 expect=CtapError.ERR.INVALID_SUBCOMMAND if sub_command == 0xFF else None)
+        # Enterprise attestation, now enabled: vendor-facilitated (the key is started with
+        # --enterprise-rp for RP), platform-managed, and a value that is neither.
+        ep_token = step("clientPIN token mc (enterprise attestation)", client_pin.get_pin_token, PIN,
+                        ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"])
+        for value, expect in ((1, None), (2, None), (3, CtapError.ERR.INVALID_OPTION)):
+            if not ep_token:
+                break
+            cdh = sha(f"mc ep {value}")
+            step(f"makeCredential enterpriseAttestation {value}", ctap.make_credential, cdh, RP,
+                 {"id": bytes([0x20 + value]), "name": f"ep{value}"}, [ES256], enterprise_attestation=value,
+                 pin_uv_param=client_pin.protocol.authenticate(ep_token, cdh), pin_uv_protocol=2, expect=expect)
+            ep_token = step("clientPIN token mc (again)", client_pin.get_pin_token, PIN,
+                            ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"])
     step("config without a token", Config(ctap).set_min_pin_length, 8, expect=CtapError.ERR.PUAT_REQUIRED)
     mc_token = step("clientPIN token mc (minPinLength)", client_pin.get_pin_token, PIN,
                     ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"])
