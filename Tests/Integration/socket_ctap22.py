@@ -1,11 +1,13 @@
 """Socket suite: CTAP 2.2 behaviour through python-fido2 2.2.1 — the persistentPinUvAuthToken (pcmr,
-perCredMgmtRO, encIdentifier) across restarts, the thirdPartyPayment extension through Fido2Client, and
+perCredMgmtRO, encIdentifier) across restarts, the thirdPartyPayment extension through Fido2Client, PRF
+with hmac-secret-mc (outputs at registration), and
 enterprise attestation (Config.enable_enterprise_attestation, makeCredential enterpriseAttestation 1 and
 2, epAtt, a chain that identifies the installation), on keys of their own (`serve --enterprise-rp`)."""
 
 from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from fido2.ctap2.extensions import ThirdPartyPaymentExtension
+from fido2.utils import websafe_decode
 from fido2.webauthn import PublicKeyCredentialDescriptor
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
@@ -117,6 +119,40 @@ def test_ctap22_third_party_payment(key):
         device.close()
 
 
+@check("PRF through Fido2Client (hmac-secret-mc): prf.eval at registration gives 32-byte results at once; the same salt at "
+       "sign-in gives the same output, another salt another, and both outputs come back together (UV required both times, "
+       "so the same CredRandom)")
+def test_ctap22_prf_at_registration(key):
+    device = key.device()
+    try:
+        client = Fido2Client(device, client_data_collector=DefaultClientDataCollector("https://prf.example"),
+                             user_interaction=Ctap21PinInteraction(CTAP21_PIN))
+        server = server_for(rp_id="prf.example")
+        first, second = hashlib.sha256(b"prf first").digest(), hashlib.sha256(b"prf second").digest()
+        options, state = server.register_begin({"id": b"prf-user", "name": "prf"},
+                                               resident_key_requirement=ResidentKeyRequirement.REQUIRED,
+                                               user_verification=UserVerificationRequirement.REQUIRED)
+        public_key = dict(options.public_key)
+        public_key["extensions"] = {"prf": {"eval": {"first": first}}}
+        registration = client.make_credential(public_key)
+        credential = server.register_complete(state, registration).credential_data
+        prf = registration.client_extension_results["prf"]
+        assert prf["enabled"] is True, prf
+        at_creation = prf["results"]["first"]   # base64url, as a browser's JSON gives it
+        assert len(websafe_decode(at_creation)) == 32, at_creation
+
+        request, state = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.REQUIRED)
+        public_key = dict(request.public_key)
+        public_key["extensions"] = {"prf": {"eval": {"first": first, "second": second}}}
+        response = client.get_assertion(public_key).get_response(0)
+        server.authenticate_complete(state, [credential], response)
+        results = response.client_extension_results["prf"]["results"]
+        assert results["first"] == at_creation, "the same salt, the same output"
+        assert len(websafe_decode(results["second"])) == 32 and results["second"] != at_creation
+    finally:
+        device.close()
+
+
 def enterprise_make_credential(ctap, rp_id, value, token=None, protocol=None):
     client_data_hash = os.urandom(32)
     kwargs = {}
@@ -196,7 +232,8 @@ def test_ctap22():
     """The CTAP 2.2 checks, on a key of their own (the last one resets it)."""
     key = Ctap22Key("ctap22").start()
     try:
-        for test in (test_ctap22_persistent_token, test_ctap22_third_party_payment, test_ctap22_enterprise_attestation):
+        for test in (test_ctap22_persistent_token, test_ctap22_third_party_payment, test_ctap22_prf_at_registration,
+                     test_ctap22_enterprise_attestation):
             test(key)
     finally:
         key.stop()
