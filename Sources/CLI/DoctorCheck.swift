@@ -9,7 +9,8 @@ public struct DoctorCheck: Sendable, Equatable {
     }
 
     /// Stable identifier for scripts: `uhid`, `uhid-boot`, `uhid-access`, `udev-rules`,
-    /// `hidraw-access`, `key-running`, `store`, `user-service`, `signal-bridge`.
+    /// `hidraw-access`, `key-running`, `store`, `user-service`, `signal-bridge`, `sandboxed-browsers`,
+    /// `browser-flatpak-<app ID>`, `browser-snap-<snap>`, `running-sandbox`.
     public var id: String
     public var title: String
     public var status: Status
@@ -36,6 +37,8 @@ public struct DoctorCheck: Sendable, Equatable {
         checks.append(store(facts.store))
         checks.append(userService(facts))
         checks.append(signalBridge(facts))
+        checks += sandboxedBrowsers(facts)
+        if let sandbox = runningSandbox(facts) { checks.append(sandbox) }
         return checks
     }
 

@@ -70,6 +70,12 @@ public struct DoctorFacts: Sendable, Equatable {
     /// `latchkey bridge status`: each browser's wiring, and the extension's last contact.
     public var bridge: [BridgeInstallation.Status] = []
     public var bridgeContact: BridgeContact?
+    /// Flatpak and Snap browsers, and whether their sandbox lets them open FIDO devices.
+    public var sandboxedBrowsers: [SandboxedBrowser] = []
+    /// The sandbox or container `latchkey doctor` itself runs in, if any.
+    public var runningSandbox: RunningSandbox?
+    /// FIDO hidraw devices this process can see (any key, Latchkey's or not).
+    public var fidoDeviceCount = 0
 
     public var store: Store
 
@@ -100,7 +106,7 @@ public struct DoctorFacts: Sendable, Equatable {
     /// key's exclusive lock (`StoreLock.none`), and only if it already exists.
     public static func gather(storeDirectory: String, extraSockets: [String] = [],
                               environment: [String: String] = ProcessInfo.processInfo.environment,
-                              paths: Paths = Paths()) -> DoctorFacts {
+                              paths: Paths = Paths(), browserPaths: SandboxedBrowser.Paths? = nil) -> DoctorFacts {
         let uid = getuid()
         let user = userName(uid: uid, environment: environment)
         var facts = DoctorFacts(userName: user, isRoot: geteuid() == 0, kernelRelease: kernelRelease(),
@@ -147,7 +153,11 @@ public struct DoctorFacts: Sendable, Equatable {
             facts.sessionHasGroup = processGroups().contains(gid)
         }
 
-        for device in HIDDeviceEnumerator().fidoDevices() {
+        facts.sandboxedBrowsers = SandboxedBrowser.find(paths: browserPaths ?? SandboxedBrowser.Paths(environment: environment))
+        facts.runningSandbox = RunningSandbox.detect(environment: environment)
+        let devices = HIDDeviceEnumerator().fidoDevices()
+        facts.fidoDeviceCount = devices.count
+        for device in devices {
             guard let name = device.latchkeyName else { continue }
             facts.runningKeys.append(RunningKey(name: name, devicePath: device.devicePath, isAccessible: device.isAccessible))
         }

@@ -42,7 +42,7 @@ final class DoctorCheckTests: XCTestCase {
     func testAHealthySetupIsAllOK() {
         let checks = DoctorCheck.evaluate(healthy())
         XCTAssertEqual(checks.map(\.id), ["uhid", "uhid-boot", "uhid-access", "udev-rules", "hidraw-access",
-                                          "key-running", "store", "user-service", "signal-bridge"])
+                                          "key-running", "store", "user-service", "signal-bridge", "sandboxed-browsers"])
         XCTAssertEqual(checks.filter { $0.status != .ok }, [])
         XCTAssertEqual(DoctorCommand.exitStatus(checks), 0)
         XCTAssertEqual(checks.first { $0.id == "store" }?.detail,
@@ -207,7 +207,7 @@ final class DoctorCheckTests: XCTestCase {
         XCTAssertTrue(text.hasPrefix("latchkey doctor: user pat, kernel 6.1.0-28-amd64\n"), text)
         XCTAssertTrue(text.contains("\nFAIL  udev rules "), text)
         XCTAssertTrue(text.contains("fix: run scripts/install"), text)
-        XCTAssertTrue(text.hasSuffix("7 OK, 0 warnings, 2 failures"), text)
+        XCTAssertTrue(text.hasSuffix("8 OK, 0 warnings, 2 failures"), text)
 
         let json = try parseJSON(DoctorCommand.json(checks, facts: facts).rendered)
         XCTAssertEqual(json["ok"] as? Bool, false)
