@@ -3,7 +3,8 @@
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
-@check("latchkey probe/wink/doctor --socket: the diagnostics CLI against the running key")
+@check("latchkey probe/wink/doctor --socket: the diagnostics CLI against the running key; doctor names a Flatpak browser "
+       "without device access and the override that fixes it")
 def test_cli_diagnostics(key):
     def latchkey(*args, timeout=60):
         return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout)
@@ -41,6 +42,26 @@ def test_cli_diagnostics(key):
     checks = {c["id"]: c for c in json.loads(doctor.stdout)["checks"]}
     assert checks["key-running"]["status"] == "OK" and key.socket_path in checks["key-running"]["detail"], checks
     assert checks["store"]["status"] == "OK" and "integrity check passed" in checks["store"]["detail"], checks["store"]
+
+    # Sandboxed browsers, from a user's Flatpak installation laid out as flatpak lays it out: the
+    # app's metadata grants only dri, so doctor names the override that lets it open keys.
+    data_home = os.path.join(WORK, "doctor-data-home")
+    metadata = os.path.join(data_home, "flatpak/app/org.chromium.Chromium/current/active/metadata")
+    os.makedirs(os.path.dirname(metadata), exist_ok=True)
+    with open(metadata, "w") as handle:
+        handle.write("[Application]\nname=org.chromium.Chromium\n\n[Context]\nshared=network;ipc;\ndevices=dri;\n")
+    sandboxed = subprocess.run([BINARY, "doctor", "--store", key.store, "--json"], capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "XDG_DATA_HOME": data_home})
+    checks = {c["id"]: c for c in json.loads(sandboxed.stdout)["checks"]}
+    chromium = checks["browser-flatpak-org.chromium.Chromium"]
+    assert chromium["status"] == "WARN" and chromium["fix"].startswith("flatpak override --user --device=all org.chromium.Chromium"), chromium
+    os.makedirs(os.path.join(data_home, "flatpak/overrides"), exist_ok=True)
+    with open(os.path.join(data_home, "flatpak/overrides/org.chromium.Chromium"), "w") as handle:
+        handle.write("[Context]\ndevices=all;\n")   # what that command writes
+    sandboxed = subprocess.run([BINARY, "doctor", "--store", key.store, "--json"], capture_output=True, text=True, timeout=60,
+                               env={**os.environ, "XDG_DATA_HOME": data_home})
+    checks = {c["id"]: c for c in json.loads(sandboxed.stdout)["checks"]}
+    assert checks["browser-flatpak-org.chromium.Chromium"]["status"] == "OK", checks["browser-flatpak-org.chromium.Chromium"]
 
     # A silent peer (a socket nobody answers on) is a diagnosis within the timeout, not a hang.
     silent_path = os.path.join(WORK, "silent.sock")
