@@ -1,3 +1,4 @@
+import Authenticator
 import CredentialStore
 import Foundation
 import KeyService
@@ -85,9 +86,8 @@ public enum ApproveCommand {
         }
         switch response.result {
         case "approved", "denied":
-            var text = "\(response.result): \(response.operation ?? "a request")"
-            if let rpID = response.rpID { text += " at \(rpID)" }
-            if let user = response.user, !user.isEmpty { text += " for \(user)" }
+            var text = "\(response.result): " + DisplayText.request(response.operation ?? "a request", rpID: response.rpID,
+                                                                   userName: response.user)
             if let id = response.requestID { text += " (request \(id))" }
             print(text)
             return 0
@@ -120,9 +120,8 @@ public enum ApproveCommand {
             return 1
         }
         if let pending = response.pending {
-            var text = "pending: " + (pending.id.map { "request \($0): " } ?? "") + pending.operation
-            if let rpID = pending.rpID { text += " at \(rpID)" }
-            if let user = pending.user, !user.isEmpty { text += " for \(user)" }
+            var text = "pending: " + (pending.id.map { "request \($0): " } ?? "")
+                + DisplayText.request(pending.operation, rpID: pending.rpID, userName: pending.user)
             if let waited = pending.waitingMilliseconds { text += String(format: " (waiting %.1f s)", Double(waited) / 1_000) }
             print(text)
         } else {

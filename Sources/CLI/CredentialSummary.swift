@@ -63,9 +63,13 @@ struct CredentialSummary: Equatable {
         extensions = credential.hasLargeBlobKey ? ["largeBlobKey"] : []
     }
 
-    /// "alice (Alice Liddell)", "alice", "(Alice Liddell)" or "-".
+    /// The RP ID as text output shows it (`DisplayText`: a site's text never acts on the terminal).
+    var shownRPID: String { DisplayText.safe(rpID) }
+
+    /// "alice (Alice Liddell)", "alice", "(Alice Liddell)" or "-", for text output (`DisplayText`).
     var userLabel: String {
-        switch (userName.flatMap { $0.isEmpty ? nil : $0 }, userDisplayName.flatMap { $0.isEmpty ? nil : $0 }) {
+        let userName = userName.map { DisplayText.safe($0) }, userDisplayName = userDisplayName.map { DisplayText.safe($0) }
+        return switch (userName.flatMap { $0.isEmpty ? nil : $0 }, userDisplayName.flatMap { $0.isEmpty ? nil : $0 }) {
         case let (name?, display?): name == display ? name : "\(name) (\(display))"
         case let (name?, nil): name
         case let (nil, display?): "(\(display))"
@@ -99,9 +103,9 @@ struct CredentialSummary: Equatable {
         func add(_ label: String, _ value: String) {
             lines.append("  " + (label + ":").padding(toLength: 15, withPad: " ", startingAt: 0) + value)
         }
-        add("RP ID", rpID + (rpName.map { " (\($0))" } ?? ""))
-        add("User name", userName ?? "-")
-        add("Display name", userDisplayName ?? "-")
+        add("RP ID", shownRPID + (rpName.map { " (\(DisplayText.safe($0)))" } ?? ""))
+        add("User name", userName.map { DisplayText.safe($0) } ?? "-")
+        add("Display name", userDisplayName.map { DisplayText.safe($0) } ?? "-")
         add("User handle", shownUserHandle ?? "- (allowList only: not discoverable)")
         add("Algorithm", algorithm.map { "\(Self.algorithmName($0)) (\($0))" } ?? "-")
         if let createdAt { add("Created", Self.timestamp(createdAt)) }
@@ -154,7 +158,7 @@ struct CredentialSummary: Equatable {
         var rows = [["RP ID", "USER", "USER HANDLE", "CREDENTIAL ID", "ALG"] + (showCreated ? ["CREATED"] : []) + ["PROTECT"]
                     + (showHidden ? ["HIDDEN SINCE"] : [])]
         for credential in credentials {
-            var row = [credential.rpID, credential.userLabel, credential.shownUserHandle.map(shortened) ?? "-",
+            var row = [credential.shownRPID, credential.userLabel, credential.shownUserHandle.map(shortened) ?? "-",
                        shortened(credential.encodedID), credential.algorithm.map(algorithmName) ?? "-"]
             if showCreated { row.append(credential.createdAt.map(timestamp) ?? "-") }
             row.append(credential.credProtect.map(String.init) ?? "-")

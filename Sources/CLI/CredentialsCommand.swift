@@ -162,7 +162,7 @@ public enum CredentialsCommand {
     static func confirmDeletion(_ summary: CredentialSummary, from place: String, parsed: ParsedArguments,
                                 io: CommandIO) throws(CLIError) -> Bool {
         if parsed.flag("yes") { return true }
-        let question = "Delete credential \(summary.encodedID) of \(summary.userLabel) at \(summary.rpID) from \(place)? "
+        let question = "Delete credential \(summary.encodedID) of \(summary.userLabel) at \(summary.shownRPID) from \(place)? "
             + "It cannot be undone."
         let confirmed: Bool
         do {
@@ -178,7 +178,7 @@ public enum CredentialsCommand {
         if json {
             io.out(JSONValue.object([("deleted", summary.json)]).rendered)
         } else {
-            io.out("Deleted credential \(summary.encodedID) of \(summary.userLabel) at \(summary.rpID).")
+            io.out("Deleted credential \(summary.encodedID) of \(summary.userLabel) at \(summary.shownRPID).")
         }
     }
 
@@ -224,7 +224,7 @@ public enum CredentialsCommand {
             if parsed.flag("json") {
                 io.out(JSONValue.object([("renamed", after.json)]).rendered)
             } else {
-                io.out("Renamed credential \(CredentialSummary.shortened(after.encodedID)) at \(after.rpID): "
+                io.out("Renamed credential \(CredentialSummary.shortened(after.encodedID)) at \(after.shownRPID): "
                     + change("user name", before.userName, after.userName) + "; "
                     + change("display name", before.userDisplayName, after.userDisplayName) + ".")
             }
@@ -239,7 +239,7 @@ public enum CredentialsCommand {
     }
 
     static func change(_ field: String, _ old: String?, _ new: String?) -> String {
-        func quoted(_ value: String?) -> String { value.map { "'\($0)'" } ?? "none" }
+        func quoted(_ value: String?) -> String { value.map { "'\(DisplayText.safe($0))'" } ?? "none" }
         return old == new ? "\(field) unchanged (\(quoted(old)))" : "\(field) \(quoted(old)) → \(quoted(new))"
     }
 
@@ -266,9 +266,9 @@ public enum CredentialsCommand {
                 io.out(JSONValue.object([("store", .string(directory)), ("credentialId", .string(summary.encodedID)),
                                          ("rpId", .string(result.rpID)), ("unhidden", .bool(result.wasHidden))]).rendered)
             } else if result.wasHidden {
-                io.out("Credential \(summary.encodedID) of \(summary.userLabel) at \(result.rpID) is visible again.")
+                io.out("Credential \(summary.encodedID) of \(summary.userLabel) at \(DisplayText.safe(result.rpID)) is visible again.")
             } else {
-                io.out("Credential \(summary.encodedID) of \(summary.userLabel) at \(result.rpID) was not hidden; nothing changed.")
+                io.out("Credential \(summary.encodedID) of \(summary.userLabel) at \(DisplayText.safe(result.rpID)) was not hidden; nothing changed.")
             }
             return 0
         }

@@ -260,7 +260,7 @@ public enum SignalCommand {
                 where !list.isEmpty {
                     changed.append("\(verb) " + list.map { CredentialSummary.shortened(Base64URL.encode($0)) }.joined(separator: ", "))
                 }
-                io.out("  \(CredentialSummary.timestamp(entry.time))  \(entry.source)  \(entry.method) at \(entry.rpID): "
+                io.out("  \(CredentialSummary.timestamp(entry.time))  \(DisplayText.safe(entry.source))  \(entry.method) at \(DisplayText.safe(entry.rpID)): "
                     + (changed.isEmpty ? "no change" : changed.joined(separator: "; ")))
             }
             return 0
@@ -295,7 +295,7 @@ public enum SignalCommand {
         if !parsed.flag("yes") {
             let list = credentials.map { "\($0.encodedID) (\($0.userLabel))" }.joined(separator: ", ")
             let question = "\(manager.label) cannot hide credentials; delete \(Wording.count(credentials.count, "credential")) "
-                + "at \(credentials[0].rpID) for good: \(list)?"
+                + "at \(credentials[0].shownRPID) for good: \(list)?"
             let confirmed: Bool
             do {
                 confirmed = try io.confirm(question)

@@ -72,9 +72,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     /// "register at example.com for alice", escaped for notify-send (which expands backslash
     /// escapes in the body) and for servers that render body markup.
     static func body(for request: PresenceRequest) -> String {
-        var text = request.operation.rawValue
-        if let rpID = request.rpID { text += " at \(rpID)" }
-        if let user = request.userName, !user.isEmpty { text += " for \(user)" }
+        let text = DisplayText.request(request.operation.rawValue, rpID: request.rpID, userName: request.userName)
         var escaped = ""
         for character in text {
             switch character {

@@ -48,11 +48,9 @@ public final class TerminalPresence: UserPresence, @unchecked Sendable {
         }
         if !reuse {
             terminal.discardPendingInput()
-            var text = "\nLatchkey: \(request.operation.rawValue)"
-            if let rpID = request.rpID { text += " at \(rpID)" }
-            if let user = request.userName, !user.isEmpty { text += " for \(user)" }
-            text += ". Approve? [y/N] "
-            terminal.write(text)
+            // RP ID and user name are the site's: shown, never acted on by the terminal.
+            terminal.write("\nLatchkey: " + DisplayText.request(request.operation.rawValue, rpID: request.rpID,
+                                                                 userName: request.userName) + ". Approve? [y/N] ")
         }
         openPrompt.withLock { $0 = OpenPrompt(request: request, lastWaited: now) }
 

@@ -78,6 +78,23 @@ final class CredentialsCommandTests: XCTestCase {
         XCTAssertEqual(entry["discoverable"] as? Bool, true)
     }
 
+    /// A name a site set with terminal escapes is shown escaped in text (the raw bytes stay in JSON,
+    /// whose encoder escapes them).
+    func testNamesWithEscapesAreShownEscaped() throws {
+        let credential = try store.add(rpID: "evil.example\u{202E}moc", userHandle: [7], name: "\u{1B}]52;c;ZXZpbA==\u{07}mallory",
+                                       displayName: "M\u{1B}[2J")
+        XCTAssertEqual(credentials(["list", "--store", store.directory]), .status(0))
+        XCTAssertFalse(output.out.contains("\u{1B}") || output.out.contains("\u{07}") || output.out.contains("\u{202E}"), output.out)
+        XCTAssertTrue(output.out.contains("\\x1B]52;c;ZXZpbA==\\x07mallory (M\\x1B[2J)"), output.out)
+        XCTAssertTrue(output.out.contains("evil.example\\u{202E}moc"), output.out)
+        XCTAssertEqual(credentials(["show", Base64URL.encode(credential.credentialID), "--store", store.directory]), .status(0))
+        XCTAssertFalse(output.out.contains("\u{1B}"), output.out)
+        XCTAssertTrue(output.out.contains("User name:     \\x1B]52;c;ZXZpbA==\\x07mallory"), output.out)
+        XCTAssertEqual(credentials(["list", "--store", store.directory, "--json"]), .status(0))
+        let entry = try XCTUnwrap((try parseJSON(output.out)["credentials"] as? [[String: Any]])?.first)
+        XCTAssertEqual(entry["userName"] as? String, "\u{1B}]52;c;ZXZpbA==\u{07}mallory", "JSON keeps the value as it is")
+    }
+
     func testListHidesHiddenCredentialsUnlessAll() throws {
         let alice = try store.add(rpID: "example.com", userHandle: [1], name: "alice", displayName: nil)
         try store.add(rpID: "example.com", userHandle: [2], name: "bob", displayName: nil)

@@ -208,7 +208,8 @@ def test_reset(key):
     assert time.time() - started < 30
 
 
-@check("prompt presence: UPNEEDED keepalive, CANCEL → KEEPALIVE_CANCEL (0x2D), then 'y' on the terminal approves")
+@check("prompt presence: UPNEEDED keepalive, CANCEL → KEEPALIVE_CANCEL (0x2D), then 'y' on the terminal approves (a user "
+       "name's terminal escapes shown as text: no ESC or BEL reaches the terminal)")
 def test_cancel_and_prompt():
     key = Key("prompt", presence="prompt", use_pty=True).start()
     try:
@@ -224,16 +225,23 @@ def test_cancel_and_prompt():
         prompt = key.tty_output()
         assert "cancel.example" in prompt, prompt
 
+        # The user name carries terminal escapes (OSC 52 would set the terminal's clipboard): the
+        # prompt shows them as text and the terminal never receives an ESC or a BEL.
+        prompts = []
+
         def approve():
             output = key.tty_output(wait=5)
+            prompts.append(output)
             assert "Approve?" in output, output
             key.answer("y")
 
         answering = threading.Thread(target=approve)
         answering.start()
         created = ctap.make_credential(hashlib.sha256(b"d").digest(), {"id": "cancel.example"},
-                                       {"id": b"d" * 4, "name": "dave"}, [{"type": "public-key", "alg": -7}])
+                                       {"id": b"d" * 4, "name": "\x1b]52;c;ZXZpbA==\x07dave"}, [{"type": "public-key", "alg": -7}])
         answering.join()
+        assert prompts and "for \\x1B]52;c;ZXZpbA==\\x07dave. Approve?" in prompts[0], prompts
+        assert "\x1b" not in prompts[0] and "\x07" not in prompts[0], repr(prompts[0])
         assert created.auth_data.is_user_present()
 
         def deny():

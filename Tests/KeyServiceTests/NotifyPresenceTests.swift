@@ -68,6 +68,10 @@ final class NotifyPresenceTests: XCTestCase {
         XCTAssertTrue(arguments.contains("--expire-time=60000"))
         let u2f = PresenceRequest(operation: .u2fRegister, timeoutMilliseconds: 500)
         XCTAssertEqual(NotifyPresence.arguments(for: u2f).last, "U2F register")
+        // A user name with a terminal escape: shown as text (notify-send turns "\\x1B" back into "\x1B").
+        let escaped = PresenceRequest(operation: .makeCredential, rpID: "example.com", userName: "\u{1B}]52;c;eA==\u{07}eve",
+                                      timeoutMilliseconds: 400)
+        XCTAssertEqual(NotifyPresence.arguments(for: escaped).last, "register at example.com for \\\\x1B]52;c;eA==\\\\x07eve")
     }
 
     func testResultMapping() {
