@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "FIDOClientTests",
                     dependencies: ["FIDOClient", "LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "KeyServiceTests",
-                    dependencies: ["KeyService", "Authenticator", "SystemIO", "LatchkeyTestSupport",
+                    dependencies: ["KeyService", "Authenticator", "SystemIO", "LinuxHID", "LatchkeyTestSupport",
                                    // end-to-end checks: the key driven by the platform client, `latchkey approve`
                                    "FIDOClient", "CLI", "FIDOCrypto"]),
         .testTarget(name: "SignalBridgeTests",

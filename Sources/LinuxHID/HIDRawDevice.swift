@@ -105,6 +105,31 @@ public final class HIDRawDevice: ClientReportTransport {
         }
     }
 
+    /// The descriptor to poll(2) for input (`latchkey proxy` waits on it beside uhid); nil once closed.
+    public var pollDescriptor: Int32? { device.isOpen ? device.rawValue : nil }
+
+    /// Every input report queued now, without waiting (none: empty). The device gone throws.
+    public func readQueued() throws(TransportError) -> [[UInt8]] {
+        guard device.isOpen else { throw TransportError(.badFileDescriptor, call: "read", path: path) }
+        var reports = Array(readAhead[readAheadIndex...])
+        readAhead.removeAll(keepingCapacity: true)
+        readAheadIndex = 0
+        while reports.count < Self.maximumReadAhead {
+            let bytes: [UInt8]
+            do {
+                bytes = try device.read(upToCount: reportSize)
+            } catch {
+                if error == .wouldBlock { break }
+                throw ioError(error, call: "read")
+            }
+            if bytes.isEmpty {
+                throw .system(call: "read", errno: ENODEV, message: "\(path) was closed by the kernel (the device went away)")
+            }
+            reports.append(bytes)
+        }
+        return reports
+    }
+
     /// Closes the node (reports read ahead are dropped). Idempotent.
     public func close() {
         readAhead.removeAll()

@@ -40,6 +40,8 @@ public struct HIDReportDescriptor: Sendable, Equatable {
     public private(set) var usagePages: [UInt16] = []
     /// The usage of each top-level application collection, in order.
     public private(set) var applicationCollections: [Usage] = []
+    /// The descriptor as the device gave it (`latchkey proxy` presents the same one).
+    public private(set) var bytes: [UInt8] = []
 
     /// A FIDO authenticator: a top-level application collection with usage
     /// page 0xF1D0, usage 0x01 (what libfido2, browsers and systemd's `fido_id`
@@ -53,6 +55,7 @@ public struct HIDReportDescriptor: Sendable, Equatable {
     public init(bytes: [UInt8]) throws(HIDReportDescriptorError) {
         guard !bytes.isEmpty else { throw .empty }
         guard bytes.count <= Self.maximumSize else { throw .tooLong(size: bytes.count) }
+        self.bytes = bytes
 
         var offset = 0
         var usagePage: UInt16 = 0

@@ -51,7 +51,8 @@ public final class UHIDDevice: ReportTransport {
     /// Opens `path` (O_RDWR | O_CLOEXEC | O_NONBLOCK) and creates the device
     /// with UHID_CREATE2 on bus USB. ENOENT/ENODEV/ENXIO → `.uhidUnavailable`,
     /// EACCES/EPERM → `.permissionDenied`.
-    public convenience init(path: String = "/dev/uhid", identity: Identity) throws(TransportError) {
+    public convenience init(path: String = "/dev/uhid", identity: Identity,
+                            reportDescriptor: [UInt8] = UHIDDevice.fidoReportDescriptor) throws(TransportError) {
         let device: FileDescriptor
         do {
             device = try FileDescriptor.open(path, flags: O_RDWR | O_CLOEXEC | O_NONBLOCK)
@@ -63,12 +64,12 @@ public final class UHIDDevice: ReportTransport {
                 throw TransportError(error, call: "open", path: path)
             }
         }
-        try self.init(device: device, path: path, identity: identity)
+        try self.init(device: device, path: path, identity: identity, reportDescriptor: reportDescriptor)
     }
 
     /// Creates the device on an already open uhid descriptor (tests pass one
     /// end of a SOCK_SEQPACKET pair, which keeps event boundaries as uhid does).
-    init(device: FileDescriptor, path: String, identity: Identity,
+    init(device: FileDescriptor, path: String, identity: Identity, reportDescriptor: [UInt8] = UHIDDevice.fidoReportDescriptor,
          clock: @escaping () -> UInt64 = MonotonicClock.nanoseconds,
          unpacedReports: Int = UHIDDevice.defaultUnpacedReports) throws(TransportError) {
         self.device = device
@@ -80,7 +81,7 @@ public final class UHIDDevice: ReportTransport {
             name: identity.name, phys: identity.phys, uniq: identity.uniq,
             bus: UHIDEventLayout.busUSB, vendor: identity.vendorID, product: identity.productID,
             version: identity.version, country: identity.country,
-            descriptor: Self.fidoReportDescriptor)
+            descriptor: reportDescriptor)
         do {
             try write(create)
         } catch {

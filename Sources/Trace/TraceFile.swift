@@ -107,6 +107,10 @@ public final class TraceFile {
         public var header: TraceHeader
         public var records: [TraceRecord]
         public var truncatedLines: Int
+
+        public init(header: TraceHeader, records: [TraceRecord], truncatedLines: Int = 0) {
+            self.header = header; self.records = records; self.truncatedLines = truncatedLines
+        }
     }
 
     public static func read(path: String) throws(Failure) -> Contents {

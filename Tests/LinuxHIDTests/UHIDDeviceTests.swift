@@ -54,6 +54,26 @@ final class UHIDDeviceTests: XCTestCase {
             descriptor: UHIDDevice.fidoReportDescriptor))
     }
 
+    /// `latchkey proxy` presents the real key's own descriptor (and IDs), not Latchkey's.
+    func testAProxyCreatesTheDeviceWithTheRealKeysDescriptor() throws {
+        var pair: [Int32] = [-1, -1]
+        let socketType = Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        guard socketpair(AF_UNIX, socketType, 0, &pair) == 0 else { throw Errno.current }
+        defer { close(pair[0]) }
+        // A YubiKey 5's FIDO interface: the same collection with a vendor's extra output usage.
+        let descriptor: [UInt8] = UHIDDevice.fidoReportDescriptor + [0x06, 0x00, 0xFF, 0x09, 0x01, 0xA1, 0x01, 0xC0]
+        let identity = UHIDDevice.Identity(name: "YubiKey OTP+FIDO+CCID (Latchkey proxy of hidraw3)", vendorID: 0x1050,
+                                           productID: 0x0407, uniq: "latchkey-proxy:hidraw3", phys: "latchkey-proxy/hidraw3")
+        let proxy = try UHIDDevice(device: FileDescriptor(owning: pair[1]), path: "/fake/uhid", identity: identity,
+                                   reportDescriptor: descriptor)
+        var buffer = [UInt8](repeating: 0, count: 8192)
+        let count = recv(pair[0], &buffer, buffer.count, 0)
+        XCTAssertEqual(try UHIDEvent(decoding: Array(buffer[..<count])), .create2(
+            name: identity.name, phys: identity.phys, uniq: identity.uniq, bus: 0x03, vendor: 0x1050, product: 0x0407,
+            version: 0, country: 0, descriptor: descriptor))
+        proxy.shutdown()
+    }
+
     func testKernelEventsBecomeTransportEvents() throws {
         _ = try kernelReads()
         let report = KernelBytes.report(0x11)
