@@ -78,7 +78,7 @@ check_token_info() {
 make_cred() {  # make_cred TAG TYPE RP [extra fido2-cred flags]: -M then -V; saves pubkey and cred id
     local tag="$1" type="$2" rp="$3"; shift 3
     { head -c32 /dev/urandom | b64; echo; echo "$rp"; echo "user-$tag"; head -c16 /dev/urandom | b64; echo; } >"$WORK/$tag.cred.in"
-    fido2-cred -M "$@" -i "$WORK/$tag.cred.in" -o "$WORK/$tag.cred.out" "$(node_of main)" "$type" || return 1
+    fido2-cred -M "$@" -i "$WORK/$tag.cred.in" -o "$WORK/$tag.cred.out" "${CRED_NODE:-$(node_of main)}" "$type" || return 1
     grep -q '^packed$' "$WORK/$tag.cred.out" || { echo "not packed attestation"; return 1; }
     local verify_flags=(); for flag in "$@"; do [ "$flag" = "-h" ] && verify_flags+=(-h); done
     fido2-cred -V "${verify_flags[@]}" -i "$WORK/$tag.cred.out" -o "$WORK/$tag.verified" "$type" || return 1
@@ -89,7 +89,7 @@ get_assert() {  # get_assert TAG TYPE RP [resident]: -G then -V with the credent
     local tag="$1" type="$2" rp="$3" resident="${4:-}"
     { head -c32 /dev/urandom | b64; echo; echo "$rp"; [ -z "$resident" ] && { cat "$WORK/$tag.credid"; }; } >"$WORK/$tag.assert.in"
     local flags=(-p); [ -n "$resident" ] && flags+=(-r)
-    fido2-assert -G "${flags[@]}" -i "$WORK/$tag.assert.in" -o "$WORK/$tag.assert.out" "$(node_of main)" || return 1
+    fido2-assert -G "${flags[@]}" -i "$WORK/$tag.assert.in" -o "$WORK/$tag.assert.out" "${CRED_NODE:-$(node_of main)}" || return 1
     head -n4 "$WORK/$tag.assert.out" >"$WORK/$tag.assert.verify"
     fido2-assert -V -p -i "$WORK/$tag.assert.verify" "$WORK/$tag.pub.pem" "$type"
 }
@@ -108,6 +108,50 @@ check_tampered_rejected() {
     ! fido2-assert -V -p -i "$WORK/tampered.verify" "$WORK/es.pub.pem" es256
 }
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
+check_proxy() {  # `latchkey proxy` in front of a traced Latchkey key: clients through it; its trace and the key's agree
+    start_key proxied --trace "$WORK/proxied.trace" || return 1
+    local real proxy="" pid dir status=0
+    real=$(node_of proxied)
+    "$BIN" proxy "$real" --trace "$WORK/proxy.trace" --live --log-level debug >"$WORK/proxy.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+        for dir in /sys/class/hidraw/hidraw*; do
+            grep -qx "HID_UNIQ=latchkey-proxy:latchkey:proxied" "$dir/device/uevent" 2>/dev/null && proxy="/dev/$(basename "$dir")"
+        done
+        [ -n "$proxy" ] && break; sleep 0.1
+    done
+    [ -n "$proxy" ] || { echo "no hidraw node for the proxy"; cat "$WORK/proxy.log"; kill -TERM "$pid"; stop_key proxied; return 1; }
+    echo "proxy $proxy in front of $real"
+    grep -q "HID_ID=0003:00001209:00004C4B" "/sys/class/hidraw/$(basename "$proxy")/device/uevent" \
+        || { echo "the proxy does not carry the key's IDs"; status=1; }
+    cmp -s "/sys/class/hidraw/$(basename "$proxy")/device/report_descriptor" "/sys/class/hidraw/$(basename "$real")/device/report_descriptor" \
+        || { echo "the proxy's report descriptor differs from the key's"; status=1; }
+    fido2-token -I "$proxy" >"$WORK/proxy-info.txt" && grep -qi "aaguid: d4a016d1783d4c7ea521dd2196f32a99" "$WORK/proxy-info.txt" \
+        || { echo "fido2-token -I through the proxy"; cat "$WORK/proxy-info.txt"; status=1; }
+    CRED_NODE="$proxy" check_cred_assert px es256 proxy.example || { echo "fido2-cred/fido2-assert through the proxy"; status=1; }
+    "$PYTHON" "$HERE/e2e_python.py" "$proxy" || { echo "python-fido2 through the proxy"; status=1; }
+    kill -TERM "$pid"; wait "$pid" || { echo "the proxy exited $?"; status=1; }
+    stop_key proxied || status=1
+    [ ! -e "$proxy" ] || [ "$(grep -h HID_UNIQ "/sys/class/hidraw/$(basename "$proxy")/device/uevent" 2>/dev/null)" != "HID_UNIQ=latchkey-proxy:latchkey:proxied" ] \
+        || { echo "the proxy's node outlived it"; status=1; }
+    grep -c "authenticatorMakeCredential" "$WORK/proxy.log" | sed 's/^/live view lines naming makeCredential: /'
+    [ "$(stat -c %a "$WORK/proxy.trace")" = 600 ] || { echo "proxy trace mode $(stat -c %a "$WORK/proxy.trace")"; status=1; }
+    "$BIN" trace --json "$WORK/proxy.trace" >"$WORK/proxy-trace.jsonl" && "$BIN" trace --json "$WORK/proxied.trace" >"$WORK/proxied-trace.jsonl" \
+        || { echo "latchkey trace could not decode both traces"; return 1; }
+    cp "$WORK/proxy.log" "$WORK/proxy-trace.jsonl" "$WORK/proxied-trace.jsonl" "$RESULTS/" 2>/dev/null
+    # The same messages, in the same order, on the same channels, with the same commands and statuses.
+    python3 - "$WORK/proxy-trace.jsonl" "$WORK/proxied-trace.jsonl" <<'PY' || status=1
+import json, sys
+def messages(path):
+    events = [json.loads(line) for line in open(path) if line.strip()]
+    return [(e.get("dir"), e.get("cid"), e.get("hid"), e.get("summary")) for e in events if e.get("kind") == "message"]
+proxy, key = messages(sys.argv[1]), messages(sys.argv[2])
+print(f"{len(proxy)} messages in the proxy's trace, {len(key)} in the key's")
+assert len(proxy) > 20 and proxy == key, next(((i, a, b) for i, (a, b) in enumerate(zip(proxy, key)) if a != b), "lengths differ")
+assert any("MakeCredential" in (m[3] or "") for m in proxy) and any("GetAssertion" in (m[3] or "") for m in proxy)
+PY
+    return "$status"
+}
 check_rig() {  # `latchkey rig` on uhid (e2e_rig.py): its keys over hidraw; output and the rig's log kept in the results
     local work="$WORK/rig" status
     mkdir -p "$work"
@@ -599,6 +643,7 @@ step "fido2-cred -M -r (resident), fido2-assert -G -r without a credential ID" c
 step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
+step "latchkey proxy in front of a traced key: same IDs and report descriptor, fido2-token -I, fido2-cred/fido2-assert and python-fido2 (Fido2Server) through it, its node gone when it stops, its trace (0600) and the key's own decode to the same messages, commands and statuses" check_proxy
 step "latchkey rig on uhid: 16 keys at once (fido2-token -L/-I, nodes by uniq); a seeded credential signs in over hidraw; response overrides caught by Fido2Server; an injected status reaches fido2-cred; events in order; a protocol u2f key is U2F-only to libfido2; removed and stopped keys' nodes vanish (e2e_rig.py; output: rig.txt)" check_rig
 step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
 passed_before_floods=$passed

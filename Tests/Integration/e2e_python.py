@@ -7,7 +7,7 @@ import sys
 
 from fido2.attestation import AttestationType, PackedAttestation
 from fido2.client import DefaultClientDataCollector, Fido2Client
-from fido2.hid import CtapHidDevice
+from fido2.hid import open_device
 from fido2.server import Fido2Server
 from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequirement, UserVerificationRequirement
 
@@ -18,9 +18,8 @@ def verify_packed(attestation_object, client_data_hash):
 
 
 def main(path):
-    devices = [device for device in CtapHidDevice.list_devices() if device.descriptor.path == path]
-    assert devices, f"{path} not among {[d.descriptor.path for d in CtapHidDevice.list_devices()]}"
-    device = devices[0]
+    # Opened by path: listing would open (and INIT) every FIDO device, the proxy step's real key too.
+    device = open_device(path)
     print(f"found {device} product={device.product_name!r} vid={device.descriptor.vid:04x}")
     client = Fido2Client(device, client_data_collector=DefaultClientDataCollector("https://example.com"))
     server = Fido2Server({"id": "example.com", "name": "Example"}, attestation=AttestationConveyancePreference.DIRECT,
