@@ -6,10 +6,12 @@ import LinuxHID
 enum DeviceArguments {
     /// The DEVICE argument or --socket, resolved against the FIDO devices present; nil (after
     /// saying why on stderr) when there is nothing to choose from.
-    static func select(_ parsed: ParsedArguments) throws(UsageError) -> DeviceSelection? {
+    /// `argument`: which positional names the device (`replay TRACE DEVICE`: the second).
+    static func select(_ parsed: ParsedArguments, argument: Int = 0) throws(UsageError) -> DeviceSelection? {
         let needsDevices = parsed.value("socket") == nil
         let devices = needsDevices ? HIDDeviceEnumerator().fidoDevices() : []
-        switch DeviceSelection.resolve(argument: parsed.positionals.first, socket: parsed.value("socket"),
+        let named = parsed.positionals.count > argument ? parsed.positionals[argument] : nil
+        switch DeviceSelection.resolve(argument: named, socket: parsed.value("socket"),
                                        fidoDevices: devices) {
         case .success(let selection):
             return selection

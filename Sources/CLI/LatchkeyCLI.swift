@@ -20,6 +20,7 @@ public enum LatchkeyCLI {
         (ProbeCommand.spec, { parsed throws(UsageError) in try ProbeCommand.run(parsed) }),
         (WinkCommand.spec, { parsed throws(UsageError) in try WinkCommand.run(parsed) }),
         (ProxyCommand.spec, { parsed throws(UsageError) in try ProxyCommand.run(parsed) }),
+        (ReplayCommand.spec, { parsed throws(UsageError) in try ReplayCommand.run(parsed) }),
         (DoctorCommand.spec, { parsed throws(UsageError) in try DoctorCommand.run(parsed) }),
         (CredentialsCommand.spec, { parsed throws(UsageError) in try CredentialsCommand.run(parsed) }),
         (SignalCommand.spec, { parsed throws(UsageError) in try SignalCommand.run(parsed) }),

@@ -6,7 +6,8 @@ Prints one line per check and a final `N passed, N failed` line; exits 1 on any 
 The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_presence.py,
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
 key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_algorithms.py (ES384, ES512 and
-ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token, thirdPartyPayment, enterprise attestation), socket_rig.py (`latchkey rig`: keys
+ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token, thirdPartyPayment, enterprise attestation), socket_replay.py
+(`latchkey replay` of a traced session), socket_rig.py (`latchkey rig`: keys
 added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_signals.py
 (websites' signals through `latchkey native-host`, as a browser sends them), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
 no core dumps) and socket_crash.py (SIGKILLs at random moments: LATCHKEY_CRASH_KILLS, default 300,
@@ -28,6 +29,7 @@ from socket_crash import *  # noqa: F401,F403
 from socket_uv import *  # noqa: F401,F403
 from socket_algorithms import *  # noqa: F401,F403
 from socket_ctap22 import *  # noqa: F401,F403
+from socket_replay import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
 from socket_signals import *  # noqa: F401,F403
 
@@ -57,6 +59,7 @@ def main():
     test_builtin_uv()
     test_algorithms()
     test_ctap22()
+    test_replay()
     test_rig()
     test_descriptor_exhaustion()
     test_floods()

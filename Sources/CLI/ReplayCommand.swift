@@ -1,0 +1,165 @@
+import CTAPHID
+import FIDOClient
+import Foundation
+import LinuxHID
+import Trace
+
+/// `latchkey replay TRACE [DEVICE | --socket PATH]`: sends the client side of a recorded session
+/// to a key again and reports where its answers differ from the recorded key's (TraceReplay
+/// says what counts as a difference). Exit 0: the same decisions throughout; 1: differences,
+/// or the key could not be reached.
+public enum ReplayCommand {
+    public static let spec = CommandSpec(
+        name: "replay",
+        abstract: "Replay a trace's requests against a key and report where its answers differ.",
+        positionals: ["trace", "device"],
+        options: [
+            .init("socket", value: "PATH", help: "Replay against a key on the socket transport instead of a hidraw device."),
+            .init("connection", value: "N", help: "Which client of the trace to replay (default: the first one in it)."),
+            .init("timeout", value: "MS", help: "How long to wait for each answer, in milliseconds (default: 5000)."),
+            .init("json", help: "Print each exchange and its differences as JSON."),
+        ])
+
+    public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 {
+        guard let tracePath = parsed.positionals.first else { throw UsageError("give the trace file to replay") }
+        let connection = try parsed.value("connection").map { (text) throws(UsageError) -> Int in
+            guard let number = Int(text), number >= 0 else { throw UsageError("invalid --connection '\(text)': a number, e.g. 0") }
+            return number
+        }
+        let timeout = try parsed.integer("timeout", default: 5_000, range: 1...600_000)
+        let contents: TraceFile.Contents
+        do {
+            contents = try TraceFile.read(path: tracePath)
+        } catch {
+            printError(error.description)
+            return 1
+        }
+        let exchanges = TraceReplay.exchanges(contents, connection: connection)
+        guard !exchanges.isEmpty else {
+            printError("\(tracePath) holds no complete request to replay")
+            return 1
+        }
+        guard let selection = try DeviceArguments.select(parsed, argument: 1) else { return 1 }
+        let link: ClientReportTransport
+        do {
+            link = try selection.open()
+        } catch {
+            printError(error.description)
+            return 1
+        }
+        let results = replay(exchanges, link: link, timeoutMilliseconds: Int32(timeout))
+        let differing = results.filter { !$0.differences.isEmpty }.count
+        if parsed.flag("json") {
+            print(JSONValue.object([
+                ("trace", .string(tracePath)), ("key", .string(selection.label)), ("exchanges", .int(results.count)),
+                ("differing", .int(differing)),
+                ("results", .array(results.map { result in
+                    .object([("request", .string(result.request)), ("channel", .string(hexChannel(result.channel))),
+                             ("differences", .array(result.differences.map(JSONValue.string))),
+                             ("redactedInRecording", .array(result.redactedFields.map(JSONValue.string)))])
+                })),
+            ]).rendered)
+        } else {
+            print("replaying \(results.count) request\(results.count == 1 ? "" : "s") of \(tracePath) against \(selection.label)")
+            for result in results {
+                let mark = result.differences.isEmpty ? "same" : "DIFFERS"
+                print("\(mark.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hexChannel(result.channel))  \(result.request)")
+                for difference in result.differences { print("           \(difference)") }
+                if !result.differences.isEmpty, !result.redactedFields.isEmpty {
+                    print("           (the recording blanked \(result.redactedFields.joined(separator: ", ")): sent as zeros, "
+                        + "so a different answer may come from that alone)")
+                }
+            }
+            print("\(results.count - differing) same, \(differing) different")
+        }
+        return differing == 0 ? 0 : 1
+    }
+
+    struct Result {
+        var request: String
+        var channel: UInt32
+        var differences: [String]
+        var redactedFields: [String]
+    }
+
+    /// Sends each exchange on a channel of its own (one INIT for every channel the recording
+    /// used) and compares the answers. A credential ID the recorded key made is replaced by the
+    /// replayed key's in later requests.
+    static func replay(_ exchanges: [TraceReplay.Exchange], link: ClientReportTransport,
+                       timeoutMilliseconds: Int32) -> [Result] {
+        var clients: [UInt32: CTAPHIDClient] = [:]
+        var credentialIDs: [[UInt8]: [UInt8]] = [:]
+        var results: [Result] = []
+        for exchange in exchanges {
+            var result = Result(request: TraceReplay.describe(exchange), channel: exchange.channel, differences: [],
+                                redactedFields: exchange.redactedFields)
+            defer { results.append(result) }
+            guard let recorded = exchange.response else {
+                result.differences = ["not replayed: the recording has no answer to it"]
+                continue
+            }
+            // INIT on the broadcast channel: the replay allocates its own channel; the recorded
+            // answer names the channel later requests use.
+            if exchange.command == CTAPHIDCommand.initialize.rawValue {
+                let client = CTAPHIDClient(link: link, replyTimeoutMilliseconds: timeoutMilliseconds)
+                do {
+                    let answer = try client.initialize()
+                    var payload = Array(exchange.payload.prefix(8)) + channelBytes(answer.channel)
+                    payload += [answer.protocolVersion] + answer.deviceVersion + [answer.capabilities]
+                    result.differences = TraceReplay.differences(recorded: recorded,
+                                                                 replayed: .init(command: exchange.command, payload: payload),
+                                                                 request: exchange)
+                    if recorded.payload.count >= 12 {
+                        let allocated = recorded.payload[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+                        clients[allocated] = client
+                    }
+                } catch {
+                    result.differences = ["INIT failed: \(error.description)"]
+                }
+                continue
+            }
+            guard let command = CTAPHIDCommand(rawValue: exchange.command) else {
+                result.differences = ["not replayed: a vendor command"]
+                continue
+            }
+            let client: CTAPHIDClient
+            if let existing = clients[exchange.channel] {
+                client = existing
+            } else {
+                // The recording began after this channel's INIT: the replay makes one.
+                let fresh = CTAPHIDClient(link: link, replyTimeoutMilliseconds: timeoutMilliseconds)
+                do { try fresh.initialize() } catch {
+                    result.differences = ["INIT failed: \(error.description)"]
+                    continue
+                }
+                clients[exchange.channel] = fresh
+                client = fresh
+            }
+            let payload = command == .cbor ? TraceReplay.substituting(credentialIDs, in: exchange.payload) : exchange.payload
+            let replayed: TraceReplay.Message
+            do {
+                replayed = .init(command: command.rawValue, payload: try client.transact(command, payload: payload))
+            } catch let CTAPHIDClientError.deviceError(_, code) {
+                replayed = .init(command: CTAPHIDCommand.error.rawValue, payload: [code])
+            } catch {
+                result.differences = ["no answer: \(error.description)"]
+                continue
+            }
+            result.differences = TraceReplay.differences(recorded: recorded, replayed: replayed, request: exchange)
+            if command == .cbor, exchange.payload.first == 0x01,
+               let old = TraceReplay.credentialID(inMakeCredentialAnswer: recorded.payload),
+               let new = TraceReplay.credentialID(inMakeCredentialAnswer: replayed.payload) {
+                credentialIDs[old] = new
+            }
+        }
+        return results
+    }
+
+    static func channelBytes(_ channel: UInt32) -> [UInt8] {
+        [UInt8(channel >> 24), UInt8(channel >> 16 & 0xFF), UInt8(channel >> 8 & 0xFF), UInt8(channel & 0xFF)]
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+    }
+}

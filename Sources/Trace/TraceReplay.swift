@@ -1,0 +1,208 @@
+import CBOR
+import CTAP
+import CTAPHID
+
+/// `latchkey replay`: the client side of a recorded session, as exchanges to send again, and
+/// the comparison of each new answer with the recorded one (sans-IO: the CLI does the sending).
+///
+/// Answers are compared by what a key decides, not by what is random: the CTAPHID command, the
+/// CTAP status, and the CBOR body's structure — the same map keys, array lengths and types, and
+/// equal text, numbers and booleans; byte strings (signatures, credential IDs, public keys,
+/// authenticator data, nonces) only by type. A credential ID the recorded key made is replaced,
+/// in later requests, by the one the replayed key made in its place, so a session that
+/// registers and then signs in replays whole. Requests whose recording was redacted (PINs,
+/// tokens, hmac-secret salts) are sent as recorded — zeros — and their answers may differ for
+/// that reason alone; the report says so.
+public enum TraceReplay {
+    /// One request of the recording and the answer the recorded key gave it.
+    public struct Exchange: Sendable, Equatable {
+        public var channel: UInt32
+        public var command: UInt8
+        public var payload: [UInt8]
+        /// Fields the trace blanked in the request.
+        public var redactedFields: [String]
+        /// The recorded answer (nil: the trace ends before it, or the client gave up).
+        public var response: Message?
+    }
+
+    public struct Message: Sendable, Equatable {
+        public var command: UInt8
+        public var payload: [UInt8]
+        public init(command: UInt8, payload: [UInt8]) { self.command = command; self.payload = payload }
+    }
+
+    /// The exchanges of `contents`, in the order the client sent them. Only the first
+    /// connection's traffic is taken (a socket key's trace may hold several clients': replay them
+    /// one at a time with `connection`).
+    public static func exchanges(_ contents: TraceFile.Contents, connection: Int? = nil) -> [Exchange] {
+        let chosen = connection ?? contents.records.first { $0.report != nil }?.connection ?? 0
+        var assemblers: [String: MessageAssembler] = [:]
+        var redactions: [String: [TraceRedaction]] = [:]
+        var exchanges: [Exchange] = []
+        var awaiting: [UInt32: Int] = [:]   // channel → index of its exchange without an answer yet
+        let records = contents.records.enumerated()
+            .filter { $0.element.connection == chosen && $0.element.report != nil && $0.element.withheld == nil }
+            .sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        for record in records {
+            guard let report = record.report, let packet = CTAPHIDPacket(report: report) else { continue }
+            let key = "\(record.direction.rawValue)/\(packet.channel)"
+            var assembler = assemblers[key] ?? MessageAssembler(channel: packet.channel)
+            if let spans = record.redactions { redactions[key, default: []] += spans }
+            let result = assembler.feed(packet)
+            assemblers[key] = assembler
+            guard case let .complete(command, payload) = result else { continue }
+            let spans = redactions.removeValue(forKey: key) ?? []
+            assemblers[key] = nil
+            if record.direction == .toKey {
+                exchanges.append(Exchange(channel: packet.channel, command: command, payload: payload,
+                                          redactedFields: spans.map(\.field), response: nil))
+                awaiting[packet.channel] = exchanges.count - 1
+            } else if command != CTAPHIDCommand.keepalive.rawValue, let index = awaiting.removeValue(forKey: packet.channel) {
+                exchanges[index].response = Message(command: command, payload: payload)
+            }
+        }
+        return exchanges
+    }
+
+    /// Where an answer differs from the recorded one; empty: the same decision.
+    public static func differences(recorded: Message, replayed: Message, request: Exchange) -> [String] {
+        guard recorded.command == replayed.command else {
+            return ["\(hidName(replayed.command)) \(errorText(replayed)) where the recording has \(hidName(recorded.command)) \(errorText(recorded))"]
+        }
+        switch recorded.command {
+        case CTAPHIDCommand.error.rawValue:
+            return recorded.payload.first == replayed.payload.first ? [] : ["\(errorText(replayed)), recorded \(errorText(recorded))"]
+        case CTAPHIDCommand.initialize.rawValue:
+            // nonce(8) CID(4) protocol(1) version(3) capabilities(1): the nonce and CID are the client's and the key's to choose.
+            guard recorded.payload.count >= 17, replayed.payload.count >= 17 else {
+                return recorded.payload.count == replayed.payload.count ? [] : ["INIT answer of \(replayed.payload.count) bytes, recorded \(recorded.payload.count)"]
+            }
+            var found: [String] = []
+            if recorded.payload[12] != replayed.payload[12] { found.append("CTAPHID protocol \(replayed.payload[12]), recorded \(recorded.payload[12])") }
+            if recorded.payload[13..<16] != replayed.payload[13..<16] {
+                found.append("device version \(replayed.payload[13..<16].map(String.init).joined(separator: ".")), recorded "
+                    + recorded.payload[13..<16].map(String.init).joined(separator: "."))
+            }
+            if recorded.payload[16] != replayed.payload[16] {
+                found.append(String(format: "capabilities 0x%02x, recorded 0x%02x", replayed.payload[16], recorded.payload[16]))
+            }
+            return found
+        case CTAPHIDCommand.ping.rawValue:
+            return recorded.payload == replayed.payload ? [] : ["PING echoed \(replayed.payload.count) bytes that differ from the recording's"]
+        case CTAPHIDCommand.cbor.rawValue:
+            return cborDifferences(recorded.payload, replayed.payload)
+        case CTAPHIDCommand.msg.rawValue:
+            // U2F: the status word decides; the data is signatures and handles.
+            let sw = { (payload: [UInt8]) in payload.suffix(2).map { String(format: "%02x", $0) }.joined() }
+            return sw(recorded.payload) == sw(replayed.payload) ? [] : ["U2F status word \(sw(replayed.payload)), recorded \(sw(recorded.payload))"]
+        default:
+            return recorded.payload.count == replayed.payload.count ? [] : ["\(replayed.payload.count) bytes, recorded \(recorded.payload.count)"]
+        }
+    }
+
+    static func cborDifferences(_ recorded: [UInt8], _ replayed: [UInt8]) -> [String] {
+        guard let recordedStatus = recorded.first, let replayedStatus = replayed.first else {
+            return recorded.count == replayed.count ? [] : ["an empty answer where the other has a status"]
+        }
+        guard recordedStatus == replayedStatus else {
+            return ["status \(statusName(replayedStatus)), recorded \(statusName(recordedStatus))"]
+        }
+        let bodies = (recorded.dropFirst(), replayed.dropFirst())
+        if bodies.0.isEmpty && bodies.1.isEmpty { return [] }
+        guard let left = try? CBORDecoder.decode(Array(bodies.0)), let right = try? CBORDecoder.decode(Array(bodies.1)) else {
+            return bodies.0.isEmpty != bodies.1.isEmpty || (try? CBORDecoder.decode(Array(bodies.1))) == nil
+                ? ["the answer's CBOR body does not decode as the recording's does"] : []
+        }
+        var found: [String] = []
+        compare(left, right, path: "", into: &found)
+        return found
+    }
+
+    /// Structure and decided values; byte strings by type only.
+    static func compare(_ recorded: CBORValue, _ replayed: CBORValue, path: String, into found: inout [String]) {
+        let at = path.isEmpty ? "the body" : path
+        switch (recorded, replayed) {
+        case let (.map(left), .map(right)):
+            for key in Set(left.keys).union(right.keys).sorted(by: { $0.encoded().lexicographicallyPrecedes($1.encoded()) }) {
+                let name = path + (path.isEmpty ? "" : ".") + (key.stringValue ?? key.intValue.map(String.init) ?? "?")
+                switch (left[key], right[key]) {
+                case let (l?, r?): compare(l, r, path: name, into: &found)
+                case (_?, nil): found.append("\(name) is missing (recorded \(short(left[key]!)))")
+                case (nil, _?): found.append("\(name) is new (\(short(right[key]!)))")
+                case (nil, nil): break
+                }
+            }
+        case let (.array(left), .array(right)):
+            guard left.count == right.count else {
+                found.append("\(at): \(right.count) entries, recorded \(left.count)")
+                return
+            }
+            for (index, (l, r)) in zip(left, right).enumerated() { compare(l, r, path: "\(path)[\(index)]", into: &found) }
+        case (.byteString, .byteString):
+            break
+        default:
+            if recorded != replayed { found.append("\(at): \(short(replayed)), recorded \(short(recorded))") }
+        }
+    }
+
+    /// The credential ID a makeCredential answer (CTAP2_OK ‖ {2: authData}) carries.
+    public static func credentialID(inMakeCredentialAnswer payload: [UInt8]) -> [UInt8]? {
+        guard payload.first == 0, let body = try? CBORDecoder.decode(Array(payload.dropFirst())),
+              let authData = body[2]?.bytesValue, let data = try? AuthenticatorData(decoding: authData) else { return nil }
+        return data.attestedCredentialData?.credentialID
+    }
+
+    /// `payload` (a CTAPHID_CBOR request) with every byte string equal to a key of `replacements`
+    /// replaced by its value; unchanged when none occurs.
+    public static func substituting(_ replacements: [[UInt8]: [UInt8]], in payload: [UInt8]) -> [UInt8] {
+        guard !replacements.isEmpty, let command = payload.first, payload.count > 1,
+              let body = try? CBORDecoder.decode(Array(payload.dropFirst())) else { return payload }
+        var changed = false
+        let replaced = replace(body, replacements, &changed)
+        return changed ? [command] + replaced.encoded() : payload
+    }
+
+    private static func replace(_ value: CBORValue, _ replacements: [[UInt8]: [UInt8]], _ changed: inout Bool) -> CBORValue {
+        switch value {
+        case let .byteString(bytes):
+            guard let new = replacements[bytes] else { return value }
+            changed = true
+            return .byteString(new)
+        case let .array(items):
+            return .array(items.map { replace($0, replacements, &changed) })
+        case let .map(entries):
+            var result: [CBORValue: CBORValue] = [:]
+            for (key, item) in entries { result[key] = replace(item, replacements, &changed) }
+            return .map(result)
+        default:
+            return value
+        }
+    }
+
+    /// "CBOR authenticatorMakeCredential (0x01)", "PING", … for the report.
+    public static func describe(_ exchange: Exchange) -> String {
+        var text = hidName(exchange.command)
+        if exchange.command == CTAPHIDCommand.cbor.rawValue, let first = exchange.payload.first {
+            text += " " + (CTAPCommand(rawValue: first)?.name ?? String(format: "command 0x%02x", first))
+        }
+        return text
+    }
+
+    static func hidName(_ command: UInt8) -> String {
+        CTAPHIDCommand(rawValue: command)?.name ?? String(format: "vendor 0x%02x", command)
+    }
+
+    static func errorText(_ message: Message) -> String {
+        guard message.command == CTAPHIDCommand.error.rawValue, let code = message.payload.first else { return "" }
+        return CTAPHIDError(rawValue: code)?.name ?? String(format: "0x%02x", code)
+    }
+
+    static func statusName(_ status: UInt8) -> String {
+        (CTAP2StatusCode(rawValue: status)?.specName ?? "status") + String(format: " (0x%02x)", status)
+    }
+
+    static func short(_ value: CBORValue) -> String {
+        let text = value.description
+        return text.count > 60 ? String(text.prefix(57)) + "…" : text
+    }
+}

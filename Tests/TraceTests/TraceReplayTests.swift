@@ -1,0 +1,73 @@
+import CBOR
+import CTAPHID
+import Foundation
+@testable import Trace
+import XCTest
+
+/// `latchkey replay`'s reading of a trace and its comparison of answers.
+final class TraceReplayTests: XCTestCase {
+    let channel: UInt32 = 0x0102_0304
+
+    func contents(_ script: TraceScript) -> TraceFile.Contents {
+        TraceFile.Contents(header: TraceHeader(started: "2026-12-03T00:00:00.000Z", time: 1_000_000), records: script.records)
+    }
+
+    func testExchangesPairEachRequestWithItsAnswerSkippingKeepalives() {
+        var script = TraceScript()
+        script.request(channel, ctap: 0x04, nil)
+        script.response(channel, .map([1: ["FIDO_2_1"]]))
+        script.request(channel, ctap: 0x01, .map([1: .byteString([UInt8](repeating: 1, count: 32))]))
+        script.keepalive(channel, status: 2, count: 3)
+        script.response(channel, status: 0x27, nil)
+        script.request(channel, ctap: 0x04, nil)   // the trace ends before its answer
+        script.finish()
+        let exchanges = TraceReplay.exchanges(contents(script))
+        XCTAssertEqual(exchanges.count, 3)
+        XCTAssertEqual(exchanges[0].payload, [0x04])
+        XCTAssertEqual(exchanges[0].response?.payload.first, 0x00)
+        XCTAssertEqual(exchanges[1].response, .init(command: CTAPHIDCommand.cbor.rawValue, payload: [0x27]), "the keepalives are not the answer")
+        XCTAssertNil(exchanges[2].response)
+        XCTAssertEqual(TraceReplay.describe(exchanges[1]), "CBOR authenticatorMakeCredential")
+    }
+
+    func testRedactedRequestsSayWhatWasBlanked() {
+        var script = TraceScript()
+        script.request(channel, ctap: 0x06, .map([1: 2, 2: 5, 3: sampleKeyAgreement, 6: .byteString(distinctiveBytes(16))]))
+        script.response(channel, .map([2: .byteString(distinctiveBytes(48))]))
+        script.finish()
+        let exchange = try! XCTUnwrap(TraceReplay.exchanges(contents(script)).first)
+        XCTAssertEqual(exchange.redactedFields, ["clientPIN.pinHashEnc"])
+    }
+
+    func testDecisionsDifferRandomnessDoesNot() {
+        let cbor = CTAPHIDCommand.cbor.rawValue
+        func answer(_ status: UInt8, _ body: CBORValue?) -> TraceReplay.Message {
+            .init(command: cbor, payload: [status] + (body?.encoded() ?? []))
+        }
+        let request = TraceReplay.Exchange(channel: channel, command: cbor, payload: [0x02], redactedFields: [], response: nil)
+        let recorded = answer(0, .map([1: .map(["id": .byteString(distinctiveBytes(64)), "type": "public-key"]),
+                                       2: .byteString(distinctiveBytes(37)), 3: .byteString(distinctiveBytes(71)), 5: 2]))
+        let sameDecision = answer(0, .map([1: .map(["id": .byteString(distinctiveBytes(80)), "type": "public-key"]),
+                                           2: .byteString(distinctiveBytes(37)), 3: .byteString(distinctiveBytes(70)), 5: 2]))
+        XCTAssertEqual(TraceReplay.differences(recorded: recorded, replayed: sameDecision, request: request), [])
+        XCTAssertEqual(TraceReplay.differences(recorded: recorded, replayed: answer(0x2E, nil), request: request),
+                       ["status CTAP2_ERR_NO_CREDENTIALS (0x2e), recorded CTAP2_OK (0x00)"])
+        let fewer = answer(0, .map([1: .map(["id": .byteString([1]), "type": "public-key"]), 2: .byteString([2]), 3: .byteString([3]), 5: 1]))
+        XCTAssertEqual(TraceReplay.differences(recorded: recorded, replayed: fewer, request: request), ["5: 1, recorded 2"])
+        let noCount = answer(0, .map([1: .map(["id": .byteString([1]), "type": "public-key"]), 2: .byteString([2]), 3: .byteString([3])]))
+        XCTAssertEqual(TraceReplay.differences(recorded: recorded, replayed: noCount, request: request), ["5 is missing (recorded 2)"])
+        let busy = TraceReplay.Message(command: CTAPHIDCommand.error.rawValue, payload: [0x06])
+        XCTAssertEqual(TraceReplay.differences(recorded: recorded, replayed: busy, request: request).first?.hasPrefix("ERROR ERR_CHANNEL_BUSY"), true)
+    }
+
+    func testACredentialIDTheRecordedKeyMadeIsReplacedInLaterRequests() {
+        let old = distinctiveBytes(64), new = distinctiveBytes(80)
+        let request: [UInt8] = [0x02] + CBORValue.map([1: "example.com", 2: .byteString(distinctiveBytes(32)),
+                                                        3: .array([.map(["id": .byteString(old), "type": "public-key"])])]).encoded()
+        let replaced = TraceReplay.substituting([old: new], in: request)
+        let body = try! CBORDecoder.decode(Array(replaced.dropFirst()))
+        XCTAssertEqual(body[3]?.arrayValue?.first?["id"]?.bytesValue, new)
+        XCTAssertEqual(replaced.first, 0x02)
+        XCTAssertEqual(TraceReplay.substituting([distinctiveBytes(64): new], in: request), request, "nothing to replace: unchanged")
+    }
+}
