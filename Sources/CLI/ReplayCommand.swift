@@ -1,6 +1,7 @@
 import CTAPHID
 import FIDOClient
 import Foundation
+import KeyService
 import LinuxHID
 import Trace
 
@@ -18,6 +19,9 @@ public enum ReplayCommand {
             .init("connection", value: "N", help: "Which client of the trace to replay (default: the first one in it)."),
             .init("timeout", value: "MS", help: "How long to wait for each answer, in milliseconds (default: 5000)."),
             .init("json", help: "Print each exchange and its differences as JSON."),
+            .init("as-device", help: "Be the recorded key instead: answer clients with the recording's answers, in order "
+                  + "(reproduce a client's behaviour without the key). Runs until Ctrl-C."),
+            .init("transport", value: "uhid|socket:PATH", help: "With --as-device: where the device appears (default: uhid)."),
         ])
 
     public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 {
@@ -39,6 +43,8 @@ public enum ReplayCommand {
             printError("\(tracePath) holds no complete request to replay")
             return 1
         }
+        if parsed.flag("as-device") { return try asDevice(exchanges, tracePath: tracePath, parsed: parsed) }
+        if parsed.value("transport") != nil { throw UsageError("--transport goes with --as-device") }
         guard let selection = try DeviceArguments.select(parsed, argument: 1) else { return 1 }
         let link: ClientReportTransport
         do {
@@ -153,6 +159,45 @@ public enum ReplayCommand {
             }
         }
         return results
+    }
+
+    /// `--as-device`: a uhid device (or socket) that answers with the recording (RecordedKey).
+    static func asDevice(_ exchanges: [TraceReplay.Exchange], tracePath: String,
+                         parsed: ParsedArguments) throws(UsageError) -> Int32 {
+        if parsed.positionals.count > 1 || parsed.value("socket") != nil {
+            throw UsageError("--as-device is the key: give no DEVICE or --socket (--transport says where it appears)")
+        }
+        let logger = Logger(level: .info)
+        let name = (tracePath as NSString).lastPathComponent
+        let transport: ReportTransport
+        do {
+            switch parsed.value("transport") ?? "uhid" {
+            case "uhid":
+                var identity = UHIDDevice.Identity.latchkey(name: "replay")
+                identity.name = "Latchkey replay of \(name)"
+                identity.uniq = "latchkey-replay:" + name
+                transport = try UHIDDevice(identity: identity)
+                logger.info("replaying \(tracePath) as the uhid device \"\(identity.name)\" (uniq \(identity.uniq))")
+            case let value where value.hasPrefix("socket:") && value.count > 7:
+                let path = String(value.dropFirst(7))
+                transport = try SocketTransport(path: path)
+                logger.info("replaying \(tracePath) on socket \(path)")
+            case let value:
+                throw UsageError("invalid --transport '\(value)': use uhid or socket:PATH")
+            }
+        } catch let error as UsageError {
+            throw error
+        } catch {
+            logger.error("\(error)")
+            return 1
+        }
+        do {
+            return try RecordedKey(answers: RecordedAnswers(exchanges), transport: transport, logger: logger).runUntilSignalled()
+        } catch {
+            logger.error(error.description)
+            transport.shutdown()
+            return 1
+        }
     }
 
     static func channelBytes(_ channel: UInt32) -> [UInt8] {

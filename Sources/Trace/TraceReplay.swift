@@ -23,6 +23,11 @@ public enum TraceReplay {
         public var redactedFields: [String]
         /// The recorded answer (nil: the trace ends before it, or the client gave up).
         public var response: Message?
+
+        public init(channel: UInt32, command: UInt8, payload: [UInt8], redactedFields: [String] = [], response: Message? = nil) {
+            self.channel = channel; self.command = command; self.payload = payload
+            self.redactedFields = redactedFields; self.response = response
+        }
     }
 
     public struct Message: Sendable, Equatable {

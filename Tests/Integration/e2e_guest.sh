@@ -152,6 +152,24 @@ assert any("MakeCredential" in (m[3] or "") for m in proxy) and any("GetAssertio
 PY
     return "$status"
 }
+check_replay_as_device() {  # the proxy step's trace, played back as a device: fido2-token -I prints what it printed through the proxy
+    local pid node="" dir status=0
+    "$BIN" replay "$WORK/proxy.trace" --as-device >"$WORK/replay-device.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 1 100); do
+        for dir in /sys/class/hidraw/hidraw*; do
+            grep -qx "HID_UNIQ=latchkey-replay:proxy.trace" "$dir/device/uevent" 2>/dev/null && node="/dev/$(basename "$dir")"
+        done
+        [ -n "$node" ] && break; sleep 0.1
+    done
+    [ -n "$node" ] || { echo "no hidraw node for the replay"; cat "$WORK/replay-device.log"; kill -TERM "$pid"; return 1; }
+    fido2-token -I "$node" >"$WORK/replay-info.txt" || status=1
+    kill -TERM "$pid"; wait "$pid" || status=1
+    cat "$WORK/replay-device.log"
+    diff "$WORK/proxy-info.txt" "$WORK/replay-info.txt" || { echo "fido2-token -I differs from the recorded session's"; status=1; }
+    grep -q "aaguid: d4a016d1783d4c7ea521dd2196f32a99" "$WORK/replay-info.txt" || status=1
+    return "$status"
+}
 check_rig() {  # `latchkey rig` on uhid (e2e_rig.py): its keys over hidraw; output and the rig's log kept in the results
     local work="$WORK/rig" status
     mkdir -p "$work"
@@ -644,6 +662,7 @@ step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
 step "latchkey proxy in front of a traced key: same IDs and report descriptor, fido2-token -I, fido2-cred/fido2-assert and python-fido2 (Fido2Server) through it, its node gone when it stops, its trace (0600) and the key's own decode to the same messages, commands and statuses" check_proxy
+step "latchkey replay --as-device plays the proxy step's recording to fido2-token -I, which prints what it printed through the proxy" check_replay_as_device
 step "latchkey rig on uhid: 16 keys at once (fido2-token -L/-I, nodes by uniq); a seeded credential signs in over hidraw; response overrides caught by Fido2Server; an injected status reaches fido2-cred; events in order; a protocol u2f key is U2F-only to libfido2; removed and stopped keys' nodes vanish (e2e_rig.py; output: rig.txt)" check_rig
 step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
 passed_before_floods=$passed

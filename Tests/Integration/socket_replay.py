@@ -2,6 +2,7 @@
 key (the same decisions throughout, the credential the session registered signing in again under the new key's
 ID) and against a key that differs (built-in UV: getInfo's options change, and replay says so and exits 1)."""
 
+from latchkey_socket import open_device
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
 
@@ -15,10 +16,13 @@ class ExtraArgsKey(Key):
 
 
 def record_session(key):
-    """A relying party's session: a non-discoverable and a discoverable credential, each registered and signed in
-    with (Fido2Server verifies everything)."""
+    """A relying party's session on one connection: getInfo, then a non-discoverable and a discoverable credential,
+    each registered and signed in with (Fido2Server verifies everything). Returns the getInfo and the first
+    credential's ID."""
     device = key.device()
+    first = None
     try:
+        info = Ctap2(device).info
         client = client_for(device, origin="https://replay.example")
         server = server_for(rp_id="replay.example")
         for resident in (False, True):
@@ -26,11 +30,13 @@ def record_session(key):
                 {"id": os.urandom(8), "name": "replayed"}, user_verification=UserVerificationRequirement.DISCOURAGED,
                 resident_key_requirement=ResidentKeyRequirement.REQUIRED if resident else ResidentKeyRequirement.DISCOURAGED)
             credential = server.register_complete(state, client.make_credential(options.public_key)).credential_data
+            first = first if resident else credential.credential_id
             request, state = server.authenticate_begin(None if resident else [credential],
                                                        user_verification=UserVerificationRequirement.DISCOURAGED)
             server.authenticate_complete(state, [credential], client.get_assertion(request.public_key).get_response(0))
     finally:
         device.close()
+    return info, first
 
 
 def replay(trace, key):
@@ -41,12 +47,13 @@ def replay(trace, key):
 @check("latchkey replay: a traced session (INIT, getInfo, makeCredential and getAssertion twice) replayed against a fresh "
        "key gives the same decisions (exit 0; the allowList sign-in works because the recorded credential ID is replaced by "
        "the new key's); against a key with --uv auto getInfo differs (options.uv new) and replay exits 1; a missing trace "
-       "is an error")
+       "is an error; --as-device on a socket answers python-fido2 with the recording (its getInfo, its registration's credential "
+       "ID) and exits 0 on SIGTERM")
 def test_replay():
     trace = os.path.join(WORK, "replay.trace")
     recorded = ExtraArgsKey("replay-recorded", "--trace", trace).start()
     try:
-        record_session(recorded)
+        recorded_info, first_credential_id = record_session(recorded)
     finally:
         recorded.stop()
     fresh = Key("replay-fresh").start()
@@ -65,5 +72,21 @@ def test_replay():
         assert any(d.startswith("4.uv is new") for d in differences), differences
     finally:
         different.stop()
+    # --as-device: the recording answers a client on the socket transport in its own order.
+    device_path = os.path.join(WORK, "replay-device.sock")
+    player = subprocess.Popen([BINARY, "replay", trace, "--as-device", "--transport", f"socket:{device_path}"],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(lambda: os.path.exists(device_path), seconds=10, what="the replay's socket")
+        ctap = Ctap2(open_device(device_path))   # the recording's first getInfo answer
+        assert ctap.info.aaguid == recorded_info.aaguid and ctap.info.options == recorded_info.options, ctap.info
+        created = ctap.make_credential(os.urandom(32), {"id": "replay.example"}, {"id": b"x", "name": "x"},
+                                       [{"type": "public-key", "alg": -7}])
+        assert created.auth_data.credential_data.credential_id == first_credential_id, "the recorded registration's answer"
+    finally:
+        player.terminate()
+        output = player.communicate(timeout=10)[0]
+    assert player.returncode == 0 and "recorded answers were not asked for" in output, output
+
     missing = latchkey_cli("replay", os.path.join(WORK, "no-such.trace"), "--socket", "/nonexistent")
     assert missing.returncode == 1 and "no-such.trace" in missing.stderr, missing.stderr

@@ -70,4 +70,31 @@ final class TraceReplayTests: XCTestCase {
         XCTAssertEqual(replaced.first, 0x02)
         XCTAssertEqual(TraceReplay.substituting([distinctiveBytes(64): new], in: request), request, "nothing to replace: unchanged")
     }
+
+    func testRecordedAnswersArePlayedInOrderPerRequestKind() {
+        let cbor = CTAPHIDCommand.cbor.rawValue
+        func message(_ payload: [UInt8]) -> TraceReplay.Message { .init(command: cbor, payload: payload) }
+        let initAnswer = TraceReplay.Message(command: CTAPHIDCommand.initialize.rawValue,
+                                             payload: [UInt8](repeating: 9, count: 8) + [0, 0, 0, 7] + [2, 5, 4, 3, 0x05])
+        let exchanges = [
+            TraceReplay.Exchange(channel: 0xFFFF_FFFF, command: CTAPHIDCommand.initialize.rawValue, payload: [UInt8](repeating: 9, count: 8),
+                                 response: initAnswer),
+            TraceReplay.Exchange(channel: 7, command: cbor, payload: [0x04], response: message([0x00, 0xA0])),
+            // clientPIN getPINRetries {1: 2, 2: 1} and getKeyAgreement {1: 2, 2: 2}: told apart by subcommand.
+            TraceReplay.Exchange(channel: 7, command: cbor, payload: [0x06, 0xA2, 0x01, 0x02, 0x02, 0x01], response: message([0x35])),
+            TraceReplay.Exchange(channel: 7, command: cbor, payload: [0x06, 0xA2, 0x01, 0x02, 0x02, 0x02], response: message([0x00, 0xA1])),
+            TraceReplay.Exchange(channel: 7, command: cbor, payload: [0x04], response: message([0x00, 0xA1, 0x01, 0x80])),
+            TraceReplay.Exchange(channel: 7, command: cbor, payload: [0x01], response: nil),
+        ]
+        var answers = RecordedAnswers(exchanges)
+        XCTAssertEqual(answers.initTail, [2, 5, 4, 3, 0x05])
+        XCTAssertEqual(answers.remaining, 4)
+        XCTAssertEqual(answers.answer(command: cbor, payload: [0x06, 0xA2, 0x01, 0x02, 0x02, 0x02])?.payload, [0x00, 0xA1])
+        XCTAssertEqual(answers.answer(command: cbor, payload: [0x04])?.payload, [0x00, 0xA0])
+        XCTAssertEqual(answers.answer(command: cbor, payload: [0x04])?.payload, [0x00, 0xA1, 0x01, 0x80])
+        XCTAssertNil(answers.answer(command: cbor, payload: [0x04]), "no more getInfo answers")
+        XCTAssertNil(answers.answer(command: cbor, payload: [0x01]), "a request the recording never answered")
+        XCTAssertEqual(answers.answer(command: cbor, payload: [0x06, 0xA2, 0x01, 0x02, 0x02, 0x01])?.payload, [0x35])
+        XCTAssertEqual(answers.remaining, 0)
+    }
 }
