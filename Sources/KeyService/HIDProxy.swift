@@ -73,7 +73,9 @@ public final class HIDProxy: @unchecked Sendable {
 
     /// Runs until `requestStop` or until the real key goes away. Returns the exit status.
     public func run() -> Int32 {
-        guard let info = HIDDeviceEnumerator().allDevices().first(where: { $0.devicePath == options.devicePath }) else {
+        // A udev symlink (/dev/yubikey) names the same node.
+        let devicePath = URL(fileURLWithPath: options.devicePath).resolvingSymlinksInPath().path
+        guard let info = HIDDeviceEnumerator().allDevices().first(where: { $0.devicePath == devicePath }) else {
             logger.error("\(options.devicePath) is not a HID device this machine lists (see `latchkey devices`)")
             return 1
         }
@@ -83,7 +85,7 @@ public final class HIDProxy: @unchecked Sendable {
         }
         let key: HIDRawDevice
         do {
-            key = try HIDRawDevice.open(path: options.devicePath)
+            key = try HIDRawDevice.open(path: devicePath)
         } catch {
             logger.error(error.description)
             return 1
