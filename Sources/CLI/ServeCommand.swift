@@ -21,7 +21,8 @@ public enum ServeCommand {
                   help: "Built-in user verification, as a fingerprint sensor gives a key (default: none): auto (every "
                       + "verification succeeds: test rigs, e.g. headless browsers creating passkeys), deny (every "
                       + "attempt fails: retry and lockout tests)."),
-            .init("control", value: "PATH", help: "The control socket of --presence control (default: "
+            .init("control", value: "PATH", help: "The control socket of --presence control, and of notify when the "
+                  + "notification server shows no buttons (default: "
                   + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or /tmp/latchkey-<uid>/<name>.control)."),
             .init("trace", value: "FILE", help: "Record every CTAPHID report in and out to FILE (mode 0600, secrets blanked); "
                   + "decode it with `latchkey trace FILE`."),
@@ -76,8 +77,9 @@ public enum ServeCommand {
             options.userVerification = mode
         }
         if let control = parsed.value("control") {
-            guard options.presence == .control else {
-                throw UsageError("--control is for --presence control")
+            // With notify: where to answer when the notification server shows no buttons (KeyHost).
+            guard options.presence == .control || options.presence == .notify else {
+                throw UsageError("--control is for --presence control (or notify, for a server without buttons)")
             }
             guard !control.isEmpty else { throw UsageError("invalid --control '': give a socket path") }
             options.controlPath = control

@@ -125,7 +125,28 @@ public enum KeyHost {
                 logger.error(error.description)
                 return nil
             }
-            logger.info("presence notify: requests are shown as desktop notifications with Approve and Deny")
+            switch NotificationServer.capabilities() {
+            case .success(let capabilities) where !capabilities.contains("actions"):
+                // A server that shows no buttons and reports no clicks: a notification could only time out.
+                let reason = "the notification server shows no buttons (GetCapabilities has no \"actions\": "
+                    + capabilities.joined(separator: ", ") + ")"
+                if TerminalPresence.terminalAvailable() {
+                    logger.warning("presence notify: \(reason); asking on the terminal instead (--presence prompt)")
+                    return TerminalPresence(logger: logger)
+                }
+                logger.warning("presence notify: \(reason) and there is no terminal; answer with `latchkey approve` or "
+                               + "`latchkey deny` instead (--presence control)")
+                var control = configuration
+                control.presence = .control
+                control.controlPath = configuration.controlPath ?? ControlSocket.defaultPath(name: configuration.name)
+                control.controlPathIsDefault = configuration.controlPath == nil
+                return makePresence(control, logger: logger, controlSocket: &controlSocket)
+            case .success:
+                break
+            case .failure(let failure):
+                logger.warning("presence notify: \(failure.description)")
+            }
+            logger.info("presence notify: requests are shown as desktop notifications with Approve (the default action) and Deny")
             return NotifyPresence(executable: executable, logger: logger)
         case .control:
             let control = ControlPresence(logger: logger)

@@ -7,7 +7,7 @@ import SystemIO
 /// `notify-send --action=… --wait` (libnotify-bin ≥ 0.8), which prints the chosen action's
 /// name and exits when the notification is answered or closed.
 ///
-/// Results: "approve" → approved; "deny" → denied; closed without an action → denied, unless
+/// Results: "approve" or "default" (the notification itself clicked) → approved; "deny" → denied; closed without an action → denied, unless
 /// that happens at the request's deadline (the server expired it) → timed out; the deadline
 /// → the notification is closed, timed out; cancellation → closed, cancelled. notify-send
 /// closes its notification on SIGINT, which is how it is closed here.
@@ -65,7 +65,11 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     public static func arguments(for request: PresenceRequest) -> [String] {
         let expire = max(request.timeoutMilliseconds, minimumExpireMilliseconds)
         return ["--app-name=Latchkey", "--urgency=critical", "--icon=security-high",
-                "--action=approve=Approve", "--action=deny=Deny", "--wait", "--expire-time=\(expire)",
+                // Approve is the default action too: what a click on the notification itself, dunst's
+                // middle click or `dunstctl action` invokes. With two actions and no default, dunst
+                // asks dmenu which one — and without dmenu the click does nothing until the request
+                // times out (passless#370, #375). Deny stays a button of its own.
+                "--action=default=Approve", "--action=approve=Approve", "--action=deny=Deny", "--wait", "--expire-time=\(expire)",
                 "--", "Latchkey", body(for: request)]
     }
 
@@ -89,7 +93,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     /// What a finished notify-send means for a request whose deadline is `deadline`.
     static func result(of exit: NotificationExit, finishedAt now: UInt64, deadline: UInt64) -> PresenceResult {
         switch exit.output.trimmingCharacters(in: .whitespacesAndNewlines) {
-        case "approve": return .approved
+        case "approve", "default": return .approved
         case "deny": return .denied
         default:
             if exit.status == 0, now + expiryMarginMilliseconds >= deadline { return .timedOut }

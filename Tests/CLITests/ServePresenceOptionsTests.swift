@@ -51,8 +51,10 @@ final class ServePresenceOptionsTests: XCTestCase {
             from: CommandLineParser.parse(["--presence", "control"], spec: ServeCommand.spec), environment: ["HOME": "/home/u"])
         XCTAssertEqual(noRuntimeDirectory.controlPath, "/tmp/latchkey-\(getuid())/default.control")
         XCTAssertThrowsError(try options(["--control", "/tmp/k.control"])) {
-            XCTAssertEqual($0 as? UsageError, UsageError("--control is for --presence control"))
+            XCTAssertEqual($0 as? UsageError, UsageError("--control is for --presence control (or notify, for a server without buttons)"))
         }
+        // notify takes one: where to answer when the notification server shows no buttons.
+        XCTAssertEqual(try options(["--presence", "notify", "--control", "/tmp/k.control"]).controlPath, "/tmp/k.control")
         XCTAssertThrowsError(try options(["--presence", "control", "--control", ""]))
     }
 

@@ -3,7 +3,8 @@
 so the real notify-send and the real D-Bus path of `latchkey serve --presence notify` can be
 tested without a desktop. Every notification is logged to LOG; shortly after it appears, the
 "user" clicks Deny if the text mentions "deny-me", else Approve.
-Usage: fake_notification_daemon.py LOG"""
+With --no-actions it is a server that shows no buttons (GetCapabilities without "actions").
+Usage: fake_notification_daemon.py LOG [--no-actions]"""
 
 import asyncio
 import sys
@@ -21,7 +22,7 @@ class Notifications(ServiceInterface):
 
     @method()
     def GetCapabilities(self) -> "as":
-        return ["actions", "body"]
+        return ["body"] if "--no-actions" in sys.argv else ["actions", "body"]
 
     @method()
     def GetServerInformation(self) -> "ssss":

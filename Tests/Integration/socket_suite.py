@@ -50,6 +50,8 @@ def main():
     test_cancel_and_prompt()
     test_restart_and_lock()
     test_notify_real_dbus()
+    test_notify_dunst()
+    test_notify_without_actions_falls_back()
     test_control_presence_and_trace()
     test_notify_presence_with_stand_in()
     test_cli_store_signals()

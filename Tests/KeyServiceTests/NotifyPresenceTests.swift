@@ -60,8 +60,8 @@ final class NotifyPresenceTests: XCTestCase {
 
     func testCommandLine() {
         XCTAssertEqual(NotifyPresence.arguments(for: Self.register),
-                       ["--app-name=Latchkey", "--urgency=critical", "--icon=security-high", "--action=approve=Approve",
-                        "--action=deny=Deny", "--wait", "--expire-time=30000", "--", "Latchkey", "register at example.com for alice"])
+                       ["--app-name=Latchkey", "--urgency=critical", "--icon=security-high", "--action=default=Approve",
+                        "--action=approve=Approve", "--action=deny=Deny", "--wait", "--expire-time=30000", "--", "Latchkey", "register at example.com for alice"])
         let long = PresenceRequest(operation: .getAssertion, rpID: "<b>evil</b>&co\\n", timeoutMilliseconds: 60_000)
         let arguments = NotifyPresence.arguments(for: long)
         XCTAssertEqual(arguments.last, "sign in at &lt;b&gt;evil&lt;/b&gt;&amp;co\\\\n", "markup and backslash escapes are neutralised")
@@ -78,6 +78,8 @@ final class NotifyPresenceTests: XCTestCase {
         let deadline: UInt64 = 10_000
         XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: "approve\n"), finishedAt: 100, deadline: deadline), .approved)
         XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: "deny\n"), finishedAt: 100, deadline: deadline), .denied)
+        // The notification itself clicked (its default action: dunst's middle click, `dunstctl action`).
+        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: "default\n"), finishedAt: 100, deadline: deadline), .approved)
         // Closed by the user (no action) well before the deadline: denied.
         XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: ""), finishedAt: 100, deadline: deadline), .denied)
         // Closed without an action at the deadline: the server expired it.
@@ -173,5 +175,31 @@ final class NotifyPresenceTests: XCTestCase {
                                                                  version: { _ in nil })) {
             XCTAssertTrue("\($0)".contains("libnotify-bin"), "\($0)")
         }
+    }
+
+    /// GetCapabilities as `dbus-send --print-reply` prints it (dunst 1.9's answer), and what a
+    /// server without actions or a missing server give.
+    func testNotificationServerCapabilities() {
+        let dunst = """
+            method return time=1764750000.123 sender=:1.3 -> destination=:1.7 serial=9 reply_serial=2
+               array [
+                  string "actions"
+                  string "body"
+                  string "body-hyperlinks"
+                  string "body-markup"
+                  string "icon-static"
+                  string "x-dunst-stack-tag"
+               ]
+            """
+        XCTAssertEqual(NotificationServer.capabilities(run: { _, _ in (0, dunst) }),
+                       .success(["actions", "body", "body-hyperlinks", "body-markup", "icon-static", "x-dunst-stack-tag"]))
+        let plain = "method return time=1 sender=:1.3 -> destination=:1.7 serial=9 reply_serial=2\n   array [\n      string \"body\"\n   ]\n"
+        XCTAssertEqual(NotificationServer.capabilities(run: { _, _ in (0, plain) }), .success(["body"]))
+        guard case .failure(let noServer) = NotificationServer.capabilities(run: { _, _ in
+            (1, "Error org.freedesktop.DBus.Error.ServiceUnknown: The name org.freedesktop.Notifications was not provided")
+        }) else { return XCTFail("no server is a failure") }
+        XCTAssertTrue(noServer.description.contains("ServiceUnknown"), noServer.description)
+        guard case .failure(let noTool) = NotificationServer.capabilities(run: { _, _ in nil }) else { return XCTFail("no dbus-send") }
+        XCTAssertTrue(noTool.description.contains("dbus-send is not installed"), noTool.description)
     }
 }
