@@ -213,7 +213,7 @@ extension CTAP2StatusCode {
     public init(_ error: StoreError) {
         switch error {
         case .full: self = .keyStoreFull
-        case .corrupt, .io, .locked, .permissions: self = .other
+        case .corrupt, .io, .locked, .permissions, .sealed: self = .other
         }
     }
 }

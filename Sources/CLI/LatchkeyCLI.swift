@@ -21,6 +21,7 @@ public enum LatchkeyCLI {
         (WinkCommand.spec, { parsed throws(UsageError) in try WinkCommand.run(parsed) }),
         (ProxyCommand.spec, { parsed throws(UsageError) in try ProxyCommand.run(parsed) }),
         (ReplayCommand.spec, { parsed throws(UsageError) in try ReplayCommand.run(parsed) }),
+        (StoreCommand.spec, { parsed throws(UsageError) in try StoreCommand.run(parsed) }),
         (DoctorCommand.spec, { parsed throws(UsageError) in try DoctorCommand.run(parsed) }),
         (CredentialsCommand.spec, { parsed throws(UsageError) in try CredentialsCommand.run(parsed) }),
         (SignalCommand.spec, { parsed throws(UsageError) in try SignalCommand.run(parsed) }),
@@ -59,6 +60,8 @@ public enum LatchkeyCLI {
             FileHandle.standardError.write(Data("latchkey: warning: cannot disable core dumps (\(error))\n".utf8))
         }
         ProcessHardening.dropCrashHandlers()
+        // A sealed store's passphrase, wherever a command opens one (PassphraseInput).
+        PassphraseInput.install()
         return main(arguments)
     }
 

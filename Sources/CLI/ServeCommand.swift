@@ -38,6 +38,9 @@ public enum ServeCommand {
                   help: "RP IDs given a vendor-facilitated enterprise attestation (the store's own certificate chain, "
                       + "which identifies this installation) once it is enabled with authenticatorConfig "
                       + "enableEnterpriseAttestation (e.g. python-fido2's Config.enable_enterprise_attestation)."),
+            .init("passphrase-file", value: "FILE", help: "The passphrase of a store sealed with one (`latchkey store seal`): "
+                  + "one line in a file only you can read (default: LATCHKEY_PASSPHRASE_FILE, the systemd credential "
+                  + "latchkey-passphrase, or the terminal)."),
             .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
         ])
 
@@ -106,6 +109,10 @@ public enum ServeCommand {
                 throw UsageError("invalid --enterprise-rp '\(list)': '\(bad)' is not an RP ID (a lowercase domain, e.g. example.com)")
             }
             options.enterpriseRPIDs = rpIDs
+        }
+        if let file = parsed.value("passphrase-file") {
+            guard !file.isEmpty else { throw UsageError("invalid --passphrase-file '': give a file path") }
+            PassphraseInput.explicitFile.withLock { $0 = file }
         }
         if let trace = parsed.value("trace") {
             guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }

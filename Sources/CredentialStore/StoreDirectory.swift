@@ -101,7 +101,15 @@ struct StoreDirectory {
         return key
     }
 
+    /// The master key: 32 raw bytes, or sealed (MasterKeySeal) and opened with the passphrase.
     private func readMasterKey() throws(StoreError) -> SecretBytes? {
+        guard var contents = try readMasterKeyFile() else { return nil }
+        defer { wipe(&contents) }
+        return try MasterKeySeal.open(contents, path: masterKeyPath, passphrase: nil, directory: path)
+    }
+
+    /// master.key's bytes (a raw key or a sealed one), checked to be a private regular file.
+    func readMasterKeyFile() throws(StoreError) -> [UInt8]? {
         let fd: FileDescriptor
         do {
             fd = try FileDescriptor.open(masterKeyPath, flags: O_RDONLY | O_NOFOLLOW)
@@ -114,12 +122,13 @@ struct StoreDirectory {
             let info = try fd.status()
             guard info.st_mode & S_IFMT == S_IFREG else { throw StoreError.permissions("\(masterKeyPath) is not a regular file") }
             try Self.requirePrivate(info, path: masterKeyPath, fix: "chmod 600")
-            var bytes = try fd.readAll(limit: Self.masterKeyCount)
-            defer { wipe(&bytes) }
-            guard bytes.count == Self.masterKeyCount else {
+            let bytes = try fd.readAll(limit: MasterKeySeal.largestFile)
+            guard bytes.count == Self.masterKeyCount || bytes.starts(with: MasterKeySeal.header) else {
+                var unknown = bytes
+                wipe(&unknown)
                 throw StoreError.corrupt("\(masterKeyPath) is not a \(Self.masterKeyCount)-byte key")
             }
-            return SecretBytes(bytes)
+            return bytes
         } catch let error as StoreError {
             throw error
         } catch let error as Errno {
@@ -149,6 +158,27 @@ struct StoreDirectory {
             // Another process won the race: its key is the store's.
         } catch {
             throw .io("cannot create \(masterKeyPath): \(error.message)")
+        }
+        synchronizeDirectory()
+    }
+
+    /// Replaces master.key with `contents` in one step: a private temporary file, fsync'd, then
+    /// rename(2) over master.key and an fsync of the directory. A crash leaves the old file or the
+    /// new one (and at worst a stray temporary, which nothing reads).
+    func replaceMasterKeyFile(with contents: [UInt8]) throws(StoreError) {
+        let temporary = masterKeyPath + ".new-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        defer { try? FileSystem.remove(temporary) }
+        do {
+            let fd = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY)
+            try fd.writeAll(contents)
+            try fd.synchronize()
+        } catch {
+            throw .io("cannot write \(temporary): \(error.message)")
+        }
+        do {
+            try FileSystem.rename(temporary, to: masterKeyPath)
+        } catch {
+            throw .io("cannot replace \(masterKeyPath): \(error.message)")
         }
         synchronizeDirectory()
     }

@@ -14,6 +14,8 @@ extension StoreError {
             return "cannot open the store \(directory): \(message)"
         case .full:
             return "the store \(directory) is full"
+        case let .sealed(message):
+            return "the store \(directory) is locked: \(message)"
         }
     }
 }

@@ -26,6 +26,11 @@ public enum FileSystem {
         guard chmod(path, mode) == 0 else { throw Errno.current }
     }
 
+    /// rename(2): `newPath` is replaced atomically — at every moment it is the old file or the new one.
+    public static func rename(_ existing: String, to newPath: String) throws(Errno) {
+        guard Glibc.rename(existing, newPath) == 0 else { throw Errno.current }
+    }
+
     /// link(2): `newPath` names `existing` too; `.fileExists` if `newPath` is taken.
     public static func link(_ existing: String, to newPath: String) throws(Errno) {
         guard Glibc.link(existing, newPath) == 0 else { throw Errno.current }

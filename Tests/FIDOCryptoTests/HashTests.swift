@@ -126,3 +126,16 @@ final class HKDFSHA256Tests: XCTestCase {
         }
     }
 }
+
+/// scrypt against RFC 7914 §12's test vector.
+final class ScryptTests: XCTestCase {
+    func testRFC7914Vector() throws {
+        // scrypt(P = "password", S = "NaCl", N = 1024, r = 8, p = 16, dkLen = 64)
+        let derived = try Scrypt.deriveKey(passphrase: SecretBytes(Array("password".utf8)), salt: Array("NaCl".utf8),
+                                           parameters: Scrypt.Parameters(logN: 10, r: 8, p: 16), count: 64)
+        XCTAssertEqual(derived.copyBytes().map { String(format: "%02x", $0) }.joined(),
+                       "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
+        XCTAssertEqual(Scrypt.Parameters.default.memoryBytes, 128 << 20, "the default costs 128 MiB a guess")
+        XCTAssertThrowsError(try Scrypt.deriveKey(passphrase: SecretBytes([1]), salt: [2], parameters: Scrypt.Parameters(logN: 30, r: 8, p: 1)))
+    }
+}

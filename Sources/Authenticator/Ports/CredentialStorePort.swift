@@ -185,4 +185,5 @@ public enum StoreError: Error, Equatable, Sendable {
     case io(String)                 // SQLite or file system failure → CTAP2_ERR_OTHER
     case locked                     // another process holds the store's lock
     case permissions(String)        // directory or files readable by group/others
+    case sealed(String)             // the master key is sealed and was not (or could not be) opened
 }

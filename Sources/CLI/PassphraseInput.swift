@@ -1,0 +1,73 @@
+import CredentialStore
+import FIDOCrypto
+import Foundation
+import Synchronization
+
+/// Where a sealed store's passphrase comes from, wherever a command opens the store (MasterKeySeal
+/// asks only for a sealed one): `--passphrase-file FILE` (serve, store), the file named by
+/// LATCHKEY_PASSPHRASE_FILE, the systemd credential `latchkey-passphrase`
+/// (`LoadCredential=latchkey-passphrase:…`, in $CREDENTIALS_DIRECTORY), else the controlling
+/// terminal, without echo. A file must be yours and private (as a PIN file, PINInput.readFile);
+/// never argv, never a log line. With none of these the open fails with a message saying how to
+/// give it.
+enum PassphraseInput {
+    static let environmentName = "LATCHKEY_PASSPHRASE_FILE"
+    static let credentialName = "latchkey-passphrase"
+    /// `--passphrase-file` of the command being run.
+    static let explicitFile = Mutex<String?>(nil)
+
+    /// Installs the source every store open of this process uses (LatchkeyCLI.runProcess).
+    static func install(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        MasterKeySeal.installPassphraseSource { directory in
+            do throws(CLIError) {
+                return try passphrase(for: directory, environment: environment)
+            } catch {
+                let message: String = switch error {
+                case .usage(let usage): usage.message
+                case .failure(let text): text
+                }
+                FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+                return nil
+            }
+        }
+    }
+
+    static func passphrase(for directory: String, environment: [String: String],
+                           terminal: (any UserTerminal)? = ControllingTerminal.open()) throws(CLIError) -> SecretBytes? {
+        if let file = explicitFile.withLock({ $0 }) { return try read(file) }
+        if let file = environment[environmentName], !file.isEmpty { return try read(file) }
+        if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty,
+           FileManager.default.fileExists(atPath: credentials + "/" + credentialName) {
+            return try read(credentials + "/" + credentialName)
+        }
+        if let terminal, var typed = terminal.readSecret("Passphrase for the store \(directory): ") {
+            defer { typed.wipe() }
+            guard !typed.isEmpty else { throw .failure("an empty passphrase opens nothing") }
+            return SecretBytes(typed)
+        }
+        return nil
+    }
+
+    /// A new passphrase: from `file`, or typed twice on the terminal.
+    static func new(file: String?, terminal: (any UserTerminal)?) throws(CLIError) -> SecretBytes {
+        if let file { return try read(file) }
+        guard let terminal else {
+            throw .usage("no terminal to type the new passphrase on: give --passphrase-file FILE (a file only you can read)")
+        }
+        guard var first = terminal.readSecret("New passphrase: ") else { throw .failure("no passphrase was entered") }
+        defer { first.wipe() }
+        guard var second = terminal.readSecret("Repeat the new passphrase: ") else { throw .failure("no passphrase was entered") }
+        defer { second.wipe() }
+        guard first == second else { throw .failure("the two passphrases differ; nothing was changed") }
+        guard first.count >= 8 else { throw .failure("a passphrase of fewer than 8 bytes is too easily guessed; nothing was changed") }
+        return SecretBytes(first)
+    }
+
+    /// A passphrase file's one line (PINInput's rules: yours, private, one line).
+    static func read(_ path: String) throws(CLIError) -> SecretBytes {
+        var bytes = try PINInput.readFile(path, option: "passphrase-file")
+        defer { bytes.wipe() }
+        guard !bytes.isEmpty else { throw .failure("the passphrase file \(path) is empty") }
+        return SecretBytes(bytes)
+    }
+}

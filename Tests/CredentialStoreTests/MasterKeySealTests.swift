@@ -1,0 +1,119 @@
+import Authenticator
+@testable import CredentialStore
+import FIDOCrypto
+import Foundation
+import XCTest
+
+/// A store's master key sealed with a passphrase (MasterKeySeal): the directory alone opens
+/// nothing, the right passphrase opens everything as before, a wrong one changes nothing, and
+/// every rewrite leaves master.key whole.
+final class MasterKeySealTests: XCTestCase {
+    /// Cheap scrypt for tests (the default costs 128 MiB and about a second).
+    let quick = Scrypt.Parameters(logN: 10, r: 8, p: 1)
+    let passphrase = SecretBytes(Array("correct horse battery staple".utf8))
+
+    override func tearDown() { MasterKeySeal.installPassphraseSource(nil) }
+
+    func storeWithACredential() throws -> (TemporaryDirectory, ResidentCredential) {
+        let temporary = TemporaryDirectory()
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let credential = makeCredential()
+        try store.saveResidentCredential(credential)
+        store.close()
+        return (temporary, credential)
+    }
+
+    func masterKeyFile(_ temporary: TemporaryDirectory) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: temporary.storePath + "/master.key"))
+    }
+
+    func testASealedStoreOpensOnlyWithItsPassphrase() throws {
+        let (temporary, credential) = try storeWithACredential()
+        let raw = try masterKeyFile(temporary)
+        XCTAssertEqual(try MasterKeySeal.state(directory: temporary.storePath), .unsealed)
+        try MasterKeySeal.seal(directory: temporary.storePath, passphrase: passphrase, parameters: quick)
+        XCTAssertEqual(try MasterKeySeal.state(directory: temporary.storePath), .sealedWithPassphrase(quick))
+        let sealed = try masterKeyFile(temporary)
+        XCTAssertTrue(sealed.starts(with: Array("latchkey sealed master key\n".utf8)))
+        XCTAssertNil(sealed.range(of: raw), "the raw key is not in the sealed file")
+        XCTAssertEqual(fileMode(temporary.storePath + "/master.key"), 0o600)
+
+        // No passphrase: refused, saying how to give one.
+        XCTAssertThrowsError(try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)) { error in
+            guard case let .sealed(message) = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("--passphrase-file"), message)
+        }
+        // A wrong one: refused, nothing changed.
+        MasterKeySeal.installPassphraseSource { _ in SecretBytes(Array("Tr0ub4dor&3".utf8)) }
+        XCTAssertThrowsError(try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)) { error in
+            guard case let .sealed(message) = error as? StoreError else { return XCTFail("\(error)") }
+            XCTAssertTrue(message.contains("wrong passphrase"), message)
+        }
+        XCTAssertEqual(try masterKeyFile(temporary), sealed)
+        // The right one: the store as it was.
+        let asked = ManualCounter()
+        MasterKeySeal.installPassphraseSource { [passphrase] directory in
+            asked.bump(directory)
+            return passphrase
+        }
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        assertSameCredential(try store.residentCredential(id: credential.credentialID), credential)
+        store.close()
+        XCTAssertEqual(asked.directories, [temporary.storePath])
+
+        // A copy of the directory elsewhere is just as locked.
+        MasterKeySeal.installPassphraseSource(nil)
+        let copy = TemporaryDirectory()
+        try FileManager.default.copyItem(atPath: temporary.storePath, toPath: copy.storePath)
+        XCTAssertThrowsError(try SQLiteCredentialStore.open(directory: copy.storePath, lock: .none))
+    }
+
+    func testChangingThePassphraseAndUnsealing() throws {
+        let (temporary, credential) = try storeWithACredential()
+        let raw = try masterKeyFile(temporary)
+        try MasterKeySeal.seal(directory: temporary.storePath, passphrase: passphrase, parameters: quick)
+        let next = SecretBytes(Array("another long passphrase".utf8))
+        // Changing it needs the current one.
+        XCTAssertThrowsError(try MasterKeySeal.seal(directory: temporary.storePath, passphrase: next,
+                                                    current: SecretBytes(Array("nope".utf8)), parameters: quick))
+        try MasterKeySeal.seal(directory: temporary.storePath, passphrase: next, current: passphrase, parameters: quick)
+        XCTAssertThrowsError(try MasterKeySeal.unseal(directory: temporary.storePath, passphrase: passphrase), "the old one no longer opens it")
+        try MasterKeySeal.unseal(directory: temporary.storePath, passphrase: next)
+        XCTAssertEqual(try masterKeyFile(temporary), raw, "unsealed: the very same key, raw")
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        assertSameCredential(try store.residentCredential(id: credential.credentialID), credential)
+        store.close()
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temporary.storePath).filter { $0.contains(".new-") }, [],
+                       "no temporary file left behind")
+    }
+
+    func testDamagedOrForeignSealsAreErrorsNotTraps() throws {
+        let (temporary, _) = try storeWithACredential()
+        try MasterKeySeal.seal(directory: temporary.storePath, passphrase: passphrase, parameters: quick)
+        let good = try masterKeyFile(temporary)
+        let path = temporary.storePath + "/master.key"
+        for damaged in [good.prefix(40), good.prefix(good.count - 1), Data("latchkey sealed master key\n".utf8) + Data([0xA0]),
+                        Data(repeating: 0x41, count: 33)] {
+            try Data(damaged).write(to: URL(fileURLWithPath: path))
+            XCTAssertEqual(chmod(path, 0o600), 0)
+            XCTAssertThrowsError(try MasterKeySeal.state(directory: temporary.storePath)) { error in
+                guard case .corrupt = error as? StoreError else { return XCTFail("\(error)") }
+            }
+        }
+        // scrypt parameters that would take the machine's memory are refused before any work.
+        let greedy = MasterKeySeal.Sealed(parameters: Scrypt.Parameters(logN: 30, r: 8, p: 1), salt: [UInt8](repeating: 1, count: 16),
+                                          nonce: [UInt8](repeating: 2, count: 12), sealed: [UInt8](repeating: 3, count: 48))
+        try Data(greedy.encoded()).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try MasterKeySeal.state(directory: temporary.storePath)) { error in
+            XCTAssertEqual(error as? StoreError, .corrupt("\(path) asks for scrypt parameters out of range"))
+        }
+    }
+}
+
+/// Which directories a passphrase source was asked for.
+final class ManualCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var asked: [String] = []
+    func bump(_ directory: String) { lock.lock(); asked.append(directory); lock.unlock() }
+    var directories: [String] { lock.lock(); defer { lock.unlock() }; return asked }
+}
