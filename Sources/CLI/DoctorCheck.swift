@@ -9,7 +9,7 @@ public struct DoctorCheck: Sendable, Equatable {
     }
 
     /// Stable identifier for scripts: `uhid`, `uhid-boot`, `uhid-access`, `udev-rules`,
-    /// `hidraw-access`, `key-running`, `store`, `user-service`, `signal-bridge`, `sandboxed-browsers`,
+    /// `hidraw-access`, `key-running`, `store`, `master-key`, `user-service`, `signal-bridge`, `sandboxed-browsers`,
     /// `browser-flatpak-<app ID>`, `browser-snap-<snap>`, `running-sandbox`.
     public var id: String
     public var title: String
@@ -35,6 +35,7 @@ public struct DoctorCheck: Sendable, Equatable {
         checks.append(hidrawAccess(facts))
         checks.append(keyRunning(facts))
         checks.append(store(facts.store))
+        if let masterKey = masterKey(facts.store) { checks.append(masterKey) }
         checks.append(userService(facts))
         checks.append(signalBridge(facts))
         checks += sandboxedBrowsers(facts)
@@ -189,8 +190,27 @@ public struct DoctorCheck: Sendable, Equatable {
         case .unreadable(let message):
             return DoctorCheck(id: "store", title: title, status: .fail, detail: message,
                                fix: "see the message; `latchkey serve --store \(directory)` reports the same")
+        case .sealedNotChecked:
+            return DoctorCheck(id: "store", title: title, status: .ok,
+                               detail: "\(directory): private (0700/0600), sealed; its integrity is checked when doctor runs with "
+                                   + "LATCHKEY_PASSPHRASE_FILE set (it does not ask for the passphrase)")
         case .notChecked:
             return DoctorCheck(id: "store", title: title, status: .warn, detail: "\(directory) was not checked")
+        }
+    }
+
+    /// How the master key is kept (issue 14): sealed is OK; unsealed is a warning (rigs keep it so).
+    static func masterKey(_ store: DoctorFacts.Store) -> DoctorCheck? {
+        guard let state = store.masterKey, state != .missing else { return nil }
+        let title = "master key"
+        switch state {
+        case .sealedWithPassphrase:
+            return DoctorCheck(id: "master-key", title: title, status: .ok, detail: StoreCommand.describe(state))
+        default:
+            return DoctorCheck(id: "master-key", title: title, status: .warn,
+                               detail: "unsealed: anyone who copies \(store.directory) (a backup, a stolen disk) has its credentials",
+                               fix: "latchkey store seal --passphrase --store '\(store.directory)' (then give the key its passphrase: README, "
+                                   + "\"Protecting your keys\")")
         }
     }
 

@@ -23,6 +23,8 @@ public struct DoctorFacts: Sendable, Equatable {
         case failed
         /// Opening or checking failed; the message says why.
         case unreadable(String)
+        /// Sealed, and doctor was given no passphrase to open it with (it does not ask).
+        case sealedNotChecked
     }
 
     public struct Store: Sendable, Equatable {
@@ -34,6 +36,8 @@ public struct DoctorFacts: Sendable, Equatable {
         public var fileModes: [String: UInt16]
         public var databaseExists: Bool
         public var integrity: StoreIntegrity
+        /// How the master key is kept (nil: not read).
+        public var masterKey: MasterKeySeal.State?
 
         public init(directory: String, exists: Bool = false, directoryMode: UInt16? = nil,
                     fileModes: [String: UInt16] = [:], databaseExists: Bool = false,
@@ -110,7 +114,7 @@ public struct DoctorFacts: Sendable, Equatable {
         let uid = getuid()
         let user = userName(uid: uid, environment: environment)
         var facts = DoctorFacts(userName: user, isRoot: geteuid() == 0, kernelRelease: kernelRelease(),
-                                store: storeFacts(directory: storeDirectory))
+                                store: storeFacts(directory: storeDirectory, environment: environment))
         let manager = FileManager.default
         facts.bridge = BridgeInstallation.status(launcherPath: BridgeCommand.launcherPath(environment: environment),
                                                  browsers: BridgeCommand.browsers(userDataDirectory: nil, environment: environment))
@@ -187,7 +191,8 @@ public struct DoctorFacts: Sendable, Equatable {
     }
 
     /// The store directory's modes, and — if it exists and is private — its integrity.
-    static func storeFacts(directory: String) -> Store {
+    static func storeFacts(directory: String,
+                           environment: [String: String] = ProcessInfo.processInfo.environment) -> Store {
         var store = Store(directory: directory)
         guard let mode = permissionBits(directory) else { return store }
         store.exists = true
@@ -198,6 +203,13 @@ public struct DoctorFacts: Sendable, Equatable {
         store.databaseExists = store.fileModes["credentials.sqlite"] != nil
         let isPrivate = mode & 0o077 == 0 && store.fileModes.values.allSatisfy { $0 & 0o077 == 0 }
         guard store.databaseExists, isPrivate else { return store }
+        store.masterKey = try? MasterKeySeal.state(directory: directory)
+        // A sealed store is opened only when its passphrase comes without asking (doctor does not prompt).
+        if case .sealedWithPassphrase = store.masterKey, environment[PassphraseInput.environmentName] == nil,
+           environment["CREDENTIALS_DIRECTORY"] == nil {
+            store.integrity = .sealedNotChecked
+            return store
+        }
         do {
             // Never `.exclusive`: a running key holds that lock, and must keep it.
             let opened = try SQLiteCredentialStore.open(directory: directory, lock: .none)

@@ -39,6 +39,23 @@ final class DoctorCheckTests: XCTestCase {
         try XCTUnwrap(DoctorCheck.evaluate(facts).first { $0.id == id }, "no check \(id)")
     }
 
+    /// Issue 14: how the master key is kept. Unsealed is a warning (rigs keep it so), never a failure.
+    func testMasterKeyCheck() throws {
+        var facts = healthy()
+        XCTAssertNil(DoctorCheck.evaluate(facts).first { $0.id == "master-key" }, "not read: no check")
+        facts.store.masterKey = .unsealed
+        let unsealed = try check("master-key", in: facts)
+        XCTAssertEqual(unsealed.status, .warn)
+        XCTAssertTrue(unsealed.fix?.hasPrefix("latchkey store seal --passphrase --store '/home/pat/.local/share/latchkey/default'") ?? false,
+                      unsealed.fix ?? "")
+        XCTAssertEqual(DoctorCommand.exitStatus(DoctorCheck.evaluate(facts)), 0)
+        facts.store.masterKey = .sealedWithPassphrase(.default)
+        XCTAssertEqual(try check("master-key", in: facts).status, .ok)
+        XCTAssertTrue(try check("master-key", in: facts).detail.contains("128 MiB per guess"))
+        facts.store.integrity = .sealedNotChecked
+        XCTAssertEqual(try check("store", in: facts).status, .ok, "a sealed store without its passphrase is not a failure")
+    }
+
     func testAHealthySetupIsAllOK() {
         let checks = DoctorCheck.evaluate(healthy())
         XCTAssertEqual(checks.map(\.id), ["uhid", "uhid-boot", "uhid-access", "udev-rules", "hidraw-access",
