@@ -1,77 +1,123 @@
 import CTAPHID
 
-/// The trace of a proxy between a client and a real key (`latchkey proxy`), in the format
+/// The trace of a proxy between clients and a real key (`latchkey proxy`), in the format
 /// `latchkey serve --trace` writes, with the same redaction (sans-IO: reports and times in,
 /// records out).
 ///
-/// A key that traces itself knows which request it ran on a channel, so it redacts the response
-/// as that command's (`TraceRecorder.dispatched`). A proxy only sees reports, so it learns the
-/// request from the client's side — and must not let a third client decide it: every client of
-/// a hidraw node can name any channel, and one that sent getInfo on the channel where a
-/// getAssertion is running would otherwise have the getAssertion's answer (hmac-secret output,
-/// large-blob key) written out as a getInfo's, unredacted. So the request a channel's response
-/// is redacted as is the first one sent while the channel had none outstanding; it stays until
-/// the key answers it (a response of the same CTAPHID command, or any ERROR but CHANNEL_BUSY,
-/// which the key gives the intruder), or until an INIT on that channel aborts it. Where that is
-/// ambiguous, a response is redacted as an earlier request's: more is blanked, never less.
+/// A key that traces itself knows which request it ran on a channel, so it redacts the answer
+/// as that command's (`TraceRecorder.dispatched`). A proxy only sees reports — and not all of
+/// them: every client of the device can name any channel, a program may talk to the real node
+/// directly, and a key may answer CHANNEL_BUSY, abort on INIT or not. So an answer is redacted as
+/// a command's only when the proxy is sure which request it answers: exactly one request sent on
+/// the channel since its last answer. Otherwise the channel is *in doubt* and its answers are
+/// written as answers to an unknown request — blanked whole (TraceRecorder) —:
+/// - a second request on a channel that has one outstanding (an INIT included);
+/// - any ERROR answer (CHANNEL_BUSY goes to whichever request the key refused; the proxy cannot
+///   tell which);
+/// - an answer on a channel with nothing outstanding (a request the proxy never saw);
+/// - a channel beyond the `maximumChannels` the proxy follows.
+/// Doubt ends when a CBOR/MSG/PING/WINK answer arrives and leaves nothing outstanding; the next
+/// request is then known again. More is blanked than strictly needed, never less.
 public struct ProxyTraceRecorder: Sendable {
+    private struct Channel: Sendable {
+        var request: MessageAssembler
+        var response: MessageAssembler
+        /// Requests sent since the channel's last answer.
+        var outstanding = 0
+        var inDoubt = false
+        var isIdle: Bool { outstanding == 0 && !inDoubt && !request.isAssembling && !response.isAssembling }
+
+        init(_ id: UInt32) {
+            request = MessageAssembler(channel: id)
+            response = MessageAssembler(channel: id)
+        }
+    }
+
     private var recorder = TraceRecorder()
-    private var requests: [UInt32: MessageAssembler] = [:]
-    private var responses: [UInt32: MessageAssembler] = [:]
-    /// The CTAPHID command of the request outstanding on each channel.
-    private var outstanding: [UInt32: UInt8] = [:]
-    /// Channels followed at once; beyond it the tables start afresh (outstanding requests are
-    /// then redacted as whatever comes next: TraceRecorder's own default is to redact CBOR
-    /// responses whose request it does not know as unknown, keeping nothing secret).
+    private var channels: [UInt32: Channel] = [:]
+    /// Channels followed at once. One beyond it is not followed: its answers are blanked.
     static let maximumChannels = 1024
 
     public init() {}
 
     /// A report the client sent to the key.
     public mutating func clientReport(_ report: [UInt8], time: UInt64) -> [TraceRecord] {
-        if let packet = CTAPHIDPacket(report: report),
-           case let .complete(command, payload) = Self.feed(packet, into: &requests, limit: Self.maximumChannels) {
-            let channel = packet.channel
-            if command == CTAPHIDCommand.initialize.rawValue {
-                // INIT resynchronises the channel: what ran there is abandoned.
-                outstanding[channel] = nil
-                recorder.dispatched(hidCommand: command, payload: payload, channel: channel, connection: 0)
-            } else if outstanding[channel] == nil {
-                if outstanding.count >= Self.maximumChannels { outstanding.removeAll() }
-                outstanding[channel] = command
-                recorder.dispatched(hidCommand: command, payload: payload, channel: channel, connection: 0)
+        guard let packet = CTAPHIDPacket(report: report) else {
+            return recorder.record(report: report, direction: .toKey, connection: 0, time: time)
+        }
+        let id = packet.channel
+        if var channel = follow(id) {
+            if case let .complete(command, payload) = channel.request.feed(packet) {
+                channel.request = MessageAssembler(channel: id)
+                channel.outstanding += 1
+                if channel.outstanding > 1 { channel.inDoubt = true }
+                if channel.inDoubt {
+                    forget(id)
+                } else {
+                    recorder.dispatched(hidCommand: command, payload: payload, channel: id, connection: 0)
+                }
             }
-            // Else the key answers CHANNEL_BUSY: the response on this channel is still the first request's.
+            store(channel, id)
+        } else {
+            forget(id)
         }
         return recorder.record(report: report, direction: .toKey, connection: 0, time: time)
     }
 
     /// A report the key sent to the client.
     public mutating func keyReport(_ report: [UInt8], time: UInt64) -> [TraceRecord] {
+        guard let packet = CTAPHIDPacket(report: report) else {
+            return recorder.record(report: report, direction: .fromKey, connection: 0, time: time)
+        }
+        let id = packet.channel
+        guard var channel = follow(id) else {
+            forget(id)
+            return recorder.record(report: report, direction: .fromKey, connection: 0, time: time)
+        }
+        // An answer starting on a channel in doubt, or one with nothing outstanding: before its
+        // reports are recorded, the recorder is told it answers nothing it knows.
+        if case let .initialization(_, command, _, _) = packet, command != CTAPHIDCommand.keepalive.rawValue,
+           channel.inDoubt || channel.outstanding == 0 {
+            channel.inDoubt = true
+            forget(id)
+        }
         let records = recorder.record(report: report, direction: .fromKey, connection: 0, time: time)
-        if let packet = CTAPHIDPacket(report: report),
-           case let .complete(command, payload) = Self.feed(packet, into: &responses, limit: Self.maximumChannels) {
-            let channel = packet.channel
-            let isBusy = command == CTAPHIDCommand.error.rawValue && payload.first == CTAPHIDError.channelBusy.rawValue
-            if command != CTAPHIDCommand.keepalive.rawValue, !isBusy,
-               command == CTAPHIDCommand.error.rawValue || outstanding[channel] == command {
-                outstanding[channel] = nil
+        if case let .complete(command, _) = channel.response.feed(packet) {
+            channel.response = MessageAssembler(channel: id)
+            if command != CTAPHIDCommand.keepalive.rawValue {
+                if channel.outstanding == 0 {
+                    channel.inDoubt = true
+                } else {
+                    channel.outstanding -= 1
+                }
+                if command == CTAPHIDCommand.error.rawValue || command == CTAPHIDCommand.initialize.rawValue {
+                    // Which request an ERROR answers is unknown; an INIT answer leaves whatever
+                    // the INIT interrupted possibly still running on a key that does not abort.
+                    channel.inDoubt = true
+                } else if channel.outstanding == 0 {
+                    channel.inDoubt = false
+                }
             }
         }
+        store(channel, id)
         return records
     }
 
     /// The trace ends: unfinished messages are written withheld.
     public mutating func finish() -> [TraceRecord] { recorder.finish() }
 
-    private static func feed(_ packet: CTAPHIDPacket, into assemblers: inout [UInt32: MessageAssembler],
-                             limit: Int) -> MessageAssembler.Result? {
-        var assembler = assemblers.removeValue(forKey: packet.channel) ?? MessageAssembler(channel: packet.channel)
-        let result = assembler.feed(packet)
-        if case .needMore = result {
-            if assemblers.count >= limit { assemblers.removeAll() }
-            assemblers[packet.channel] = assembler
-        }
-        return result
+    /// The channel's state, or nil when the table is full and the channel is not in it.
+    private func follow(_ id: UInt32) -> Channel? {
+        if let channel = channels[id] { return channel }
+        return channels.count < Self.maximumChannels ? Channel(id) : nil
+    }
+
+    private mutating func store(_ channel: Channel, _ id: UInt32) {
+        channels[id] = channel.isIdle ? nil : channel
+    }
+
+    /// The recorder no longer knows what the channel's answer answers: it is blanked whole.
+    private mutating func forget(_ id: UInt32) {
+        recorder.dispatched(hidCommand: CTAPHIDCommand.initialize.rawValue, payload: [], channel: id, connection: 0)
     }
 }

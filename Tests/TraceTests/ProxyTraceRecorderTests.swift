@@ -88,16 +88,77 @@ final class ProxyTraceRecorderTests: XCTestCase {
         XCTAssertTrue(String(decoding: file, as: UTF8.self).contains(Hex.encode(aaguid)), "a getInfo answer is shown")
     }
 
-    /// An INIT on the channel abandons what ran there; the next request decides again.
-    func testInitOnTheChannelStartsAfresh() throws {
+    /// An INIT on a channel with a request outstanding: a key that does not abort may still answer
+    /// it, so the channel is in doubt (answers blanked) until it has answered everything.
+    func testInitOnABusyChannelPutsItInDoubtUntilEverythingIsAnswered() throws {
+        let output = distinctiveBytes(32), largeBlobKey = distinctiveBytes(32), aaguid = distinctiveBytes(16), later = distinctiveBytes(16)
         var script = ProxyScript()
         script.cbor(channel, ctap: 0x02, .map([1: "example.com", 2: .byteString(Array(repeating: 0xCD, count: 32))]))
         script.client(channel, command: CTAPHIDCommand.initialize.rawValue, distinctiveBytes(8))
         script.key(channel, command: CTAPHIDCommand.initialize.rawValue, distinctiveBytes(17))
         script.cbor(channel, ctap: 0x04, nil)
-        let aaguid = distinctiveBytes(16)
         script.key(channel, command: CTAPHIDCommand.cbor.rawValue, [0x00] + CBORValue.map([3: .byteString(aaguid)]).encoded())
+        // The key did not abort: the getAssertion's answer comes now.
+        script.key(channel, command: CTAPHIDCommand.cbor.rawValue, getAssertionResponse(output: output, largeBlobKey: largeBlobKey))
+        // Everything answered: the next exchange is known again.
+        script.cbor(channel, ctap: 0x04, nil)
+        script.key(channel, command: CTAPHIDCommand.cbor.rawValue, [0x00] + CBORValue.map([3: .byteString(later)]).encoded())
         script.records += script.recorder.finish()
-        XCTAssertTrue(String(decoding: try script.file(), as: UTF8.self).contains(Hex.encode(aaguid)))
+        let file = try script.file()
+        assertNoTrace(of: largeBlobKey, in: file, "largeBlobKey")
+        assertNoTrace(of: output, in: file, "hmac-secret output")
+        assertNoTrace(of: aaguid, in: file, "an answer while in doubt")
+        XCTAssertTrue(String(decoding: file, as: UTF8.self).contains(Hex.encode(later)))
+    }
+
+    /// The key refuses the *first* request on a channel (CHANNEL_BUSY: it is busy elsewhere), and
+    /// the victim's request follows on that channel: the refusal leaves the channel in doubt, so
+    /// the victim's answer is never taken for the refused request's.
+    func testABusyAnswerToTheFirstRequestLeavesTheChannelInDoubt() throws {
+        let output = distinctiveBytes(32), largeBlobKey = distinctiveBytes(32)
+        var script = ProxyScript()
+        script.cbor(channel, ctap: 0x04, nil)
+        script.key(channel, command: CTAPHIDCommand.error.rawValue, [CTAPHIDError.channelBusy.rawValue])
+        script.cbor(channel, ctap: 0x02, .map([1: "example.com", 2: .byteString(Array(repeating: 0xCD, count: 32))]))
+        script.key(channel, command: CTAPHIDCommand.cbor.rawValue, getAssertionResponse(output: output, largeBlobKey: largeBlobKey))
+        script.records += script.recorder.finish()
+        let file = try script.file()
+        assertNoTrace(of: largeBlobKey, in: file, "largeBlobKey")
+        assertNoTrace(of: output, in: file, "hmac-secret output")
+    }
+
+    /// Another client fills the proxy's channel table (1,024 channels with requests outstanding):
+    /// nothing is forgotten, and a channel beyond the table is blanked, never trusted.
+    func testAFullChannelTableForgetsNothing() throws {
+        let output = distinctiveBytes(32), largeBlobKey = distinctiveBytes(32)
+        var script = ProxyScript()
+        script.cbor(channel, ctap: 0x02, .map([1: "example.com", 2: .byteString(Array(repeating: 0xCD, count: 32))]))
+        for other in 0..<UInt32(ProxyTraceRecorder.maximumChannels + 8) {
+            script.cbor(0x5000_0000 + other, ctap: 0x04, nil)
+        }
+        script.cbor(channel, ctap: 0x04, nil)   // on the victim's channel, while its request runs
+        script.key(channel, command: CTAPHIDCommand.cbor.rawValue, getAssertionResponse(output: output, largeBlobKey: largeBlobKey))
+        let beyond: UInt32 = 0x6000_0000
+        script.cbor(beyond, ctap: 0x02, .map([1: "example.com", 2: .byteString(Array(repeating: 0xCD, count: 32))]))
+        let secondOutput = distinctiveBytes(32), secondKey = distinctiveBytes(32)
+        script.key(beyond, command: CTAPHIDCommand.cbor.rawValue, getAssertionResponse(output: secondOutput, largeBlobKey: secondKey))
+        script.records += script.recorder.finish()
+        let file = try script.file()
+        for (secret, name) in [(largeBlobKey, "largeBlobKey"), (output, "output"), (secondKey, "largeBlobKey beyond the table"),
+                               (secondOutput, "output beyond the table")] {
+            assertNoTrace(of: secret, in: file, name)
+        }
+    }
+
+    /// An answer to a request the proxy never saw (a program talking to the real node directly)
+    /// is blanked, whatever the channel's last request was.
+    func testAnAnswerToARequestTheProxyNeverSawIsBlanked() throws {
+        let token = distinctiveBytes(48)
+        var script = ProxyScript()
+        script.cbor(channel, ctap: 0x04, nil)
+        script.key(channel, command: CTAPHIDCommand.cbor.rawValue, [0x00] + CBORValue.map([1: ["FIDO_2_1"]]).encoded())
+        script.key(channel, command: CTAPHIDCommand.cbor.rawValue, [0x00] + CBORValue.map([2: .byteString(token)]).encoded())
+        script.records += script.recorder.finish()
+        assertNoTrace(of: token, in: try script.file(), "an unasked-for answer")
     }
 }
