@@ -56,13 +56,14 @@ extension Authenticator {
         // Persist in the safe order: a crash between writes never leaves a PIN that must
         // change unmarked.
         if forceChange, var state = pinState {
+            // The persistent token first: it must not outlive the PIN it was issued under.
+            try resetPersistentToken()
             state.forcePINChange = true
             try savePINState(state)
             pinState = state
             // The PIN may no longer be used as it is: tokens issued under it end too, the
             // persistent one included (as a YubiKey 5.8 drops it when a policy forces a change).
             pinUvAuth.resetTokens()
-            try resetPersistentToken()
         }
         if let rpIDs = parameters.minPinLengthRPIDs {
             try saveSetting(AuthenticatorSetting.minPinLengthRPIDs,

@@ -92,13 +92,15 @@ extension Authenticator {
         if state.forcePINChange, let current = state.pinHash, constantTimeEquals(current, newPIN.hash) {
             throw .pinPolicyViolation
         }
+        // Step 20 (CTAP 2.2): resetPersistentPinUvAuthToken() — pcmr is cleared on a PIN change.
+        // Done first, durably: a crash between the two writes must not leave the old persistent
+        // token working under the new PIN (the spec's order has no such window to care about).
+        try resetPersistentToken()
         // Steps 16–18.
         try savePINState(PINState(pinHash: newPIN.hash, pinCodePoints: newPIN.codePoints,
                                   retries: PINPolicy.maxRetries, forcePINChange: false))
         // Step 19: resetPinUvAuthToken() for all protocols — existing tokens die with the old PIN.
         pinUvAuth.resetTokens()
-        // Step 20 (CTAP 2.2): resetPersistentPinUvAuthToken() — pcmr is cleared on a PIN change.
-        try resetPersistentToken()
     }
 
     /// getPinToken (0x05), §6.5.5.7.1 (superseded, but CTAP 2.0 platforms use it): a token with

@@ -17,15 +17,21 @@ public enum DisplayText {
     public static func safe(_ text: String, limit: Int = maximumLength) -> String {
         var shown = ""
         var count = 0
+        var scalars = 0
         for character in text {
-            if count == limit {
+            // Characters are counted as a person sees them; scalars too, or one character with a
+            // thousand combining marks would draw over everything around it.
+            scalars += character.unicodeScalars.count
+            if count == limit || scalars > 4 * limit {
                 shown += "…"
                 break
             }
             count += 1
             // One escape per scalar that would act instead of showing; a character whose scalars
             // all show is kept whole (emoji sequences, combining marks).
-            if character.unicodeScalars.contains(where: isActive) {
+            if character == "\\" {
+                shown += "\\\\"   // so that no text can pass for an escape made here
+            } else if character.unicodeScalars.contains(where: isActive) {
                 for scalar in character.unicodeScalars { shown += isActive(scalar) ? escape(scalar) : String(scalar) }
             } else {
                 shown.append(character)
@@ -43,12 +49,16 @@ public enum DisplayText {
         return text
     }
 
-    /// Control characters (C0, DEL, C1), line/paragraph separators and the bidirectional
-    /// formatting characters (ALM, LRM, RLM, the embeddings and overrides, the isolates).
+    /// Control characters (C0, DEL, C1), line/paragraph separators, the bidirectional
+    /// formatting characters (ALM, LRM, RLM, the embeddings and overrides, the isolates), and the
+    /// invisible ones that make two names look alike (soft hyphen, zero-width space, word joiner
+    /// and invisible operators, BOM, tag characters). Zero-width (non-)joiners inside a character
+    /// (emoji sequences) are part of it; standing alone they are shown escaped.
     static func isActive(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x00...0x1F, 0x7F...0x9F: true
         case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
+        case 0x00AD, 0x200B, 0x2060...0x2064, 0xFEFF, 0xE0000...0xE007F: true
         default: false
         }
     }

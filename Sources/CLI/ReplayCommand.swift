@@ -19,6 +19,8 @@ public enum ReplayCommand {
             .init("connection", value: "N", help: "Which client of the trace to replay (default: the first one in it)."),
             .init("timeout", value: "MS", help: "How long to wait for each answer, in milliseconds (default: 5000)."),
             .init("json", help: "Print each exchange and its differences as JSON."),
+            .init("include-harmful", help: "Also send what could harm the key: reset, clientPIN requests whose PIN was blanked "
+                  + "(each a wrong PIN), config, deleting or renaming credentials, writing large blobs (skipped by default)."),
             .init("as-device", help: "Be the recorded key instead: answer clients with the recording's answers, in order "
                   + "(reproduce a client's behaviour without the key). Runs until Ctrl-C."),
             .init("transport", value: "uhid|socket:PATH", help: "With --as-device: where the device appears (default: uhid)."),
@@ -53,30 +55,33 @@ public enum ReplayCommand {
             printError(error.description)
             return 1
         }
-        let results = replay(exchanges, link: link, timeoutMilliseconds: Int32(timeout))
+        let results = replay(exchanges, link: link, timeoutMilliseconds: Int32(timeout), includeHarmful: parsed.flag("include-harmful"))
         let differing = results.filter { !$0.differences.isEmpty }.count
+        let skipped = results.filter { $0.skipped != nil }.count
         if parsed.flag("json") {
             print(JSONValue.object([
                 ("trace", .string(tracePath)), ("key", .string(selection.label)), ("exchanges", .int(results.count)),
-                ("differing", .int(differing)),
+                ("differing", .int(differing)), ("skipped", .int(skipped)),
                 ("results", .array(results.map { result in
                     .object([("request", .string(result.request)), ("channel", .string(hexChannel(result.channel))),
                              ("differences", .array(result.differences.map(JSONValue.string))),
+                             ("skipped", .optional(result.skipped)),
                              ("redactedInRecording", .array(result.redactedFields.map(JSONValue.string)))])
                 })),
             ]).rendered)
         } else {
             print("replaying \(results.count) request\(results.count == 1 ? "" : "s") of \(tracePath) against \(selection.label)")
             for result in results {
-                let mark = result.differences.isEmpty ? "same" : "DIFFERS"
+                let mark = result.skipped != nil ? "skipped" : result.differences.isEmpty ? "same" : "DIFFERS"
                 print("\(mark.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hexChannel(result.channel))  \(result.request)")
+                if let skipped = result.skipped { print("           \(skipped) (--include-harmful sends it)") }
                 for difference in result.differences { print("           \(difference)") }
                 if !result.differences.isEmpty, !result.redactedFields.isEmpty {
                     print("           (the recording blanked \(result.redactedFields.joined(separator: ", ")): sent as zeros, "
                         + "so a different answer may come from that alone)")
                 }
             }
-            print("\(results.count - differing) same, \(differing) different")
+            print("\(results.count - differing - skipped) same, \(differing) different" + (skipped > 0 ? ", \(skipped) skipped" : ""))
         }
         return differing == 0 ? 0 : 1
     }
@@ -86,13 +91,15 @@ public enum ReplayCommand {
         var channel: UInt32
         var differences: [String]
         var redactedFields: [String]
+        /// Why it was not sent (TraceReplay.harm), if it was not.
+        var skipped: String?
     }
 
     /// Sends each exchange on a channel of its own (one INIT for every channel the recording
     /// used) and compares the answers. A credential ID the recorded key made is replaced by the
     /// replayed key's in later requests.
     static func replay(_ exchanges: [TraceReplay.Exchange], link: ClientReportTransport,
-                       timeoutMilliseconds: Int32) -> [Result] {
+                       timeoutMilliseconds: Int32, includeHarmful: Bool = false) -> [Result] {
         var clients: [UInt32: CTAPHIDClient] = [:]
         var credentialIDs: [[UInt8]: [UInt8]] = [:]
         var results: [Result] = []
@@ -102,6 +109,10 @@ public enum ReplayCommand {
             defer { results.append(result) }
             guard let recorded = exchange.response else {
                 result.differences = ["not replayed: the recording has no answer to it"]
+                continue
+            }
+            if !includeHarmful, let harm = TraceReplay.harm(exchange) {
+                result.skipped = harm
                 continue
             }
             // INIT on the broadcast channel: the replay allocates its own channel; the recorded

@@ -43,8 +43,7 @@ public enum MasterKeySeal {
     /// The state of the store in `directory`.
     public static func state(directory: String) throws(StoreError) -> State {
         let files = StoreDirectory(path: directory)
-        guard let bytes = try files.readMasterKeyFile() else { return .missing }
-        var contents = bytes
+        guard var contents = try files.readMasterKeyFile() else { return .missing }
         defer { contents.wipe() }
         if contents.count == StoreDirectory.masterKeyCount { return .unsealed }
         return .sealedWithPassphrase(try Sealed(decoding: contents, path: files.masterKeyPath).parameters)
@@ -56,6 +55,14 @@ public enum MasterKeySeal {
                             parameters: Scrypt.Parameters = .default) throws(StoreError) {
         let files = StoreDirectory(path: directory)
         try files.checkPermissions()
+        try files.withMasterKeyLock { () throws(StoreError) in
+            files.removeStaleMasterKeyTemporaries()
+            try sealLocked(files, passphrase: passphrase, current: current, parameters: parameters)
+        }
+    }
+
+    private static func sealLocked(_ files: StoreDirectory, passphrase: SecretBytes, current: SecretBytes?,
+                                   parameters: Scrypt.Parameters) throws(StoreError) {
         let key = try masterKey(files, passphrase: current)
         var salt = SecureRandom.bytes(count: 16), nonce = SecureRandom.bytes(count: 12)
         defer { salt.wipe() }
@@ -63,7 +70,7 @@ public enum MasterKeySeal {
         do {
             wrappingKey = try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
         } catch {
-            throw .io("scrypt failed: \(error)")
+            throw .io("scrypt (\(parameters.memoryBytes >> 20) MiB) failed: \(error); is the memory limited (systemd MemoryMax=)?")
         }
         let sealed: (ciphertext: [UInt8], tag: [UInt8])
         var plain = key.copyBytes()
@@ -82,10 +89,13 @@ public enum MasterKeySeal {
     public static func unseal(directory: String, passphrase: SecretBytes) throws(StoreError) {
         let files = StoreDirectory(path: directory)
         try files.checkPermissions()
-        let key = try masterKey(files, passphrase: passphrase)
-        var bytes = key.copyBytes()
-        defer { bytes.wipe() }
-        try files.replaceMasterKeyFile(with: bytes)
+        try files.withMasterKeyLock { () throws(StoreError) in
+            files.removeStaleMasterKeyTemporaries()
+            let key = try masterKey(files, passphrase: passphrase)
+            var bytes = key.copyBytes()
+            defer { bytes.wipe() }
+            try files.replaceMasterKeyFile(with: bytes)
+        }
     }
 
     /// The master key in `files`: raw, or opened with `passphrase`.
@@ -113,10 +123,9 @@ public enum MasterKeySeal {
         do {
             wrappingKey = try Scrypt.deriveKey(passphrase: given, salt: sealed.salt, parameters: sealed.parameters)
         } catch {
-            throw .corrupt("\(path) has scrypt parameters this machine cannot use")
+            throw .io("scrypt (\(sealed.parameters.memoryBytes >> 20) MiB) failed: \(error); is the memory limited (systemd MemoryMax=)?")
         }
-        guard sealed.sealed.count == StoreDirectory.masterKeyCount + 16,
-              var key = try? AES256GCM.open(Array(sealed.sealed.prefix(StoreDirectory.masterKeyCount)),
+        guard var key = try? AES256GCM.open(Array(sealed.sealed.prefix(StoreDirectory.masterKeyCount)),
                                             tag: Array(sealed.sealed.suffix(16)), key: wrappingKey, nonce: sealed.nonce,
                                             authenticating: Sealed.associatedData) else {
             throw .sealed("the passphrase does not open the master key (\(path)): wrong passphrase? Nothing was changed")
@@ -150,7 +159,7 @@ public enum MasterKeySeal {
                   let p = map["p"]?.uint64Value.flatMap({ UInt32(exactly: $0) }),
                   let salt = map["salt"]?.bytesValue, salt.count >= 16,
                   let nonce = map["nonce"]?.bytesValue, nonce.count == 12,
-                  let sealed = map["sealed"]?.bytesValue else {
+                  let sealed = map["sealed"]?.bytesValue, sealed.count == StoreDirectory.masterKeyCount + 16 else {
                 throw .corrupt("\(path) is a sealed master key with missing or malformed fields")
             }
             let parameters = Scrypt.Parameters(logN: logN, r: r, p: p)

@@ -42,6 +42,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         case .exclusive: lockFile = try files.lockExclusively()
         case .none: lockFile = nil
         }
+        files.removeStaleMasterKeyTemporaries()
         let masterKey = try files.loadOrCreateMasterKey()
         try files.createDatabaseFileIfMissing()
         let db = try SQLiteConnection(path: files.databasePath)

@@ -122,10 +122,9 @@ struct StoreDirectory {
             let info = try fd.status()
             guard info.st_mode & S_IFMT == S_IFREG else { throw StoreError.permissions("\(masterKeyPath) is not a regular file") }
             try Self.requirePrivate(info, path: masterKeyPath, fix: "chmod 600")
-            let bytes = try fd.readAll(limit: MasterKeySeal.largestFile)
+            var bytes = try fd.readAll(limit: MasterKeySeal.largestFile)
             guard bytes.count == Self.masterKeyCount || bytes.starts(with: MasterKeySeal.header) else {
-                var unknown = bytes
-                wipe(&unknown)
+                wipe(&bytes)
                 throw StoreError.corrupt("\(masterKeyPath) is not a \(Self.masterKeyCount)-byte key")
             }
             return bytes
@@ -181,6 +180,36 @@ struct StoreDirectory {
             throw .io("cannot replace \(masterKeyPath): \(error.message)")
         }
         synchronizeDirectory()
+    }
+
+    /// Removes `master.key.new-PID-…` files whose writer is gone: a seal, unseal or creation
+    /// killed before its rename. (An unseal's temporary holds the raw key: it must not outlive it.)
+    func removeStaleMasterKeyTemporaries() {
+        guard let names = try? FileSystem.entries(path) else { return }
+        let prefix = "master.key.new-"
+        for name in names where name.hasPrefix(prefix) {
+            let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap { Int32($0) }
+            if let pid, pid > 0, kill(pid, 0) == 0 || errno == EPERM { continue }   // its writer still runs
+            if var stale = try? FileDescriptor.open(path + "/" + name, flags: O_RDWR | O_NOFOLLOW).readAll(limit: MasterKeySeal.largestFile) {
+                wipe(&stale)
+            }
+            try? FileSystem.remove(path + "/" + name)
+        }
+        synchronizeDirectory()
+    }
+
+    /// Runs `body` holding an exclusive flock on the store's directory: one seal, unseal or
+    /// change of passphrase at a time (the key's own lock, DIR/lock, is the running key's).
+    func withMasterKeyLock<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
+        let directory: FileDescriptor
+        do {
+            directory = try FileDescriptor.open(path, flags: O_RDONLY | O_DIRECTORY)
+            try directory.lockExclusive()
+        } catch {
+            throw .io("cannot lock \(path): \(error.message)")
+        }
+        defer { directory.close() }
+        return try body()
     }
 
     /// fsync the directory so that a created file's name is durable.

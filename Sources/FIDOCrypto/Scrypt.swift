@@ -29,9 +29,14 @@ public enum Scrypt {
         /// Bytes of memory one derivation needs.
         public var memoryBytes: UInt64 { 128 * (UInt64(1) << UInt64(logN)) * UInt64(r) }
 
-        /// Within what a store may ask of a machine: 2^10 ≤ N ≤ 2^22, r·p ≤ 2^20, ≤ 4 GiB.
+        /// What OpenSSL needs for them: 128·r·(N + p + 2) bytes (its V and B arrays).
+        var opensslMemoryBytes: UInt64 { 128 * UInt64(r) * ((UInt64(1) << UInt64(logN)) + UInt64(p) + 2) }
+
+        /// Within what a store may ask of a machine and OpenSSL accepts: 2^10 ≤ N ≤ 2^22,
+        /// N < 2^(16·r) (RFC 7914), r·p < 2^30, at most 4 GiB.
         public var isReasonable: Bool {
-            (10...22).contains(logN) && r >= 1 && p >= 1 && UInt64(r) * UInt64(p) <= 1 << 20 && memoryBytes <= 4 << 30
+            (10...22).contains(logN) && r >= 1 && p >= 1 && UInt64(logN) < 16 * UInt64(r)
+                && UInt64(r) * UInt64(p) < 1 << 30 && opensslMemoryBytes <= 4 << 30
         }
     }
 
@@ -44,7 +49,7 @@ public enum Scrypt {
         var n = UInt64(1) << UInt64(parameters.logN)
         var r = parameters.r
         var p = parameters.p
-        var maximumMemory = parameters.memoryBytes + (1 << 20)
+        var maximumMemory = parameters.opensslMemoryBytes + (1 << 20)
         var output = try passphrase.withUnsafeBytes { (pass) throws(CryptoError) -> [UInt8] in
             try salt.withBytes { (saltBytes) throws(CryptoError) -> [UInt8] in
                 try withUnsafeMutableBytes(of: &n) { (nBytes) throws(CryptoError) -> [UInt8] in

@@ -121,6 +121,12 @@ public final class FileDescriptor {
     }
 
     /// flock(2) exclusive, non-blocking; false when another open file description holds it.
+    /// flock(LOCK_EX), waiting for it; released when the descriptor is closed.
+    public func lockExclusive() throws(Errno) {
+        let descriptor = rawValue
+        _ = try Errno.retryingInterrupts { flock(descriptor, LOCK_EX) }
+    }
+
     public func tryLockExclusive() throws(Errno) -> Bool {
         let descriptor = rawValue
         do {

@@ -26,6 +26,20 @@ public enum FileSystem {
         guard chmod(path, mode) == 0 else { throw Errno.current }
     }
 
+    /// The names in directory `path` (without "." and "..").
+    public static func entries(_ path: String) throws(Errno) -> [String] {
+        guard let directory = opendir(path) else { throw Errno.current }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// rename(2): `newPath` is replaced atomically — at every moment it is the old file or the new one.
     public static func rename(_ existing: String, to newPath: String) throws(Errno) {
         guard Glibc.rename(existing, newPath) == 0 else { throw Errno.current }

@@ -114,9 +114,12 @@ public enum TraceReplay {
         }
         let bodies = (recorded.dropFirst(), replayed.dropFirst())
         if bodies.0.isEmpty && bodies.1.isEmpty { return [] }
-        guard let left = try? CBORDecoder.decode(Array(bodies.0)), let right = try? CBORDecoder.decode(Array(bodies.1)) else {
-            return bodies.0.isEmpty != bodies.1.isEmpty || (try? CBORDecoder.decode(Array(bodies.1))) == nil
-                ? ["the answer's CBOR body does not decode as the recording's does"] : []
+        guard let left = try? CBORDecoder.decode(Array(bodies.0)) else {
+            // The trace blanked the recorded body (an answer it could not attribute): nothing to compare it with.
+            return ["not comparable: the recording's answer body was blanked"]
+        }
+        guard let right = try? CBORDecoder.decode(Array(bodies.1)) else {
+            return ["the answer's CBOR body does not decode (the recording's does)"]
         }
         var found: [String] = []
         compare(left, right, path: "", into: &found)
@@ -181,6 +184,34 @@ public enum TraceReplay {
             return .map(result)
         default:
             return value
+        }
+    }
+
+    /// Why replaying `exchange` could harm the key it is sent to (nil: it cannot): a reset erases
+    /// every credential; a clientPIN request whose PIN fields the trace blanked is a wrong PIN
+    /// (retries spent, a key blocked after a few replays); config, deleting or renaming
+    /// credentials and writing large blobs change what the key holds. `replay` skips these
+    /// unless told otherwise.
+    public static func harm(_ exchange: Exchange) -> String? {
+        guard exchange.command == CTAPHIDCommand.cbor.rawValue, let ctap = exchange.payload.first else {
+            // U2F: registrations and authentications change nothing that matters; vendor commands are unknown.
+            return CTAPHIDCommand(rawValue: exchange.command) == nil ? "a vendor command" : nil
+        }
+        let body = try? CBORDecoder.decode(Array(exchange.payload.dropFirst()))
+        switch ctap {
+        case CTAPCommand.reset.rawValue: return "authenticatorReset erases every credential"
+        case CTAPCommand.clientPIN.rawValue:
+            if !exchange.redactedFields.isEmpty { return "its PIN fields were blanked: sent, it would count as a wrong PIN" }
+            if let subcommand = body?[2]?.uint64Value, [3, 4].contains(subcommand) { return "it sets or changes the PIN" }
+            return nil
+        case CTAPCommand.config.rawValue: return "authenticatorConfig changes the key's settings"
+        case CTAPCommand.credentialManagement.rawValue, CTAPCommand.credentialManagementPreview.rawValue:
+            if let subcommand = body?[1]?.uint64Value, [6, 7].contains(subcommand) { return "it deletes or renames a credential" }
+            return nil
+        case CTAPCommand.largeBlobs.rawValue:
+            return body?[2] != nil ? "it writes the large-blob array" : nil
+        default:
+            return nil
         }
     }
 

@@ -19,6 +19,17 @@ final class DisplayTextTests: XCTestCase {
         XCTAssertEqual(DisplayText.safe("\u{2066}x\u{2069}\u{200F}\u{061C}\u{2028}"), "\\u{2066}x\\u{2069}\\u{200F}\\u{61C}\\u{2028}")
     }
 
+    func testInvisibleCharactersBackslashesAndPilesOfMarksAreShown() {
+        XCTAssertEqual(DisplayText.safe("pay\u{200B}pal"), "pay\\u{200B}pal", "zero-width space")
+        XCTAssertEqual(DisplayText.safe("a\u{00AD}b\u{2060}c\u{FEFF}"), "a\\xADb\\u{2060}c\\u{FEFF}")
+        // A backslash a site typed cannot pass for an escape made here.
+        XCTAssertEqual(DisplayText.safe("\\x1B]52"), "\\\\x1B]52")
+        // One character with a thousand combining marks is cut.
+        let pile = "a" + String(repeating: "\u{0301}", count: 1_000)
+        XCTAssertLessThanOrEqual(DisplayText.safe(pile).unicodeScalars.count, 4 * DisplayText.maximumLength + 1)
+        XCTAssertTrue(DisplayText.safe(pile).hasSuffix("…"))
+    }
+
     func testOrdinaryNamesAreUntouchedAndLongOnesCut() {
         for name in ["alice", "Zoë Ångström", "山田太郎", "👩🏽‍💻 dev", "café\u{301}"] {
             XCTAssertEqual(DisplayText.safe(name), name)

@@ -87,6 +87,22 @@ final class MasterKeySealTests: XCTestCase {
                        "no temporary file left behind")
     }
 
+    /// An unseal killed before its rename leaves the raw key in a temporary file: the next open
+    /// (or seal) removes it; a temporary whose writer still runs is left alone.
+    func testATemporaryLeftByAKilledWriterIsRemoved() throws {
+        let (temporary, _) = try storeWithACredential()
+        let stale = temporary.storePath + "/master.key.new-2147483646-ab"
+        let live = temporary.storePath + "/master.key.new-\(getpid())-cd"
+        for path in [stale, live] {
+            try Data(repeating: 7, count: 32).write(to: URL(fileURLWithPath: path))
+            XCTAssertEqual(chmod(path, 0o600), 0)
+        }
+        try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none).close()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: stale))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: live))
+        try FileManager.default.removeItem(atPath: live)
+    }
+
     func testDamagedOrForeignSealsAreErrorsNotTraps() throws {
         let (temporary, _) = try storeWithACredential()
         try MasterKeySeal.seal(directory: temporary.storePath, passphrase: passphrase, parameters: quick)

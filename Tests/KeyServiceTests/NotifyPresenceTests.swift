@@ -64,7 +64,7 @@ final class NotifyPresenceTests: XCTestCase {
                         "--action=approve=Approve", "--action=deny=Deny", "--wait", "--expire-time=30000", "--", "Latchkey", "register at example.com for alice"])
         let long = PresenceRequest(operation: .getAssertion, rpID: "<b>evil</b>&co\\n", timeoutMilliseconds: 60_000)
         let arguments = NotifyPresence.arguments(for: long)
-        XCTAssertEqual(arguments.last, "sign in at &lt;b&gt;evil&lt;/b&gt;&amp;co\\\\n", "markup and backslash escapes are neutralised")
+        XCTAssertEqual(arguments.last, "sign in at &lt;b&gt;evil&lt;/b&gt;&amp;co\\\\\\\\n", "markup and backslash escapes are neutralised")
         XCTAssertTrue(arguments.contains("--expire-time=60000"))
         let u2f = PresenceRequest(operation: .u2fRegister, timeoutMilliseconds: 500)
         XCTAssertEqual(NotifyPresence.arguments(for: u2f).last, "U2F register")

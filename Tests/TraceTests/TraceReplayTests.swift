@@ -97,4 +97,21 @@ final class TraceReplayTests: XCTestCase {
         XCTAssertEqual(answers.answer(command: cbor, payload: [0x06, 0xA2, 0x01, 0x02, 0x02, 0x01])?.payload, [0x35])
         XCTAssertEqual(answers.remaining, 0)
     }
+
+    func testWhatCouldHarmTheKeyIsNamed() {
+        let cbor = CTAPHIDCommand.cbor.rawValue
+        func exchange(_ payload: [UInt8], redacted: [String] = []) -> TraceReplay.Exchange {
+            TraceReplay.Exchange(channel: channel, command: cbor, payload: payload, redactedFields: redacted)
+        }
+        XCTAssertNil(TraceReplay.harm(exchange([0x04])))
+        XCTAssertNil(TraceReplay.harm(exchange([0x01] + CBORValue.map([1: .byteString([1])]).encoded())))
+        XCTAssertNotNil(TraceReplay.harm(exchange([0x07])), "reset")
+        XCTAssertNotNil(TraceReplay.harm(exchange([0x06] + CBORValue.map([1: 2, 2: 9]).encoded(), redacted: ["clientPIN.pinHashEnc"])))
+        XCTAssertNil(TraceReplay.harm(exchange([0x06] + CBORValue.map([1: 2, 2: 2]).encoded())), "getKeyAgreement")
+        XCTAssertNotNil(TraceReplay.harm(exchange([0x0A] + CBORValue.map([1: 6]).encoded())), "deleteCredential")
+        XCTAssertNil(TraceReplay.harm(exchange([0x0A] + CBORValue.map([1: 1]).encoded())), "getCredsMetadata")
+        XCTAssertNotNil(TraceReplay.harm(exchange([0x0D] + CBORValue.map([1: 2]).encoded())), "config")
+        XCTAssertNotNil(TraceReplay.harm(exchange([0x0C] + CBORValue.map([2: .byteString([1]), 3: 0]).encoded())), "largeBlobs set")
+        XCTAssertNil(TraceReplay.harm(exchange([0x0C] + CBORValue.map([1: 100, 3: 0]).encoded())), "largeBlobs get")
+    }
 }
