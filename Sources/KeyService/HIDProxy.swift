@@ -32,16 +32,15 @@ public final class HIDProxy: @unchecked Sendable {
 
     private let options: Options
     private let logger: Logger
-    private let wakeup: WakeupEvent
-    private let stopRequested = Atomic<Bool>(false)
+    private let loop: StoppableLoop
 
     public init(options: Options, logger: Logger) throws(Failure) {
         self.options = options
         self.logger = logger
         do {
-            wakeup = try WakeupEvent()
+            loop = try StoppableLoop(logger: logger)
         } catch {
-            throw Failure(description: "cannot create the proxy's wakeup event: \(error)")
+            throw Failure(description: "the proxy: \(error.description)")
         }
     }
 
@@ -56,20 +55,10 @@ public final class HIDProxy: @unchecked Sendable {
                                    phys: "latchkey-proxy/\(node)")
     }
 
-    public func requestStop() {
-        stopRequested.store(true, ordering: .releasing)
-        wakeup.signal()
-    }
+    public func requestStop() { loop.requestStop() }
 
     /// `run`, stopped by SIGINT or SIGTERM.
-    public func runUntilSignalled() -> Int32 {
-        let signals = SignalWatcher(stop: { [self] signal in
-            logger.info("\(signal), stopping")
-            requestStop()
-        }, powerCycle: {})
-        defer { signals.cancel() }
-        return run()
-    }
+    public func runUntilSignalled() -> Int32 { loop.untilSignalled(run) }
 
     /// Runs until `requestStop` or until the real key goes away. Returns the exit status.
     public func run() -> Int32 {
@@ -129,22 +118,10 @@ public final class HIDProxy: @unchecked Sendable {
     private func forward(device: UHIDDevice, key: HIDRawDevice, trace: TraceFile?, recorder: inout ProxyTraceRecorder,
                          live: inout LiveView?) -> Int32 {
         guard let keyDescriptor = key.pollDescriptor else { return 1 }
-        while !stopRequested.load(ordering: .acquiring) {
-            var timeout: Int32 = -1
-            if let deadline = device.pendingSendDeadline {
-                let now = MonotonicClock.nanoseconds()
-                timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now) / 1_000_000 + 1)
-            }
-            let ready: [Int32]
-            do {
-                ready = try Poller.wait(for: device.pollDescriptors + [keyDescriptor, wakeup.descriptor], timeoutMilliseconds: timeout)
-            } catch {
-                if error == .interrupted { continue }
-                logger.error("poll: \(error)")
-                return 1
-            }
+        while !loop.isStopped {
+            guard let ready = loop.wait(for: device.pollDescriptors + [keyDescriptor],
+                                        pendingSendDeadline: device.pendingSendDeadline) else { return 1 }
             device.sendPending(nowNanoseconds: MonotonicClock.nanoseconds())
-            if ready.contains(wakeup.descriptor) { wakeup.drain() }
             for fd in device.pollDescriptors where ready.contains(fd) {
                 for event in device.readEvents(from: fd) {
                     guard case let .report(report, _) = event else { continue }

@@ -15,8 +15,7 @@ public final class RecordedKey: @unchecked Sendable {
     private let transport: ReportTransport
     private var answers: RecordedAnswers
     private let logger: Logger
-    private let wakeup: WakeupEvent
-    private let stopRequested = Atomic<Bool>(false)
+    private let loop: StoppableLoop
     private var assemblers: [String: MessageAssembler] = [:]
     private var nextChannel: UInt32 = 0x5245_0001   // "RE" + a count: recognisable in traces
 
@@ -25,45 +24,24 @@ public final class RecordedKey: @unchecked Sendable {
         self.transport = transport
         self.logger = logger
         do {
-            wakeup = try WakeupEvent()
+            loop = try StoppableLoop(logger: logger)
         } catch {
-            throw HIDProxy.Failure(description: "cannot create the replay's wakeup event: \(error)")
+            throw HIDProxy.Failure(description: "the replay: \(error.description)")
         }
     }
 
-    public func requestStop() {
-        stopRequested.store(true, ordering: .releasing)
-        wakeup.signal()
-    }
+    public func requestStop() { loop.requestStop() }
 
     /// Answers clients until SIGINT or SIGTERM. Returns the exit status.
-    public func runUntilSignalled() -> Int32 {
-        let signals = SignalWatcher(stop: { [self] signal in
-            logger.info("\(signal), stopping")
-            requestStop()
-        }, powerCycle: {})
-        defer { signals.cancel() }
-        return run()
-    }
+    public func runUntilSignalled() -> Int32 { loop.untilSignalled(run) }
 
     public func run() -> Int32 {
         logger.info("playing \(answers.remaining) recorded answers")
-        while !stopRequested.load(ordering: .acquiring) {
-            var timeout: Int32 = -1
-            if let deadline = transport.pendingSendDeadline {
-                let now = MonotonicClock.nanoseconds()
-                timeout = deadline <= now ? 0 : Int32(clamping: (deadline - now) / 1_000_000 + 1)
-            }
-            let ready: [Int32]
-            do {
-                ready = try Poller.wait(for: transport.pollDescriptors + [wakeup.descriptor], timeoutMilliseconds: timeout)
-            } catch {
-                if error == .interrupted { continue }
-                logger.error("poll: \(error)")
+        while !loop.isStopped {
+            guard let ready = loop.wait(for: transport.pollDescriptors, pendingSendDeadline: transport.pendingSendDeadline) else {
                 return 1
             }
             transport.sendPending(nowNanoseconds: MonotonicClock.nanoseconds())
-            if ready.contains(wakeup.descriptor) { wakeup.drain() }
             for fd in transport.pollDescriptors where ready.contains(fd) {
                 for event in transport.readEvents(from: fd) {
                     switch event {

@@ -171,16 +171,7 @@ enum SysfsFile {
 
     /// Names in a directory (without "." and ".."), sorted; [] if it cannot be read.
     static func directoryEntries(_ path: String) -> [String] {
-        guard let directory = opendir(path) else { return [] }
-        defer { closedir(directory) }
-        var names: [String] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names.sorted()
+        ((try? FileSystem.entries(path)) ?? []).sorted()
     }
 
     /// realpath(3): symbolic links resolved, or nil if the path does not exist.
