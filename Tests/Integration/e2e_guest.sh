@@ -170,6 +170,21 @@ check_replay_as_device() {  # the proxy step's trace, played back as a device: f
     grep -q "aaguid: d4a016d1783d4c7ea521dd2196f32a99" "$WORK/replay-info.txt" || status=1
     return "$status"
 }
+check_replay_against_keys() {  # the proxied key's own trace replayed over hidraw: a fresh key decides the same; one with built-in UV differs
+    local status
+    start_key replayfresh || return 1
+    "$BIN" replay "$WORK/proxied.trace" "$(node_of replayfresh)" >"$WORK/replay-fresh.txt" 2>&1; status=$?
+    stop_key replayfresh
+    tail -4 "$WORK/replay-fresh.txt"
+    [ "$status" = 0 ] || { echo "replay against a fresh key exited $status"; cat "$WORK/replay-fresh.txt"; return 1; }
+    grep -q "CBOR authenticatorMakeCredential" "$WORK/replay-fresh.txt" || { echo "nothing was replayed"; return 1; }
+    start_key replayuv --uv auto || return 1
+    "$BIN" replay "$WORK/proxied.trace" "$(node_of replayuv)" --json >"$WORK/replay-uv.json" 2>"$WORK/replay-uv.err"; status=$?
+    stop_key replayuv
+    cp "$WORK/replay-fresh.txt" "$WORK/replay-uv.json" "$RESULTS/" 2>/dev/null
+    [ "$status" = 1 ] && grep -q '4.uv is new' "$WORK/replay-uv.json" \
+        || { echo "replay against a --uv auto key exited $status without naming getInfo's uv"; head -c 3000 "$WORK/replay-uv.json"; return 1; }
+}
 check_rig() {  # `latchkey rig` on uhid (e2e_rig.py): its keys over hidraw; output and the rig's log kept in the results
     local work="$WORK/rig" status
     mkdir -p "$work"
@@ -663,6 +678,7 @@ step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
 step "latchkey proxy in front of a traced key: same IDs and report descriptor, fido2-token -I, fido2-cred/fido2-assert and python-fido2 (Fido2Server) through it, its node gone when it stops, its trace (0600) and the key's own decode to the same messages, commands and statuses" check_proxy
 step "latchkey replay --as-device plays the proxy step's recording to fido2-token -I, which prints what it printed through the proxy" check_replay_as_device
+step "latchkey replay of the proxied key's own trace over hidraw: a fresh key makes the same decisions (exit 0); a key with built-in UV is reported (getInfo's uv, exit 1)" check_replay_against_keys
 step "latchkey rig on uhid: 16 keys at once (fido2-token -L/-I, nodes by uniq); a seeded credential signs in over hidraw; response overrides caught by Fido2Server; an injected status reaches fido2-cred; events in order; a protocol u2f key is U2F-only to libfido2; removed and stopped keys' nodes vanish (e2e_rig.py; output: rig.txt)" check_rig
 step "a 129-report reply read 20 ms late arrives whole (the key paces long replies for hidraw's 64-report buffer)" check_slow_reader
 passed_before_floods=$passed
