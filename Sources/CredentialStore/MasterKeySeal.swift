@@ -104,16 +104,16 @@ public enum MasterKeySeal {
             throw .io("\(files.masterKeyPath) does not exist: the store is created by its first `latchkey serve`")
         }
         defer { contents.wipe() }
-        return try open(contents, path: files.masterKeyPath, passphrase: passphrase)
+        return try open(contents, path: files.masterKeyPath, passphrase: passphrase, directory: files.path)
     }
 
     /// The master key in `contents` (master.key's bytes): raw, or sealed and opened with the
     /// passphrase given, or else the installed source's.
     static func open(_ contents: [UInt8], path: String, passphrase: SecretBytes?,
-                     directory: String? = nil) throws(StoreError) -> SecretBytes {
+                     directory: String) throws(StoreError) -> SecretBytes {
         if contents.count == StoreDirectory.masterKeyCount { return SecretBytes(contents) }
         let sealed = try Sealed(decoding: contents, path: path)
-        let given = passphrase ?? source.withLock { $0 }?(directory ?? NSStringPath(path).directory)
+        let given = passphrase ?? source.withLock { $0 }?(directory)
         guard let given else {
             throw .sealed("the master key (\(path)) is sealed with a passphrase, and none was given: pass "
                 + "--passphrase-file FILE (a file only you can read), set LATCHKEY_PASSPHRASE_FILE, give systemd the "
@@ -174,15 +174,5 @@ public enum MasterKeySeal {
                 "salt": .byteString(salt), "nonce": .byteString(nonce), "sealed": .byteString(sealed),
             ]).encoded()
         }
-    }
-}
-
-/// The directory part of a path, without Foundation.
-private struct NSStringPath {
-    let path: String
-    init(_ path: String) { self.path = path }
-    var directory: String {
-        guard let slash = path.lastIndex(of: "/") else { return "." }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 }

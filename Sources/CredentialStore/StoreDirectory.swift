@@ -140,17 +140,10 @@ struct StoreDirectory {
     /// Writes a new key to a temporary file, then link(2)s it into place: if another process
     /// created master.key meanwhile, link fails with EEXIST and both processes use the winner's.
     private func createMasterKey() throws(StoreError) {
-        let temporary = masterKeyPath + ".new-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
-        defer { try? FileSystem.remove(temporary) }
         var key = SecureRandom.bytes(count: Self.masterKeyCount)
         defer { wipe(&key) }
-        do {
-            let fd = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY)
-            try fd.writeAll(key)
-            try fd.synchronize()
-        } catch {
-            throw .io("cannot write \(temporary): \(error.message)")
-        }
+        let temporary = try writeMasterKeyTemporary(key)
+        defer { try? FileSystem.remove(temporary) }
         do {
             try FileSystem.link(temporary, to: masterKeyPath)
         } catch where error == .fileExists {
@@ -165,21 +158,29 @@ struct StoreDirectory {
     /// rename(2) over master.key and an fsync of the directory. A crash leaves the old file or the
     /// new one (and at worst a stray temporary, which nothing reads).
     func replaceMasterKeyFile(with contents: [UInt8]) throws(StoreError) {
-        let temporary = masterKeyPath + ".new-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        let temporary = try writeMasterKeyTemporary(contents)
         defer { try? FileSystem.remove(temporary) }
-        do {
-            let fd = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY)
-            try fd.writeAll(contents)
-            try fd.synchronize()
-        } catch {
-            throw .io("cannot write \(temporary): \(error.message)")
-        }
         do {
             try FileSystem.rename(temporary, to: masterKeyPath)
         } catch {
             throw .io("cannot replace \(masterKeyPath): \(error.message)")
         }
         synchronizeDirectory()
+    }
+
+    /// `contents` in a new private, fsync'd `master.key.new-PID-…` beside master.key (the name
+    /// `removeStaleMasterKeyTemporaries` knows); its path.
+    private func writeMasterKeyTemporary(_ contents: [UInt8]) throws(StoreError) -> String {
+        let temporary = masterKeyPath + ".new-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        do {
+            let fd = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY)
+            try fd.writeAll(contents)
+            try fd.synchronize()
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw .io("cannot write \(temporary): \(error.message)")
+        }
+        return temporary
     }
 
     /// Removes `master.key.new-PID-…` files whose writer is gone: a seal, unseal or creation
