@@ -110,15 +110,12 @@ check_tampered_rejected() {
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
 check_proxy() {  # `latchkey proxy` in front of a traced Latchkey key: clients through it; its trace and the key's agree
     start_key proxied --trace "$WORK/proxied.trace" || return 1
-    local real proxy="" pid dir status=0
+    local real proxy="" pid status=0
     real=$(node_of proxied)
     "$BIN" proxy "$real" --trace "$WORK/proxy.trace" --live --log-level debug >"$WORK/proxy.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do
-        for dir in /sys/class/hidraw/hidraw*; do
-            grep -qx "HID_UNIQ=latchkey-proxy:latchkey:proxied" "$dir/device/uevent" 2>/dev/null && proxy="/dev/$(basename "$dir")"
-        done
-        [ -n "$proxy" ] && break; sleep 0.1
+        proxy=$(hidraw_with_uniq "latchkey-proxy:latchkey:proxied") && break; sleep 0.1
     done
     [ -n "$proxy" ] || { echo "no hidraw node for the proxy"; cat "$WORK/proxy.log"; kill -TERM "$pid"; stop_key proxied; return 1; }
     echo "proxy $proxy in front of $real"
@@ -153,14 +150,11 @@ PY
     return "$status"
 }
 check_replay_as_device() {  # the proxy step's trace, played back as a device: fido2-token -I prints what it printed through the proxy
-    local pid node="" dir status=0
+    local pid node="" status=0
     "$BIN" replay "$WORK/proxy.trace" --as-device >"$WORK/replay-device.log" 2>&1 &
     pid=$!
     for _ in $(seq 1 100); do
-        for dir in /sys/class/hidraw/hidraw*; do
-            grep -qx "HID_UNIQ=latchkey-replay:proxy.trace" "$dir/device/uevent" 2>/dev/null && node="/dev/$(basename "$dir")"
-        done
-        [ -n "$node" ] && break; sleep 0.1
+        node=$(hidraw_with_uniq "latchkey-replay:proxy.trace") && break; sleep 0.1
     done
     [ -n "$node" ] || { echo "no hidraw node for the replay"; cat "$WORK/replay-device.log"; kill -TERM "$pid"; return 1; }
     fido2-token -I "$node" >"$WORK/replay-info.txt" || status=1
