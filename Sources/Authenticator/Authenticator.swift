@@ -192,6 +192,14 @@ public final class Authenticator: @unchecked Sendable {
         return overflow ? .max : product
     }
 
+    /// The signCount of a signature: 0 for a counterless resident credential, and for a
+    /// non-discoverable one while the key makes counterless credentials; the store's next
+    /// counter value otherwise.
+    func signatureCounter(for resident: ResidentCredential?) throws(CTAP2StatusCode) -> UInt32 {
+        if resident?.counterless ?? configuration.countersZero { return 0 }
+        return try signatureCounter(credentialID: resident?.credentialID)
+    }
+
     func signatureCounter(credentialID: [UInt8]?) throws(CTAP2StatusCode) -> UInt32 {
         try withStore { store throws(StoreError) in try store.nextSignatureCounter(credentialID: credentialID) }
     }

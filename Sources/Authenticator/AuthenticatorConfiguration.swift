@@ -97,5 +97,10 @@ public struct AuthenticatorConfiguration: Sendable {
     /// factory). Platform-managed requests (2) need no list. See EnterpriseAttestation.swift.
     public var enterpriseAttestationRPIDs: [String] = []
 
+    /// Whether the credentials made from now on are counterless (`serve --counter zero`):
+    /// their signatures, and those of every non-discoverable credential (which keeps nothing
+    /// per credential), carry signCount 0. Resident credentials made before keep their policy.
+    public var countersZero = false
+
     public init() {}
 }

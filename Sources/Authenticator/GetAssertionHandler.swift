@@ -241,7 +241,7 @@ extension Authenticator {
             extensionOutputs["hmac-secret"] = .byteString(try hmacSecret.output(credRandom: credRandom, userVerified: userVerified,
                                                                                random: random))
         }
-        let counter = try signatureCounter(credentialID: candidate.resident?.credentialID)
+        let counter = try signatureCounter(for: candidate.resident)
         // BE and BS: what a discoverable credential was stored with; the key's setting otherwise.
         let flags = flags.union(candidate.resident?.backupFlags ?? configuration.defaultBackupFlags)
         let authenticatorData = AuthenticatorData(

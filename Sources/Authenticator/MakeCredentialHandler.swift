@@ -168,6 +168,7 @@ extension Authenticator {
             credential.backupFlags = configuration.defaultBackupFlags
             credential.discoverable = isResident
             credential.thirdPartyPayment = isThirdPartyPayment
+            credential.counterless = configuration.countersZero
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 
@@ -184,7 +185,7 @@ extension Authenticator {
             extensionOutputs["minPinLength"] = .unsignedInt(UInt64(try minPINLength()))
         }
 
-        let counter = try signatureCounter(credentialID: isStored ? credentialID : nil)
+        let counter = configuration.countersZero ? 0 : try signatureCounter(credentialID: isStored ? credentialID : nil)
         var flags: AuthenticatorData.Flags = configuration.defaultBackupFlags.union(.userPresent)
         if userVerified { flags.insert(.userVerified) }
         let authenticatorData = AuthenticatorData(

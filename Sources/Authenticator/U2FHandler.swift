@@ -62,11 +62,13 @@ extension Authenticator {
         let keyHandle = Array(apdu.data[65...])
         guard let source = codec.open(keyHandle, rpIDHash: application), source.algorithm == .es256,
               source.credProtect == .userVerificationOptional else { throw .wrongData }
+        var resident: ResidentCredential?
         if source.isResident {
             // A discoverable credential that was deleted or hidden is gone for U2F too.
             guard let stored = try? store.residentCredential(id: keyHandle), stored.hiddenSince == nil else {
                 throw .wrongData
             }
+            resident = stored
         }
         let userPresent: UInt8
         switch apdu.p1 {
@@ -84,8 +86,14 @@ extension Authenticator {
         guard let key = try? P256.Signing.PrivateKey(secret: source.privateKey) else {
             throw .wrongData
         }
-        guard let counter = try? store.nextSignatureCounter(credentialID: source.isResident ? keyHandle : nil) else {
-            throw .conditionsNotSatisfied
+        let counter: UInt32
+        if resident?.counterless ?? configuration.countersZero {
+            counter = 0
+        } else {
+            guard let next = try? store.nextSignatureCounter(credentialID: resident?.credentialID) else {
+                throw .conditionsNotSatisfied
+            }
+            counter = next
         }
         let counterBytes: [UInt8] = [UInt8(truncatingIfNeeded: counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
                                      UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]

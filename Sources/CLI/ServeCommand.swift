@@ -38,6 +38,10 @@ public enum ServeCommand {
                   help: "RP IDs given a vendor-facilitated enterprise attestation (the store's own certificate chain, "
                       + "which identifies this installation) once it is enabled with authenticatorConfig "
                       + "enableEnterpriseAttestation (e.g. python-fido2's Config.enable_enterprise_attestation)."),
+            .init("counter", value: "counting|zero",
+                  help: "The signature counter of the credentials made: counting (a counter that only goes up, as a "
+                      + "hardware key's; the default) or zero (always 0, as a synced passkey's: such credentials can "
+                      + "leave in `latchkey export`). Credentials made before keep theirs."),
             .init("passphrase-file", value: "FILE", help: "The passphrase of a store sealed with one (`latchkey store seal`): "
                   + "one line in a file only you can read (default: LATCHKEY_PASSPHRASE_FILE, the systemd credential "
                   + "latchkey-passphrase, or the terminal)."),
@@ -109,6 +113,13 @@ public enum ServeCommand {
                 throw UsageError("invalid --enterprise-rp '\(list)': '\(bad)' is not an RP ID (a lowercase domain, e.g. example.com)")
             }
             options.enterpriseRPIDs = rpIDs
+        }
+        if let counter = parsed.value("counter") {
+            switch counter {
+            case "counting": options.countersZero = false
+            case "zero": options.countersZero = true
+            default: throw UsageError("invalid --counter '\(counter)': use counting or zero")
+            }
         }
         if let file = parsed.value("passphrase-file") {
             guard !file.isEmpty else { throw UsageError("invalid --passphrase-file '': give a file path") }

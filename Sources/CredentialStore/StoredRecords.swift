@@ -27,6 +27,8 @@ enum CredentialField {
     static let notDiscoverable: UInt8 = 16
     /// Present (true) only for a third-party payment credential (`ResidentCredential.thirdPartyPayment`).
     static let thirdPartyPayment: UInt8 = 17
+    /// Present (true) only for a counterless credential (`ResidentCredential.counterless`).
+    static let counterless: UInt8 = 18
 }
 
 /// Fields of a `RecordKind.relyingParty` record.
@@ -81,6 +83,7 @@ extension ResidentCredential {
         writer.append(CredentialField.backup, integer: backup == 0 ? nil : Int64(backup))
         if !discoverable { writer.append(CredentialField.notDiscoverable, bool: true) }
         if thirdPartyPayment { writer.append(CredentialField.thirdPartyPayment, bool: true) }
+        if counterless { writer.append(CredentialField.counterless, bool: true) }
         return writer.bytes
     }
 
@@ -114,6 +117,7 @@ extension ResidentCredential {
         backedUp = backup & 2 != 0
         discoverable = !(try record.bool(CredentialField.notDiscoverable) ?? false)
         thirdPartyPayment = try record.bool(CredentialField.thirdPartyPayment) ?? false
+        counterless = try record.bool(CredentialField.counterless) ?? false
     }
 
     /// The `credentials.cred_protect` column: the credProtect level, or 0 for a credential that

@@ -51,6 +51,8 @@ public struct KeyConfiguration: Equatable, Sendable {
     public var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
     /// `--enterprise-rp`: the RP IDs given a vendor-facilitated enterprise attestation.
     public var enterpriseRPIDs: [String] = []
+    /// `--counter zero`: the credentials made are counterless (exportable in CXF).
+    public var countersZero = false
     public var logLevel: Logger.Level = .info
     /// `--trace FILE`.
     public var tracePath: String?

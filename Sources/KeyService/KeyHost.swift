@@ -30,6 +30,7 @@ public enum KeyHost {
             authenticatorConfiguration.attestation = configuration.attestation
             authenticatorConfiguration.algorithms = configuration.algorithms
             authenticatorConfiguration.enterpriseAttestationRPIDs = configuration.enterpriseRPIDs
+            authenticatorConfiguration.countersZero = configuration.countersZero
             authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
                                               userVerification: makeUserVerification(configuration, logger: logger),
                                               clock: SystemClock())

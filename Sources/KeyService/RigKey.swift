@@ -339,6 +339,9 @@ final class RigKey: @unchecked Sendable {
         credential.discoverable = isResident
         credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility
         credential.backedUp = input.backupState ?? options.defaultBackupState
+        // No signCount: a counterless credential (signCount 0 always, as a synced passkey's), so
+        // that it stays exportable; a signCount, even 0, asks for a counting one.
+        credential.counterless = input.signCount == nil
         do {
             // The authenticator caches opened keys by credential ID: the same ID with another key
             // would sign with the old one, so an ID in use is refused rather than replaced.

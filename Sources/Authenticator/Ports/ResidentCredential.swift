@@ -33,6 +33,13 @@ public struct ResidentCredential: Sendable {
     /// Made with the thirdPartyPayment extension (CTAP 2.2 §12.9): usable for payments that
     /// another party starts. Fixed when the credential is made.
     public var thirdPartyPayment = false
+    /// Counterless: every signature carries signCount 0, as a synced passkey's does; counting
+    /// (false): a monotonic counter, as a hardware key's. Fixed when the credential is made
+    /// (`serve --counter zero`, an import, a rig's addCredential without signCount); only a
+    /// counterless credential may leave in a CXF export (whose importers must set the counter to
+    /// zero and never raise it: a counting credential copied elsewhere would break the RP's
+    /// clone detection).
+    public var counterless = false
 
     /// `backupEligible` and `backedUp` as authData flags (set: the other flags are ignored).
     public var backupFlags: AuthenticatorData.Flags {
