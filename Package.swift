@@ -10,7 +10,7 @@ let package = Package(
         // The modules as one library, for Fuzz/ (its own package, built only by scripts/fuzz).
         .library(name: "LatchkeyModules",
                  targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "CredentialStore",
-                           "LinuxHID", "Trace", "KeyService", "FIDOClient", "SystemIO", "SignalBridge"]),
+                           "LinuxHID", "Trace", "KeyService", "FIDOClient", "SystemIO", "SignalBridge", "Exchange"]),
     ],
     targets: [
         // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev).
@@ -41,10 +41,13 @@ let package = Package(
                 dependencies: ["LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .target(name: "KeyService",
                 dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "FIDOCrypto", "SystemIO"]),
+        // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
+        .target(name: "Exchange",
+                dependencies: ["CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),
         // Websites' signals: native-messaging framing, the origin/RP ID rule, applying signals.
         .target(name: "SignalBridge", dependencies: ["CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
         .target(name: "CLI",
-                dependencies: ["KeyService", "SignalBridge", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                dependencies: ["KeyService", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
@@ -74,6 +77,8 @@ let package = Package(
                     dependencies: ["KeyService", "Authenticator", "SystemIO", "LinuxHID", "LatchkeyTestSupport",
                                    // end-to-end checks: the key driven by the platform client, `latchkey approve`
                                    "FIDOClient", "CLI", "FIDOCrypto"]),
+        .testTarget(name: "ExchangeTests",
+                    dependencies: ["Exchange", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "SignalBridgeTests",
                     dependencies: ["SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",

@@ -36,6 +36,11 @@ public enum LargeBlobStorage {
         try store.loadSetting(AuthenticatorSetting.largeBlobArray) ?? Authenticator.defaultLargeBlobArray
     }
 
+    /// The store setting the array is kept under, for a writer that changes it in its own
+    /// transaction (an import), and the array a key starts with.
+    public static let settingName = AuthenticatorSetting.largeBlobArray
+    public static var emptyArray: [UInt8] { Authenticator.defaultLargeBlobArray }
+
     /// Stores a whole serialized array (one transaction).
     public static func save(_ serialized: [UInt8], in store: CredentialStorePort) throws(StoreError) {
         try store.saveSetting(AuthenticatorSetting.largeBlobArray, value: serialized)

@@ -24,6 +24,8 @@ struct CredentialSummary: Equatable {
     /// False for one kept for allowLists only (a test rig's non-resident credential): it has no
     /// user the RP gave, so no user handle is shown for it.
     var discoverable = true
+    /// The signature counter policy ("counting", "zero"), when known (a store's credentials).
+    var counter: String?
 
     /// The user handle as shown: none for a credential that is not discoverable.
     var shownUserHandle: String? { discoverable ? Base64URL.encode(userHandle) : nil }
@@ -47,6 +49,7 @@ struct CredentialSummary: Equatable {
         if credential.largeBlobKey != nil { extensions.append("largeBlobKey") }
         self.extensions = extensions
         discoverable = credential.discoverable
+        counter = credential.counterless ? "zero" : "counting"
     }
 
     init(_ credential: RemoteCredentialManager.Credential, rpName: String?) {
@@ -94,6 +97,7 @@ struct CredentialSummary: Equatable {
             ("hiddenSince", .optional(hiddenSince.map(Self.timestamp))),
             ("extensions", .array(extensions.map(JSONValue.string))),
             ("discoverable", .bool(discoverable)),
+            ("signatureCounter", .optional(counter)),
         ])
     }
 
@@ -111,6 +115,7 @@ struct CredentialSummary: Equatable {
         if let createdAt { add("Created", Self.timestamp(createdAt)) }
         add("credProtect", credProtect.map { "\($0) (\(Self.credProtectName($0)))" } ?? "-")
         add("Extensions", extensions.isEmpty ? "-" : extensions.joined(separator: ", "))
+        if let counter { add("Counter", counter == "zero" ? "always 0 (exportable)" : "counting") }
         if let hiddenSince {
             var text = "since \(Self.timestamp(hiddenSince))"
             if let retentionSeconds {

@@ -26,6 +26,8 @@ public enum LatchkeyCLI {
         (CredentialsCommand.spec, { parsed throws(UsageError) in try CredentialsCommand.run(parsed) }),
         (SignalCommand.spec, { parsed throws(UsageError) in try SignalCommand.run(parsed) }),
         (PinCommand.spec, { parsed throws(UsageError) in try PinCommand.run(parsed) }),
+        (ExportCommand.spec, { parsed throws(UsageError) in try ExportCommand.run(parsed) }),
+        (ImportCommand.spec, { parsed throws(UsageError) in try ImportCommand.run(parsed) }),
         (BridgeCommand.spec, { parsed throws(UsageError) in try BridgeCommand.run(parsed) }),
         (NativeHostCommand.spec, { parsed throws(UsageError) in try NativeHostCommand.run(parsed) }),
     ] }

@@ -54,27 +54,7 @@ enum PINInput {
 
     /// The file's first line (a trailing newline, LF or CRLF, is not part of the PIN).
     static func readFile(_ path: String, option: String) throws(CLIError) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .failure("cannot read --\(option) \(path): \(String(cString: strerror(errno)))")
-        }
-        defer { try? handle.close() }
-        // Like ssh with a private key: a PIN file others can read (or replace) is refused, on
-        // the opened file (no race with a rename). Pipes (`--pin-file <(…)`) are not files.
-        var status = stat()
-        if fstat(handle.fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
-            guard status.st_uid == getuid() else {
-                throw .failure("--\(option) \(path) belongs to another user (uid \(status.st_uid)); a PIN file must be yours")
-            }
-            guard status.st_mode & 0o077 == 0 else {
-                throw .failure("--\(option) \(path) is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))): "
-                               + "chmod 600 \(path)")
-            }
-        }
-        var bytes = readUpTo(fileLimit + 1, from: handle.fileDescriptor)
-        guard bytes.count <= fileLimit else {
-            bytes.wipe()
-            throw .failure("--\(option) \(path) is longer than a PIN file (one line)")
-        }
+        var bytes = try readPrivateFile(path, option: option, limit: fileLimit, what: "a PIN file (one line)")
         if let newline = bytes.firstIndex(of: 0x0A) {
             let tail = bytes[newline...]
             guard tail.allSatisfy({ $0 == 0x0A || $0 == 0x0D }) else {
@@ -85,6 +65,32 @@ enum PINInput {
             bytes.removeLast(bytes.count - newline)
         }
         if bytes.last == 0x0D { bytes.removeLast() }
+        return bytes
+    }
+
+    /// A secret file's bytes (at most `limit`): like ssh with a private key, a file others can
+    /// read (or replace) is refused, checked on the opened file (no race with a rename). Pipes
+    /// (`--pin-file <(…)`) are not files.
+    static func readPrivateFile(_ path: String, option: String, limit: Int, what: String = "that file") throws(CLIError) -> [UInt8] {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw .failure("cannot read --\(option) \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        var status = stat()
+        if fstat(handle.fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+            guard status.st_uid == getuid() else {
+                throw .failure("--\(option) \(path) belongs to another user (uid \(status.st_uid)); a secret's file must be yours")
+            }
+            guard status.st_mode & 0o077 == 0 else {
+                throw .failure("--\(option) \(path) is open to other users (mode \(String(status.st_mode & 0o777, radix: 8))): "
+                               + "chmod 600 \(path)")
+            }
+        }
+        var bytes = readUpTo(limit + 1, from: handle.fileDescriptor)
+        guard bytes.count <= limit else {
+            bytes.wipe()
+            throw .failure("--\(option) \(path) is longer than \(what)")
+        }
         return bytes
     }
 

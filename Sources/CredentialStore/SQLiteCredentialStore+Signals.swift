@@ -159,6 +159,24 @@ extension SQLiteCredentialStore {
         }
     }
 
+    /// An import: the credentials and a change to one setting (the large-blob array that holds
+    /// their blobs) in one transaction, so that a crash or a refusal (`.full`, a `transform`
+    /// that throws) leaves the store as it was. The credentials replace as
+    /// `saveResidentCredential` does.
+    public func saveResidentCredentials(_ credentials: [ResidentCredential], updatingSetting key: String,
+                                        _ transform: ([UInt8]?) throws(StoreError) -> [UInt8]?) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                for credential in credentials {
+                    try insert(credential, db: db)
+                }
+                let old = try readSetting(key, db: db)
+                let new = try transform(old)
+                if new != old { try writeSetting(key, new, db: db) }
+            }
+        }
+    }
+
     /// SQLite's `PRAGMA integrity_check` is "ok", no foreign key is dangling, and the kept
     /// counts (per RP, in total) match the rows. Reads every page: for `latchkey doctor`.
     public func integrityCheck() throws(StoreError) -> Bool {

@@ -497,14 +497,14 @@ extension SQLiteCredentialStore {
         }
     }
 
-    private func readSetting(_ key: String, db: SQLiteConnection) throws(StoreError) -> [UInt8]? {
+    func readSetting(_ key: String, db: SQLiteConnection) throws(StoreError) -> [UInt8]? {
         try loadDeviceRow(DeviceRow.setting(key), kind: .setting, db: db) { record throws(StoreError) in
             try record.requiredBytes(ValueField.value, "setting value")
         }
     }
 
     /// `value` as the setting's row; nil deletes it.
-    private func writeSetting(_ key: String, _ value: [UInt8]?, db: SQLiteConnection) throws(StoreError) {
+    func writeSetting(_ key: String, _ value: [UInt8]?, db: SQLiteConnection) throws(StoreError) {
         if let value {
             var writer = RecordWriter(kind: .setting)
             writer.append(ValueField.value, bytes: value)

@@ -41,7 +41,7 @@ public struct PIN: Sendable {
     }
 
     /// LEFT(SHA-256(PIN), 16): what pinHashEnc carries and what a key stores.
-    func leftHash() -> [UInt8] {
+    public func leftHash() -> [UInt8] {
         var digest = bytes.withUnsafeBytes { FIDOCrypto.SHA256.hash($0) }
         defer { digest.wipe() }
         return Array(digest[..<16])

@@ -65,7 +65,8 @@ final class CredentialsCommandTests: XCTestCase {
         let entry = try XCTUnwrap(entries.first { $0["userName"] as? String == "alice" })
         XCTAssertEqual(Set(entry.keys), ["rpId", "rpName", "userHandle", "userName", "userDisplayName", "credentialId",
                                          "algorithm", "coseAlgorithm", "created", "credProtect", "hidden", "hiddenSince",
-                                         "extensions", "discoverable"])
+                                         "extensions", "discoverable", "signatureCounter"])
+        XCTAssertEqual(entry["signatureCounter"] as? String, "counting", "a key's own credentials count unless made counterless")
         XCTAssertEqual(entry["credentialId"] as? String, Base64URL.encode(alice.credentialID))
         XCTAssertEqual(entry["userHandle"] as? String, "YWxpY2U")
         XCTAssertEqual(entry["userDisplayName"] as? String, "Alice A")

@@ -1,0 +1,103 @@
+import Exchange
+import FIDOCrypto
+import Foundation
+import SystemIO
+
+/// Files of `latchkey export` and `import`: written private and whole (a temporary beside the
+/// target, fsync, rename), read with a size cap; X25519 keys as the PEM files OpenSSL writes.
+enum ExchangeFiles {
+    /// Far above any key's export (a few KiB a passkey); a bigger file is no export.
+    static let readLimit = 64 << 20
+
+    /// An exchange failure as a CLI failure (its text names what is wrong).
+    static func perform<R>(_ body: () throws(ExchangeError) -> R) throws(CLIError) -> R {
+        do {
+            return try body()
+        } catch {
+            throw .failure(error.description)
+        }
+    }
+
+    static func read(_ path: String, what: String) throws(CLIError) -> [UInt8] {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .failure("cannot read the \(what) \(path): \(error)")
+        }
+        defer { file.close() }
+        do {
+            let bytes = try file.readAll(limit: readLimit + 1)
+            guard bytes.count <= readLimit else { throw CLIError.failure("the \(what) \(path) is over \(readLimit >> 20) MiB: not an export") }
+            return bytes
+        } catch let error as CLIError {
+            throw error
+        } catch {
+            throw .failure("cannot read the \(what) \(path): \(error)")
+        }
+    }
+
+    /// Writes `bytes` to `path` mode 0600, replacing it whole or not at all.
+    static func writePrivately(_ bytes: [UInt8], to path: String) throws(CLIError) {
+        let temporary = path + ".tmp-\(getpid())"
+        do {
+            let file = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY | O_CLOEXEC)
+            defer { file.close() }
+            try file.writeAll(bytes)
+            try file.synchronize()
+            try FileSystem.rename(temporary, to: path)
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw .failure("cannot write \(path): \(error)")
+        }
+    }
+
+    /// An X25519 public key from a PEM `PUBLIC KEY` file (`openssl pkey -pubout`, or the `.pub`
+    /// that `latchkey import --new-key` writes).
+    static func recipientKey(_ path: String) throws(CLIError) -> X25519.PublicKey {
+        let der = try pem(read(path, what: "recipient key"), label: "PUBLIC KEY", path: path)
+        do {
+            return try X25519.PublicKey(subjectPublicKeyInfo: der)
+        } catch {
+            throw .failure("\(path) is not an X25519 public key (make one with `latchkey import --new-key FILE`, "
+                           + "or `openssl genpkey -algorithm X25519`)")
+        }
+    }
+
+    /// An X25519 private key from a PEM `PRIVATE KEY` file, which must be private.
+    static func privateKey(_ path: String) throws(CLIError) -> X25519.PrivateKey {
+        var bytes = try PINInput.readPrivateFile(path, option: "key", limit: 4096)
+        defer { bytes.wipe() }
+        var der = try pem(bytes, label: "PRIVATE KEY", path: path)
+        defer { der.wipe() }
+        do {
+            return try X25519.PrivateKey(pkcs8: der)
+        } catch {
+            throw .failure("\(path) is not an X25519 private key")
+        }
+    }
+
+    static func pem(_ bytes: [UInt8], label: String, path: String) throws(CLIError) -> [UInt8] {
+        let text = String(decoding: bytes, as: UTF8.self)
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let begin = lines.firstIndex(of: "-----BEGIN \(label)-----"),
+              let end = lines.firstIndex(of: "-----END \(label)-----"), end > begin + 1,
+              let der = Data(base64Encoded: lines[(begin + 1)..<end].joined()) else {
+            throw .failure("\(path) is not a PEM file with a \(label)")
+        }
+        return Array(der)
+    }
+
+    static func pemText(_ der: [UInt8], label: String) -> [UInt8] {
+        let base64 = Data(der).base64EncodedString()
+        var lines = ["-----BEGIN \(label)-----"]
+        var index = base64.startIndex
+        while index < base64.endIndex {
+            let next = base64.index(index, offsetBy: 64, limitedBy: base64.endIndex) ?? base64.endIndex
+            lines.append(String(base64[index..<next]))
+            index = next
+        }
+        lines.append("-----END \(label)-----")
+        return Array((lines.joined(separator: "\n") + "\n").utf8)
+    }
+}

@@ -1,0 +1,133 @@
+import Authenticator
+import CBOR
+import CredentialStore
+import Exchange
+import FIDOClient
+import FIDOCrypto
+import Foundation
+
+/// `latchkey export`: the key's passkeys as a FIDO CXF 1.0 document, encrypted to a recipient's
+/// X25519 key (HPKE) or with a passphrase (scrypt + AES-256-GCM), or plain when asked — never
+/// plain to a terminal. Only counterless passkeys leave (PasskeyExport); the others are listed
+/// on standard error with the reason. The key's PIN is asked when it has one.
+public enum ExportCommand {
+    public static let spec = CommandSpec(
+        name: "export", abstract: "Export the key's passkeys as a CXF 1.0 document (encrypted; see Moving passkeys).",
+        options: CommandTarget.storeOptions + [
+            .init("rp", value: "RPID,RPID,…", help: "Only passkeys of these relying parties."),
+            .init("out", value: "FILE", help: "Write to FILE (mode 0600; default: standard output, never a terminal)."),
+            .init("to", value: "RECIPIENT.pub", help: "Encrypt to this X25519 public key (HPKE; `latchkey import --new-key` makes one)."),
+            .init("passphrase-file", value: "FILE", help: "Encrypt with the passphrase in FILE (default without --to: typed twice)."),
+            .init("plaintext", help: "Do not encrypt: the private keys in the clear (refused to a terminal)."),
+            .init("pin-file", value: "FILE", help: "The key's PIN, when it has one (else $LATCHKEY_PIN, else the terminal)."),
+            .init("scrypt-log-n", value: "N", help: "scrypt cost 2^N for --passphrase-file (default 17: 128 MiB a guess; 10…22)."),
+            CredentialsCommand.jsonOption,
+        ])
+
+    public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 { try run(parsed, io: .standard) }
+
+    enum Encryption {
+        case recipient(X25519.PublicKey)
+        case passphrase(SecretBytes, Scrypt.Parameters)
+        case none
+    }
+
+    static func run(_ parsed: ParsedArguments, io: CommandIO, stdoutIsTerminal: Bool = isatty(1) == 1) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+                throw .usage("export works on a key's store (--name or --store)")
+            }
+            let rpIDs = parsed.value("rp").map { $0.split(separator: ",").map(String.init) }
+            let out = parsed.value("out")
+            let chosen = [parsed.value("to") != nil, parsed.value("passphrase-file") != nil, parsed.flag("plaintext")].filter { $0 }.count
+            guard chosen <= 1 else { throw .usage("give one of --to, --passphrase-file and --plaintext") }
+            if parsed.flag("plaintext"), out == nil, stdoutIsTerminal {
+                throw .usage("--plaintext would print private keys on the terminal: give --out FILE")
+            }
+            var parameters = Scrypt.Parameters.default
+            if let text = parsed.value("scrypt-log-n") {
+                guard let value = UInt8(text), (10...22).contains(value) else { throw .usage("invalid --scrypt-log-n '\(text)': 10 to 22") }
+                parameters.logN = value
+            }
+            // Everything the user must give is asked for before the store is read.
+            let encryption: Encryption
+            if let to = parsed.value("to") {
+                encryption = .recipient(try ExchangeFiles.recipientKey(to))
+            } else if let file = parsed.value("passphrase-file") {
+                encryption = .passphrase(try PassphraseInput.read(file), parameters)
+            } else if parsed.flag("plaintext") {
+                encryption = .none
+            } else if io.terminal != nil {
+                encryption = .passphrase(try PassphraseInput.new(file: nil, terminal: io.terminal), parameters)
+            } else {
+                throw .usage("say how to encrypt the export: --to RECIPIENT.pub, --passphrase-file FILE, or --plaintext")
+            }
+
+            let store = try LocalStore.openExisting(directory: directory)
+            defer { store.close() }
+            try checkPIN(parsed, store: store, directory: directory, name: name, io: io)
+            let (credentials, blobs) = try LocalStore.perform(directory) { () throws(StoreError) in
+                (try store.allResidentCredentials(includeHidden: true), try LargeBlobStorage.serializedArray(in: store))
+            }
+            let (document, excluded) = PasskeyExport.document(of: credentials, rpIDs: rpIDs, largeBlobArray: blobs,
+                                                              keyName: name, now: Int64(Date().timeIntervalSince1970))
+            for exclusion in excluded {
+                io.err("not exported: \(DisplayText.safe(exclusion.rpID)) \(Base64URL.encode(exclusion.credentialID)): \(exclusion.reason)")
+            }
+            var plaintext = try ExchangeFiles.perform { () throws(ExchangeError) in try document.json() }
+            defer { plaintext.wipe() }
+            let file: [UInt8]
+            switch encryption {
+            case let .recipient(key):
+                file = try ExchangeFiles.perform { () throws(ExchangeError) in try EncryptedExport.seal(plaintext, contents: .cxf, to: key).json() }
+            case let .passphrase(passphrase, parameters):
+                file = try ExchangeFiles.perform { () throws(ExchangeError) in
+                    try EncryptedExport.seal(plaintext, contents: .cxf, passphrase: passphrase, parameters: parameters).json()
+                }
+            case .none: file = plaintext + [0x0A]
+            }
+            if let out {
+                try ExchangeFiles.writePrivately(file, to: out)
+            } else {
+                FileHandle.standardOutput.write(Data(file))
+            }
+            let method = switch encryption {
+            case .recipient: "encrypted to \(parsed.value("to") ?? "")"
+            case .passphrase: "encrypted with a passphrase"
+            case .none: "NOT encrypted"
+            }
+            let summary = "Exported \(document.passkeyCount) passkey(s) of \(directory) (\(method))"
+                + (excluded.isEmpty ? "" : "; \(excluded.count) left on the key (listed above)")
+                + (out.map { " to \($0)." } ?? ".")
+            if parsed.flag("json") {
+                let report = JSONValue.object([
+                    ("store", .string(directory)), ("exported", .int(document.passkeyCount)), ("out", out.map(JSONValue.string) ?? .null),
+                    ("excluded", .array(excluded.map { JSONValue.object([("rpId", .string($0.rpID)),
+                                                                         ("credentialId", .string(Base64URL.encode($0.credentialID))),
+                                                                         ("reason", .string($0.reason))]) })),
+                ]).rendered
+                if out == nil { io.err(report) } else { io.out(report) }
+            } else {
+                // The document itself may be on standard output: the summary goes beside it.
+                if out == nil { io.err(summary) } else { io.out(summary) }
+            }
+            return 0
+        }
+    }
+
+    /// When the key has a PIN, exporting its private keys needs it, as a PIN-protected
+    /// credential management does over CTAP: a wrong PIN costs a retry.
+    static func checkPIN(_ parsed: ParsedArguments, store: SQLiteCredentialStore, directory: String, name: String,
+                         io: CommandIO) throws(CLIError) {
+        guard try LocalStore.perform(directory, { () throws(StoreError) in try StorePINCheck.isPINSet(store: store) }) else { return }
+        let pin = try PINInput.current(file: parsed.value("pin-file"), io: io, label: "the key \(name)")
+        let outcome = try LocalStore.perform(directory) { () throws(StoreError) in
+            try StorePINCheck.verify(pinHash: pin.leftHash(), store: store)
+        }
+        switch outcome {
+        case .noPIN, .verified: return
+        case let .wrong(retriesLeft): throw .failure("wrong PIN; \(retriesLeft) retries left before the key blocks its PIN")
+        case .blocked: throw .failure("the key's PIN is blocked (no retries left); only a reset unblocks it, and deletes every passkey")
+        }
+    }
+}

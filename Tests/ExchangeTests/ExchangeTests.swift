@@ -1,0 +1,233 @@
+import Authenticator
+import CBOR
+import CredentialStore
+import CTAP
+@testable import Exchange
+import FIDOCrypto
+import Foundation
+import LatchkeyTestSupport
+import XCTest
+
+/// CXF writing and reading, the encrypted file, and the import plan against a real store.
+final class ExchangeTests: XCTestCase {
+    private func credential(_ name: String, rpID: String = "example.com", counterless: Bool = true,
+                            algorithm: COSEAlgorithm = .es256) throws -> ResidentCredential {
+        let secret: SecretBytes = algorithm == .edDSA ? try Ed25519.PrivateKey().rawRepresentation
+                                                      : try ECDSA.PrivateKey(suite: .es256).rawRepresentation
+        var credential = ResidentCredential(
+            credentialID: Array("id-\(name)".utf8), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)), rpName: "Example",
+            userHandle: Array("handle-\(name)".utf8), userName: name, userDisplayName: name.capitalized,
+            algorithm: algorithm.rawValue, privateKey: secret, createdAt: 1_700_000_000,
+            hmacSecretWithUV: SecretBytes(randomCount: 32), hmacSecretWithoutUV: SecretBytes(randomCount: 32))
+        credential.counterless = counterless
+        credential.credBlob = Array("blob-\(name)".utf8)
+        return credential
+    }
+
+    private func object(_ bytes: [UInt8]) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+    }
+
+    // MARK: The CXF writer, against the published member names
+
+    func testTheWriterUsesCXFsMemberNamesAndUnpaddedBase64URL() throws {
+        let alice = try credential("alice")
+        let (document, excluded) = PasskeyExport.document(of: [alice], rpIDs: nil, largeBlobArray: LargeBlobStorage.emptyArray,
+                                                          keyName: "default", now: 1_764_547_200)
+        XCTAssertEqual(excluded, [])
+        let header = try object(try document.json())
+        XCTAssertEqual(Set(header.keys), ["version", "exporterRpId", "exporterDisplayName", "timestamp", "accounts"])
+        XCTAssertEqual(header["version"] as? [String: Int], ["major": 1, "minor": 0])
+        XCTAssertEqual(header["timestamp"] as? Int, 1_764_547_200)
+        let account = try XCTUnwrap((header["accounts"] as? [[String: Any]])?.first)
+        XCTAssertEqual(Set(account.keys), ["id", "username", "email", "collections", "items"])
+        let item = try XCTUnwrap((account["items"] as? [[String: Any]])?.first)
+        XCTAssertEqual(Set(item.keys), ["id", "creationAt", "modifiedAt", "title", "scope", "credentials"])
+        XCTAssertEqual((item["scope"] as? [String: Any])?["urls"] as? [String], ["https://example.com"])
+        let passkey = try XCTUnwrap((item["credentials"] as? [[String: Any]])?.first)
+        XCTAssertEqual(Set(passkey.keys), ["type", "credentialId", "rpId", "username", "userDisplayName", "userHandle", "key",
+                                           "fido2Extensions"])
+        XCTAssertEqual(passkey["type"] as? String, "passkey")
+        XCTAssertEqual(passkey["credentialId"] as? String, Base64URL.encode(alice.credentialID))
+        XCTAssertEqual(passkey["userHandle"] as? String, Base64URL.encode(alice.userHandle))
+        let key = try XCTUnwrap(passkey["key"] as? String)
+        XCTAssertFalse(key.contains("=") || key.contains("+") || key.contains("/"), "base64url without padding")
+        let (type, scalar) = try PKCS8PrivateKey.decode(try XCTUnwrap(Base64URL.decode(key)))
+        XCTAssertEqual(type, .p256)
+        XCTAssertTrue(constantTimeEquals(scalar, alice.privateKey))
+        let extensions = try XCTUnwrap(passkey["fido2Extensions"] as? [String: Any])
+        let hmac = try XCTUnwrap(extensions["hmacCredentials"] as? [String: String])
+        XCTAssertEqual(Set(hmac.keys), ["algorithm", "credWithUV", "credWithoutUV"])
+        XCTAssertEqual(hmac["algorithm"], "hmac-sha256")
+        XCTAssertEqual(extensions["credBlob"] as? String, Base64URL.encode(Array("blob-alice".utf8)))
+    }
+
+    func testExportLeavesCountingHiddenAndStoredOnlyCredentialsBehindAndFiltersByRP() throws {
+        let counting = try credential("counting", counterless: false)
+        var hidden = try credential("hidden")
+        hidden.hiddenSince = 1
+        var storedOnly = try credential("stored-only")
+        storedOnly.discoverable = false
+        let other = try credential("other", rpID: "other.example")
+        let kept = try credential("kept")
+        let (document, excluded) = PasskeyExport.document(of: [counting, hidden, storedOnly, other, kept], rpIDs: ["example.com"],
+                                                          largeBlobArray: LargeBlobStorage.emptyArray, keyName: "k", now: 0)
+        XCTAssertEqual(document.passkeyCount, 1)
+        XCTAssertEqual(document.accounts[0].items[0].passkeys[0].credentialId, kept.credentialID)
+        XCTAssertEqual(Set(excluded.map(\.credentialID)), [counting.credentialID, hidden.credentialID, storedOnly.credentialID],
+                       "other.example is not asked for, so not listed")
+        XCTAssertTrue(try XCTUnwrap(excluded.first { $0.credentialID == counting.credentialID }).reason.contains("counting signature counter"))
+    }
+
+    // MARK: Reading
+
+    func testAWrittenDocumentReadsBackWithItsExtensionsAndLargeBlob() throws {
+        var bob = try credential("bob", algorithm: .edDSA)
+        bob.largeBlobKey = SecretBytes(randomCount: 32)
+        let blob = Array("a large blob".utf8)
+        let array = try LargeBlobStorage.replacingBlob(in: LargeBlobStorage.emptyArray, key: try XCTUnwrap(bob.largeBlobKey),
+                                                       with: blob, maxLength: 4096, random: SystemRandom())
+        let (document, _) = PasskeyExport.document(of: [bob], rpIDs: nil, largeBlobArray: array, keyName: "k", now: 0)
+        let file = try PasskeyFile(try document.json())
+        XCTAssertEqual(file.format, .cxf)
+        let passkey = try XCTUnwrap(file.passkeys.first)
+        XCTAssertEqual(passkey.userName, "bob")
+        XCTAssertEqual(passkey.userDisplayName, "Bob")
+        XCTAssertEqual(passkey.credBlob, Array("blob-bob".utf8))
+        XCTAssertEqual(passkey.largeBlob?.uncompressedSize, blob.count)
+        XCTAssertEqual(try RawDeflate.inflate(try XCTUnwrap(passkey.largeBlob?.data), maxOutput: 100), blob)
+        XCTAssertTrue(constantTimeEquals(try XCTUnwrap(passkey.hmacCredentials?.withUV), try XCTUnwrap(bob.hmacSecretWithUV)))
+    }
+
+    func testReadingRefusesWhatIsWrongAndNamesWhere() throws {
+        func refusal(_ json: String) -> String {
+            do {
+                _ = try PasskeyFile(Array(json.utf8))
+                return "accepted"
+            } catch {
+                return error.description
+            }
+        }
+        XCTAssertEqual(refusal(#"{"version":{"major":2,"minor":1},"accounts":[]}"#), "CXF version 2.1: this reads version 1.x")
+        XCTAssertEqual(refusal(#"{"version":{"major":1,"minor":0},"accounts":[{"items":[{"credentials":[{"type":"passkey"}]}]}]}"#),
+                       "accounts[0].items[0].credentials[0].key is missing")
+        XCTAssertEqual(refusal(#"{"version":{"major":1,"minor":0},"accounts":[{"items":[{"credentials":[{"type":"passkey","key":"!!"}]}]}]}"#),
+                       "accounts[0].items[0].credentials[0].key is not base64url")
+        XCTAssertTrue(refusal(#"{"version":{"major":1},"acc"#).contains("not JSON"))
+        XCTAssertTrue(refusal("[]").contains("not an object"))
+        XCTAssertTrue(refusal(#"{"encrypted":true,"items":[]}"#).contains("encrypted Bitwarden export"))
+    }
+
+    func testBitwardenCredentialIDs() {
+        XCTAssertEqual(PasskeyFile.bitwardenCredentialID("7b1f5c2e-3a44-4d6e-9f10-21a2b3c4d5e6"),
+                       [0x7B, 0x1F, 0x5C, 0x2E, 0x3A, 0x44, 0x4D, 0x6E, 0x9F, 0x10, 0x21, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6])
+        XCTAssertEqual(PasskeyFile.bitwardenCredentialID("b64.AQID"), [1, 2, 3])
+        XCTAssertNil(PasskeyFile.bitwardenCredentialID("7b1f5c2e3a444d6e9f1021a2b3c4d5e6"), "no dashes: not a GUID")
+        XCTAssertNil(PasskeyFile.bitwardenCredentialID("b64."))
+        XCTAssertNil(PasskeyFile.bitwardenCredentialID("7b1f5c2e-3a44-4d6e-9f10-21a2b3c4d5eZ"))
+    }
+
+    // MARK: The encrypted file
+
+    func testEncryptedFilesOpenOnlyAsTheyWereSealedAndTheirHeaderIsAuthenticated() throws {
+        let secret = Array("{\"passkeys\":1}".utf8)
+        let recipient = try X25519.PrivateKey()
+        let sealed = try EncryptedExport.seal(secret, contents: .cxf, to: recipient.publicKey)
+        let reread = try XCTUnwrap(try PasskeyFile.encryptedExport(in: sealed.json()))
+        XCTAssertEqual(try reread.open(with: recipient).withUnsafeBytes { Array($0) }, secret)
+        XCTAssertThrowsError(try reread.open(with: X25519.PrivateKey())) {
+            XCTAssertTrue(($0 as? ExchangeError)?.description.contains("encrypted to another key") ?? false, "\($0)")
+        }
+        XCTAssertThrowsError(try reread.open(passphrase: SecretBytes(Array("x".utf8))))
+        XCTAssertFalse(String(decoding: sealed.json(), as: UTF8.self).contains("passkeys"), "nothing in the clear")
+
+        let cheap = Scrypt.Parameters(logN: 10, r: 8, p: 1)
+        let passphrase = SecretBytes(Array("correct horse".utf8))
+        let locked = try EncryptedExport.seal(secret, contents: .cxf, passphrase: passphrase, parameters: cheap)
+        XCTAssertEqual(try locked.open(passphrase: passphrase).withUnsafeBytes { Array($0) }, secret)
+        XCTAssertThrowsError(try locked.open(passphrase: SecretBytes(Array("wrong".utf8))))
+        // Another cost in the header (here a higher one) is refused: the header is the AAD.
+        guard case let .passphrase(_, salt, nonce) = locked.method else { return XCTFail("method") }
+        var changed = locked
+        changed.method = .passphrase(parameters: Scrypt.Parameters(logN: 11, r: 8, p: 1), salt: salt, nonce: nonce)
+        XCTAssertThrowsError(try changed.open(passphrase: passphrase))
+        // Unreasonable parameters are refused before any work.
+        var text = String(decoding: locked.json(), as: UTF8.self)
+        text = text.replacingOccurrences(of: "\"logN\":10", with: "\"logN\":40")
+        XCTAssertThrowsError(try PasskeyFile.encryptedExport(in: Array(text.utf8))) {
+            XCTAssertTrue("\($0)".contains("out of range"), "\($0)")
+        }
+    }
+
+    // MARK: The import plan, against a real store
+
+    func testAnImportIsAllOrNothingAndConflictsNeedARule() throws {
+        let directory = try ShortTempDirectory()
+        let store = try SQLiteCredentialStore.open(directory: directory.path + "/store", lock: .none)
+        defer { store.close() }
+        let alice = try credential("alice")
+        try store.saveResidentCredential(alice)
+        let before = try store.allResidentCredentials(includeHidden: true).map(\.credentialID)
+
+        var carol = try credential("carol")
+        carol.counterless = true
+        let (document, _) = PasskeyExport.document(of: [alice, carol], rpIDs: nil, largeBlobArray: LargeBlobStorage.emptyArray,
+                                                   keyName: "k", now: 0)
+        let file = try PasskeyFile(try document.json())
+        let algorithms = COSEAlgorithm.credentialAlgorithms
+        let refused = PasskeyImport(file: file, existing: try store.allResidentCredentials(includeHidden: true), algorithms: algorithms,
+                                    maxCredBlobLength: 32, conflicts: .refuse, now: 0, random: SystemRandom())
+        XCTAssertFalse(refused.canApply)
+        XCTAssertEqual(refused.outcomes.map(\.action).filter { if case .conflict = $0 { true } else { false } }.count, 1)
+
+        let skipping = PasskeyImport(file: file, existing: try store.allResidentCredentials(includeHidden: true), algorithms: algorithms,
+                                     maxCredBlobLength: 32, conflicts: .skipExisting, now: 0, random: SystemRandom())
+        XCTAssertTrue(skipping.canApply)
+        XCTAssertEqual(skipping.credentials.map(\.credentialID), [carol.credentialID])
+        try skipping.apply(to: store, maxLargeBlobArray: 4096, random: SystemRandom())
+        let imported = try XCTUnwrap(store.residentCredential(id: carol.credentialID))
+        XCTAssertTrue(imported.counterless)
+        XCTAssertEqual(imported.userName, "carol")
+        XCTAssertEqual(imported.credBlob, Array("blob-carol".utf8))
+        XCTAssertEqual(Set(try store.allResidentCredentials(includeHidden: true).map(\.credentialID)), Set(before + [carol.credentialID]))
+
+        // A credBlob the key cannot keep refuses the whole import.
+        var big = try credential("big")
+        big.credBlob = [UInt8](repeating: 1, count: 33)
+        let (bigDocument, _) = PasskeyExport.document(of: [big, try credential("fine")], rpIDs: nil,
+                                                      largeBlobArray: LargeBlobStorage.emptyArray, keyName: "k", now: 0)
+        let tooBig = PasskeyImport(file: try PasskeyFile(try bigDocument.json()), existing: [], algorithms: algorithms,
+                                   maxCredBlobLength: 32, conflicts: .refuse, now: 0, random: SystemRandom())
+        XCTAssertFalse(tooBig.canApply)
+        XCTAssertEqual(tooBig.outcomes.map(\.action).first, .refused("credBlob is 33 bytes; this key keeps at most 32"))
+
+        // An algorithm the key does not make is refused by name.
+        let (edDocument, _) = PasskeyExport.document(of: [try credential("ed", algorithm: .edDSA)], rpIDs: nil,
+                                                     largeBlobArray: LargeBlobStorage.emptyArray, keyName: "k", now: 0)
+        let onlyES256 = PasskeyImport(file: try PasskeyFile(try edDocument.json()), existing: [], algorithms: [.es256],
+                                      maxCredBlobLength: 32, conflicts: .refuse, now: 0, random: SystemRandom())
+        guard case let .refused(reason) = try XCTUnwrap(onlyES256.outcomes.first).action else { return XCTFail("accepted") }
+        XCTAssertTrue(reason.contains("does not make"), reason)
+    }
+
+    func testLargeBlobsThatDoNotFitRefuseTheWholeImport() throws {
+        let directory = try ShortTempDirectory()
+        let store = try SQLiteCredentialStore.open(directory: directory.path + "/store", lock: .none)
+        defer { store.close() }
+        var dana = try credential("dana")
+        dana.largeBlobKey = SecretBytes(randomCount: 32)
+        let blob = SecureRandom.bytes(count: 3000)   // random: does not compress
+        let array = try LargeBlobStorage.replacingBlob(in: LargeBlobStorage.emptyArray, key: try XCTUnwrap(dana.largeBlobKey),
+                                                       with: blob, maxLength: 1 << 20, random: SystemRandom())
+        let (document, _) = PasskeyExport.document(of: [dana], rpIDs: nil, largeBlobArray: array, keyName: "k", now: 0)
+        let plan = PasskeyImport(file: try PasskeyFile(try document.json()), existing: [], algorithms: COSEAlgorithm.credentialAlgorithms,
+                                 maxCredBlobLength: 32, conflicts: .refuse, now: 0, random: SystemRandom())
+        XCTAssertTrue(plan.canApply)
+        XCTAssertThrowsError(try plan.apply(to: store, maxLargeBlobArray: 1024, random: SystemRandom()))
+        XCTAssertEqual(try store.allResidentCredentials(includeHidden: true).count, 0, "the credential did not go in without its blob")
+        try plan.apply(to: store, maxLargeBlobArray: 8192, random: SystemRandom())
+        let stored = try XCTUnwrap(store.residentCredential(id: dana.credentialID))
+        XCTAssertEqual(try LargeBlobStorage.blob(in: LargeBlobStorage.serializedArray(in: store), key: try XCTUnwrap(stored.largeBlobKey)),
+                       blob)
+    }
+}
