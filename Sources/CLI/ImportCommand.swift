@@ -71,14 +71,24 @@ public enum ImportCommand {
         guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }) else {
             return try ExchangeFiles.perform { () throws(ExchangeError) in try PasskeyFile(bytes) }
         }
-        let plaintext: SecretBytes
+        guard encrypted.contents == .cxf else {
+            throw .failure("\(path) is a whole-key backup: make a store from it with `latchkey restore \(path) --store DIR`")
+        }
+        let plaintext = try open(encrypted, path: path, parsed: parsed, io: io)
+        return try ExchangeFiles.perform { () throws(ExchangeError) in
+            try plaintext.withUnsafeBytes { (bytes) throws(ExchangeError) in try PasskeyFile(Array(bytes)) }
+        }
+    }
+
+    /// Decrypts an export or backup with --key, --passphrase-file or a passphrase typed on the terminal.
+    static func open(_ encrypted: EncryptedExport, path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> SecretBytes {
         switch encrypted.method {
         case .hpke:
             guard let keyPath = parsed.value("key") else {
                 throw .usage("\(path) is encrypted to a key: give --key with its private key (the FILE of `latchkey import --new-key FILE`)")
             }
             let key = try ExchangeFiles.privateKey(keyPath)
-            plaintext = try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(with: key) }
+            return try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(with: key) }
         case .passphrase:
             let passphrase: SecretBytes
             if let file = parsed.value("passphrase-file") {
@@ -89,10 +99,7 @@ public enum ImportCommand {
             } else {
                 throw .usage("\(path) is encrypted with a passphrase: give --passphrase-file FILE")
             }
-            plaintext = try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(passphrase: passphrase) }
-        }
-        return try ExchangeFiles.perform { () throws(ExchangeError) in
-            try plaintext.withUnsafeBytes { (bytes) throws(ExchangeError) in try PasskeyFile(Array(bytes)) }
+            return try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(passphrase: passphrase) }
         }
     }
 

@@ -28,6 +28,8 @@ public enum LatchkeyCLI {
         (PinCommand.spec, { parsed throws(UsageError) in try PinCommand.run(parsed) }),
         (ExportCommand.spec, { parsed throws(UsageError) in try ExportCommand.run(parsed) }),
         (ImportCommand.spec, { parsed throws(UsageError) in try ImportCommand.run(parsed) }),
+        (BackupCommand.backupSpec, { parsed throws(UsageError) in try BackupCommand.backup(parsed) }),
+        (BackupCommand.restoreSpec, { parsed throws(UsageError) in try BackupCommand.restore(parsed) }),
         (BridgeCommand.spec, { parsed throws(UsageError) in try BridgeCommand.run(parsed) }),
         (NativeHostCommand.spec, { parsed throws(UsageError) in try NativeHostCommand.run(parsed) }),
     ] }

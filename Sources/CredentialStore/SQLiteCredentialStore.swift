@@ -17,6 +17,8 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
     let options: StoreOptions
     let files: StoreDirectory
     let sealer: RowSealer
+    /// The store's master key, opened (a backup carries it: the restored store needs it).
+    let masterKey: SecretBytes
     private let mutex = StoreMutex()
 
     // Guarded by `mutex`.
@@ -65,6 +67,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         self.options = options
         self.maxResidentCredentials = options.maxResidentCredentials
         self.sealer = RowSealer(masterKey: masterKey)
+        self.masterKey = masterKey
         self.connection = connection
         self.lockFile = lockFile
     }

@@ -154,6 +154,19 @@ struct StoreDirectory {
         synchronizeDirectory()
     }
 
+    /// Puts a given raw key in place as master.key (a restore), refusing to replace one.
+    func installMasterKey(_ key: [UInt8]) throws(StoreError) {
+        guard key.count == Self.masterKeyCount else { throw .corrupt("a master key is \(Self.masterKeyCount) bytes") }
+        let temporary = try writeMasterKeyTemporary(key)
+        defer { try? FileSystem.remove(temporary) }
+        do {
+            try FileSystem.link(temporary, to: masterKeyPath)
+        } catch {
+            throw .io("cannot create \(masterKeyPath): \(error.message)")
+        }
+        synchronizeDirectory()
+    }
+
     /// Replaces master.key with `contents` in one step: a private temporary file, fsync'd, then
     /// rename(2) over master.key and an fsync of the directory. A crash leaves the old file or the
     /// new one (and at worst a stray temporary, which nothing reads).

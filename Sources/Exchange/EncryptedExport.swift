@@ -21,6 +21,8 @@ public struct EncryptedExport: Sendable {
     public enum Contents: String, Sendable {
         /// A CXF 1.0 document (JSON).
         case cxf
+        /// A whole key (`KeyBackup`).
+        case backup
     }
 
     public enum Method: Sendable, Equatable {
@@ -149,7 +151,7 @@ public struct EncryptedExport: Sendable {
         let version = try reader.integer(Self.formatMember)
         guard version == 1 else { throw .unsupportedVersion("encrypted export version \(version): this reads version 1") }
         let contentsName = try reader.string("contents")
-        guard let contents = Contents(rawValue: contentsName) else { throw .unknownFormat("encrypted contents '\(contentsName)' is not one this reads (cxf)") }
+        guard let contents = Contents(rawValue: contentsName) else { throw .unknownFormat("encrypted contents '\(contentsName)' is not one this reads (cxf, backup)") }
         self.contents = contents
         ciphertext = try reader.bytes("ciphertext")
         switch try reader.string("method") {

@@ -231,3 +231,45 @@ final class ExchangeTests: XCTestCase {
                        blob)
     }
 }
+
+/// A whole-key backup: snapshot, encode, decode, restore into a new store that opens with the
+/// same credentials; a restore into a store that is not empty, or of a damaged database, writes nothing.
+final class KeyBackupTests: XCTestCase {
+    func testASnapshotRestoresIntoANewStoreAndOnlyThere() throws {
+        let directory = try ShortTempDirectory()
+        let store = try SQLiteCredentialStore.open(directory: directory.path + "/a", lock: .none)
+        var credential = ResidentCredential(
+            credentialID: [1, 2, 3], rpID: "example.com", rpIDHash: SHA256.hash(Array("example.com".utf8)), rpName: nil,
+            userHandle: [9], userName: "zoe", userDisplayName: nil, algorithm: COSEAlgorithm.es256.rawValue,
+            privateKey: try ECDSA.PrivateKey(suite: .es256).rawRepresentation, createdAt: 5)
+        credential.counterless = true
+        try store.saveResidentCredential(credential)
+        let snapshot = try StoreBackup.snapshot(of: store)
+        store.close()
+        XCTAssertEqual(try FileSystemEntries.names(directory.path + "/a").filter { $0.hasPrefix("backup.tmp") }, [], "no snapshot left behind")
+
+        var encoded = KeyBackup.encode(snapshot, created: 42)
+        let (decoded, created) = try KeyBackup.decode(encoded)
+        encoded.wipe()
+        XCTAssertEqual(created, 42)
+        try StoreBackup.restore(decoded, into: directory.path + "/b")
+        let restored = try SQLiteCredentialStore.open(directory: directory.path + "/b", lock: .none)
+        let again = try XCTUnwrap(restored.residentCredential(id: [1, 2, 3]))
+        XCTAssertEqual(again.userName, "zoe")
+        XCTAssertTrue(again.counterless)
+        restored.close()
+
+        XCTAssertThrowsError(try StoreBackup.restore(decoded, into: directory.path + "/b")) {
+            XCTAssertTrue("\($0)".contains("is not empty"), "\($0)")
+        }
+        var damaged = decoded
+        damaged.database = Array(decoded.database.prefix(100))
+        XCTAssertThrowsError(try StoreBackup.restore(damaged, into: directory.path + "/c"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.path + "/c"), "nothing left of a failed restore")
+        XCTAssertThrowsError(try KeyBackup.decode(Array("not cbor".utf8)))
+    }
+}
+
+private enum FileSystemEntries {
+    static func names(_ path: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path) }
+}

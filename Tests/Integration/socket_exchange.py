@@ -277,6 +277,71 @@ def test_exchange_refusals():
         source.stop()
 
 
+@check("backup → restore: a running counting key with a PIN, resident and non-resident credentials and a large blob, backed up "
+       "(PIN asked; passphrase); the restored store's key signs for both credentials (the wrapping key moved) with counters above "
+       "the old key's last, keeps the PIN, its retries and the large blob, lists the same credentials; restore refuses a store "
+       "that is not empty and a wrong passphrase (nothing written); import refuses a backup and names restore")
+def test_backup_restore():
+    source = Key("backup-a")
+    source.start()
+    target_store = os.path.join(WORK, "restored-store")
+    target = Key("backup-b", store=target_store)
+    try:
+        ctap, client_pin = ctap21_session(source)
+        client_pin.set_pin(CTAP21_PIN)
+        attestation, token = ctap21_make_resident(
+            ctap, client_pin, {"id": RP, "name": "Moving"}, {"id": b"erin-handle", "name": "erin"},
+            extensions={"largeBlobKey": True},
+            permissions=ClientPin.PERMISSION.MAKE_CREDENTIAL | ClientPin.PERMISSION.LARGE_BLOB_WRITE)
+        resident_id = bytes(attestation.auth_data.credential_data.credential_id)
+        LargeBlobs(ctap, client_pin.protocol, token).put_blob(attestation.large_blob_key, BLOB)
+        mc_token = client_pin.get_pin_token(CTAP21_PIN, ClientPin.PERMISSION.MAKE_CREDENTIAL, RP)
+        client_data_hash = os.urandom(32)
+        plain = ctap.make_credential(client_data_hash, {"id": RP, "name": "Moving"}, {"id": b"x", "name": "x"},
+                                     [{"type": "public-key", "alg": -7}],
+                                     pin_uv_param=client_pin.protocol.authenticate(mc_token, client_data_hash),
+                                     pin_uv_protocol=client_pin.protocol.VERSION)
+        plain_id = bytes(plain.auth_data.credential_data.credential_id)
+        last = {credential_id: max(assertion_for(ctap, RP, credential_id, None).auth_data.counter for _ in range(3))
+                for credential_id in (resident_id, plain_id)}
+        passphrase = private_file("backup-passphrase", "a backup passphrase\n")
+        out = os.path.join(WORK, "key.backup")
+        no_pin = cli("backup", "--store", source.store, "--passphrase-file", passphrase, "--out", out)
+        assert no_pin.returncode != 0 and not os.path.exists(out), no_pin.stderr
+        made = cli("backup", "--store", source.store, "--passphrase-file", passphrase, "--scrypt-log-n", "12", "--out", out,
+                   pin=CTAP21_PIN)
+        assert made.returncode == 0 and "1 resident credential(s)" in made.stdout, made.stdout + made.stderr
+        source.stop()
+
+        wrong = cli("restore", out, "--store", target_store, "--passphrase-file", private_file("bad-backup-passphrase", "nope\n"))
+        assert wrong.returncode == 1 and "wrong passphrase" in wrong.stderr and not os.path.exists(target_store), wrong.stderr
+        busy = cli("restore", out, "--store", source.store, "--passphrase-file", passphrase)
+        assert busy.returncode == 1 and "is not empty" in busy.stderr, busy.stderr
+        imported = cli("import", out, "--store", target_store, "--passphrase-file", passphrase)
+        assert imported.returncode == 1 and "latchkey restore" in imported.stderr, imported.stderr
+        assert not os.path.exists(os.path.join(target_store, "credentials.sqlite")) or listed(target_store) == {}
+        if os.path.isdir(target_store):
+            import shutil
+            shutil.rmtree(target_store)
+        restored = cli("restore", out, "--store", target_store, "--passphrase-file", passphrase)
+        assert restored.returncode == 0 and "1 resident credential(s)" in restored.stdout, restored.stdout + restored.stderr
+        assert set(listed(target_store)) == {b64url(resident_id)}
+
+        target.start()
+        ctap, client_pin = ctap21_session(target)
+        assert client_pin.get_pin_retries()[0] == 8, "the PIN and its retries moved"
+        for credential_id in (resident_id, plain_id):
+            counter = assertion_for(ctap, RP, credential_id, None).auth_data.counter
+            assert counter > last[credential_id], (credential_id, counter, last[credential_id])
+        blob_key = assertion_for(ctap, RP, resident_id, {"largeBlobKey": True}).large_blob_key
+        assert LargeBlobs(ctap).get_blob(blob_key) == BLOB
+        client_pin.get_pin_token(CTAP21_PIN, ClientPin.PERMISSION.CREDENTIAL_MGMT)   # the same PIN opens it
+    finally:
+        source.stop()
+        if target.process:
+            target.stop()
+
+
 # --- fixtures in other managers' formats ------------------------------------------------------
 
 def p256_key():
@@ -405,3 +470,4 @@ def test_exchange():
     test_exchange_round_trip()
     test_exchange_refusals()
     test_exchange_fixtures()
+    test_backup_restore()

@@ -1,0 +1,101 @@
+import Authenticator
+import CredentialStore
+import Exchange
+import FIDOCrypto
+import Foundation
+
+/// `latchkey backup` and `latchkey restore`: the whole key — its wrapping key (so non-resident
+/// credential IDs keep working), attestation, resident credentials with their counters, settings,
+/// PIN state — as one encrypted file, and a new store made from it (StoreBackup, KeyBackup).
+/// Always encrypted: to an X25519 key (HPKE) or with a passphrase.
+public enum BackupCommand {
+    public static let backupSpec = CommandSpec(
+        name: "backup", abstract: "Back up the whole key (every credential, the PIN, settings) to an encrypted file.",
+        options: CommandTarget.storeOptions + [
+            .init("out", value: "FILE", help: "The backup file to write (mode 0600)."),
+            .init("to", value: "RECIPIENT.pub", help: "Encrypt to this X25519 public key (HPKE; `latchkey import --new-key` makes one)."),
+            .init("passphrase-file", value: "FILE", help: "Encrypt with the passphrase in FILE (default without --to: typed twice)."),
+            .init("pin-file", value: "FILE", help: "The key's PIN, when it has one (else $LATCHKEY_PIN, else the terminal)."),
+            .init("scrypt-log-n", value: "N", help: "scrypt cost 2^N for a passphrase (default 17: 128 MiB a guess; 10…22)."),
+        ])
+    public static let restoreSpec = CommandSpec(
+        name: "restore", abstract: "Make a new key's store from a `latchkey backup` file.",
+        positionals: ["file"], minimumPositionals: 1,
+        options: CommandTarget.storeOptions + [
+            .init("key", value: "FILE", help: "The X25519 private key (PEM) the backup was encrypted to."),
+            .init("passphrase-file", value: "FILE", help: "The passphrase it was encrypted with (default: asked)."),
+        ])
+
+    public static func backup(_ parsed: ParsedArguments) throws(UsageError) -> Int32 { try backup(parsed, io: .standard) }
+    public static func restore(_ parsed: ParsedArguments) throws(UsageError) -> Int32 { try restore(parsed, io: .standard) }
+
+    static func backup(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+                throw .usage("backup works on a key's store (--name or --store)")
+            }
+            guard let out = parsed.value("out") else { throw .usage("give --out FILE") }
+            guard parsed.value("to") == nil || parsed.value("passphrase-file") == nil else {
+                throw .usage("give --to or --passphrase-file, not both")
+            }
+            var parameters = Scrypt.Parameters.default
+            if let text = parsed.value("scrypt-log-n") {
+                guard let value = UInt8(text), (10...22).contains(value) else { throw .usage("invalid --scrypt-log-n '\(text)': 10 to 22") }
+                parameters.logN = value
+            }
+            let recipient = try parsed.value("to").map(ExchangeFiles.recipientKey)
+            var passphrase: SecretBytes?
+            if recipient == nil {
+                if let file = parsed.value("passphrase-file") {
+                    passphrase = try PassphraseInput.read(file)
+                } else if io.terminal != nil {
+                    passphrase = try PassphraseInput.new(file: nil, terminal: io.terminal)
+                } else {
+                    throw .usage("say how to encrypt the backup: --to RECIPIENT.pub or --passphrase-file FILE")
+                }
+            }
+            let store = try LocalStore.openExisting(directory: directory)
+            defer { store.close() }
+            try ExportCommand.checkPIN(parsed, store: store, directory: directory, name: name, io: io)
+            let snapshot = try LocalStore.perform(directory) { () throws(StoreError) in try StoreBackup.snapshot(of: store) }
+            let count = try LocalStore.perform(directory) { () throws(StoreError) in try store.residentCredentialCount() }
+            var plaintext = KeyBackup.encode(snapshot, created: Int64(Date().timeIntervalSince1970))
+            defer { plaintext.wipe() }
+            let file = try ExchangeFiles.perform { () throws(ExchangeError) -> [UInt8] in
+                if let recipient { return try EncryptedExport.seal(plaintext, contents: .backup, to: recipient).json() }
+                return try EncryptedExport.seal(plaintext, contents: .backup, passphrase: passphrase!, parameters: parameters).json()
+            }
+            try ExchangeFiles.writePrivately(file, to: out)
+            io.out("Backed up the key \(name) (\(directory): \(count) resident credential(s), its wrapping key, PIN and settings) to \(out).")
+            return 0
+        }
+    }
+
+    static func restore(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
+        try CLIError.run(io) { () throws(CLIError) -> Int32 in
+            guard case let .store(directory, _) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+                throw .usage("restore makes a key's store (--name or --store)")
+            }
+            let path = parsed.positionals[0]
+            var bytes = try ExchangeFiles.read(path, what: "backup")
+            defer { bytes.wipe() }
+            guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }),
+                  encrypted.contents == .backup else {
+                throw .failure("\(path) is not a `latchkey backup` file (passkeys from an export come in with `latchkey import`)")
+            }
+            let plaintext = try ImportCommand.open(encrypted, path: path, parsed: parsed, io: io)
+            let (snapshot, created) = try ExchangeFiles.perform { () throws(ExchangeError) in
+                try plaintext.withUnsafeBytes { (raw) throws(ExchangeError) in try KeyBackup.decode(Array(raw)) }
+            }
+            try LocalStore.perform(directory) { () throws(StoreError) in try StoreBackup.restore(snapshot, into: directory) }
+            let store = try LocalStore.openExisting(directory: directory)
+            defer { store.close() }
+            let count = try LocalStore.perform(directory) { () throws(StoreError) in try store.residentCredentialCount() }
+            let when = Date(timeIntervalSince1970: TimeInterval(created))
+            io.out("Restored the backup of \(ISO8601DateFormatter().string(from: when)) into \(directory): \(count) resident credential(s). "
+                   + "Its master key is unsealed: seal it with `latchkey store seal --passphrase`. Run only one of the two keys: "
+                   + "they are the same key.")
+            return 0
+        }
+    }
+}

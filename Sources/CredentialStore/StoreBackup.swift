@@ -1,0 +1,85 @@
+import Authenticator
+import FIDOCrypto
+import Foundation
+import SystemIO
+
+/// The whole store as one snapshot, and a new store made from one: what `latchkey backup` and
+/// `restore` carry (encrypted) between machines. A snapshot is the database as of one read
+/// transaction (SQLite's `VACUUM INTO`) and the opened master key, so it holds everything the key
+/// is: the device secrets (AAGUID, the wrapping key behind every non-resident credential ID,
+/// attestation), resident credentials, settings, the PIN state, the signal journal, and the
+/// durable counter marks — which are at or above every counter value handed out before it, so a
+/// restored key never signs below what the backup's key had signed.
+public enum StoreBackup {
+    public struct Snapshot: Sendable {
+        public var masterKey: SecretBytes
+        public var database: [UInt8]
+        public init(masterKey: SecretBytes, database: [UInt8]) { self.masterKey = masterKey; self.database = database }
+    }
+
+    /// A snapshot of `store` (open, a key may be running on it).
+    public static func snapshot(of store: SQLiteCredentialStore) throws(StoreError) -> Snapshot {
+        let temporary = store.directory + "/backup.tmp-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        defer { try? FileSystem.remove(temporary) }
+        try store.withConnection { db throws(StoreError) in
+            _ = try db.run("VACUUM INTO ?", [.text(temporary)])
+        }
+        do {
+            let file = try FileDescriptor.open(temporary, flags: O_RDONLY | O_CLOEXEC)
+            defer { file.close() }
+            try file.setMode(0o600)
+            return Snapshot(masterKey: store.masterKey, database: try file.readAll(limit: 1 << 30))
+        } catch {
+            throw .io("cannot read the snapshot \(temporary): \(error.message)")
+        }
+    }
+
+    /// A new store in `directory` (which must not exist, or be empty) from `snapshot`: the database
+    /// and an unsealed master key (seal it again with `latchkey store seal`), each written private
+    /// and synced, then opened to check that the key opens the rows and the database is whole. On
+    /// any failure nothing is left behind.
+    public static func restore(_ snapshot: Snapshot, into directory: String) throws(StoreError) {
+        let files = StoreDirectory(path: directory)
+        var created = false
+        if let entries = try? FileSystem.entries(directory) {
+            guard entries.isEmpty else {
+                throw .io("\(directory) is not empty: restore makes a new store (name a new --store or --name)")
+            }
+        } else {
+            do {
+                try FileSystem.createDirectories(directory, mode: 0o700)
+                created = true
+            } catch {
+                throw .io("cannot create \(directory): \(error.message)")
+            }
+        }
+        do throws(StoreError) {
+            try files.createIfMissing()
+            try files.checkPermissions()
+            guard snapshot.database.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
+                throw .corrupt("the backup's database is not an SQLite database")
+            }
+            do {
+                let file = try FileDescriptor.createPrivateFile(files.databasePath, flags: O_WRONLY | O_CLOEXEC)
+                defer { file.close() }
+                try file.writeAll(snapshot.database)
+                try file.synchronize()
+            } catch {
+                throw .io("cannot write \(files.databasePath): \(error.message)")
+            }
+            var key = snapshot.masterKey.copyBytes()
+            defer { key.wipe() }
+            try files.installMasterKey(key)
+            let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive)
+            defer { store.close() }
+            guard try store.integrityCheck() else { throw .corrupt("the restored database fails its integrity check") }
+            _ = try store.allResidentCredentials(includeHidden: true)   // every row opens with the key
+        } catch {
+            for file in [files.databasePath, files.masterKeyPath, files.lockPath] + files.sidecarPaths {
+                try? FileSystem.remove(file)
+            }
+            if created { rmdir(directory) }
+            throw error
+        }
+    }
+}
