@@ -23,6 +23,7 @@ let fuzzTargets = [
     "FuzzControl",              // the control socket's JSON requests
     "FuzzRig",                  // the rig control API's JSON request lines, on a rig with a key
     "FuzzSignalBridge",         // the native-messaging host: frames and websites' signals, on a real store
+    "FuzzImport",               // files to import or restore: CXF, Bitwarden, KeePassXC, encrypted headers, backups
 ]
 
 let package = Package(

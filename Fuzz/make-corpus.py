@@ -37,6 +37,8 @@ What it does
    FuzzTrace                the trace file itself, prefixes and per-connection slices.
    FuzzControl              control-socket request lines (captured from the CLI, and variants).
    FuzzRig                  rig control API request lines (written here, from the README contract).
+   FuzzImport               files for `latchkey import`/`restore`: CXF, Bitwarden, KeePassXC fixtures and
+                            the CLI's own exports (plain, passphrase, HPKE) and a backup.
    FuzzSignalBridge         native-messaging streams to `latchkey native-host` (written here, from
                             the README contract: framed signals naming the target's credentials).
    FuzzDeflate              zlib's raw DEFLATE of sample blobs, and the blobs (written here).
@@ -1209,6 +1211,45 @@ def signal_bridge_seeds():
     return seeds
 
 
+def import_seeds(binary, work):
+    """FuzzImport: the files `latchkey import` and `restore` read — the hand-written CXF, Bitwarden
+    and KeePassXC fixtures of the socket suite (Tests/Integration/exchange_fixtures.py), and what
+    the real CLI writes from a store with one imported passkey: a plaintext CXF export, one
+    encrypted with a passphrase (scrypt 2^10) and to an X25519 key, and a whole-key backup."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Integration"))
+    from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture
+    seeds = [(kind, json.dumps(document).encode()) for kind, document in
+             (("cxf", hand_written_cxf()), ("bitwarden", bitwarden_fixture()), ("keepassxc", keepassxc_fixture()))]
+    store = os.path.join(work, "import-store")
+    fixture = os.path.join(work, "fixture.cxf.json")
+    with open(fixture, "w") as handle:
+        json.dump(hand_written_cxf(), handle)
+    passphrase = os.path.join(work, "passphrase")
+    with open(os.open(passphrase, os.O_WRONLY | os.O_CREAT, 0o600), "w") as handle:
+        handle.write("a fuzz corpus passphrase\n")
+    key = os.path.join(work, "receiver.key")
+
+    def run(*args):
+        subprocess.run([binary, *args], check=True, capture_output=True, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    run("import", fixture, "--store", store)
+    run("import", "--new-key", key)
+    outputs = []
+    for name, extra in (("plain.json", ["--plaintext"]), ("passphrase.lkx", ["--passphrase-file", passphrase, "--scrypt-log-n", "10"]),
+                        ("hpke.lkx", ["--to", key + ".pub"])):
+        out = os.path.join(work, name)
+        run("export", "--store", store, "--out", out, *extra)
+        outputs.append(out)
+    backup = os.path.join(work, "key.backup")
+    run("backup", "--store", store, "--out", backup, "--passphrase-file", passphrase, "--scrypt-log-n", "10")
+    for path in outputs:
+        with open(path, "rb") as handle:
+            seeds.append((os.path.basename(path), handle.read()))
+    with open(backup, "rb") as handle:
+        seeds.append(("backup", handle.read()[:8192]))   # the header and the start of its ciphertext (-max_len)
+    return seeds
+
+
 def write_corpus(target, items):
     directory = os.path.join(CORPUS, target)
     shutil.rmtree(directory, ignore_errors=True)
@@ -1284,6 +1325,7 @@ def main():
         total += write_corpus("FuzzRig", rig_seeds())
         total += write_corpus("FuzzSignalBridge", signal_bridge_seeds())
         total += write_corpus("FuzzDeflate", deflate_seeds())
+        total += write_corpus("FuzzImport", import_seeds(binary, work))
         print(f"{'total':26}            {total:9} bytes")
         if ODDITIES:
             print(f"\n{len(ODDITIES)} unexpected outcomes:")

@@ -53,6 +53,10 @@ public struct CXFDocument: Sendable {
         public var hmacCredentials: HMACCredentials?
         public var credBlob: [UInt8]?
         public var largeBlob: LargeBlob?
+        /// The credProtect level (CTAP 2.1 §12.1) when above 1. CXF has no member for it; Latchkey
+        /// writes `fido2Extensions.latchkeyCredProtect` (other readers ignore unknown members), so
+        /// a passkey that needed UV still needs it on the key it moves to.
+        public var credProtect: Int?
         public init(credentialId: [UInt8], rpId: String, username: String, userDisplayName: String,
                     userHandle: [UInt8], key: SecretBytes) {
             self.credentialId = credentialId; self.rpId = rpId; self.username = username
@@ -142,6 +146,7 @@ extension CXFDocument {
         if let largeBlob = passkey.largeBlob {
             extensions["largeBlob"] = ["uncompressedSize": largeBlob.uncompressedSize, "data": Base64URL.encode(largeBlob.data)]
         }
+        if let credProtect = passkey.credProtect { extensions["latchkeyCredProtect"] = credProtect }
         if !extensions.isEmpty { object["fido2Extensions"] = extensions }
         return object
     }
@@ -165,7 +170,7 @@ extension CXFDocument {
     }
 
     init(object: [String: Any]) throws(ExchangeError) {
-        var reader = JSONReader(object, path: "")
+        let reader = JSONReader(object, path: "")
         let version = try reader.object("version")
         let major = try version.integer("major")
         guard major == 1 else {
@@ -217,6 +222,10 @@ extension CXFDocument {
                 passkey.hmacCredentials = HMACCredentials(withUV: SecretBytes(withUV), withoutUV: SecretBytes(withoutUV))
             }
             passkey.credBlob = try extensions.optionalBytes("credBlob")
+            if let level = try extensions.optionalInteger("latchkeyCredProtect") {
+                guard (1...3).contains(level) else { throw .malformed("\(extensions.path).latchkeyCredProtect is not 1, 2 or 3") }
+                passkey.credProtect = Int(level)
+            }
             if let largeBlob = try extensions.optionalObject("largeBlob") {
                 let size = try largeBlob.integer("uncompressedSize")
                 guard size >= 0, size <= Int64(Int32.max) else { throw .malformed("\(largeBlob.path).uncompressedSize is out of range") }

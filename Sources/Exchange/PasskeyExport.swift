@@ -54,6 +54,7 @@ public enum PasskeyExport {
                 passkey.hmacCredentials = CXFDocument.HMACCredentials(withUV: withUV, withoutUV: withoutUV)
             }
             passkey.credBlob = credential.credBlob.flatMap { $0.isEmpty ? nil : $0 }
+            if credential.credProtect != .userVerificationOptional { passkey.credProtect = Int(credential.credProtect.rawValue) }
             if let largeBlobKey = credential.largeBlobKey,
                let blob = try? LargeBlobStorage.blob(in: largeBlobArray, key: largeBlobKey) {
                 passkey.largeBlob = CXFDocument.LargeBlob(uncompressedSize: blob.count, data: RawDeflate.deflate(blob))

@@ -17,6 +17,8 @@ public struct ImportedPasskey: Sendable {
     public var hmacCredentials: CXFDocument.HMACCredentials?
     public var credBlob: [UInt8]?
     public var largeBlob: CXFDocument.LargeBlob?
+    /// The credProtect level a Latchkey export carried (nil: level 1, as other managers' passkeys).
+    public var credProtect: Int? = nil
     /// UNIX seconds, when the file says.
     public var createdAt: Int64?
 }
@@ -83,7 +85,7 @@ public struct PasskeyFile: Sendable {
                         userHandle: passkey.userHandle, userName: passkey.username.isEmpty ? nil : passkey.username,
                         userDisplayName: passkey.userDisplayName.isEmpty ? nil : passkey.userDisplayName,
                         privateKey: passkey.key, hmacCredentials: passkey.hmacCredentials, credBlob: passkey.credBlob,
-                        largeBlob: passkey.largeBlob, createdAt: item.creationAt))
+                        largeBlob: passkey.largeBlob, credProtect: passkey.credProtect, createdAt: item.creationAt))
                 }
             }
         }

@@ -131,6 +131,12 @@ public struct PasskeyImport: Sendable {
             userDisplayName: passkey.userDisplayName, algorithm: algorithm.rawValue, privateKey: secret,
             createdAt: passkey.createdAt ?? now)
         credential.counterless = true
+        if let level = passkey.credProtect {
+            guard let policy = UInt8(exactly: level).flatMap(CredentialProtectionPolicy.init(rawValue:)) else {
+                throw .malformed("credProtect \(level) is not a level")
+            }
+            credential.credProtect = policy
+        }
         if let hmac = passkey.hmacCredentials {
             guard hmac.withUV.count == 32, hmac.withoutUV.count == 32 else {
                 throw .malformed("hmacCredentials: credWithUV and credWithoutUV must be 32 bytes each")

@@ -84,6 +84,7 @@ final class ExchangeTests: XCTestCase {
     func testAWrittenDocumentReadsBackWithItsExtensionsAndLargeBlob() throws {
         var bob = try credential("bob", algorithm: .edDSA)
         bob.largeBlobKey = SecretBytes(randomCount: 32)
+        bob.credProtect = .userVerificationRequired
         let blob = Array("a large blob".utf8)
         let array = try LargeBlobStorage.replacingBlob(in: LargeBlobStorage.emptyArray, key: try XCTUnwrap(bob.largeBlobKey),
                                                        with: blob, maxLength: 4096, random: SystemRandom())
@@ -97,6 +98,11 @@ final class ExchangeTests: XCTestCase {
         XCTAssertEqual(passkey.largeBlob?.uncompressedSize, blob.count)
         XCTAssertEqual(try RawDeflate.inflate(try XCTUnwrap(passkey.largeBlob?.data), maxOutput: 100), blob)
         XCTAssertTrue(constantTimeEquals(try XCTUnwrap(passkey.hmacCredentials?.withUV), try XCTUnwrap(bob.hmacSecretWithUV)))
+        // credProtect travels in Latchkey's own member, so a passkey that needed UV still does.
+        XCTAssertEqual(passkey.credProtect, 3)
+        let plan = PasskeyImport(file: file, existing: [], algorithms: COSEAlgorithm.credentialAlgorithms, maxCredBlobLength: 32,
+                                 conflicts: .refuse, now: 0, random: SystemRandom())
+        XCTAssertEqual(plan.credentials.first?.credProtect, .userVerificationRequired)
     }
 
     func testReadingRefusesWhatIsWrongAndNamesWhere() throws {
