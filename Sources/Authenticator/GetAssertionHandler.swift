@@ -240,6 +240,11 @@ extension Authenticator {
         if let hmacSecret, let credRandom = credRandom(for: candidate) {
             extensionOutputs["hmac-secret"] = .byteString(try hmacSecret.output(credRandom: credRandom, userVerified: userVerified,
                                                                                random: random))
+            // Once per credential (one rewrite, not one per assertion): it may guard a site's data
+            // now. A failure to note it does not fail the assertion.
+            if let resident = candidate.resident, !resident.usedHMACSecret {
+                try? withStore { store throws(StoreError) in try store.markHMACSecretUsed(credentialID: resident.credentialID) }
+            }
         }
         let counter = try signatureCounter(for: candidate.resident)
         // BE and BS: what a discoverable credential was stored with; the key's setting otherwise.

@@ -146,6 +146,14 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         }
     }
 
+    public func markHMACSecretUsed(credentialID: [UInt8]) throws(StoreError) {
+        state.withLock { state in
+            if let index = state.credentials.firstIndex(where: { $0.credentialID == credentialID }) {
+                state.credentials[index].usedHMACSecret = true
+            }
+        }
+    }
+
     public func residentCredentialCount() throws(StoreError) -> Int {
         state.withLock { $0.credentials.count }
     }

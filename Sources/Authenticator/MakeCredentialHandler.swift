@@ -169,6 +169,7 @@ extension Authenticator {
             credential.discoverable = isResident
             credential.thirdPartyPayment = isThirdPartyPayment
             credential.counterless = configuration.countersZero
+            credential.usedHMACSecret = hmacSecretAtCreation != nil && credRandom != nil
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
         }
 

@@ -26,6 +26,8 @@ struct CredentialSummary: Equatable {
     var discoverable = true
     /// The signature counter policy ("counting", "zero"), when known (a store's credentials).
     var counter: String?
+    /// Whether it ever gave an hmac-secret (PRF) output, when known (a store's credentials).
+    var usedPRF: Bool?
 
     /// The user handle as shown: none for a credential that is not discoverable.
     var shownUserHandle: String? { discoverable ? Base64URL.encode(userHandle) : nil }
@@ -50,6 +52,7 @@ struct CredentialSummary: Equatable {
         self.extensions = extensions
         discoverable = credential.discoverable
         counter = credential.counterless ? "zero" : "counting"
+        usedPRF = credential.usedHMACSecret
     }
 
     init(_ credential: RemoteCredentialManager.Credential, rpName: String?) {
@@ -98,6 +101,7 @@ struct CredentialSummary: Equatable {
             ("extensions", .array(extensions.map(JSONValue.string))),
             ("discoverable", .bool(discoverable)),
             ("signatureCounter", .optional(counter)),
+            ("prfUsed", usedPRF.map(JSONValue.bool) ?? .null),
         ])
     }
 
@@ -116,6 +120,7 @@ struct CredentialSummary: Equatable {
         add("credProtect", credProtect.map { "\($0) (\(Self.credProtectName($0)))" } ?? "-")
         add("Extensions", extensions.isEmpty ? "-" : extensions.joined(separator: ", "))
         if let counter { add("Counter", counter == "zero" ? "always 0 (exportable)" : "counting") }
+        if usedPRF == true { add("PRF", "has given hmac-secret outputs (a site may encrypt data with it)") }
         if let hiddenSince {
             var text = "since \(Self.timestamp(hiddenSince))"
             if let retentionSeconds {

@@ -1,6 +1,7 @@
 import Authenticator
 import CBOR
 import CredentialStore
+import Exchange
 import FIDOClient
 
 /// `latchkey credentials list|show|delete|rename|unhide`: the discoverable credentials of a key's
@@ -13,14 +14,16 @@ public enum CredentialsCommand {
 
     public static let listSpec = CommandSpec(
         name: "credentials list", abstract: "List discoverable credentials (IDs shortened; --json shows them whole).",
-        options: targetOptions + [rpOption, .init("all", help: "Include hidden credentials (a store's signals hide them)."), jsonOption])
+        options: targetOptions + [rpOption, .init("all", help: "Include hidden credentials (a store's signals hide them)."), endpointsOption,
+                                  jsonOption])
     public static let showSpec = CommandSpec(
         name: "credentials show", abstract: "Show one credential in full.", positionals: ["credential-id"],
-        minimumPositionals: 1, options: targetOptions + [jsonOption])
+        minimumPositionals: 1, options: targetOptions + [endpointsOption, jsonOption])
     public static let deleteSpec = CommandSpec(
         name: "credentials delete", abstract: "Delete one credential, for good (asks first unless --yes).",
         positionals: ["credential-id"], minimumPositionals: 1,
-        options: targetOptions + [.init("yes", help: "Do not ask for confirmation (required without a terminal)."), jsonOption])
+        options: targetOptions + [.init("yes", help: "Do not ask for confirmation (required without a terminal)."), endpointsOption,
+                                  jsonOption])
     public static let renameSpec = CommandSpec(
         name: "credentials rename", abstract: "Change a credential's user name and/or display name.",
         positionals: ["credential-id"], minimumPositionals: 1,
@@ -60,10 +63,23 @@ public enum CredentialsCommand {
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
                 let credentials = try storeSummaries(store, directory: directory, includeHidden: parsed.flag("all"), rpID: rpID)
+                let rpIDs = credentials.reduce(into: [String]()) { if !$0.contains($1.rpID) { $0.append($1.rpID) } }
+                var endpoints: [(String, PasskeyEndpointsClient.Outcome)] = []
+                if parsed.flag("endpoints") {
+                    let client = endpointsClient(io: io)
+                    endpoints = rpIDs.map { ($0, client.endpoints(rpID: $0)) }
+                }
                 if json {
-                    io.out(JSONValue.object([("store", .string(directory)),
-                                             ("credentials", .array(credentials.map(\.json)))]).rendered)
+                    var members: [(String, JSONValue)] = [("store", .string(directory)), ("credentials", .array(credentials.map(\.json)))]
+                    if !endpoints.isEmpty { members.append(("endpoints", .object(endpoints.map { ($0.0, endpointsJSON($0.1)) }))) }
+                    io.out(JSONValue.object(members).rendered)
                 } else {
+                    defer {
+                        if !endpoints.isEmpty { io.out("Passkey endpoints:") }
+                        for (rp, outcome) in endpoints {
+                            io.out("  \(DisplayText.safe(rp)): " + endpointsLines(outcome).joined(separator: "; "))
+                        }
+                    }
                     let hidden = credentials.filter { $0.hiddenSince != nil }.count
                     var heading = "\(Wording.count(credentials.count, "credential"))\(rpID.map { " of \($0)" } ?? "") in the store \(directory)"
                     if parsed.flag("all") { heading += " (\(hidden) hidden)" }
@@ -121,7 +137,20 @@ public enum CredentialsCommand {
                 let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
                 summary = try deviceCredential(argument, manager: manager)
             }
-            io.out(parsed.flag("json") ? summary.json.rendered : summary.details(retentionSeconds: retention).joined(separator: "\n"))
+            let endpoints = parsed.flag("endpoints") ? endpointsClient(io: io).endpoints(rpID: summary.rpID) : nil
+            if parsed.flag("json") {
+                guard let endpoints, case let .object(members) = summary.json else {
+                    io.out(summary.json.rendered)
+                    return 0
+                }
+                io.out(JSONValue.object(members + [("endpoints", endpointsJSON(endpoints))]).rendered)
+            } else {
+                io.out(summary.details(retentionSeconds: retention).joined(separator: "\n"))
+                if let endpoints {
+                    io.out("  Passkey endpoints of \(summary.shownRPID):")
+                    for line in endpointsLines(endpoints) { io.out("    " + line) }
+                }
+            }
             return 0
         }
     }
@@ -135,7 +164,11 @@ public enum CredentialsCommand {
             case let .store(directory, _):
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
-                let summary = CredentialSummary(try storeCredential(argument, store: store, directory: directory))
+                let credential = try storeCredential(argument, store: store, directory: directory)
+                let summary = CredentialSummary(credential)
+                if let warning = prfWarning(rpID: credential.rpID, usedPRF: credential.usedHMACSecret, parsed: parsed, io: io) {
+                    io.err("Warning: " + warning)
+                }
                 guard try confirmDeletion(summary, from: "the store \(directory)", parsed: parsed, io: io) else { return 1 }
                 let deleted = try LocalStore.perform(directory) { () throws(StoreError) in
                     try store.deleteResidentCredential(id: summary.credentialID)

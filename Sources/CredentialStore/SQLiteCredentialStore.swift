@@ -419,6 +419,19 @@ extension SQLiteCredentialStore {
         }
     }
 
+    public func markHMACSecretUsed(credentialID: [UInt8]) throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            try db.transaction { () throws(StoreError) in
+                let key = sealer.credentialKey(credentialID: credentialID)
+                guard var stored = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)], {
+                    row throws(StoreError) in try credential(from: row)
+                }), !stored.usedHMACSecret else { return }
+                stored.usedHMACSecret = true
+                try rewrite(stored, db: db)
+            }
+        }
+    }
+
     public func residentCredentialCount() throws(StoreError) -> Int {
         try withConnection { db throws(StoreError) in try credentialCount(db: db) }
     }

@@ -29,6 +29,8 @@ enum CredentialField {
     static let thirdPartyPayment: UInt8 = 17
     /// Present (true) only for a counterless credential (`ResidentCredential.counterless`).
     static let counterless: UInt8 = 18
+    /// Present (true) once the credential gave an hmac-secret output (`ResidentCredential.usedHMACSecret`).
+    static let usedHMACSecret: UInt8 = 19
 }
 
 /// Fields of a `RecordKind.relyingParty` record.
@@ -84,6 +86,7 @@ extension ResidentCredential {
         if !discoverable { writer.append(CredentialField.notDiscoverable, bool: true) }
         if thirdPartyPayment { writer.append(CredentialField.thirdPartyPayment, bool: true) }
         if counterless { writer.append(CredentialField.counterless, bool: true) }
+        if usedHMACSecret { writer.append(CredentialField.usedHMACSecret, bool: true) }
         return writer.bytes
     }
 
@@ -118,6 +121,7 @@ extension ResidentCredential {
         discoverable = !(try record.bool(CredentialField.notDiscoverable) ?? false)
         thirdPartyPayment = try record.bool(CredentialField.thirdPartyPayment) ?? false
         counterless = try record.bool(CredentialField.counterless) ?? false
+        usedHMACSecret = try record.bool(CredentialField.usedHMACSecret) ?? false
     }
 
     /// The `credentials.cred_protect` column: the credProtect level, or 0 for a credential that

@@ -143,6 +143,8 @@ public struct PasskeyImport: Sendable {
             }
             credential.hmacSecretWithUV = hmac.withUV
             credential.hmacSecretWithoutUV = hmac.withoutUV
+            // Unknown whether a site used it: assume so, so that a deletion warns.
+            credential.usedHMACSecret = true
         }
         if let credBlob = passkey.credBlob {
             guard credBlob.count <= maxCredBlobLength else {

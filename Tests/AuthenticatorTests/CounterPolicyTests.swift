@@ -59,3 +59,4 @@ final class CounterPolicyTests: XCTestCase {
         XCTAssertEqual(Array(response[1..<5]), [0, 0, 0, 0], "the counter bytes")
     }
 }
+

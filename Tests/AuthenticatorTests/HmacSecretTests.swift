@@ -35,6 +35,21 @@ final class HmacSecretTests: XCTestCase {
         return try XCTUnwrap(session.decrypt(encrypted), file: file, line: line)
     }
 
+    /// A stored credential that gave an output is marked (`usedHMACSecret`: its deletion warns);
+    /// one asked without a salt is not.
+    func testAnOutputMarksTheStoredCredentialOnce() throws {
+        let harness = try AuthenticatorHarness()
+        let registration = try harness.register(harness.makeCredentialRequest(resident: true, extensions: .init(hmacSecret: true)))
+        func used() throws -> Bool { try XCTUnwrap(harness.store.residentCredential(id: registration.credentialID)).usedHMACSecret }
+        XCTAssertFalse(try used())
+        XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID]).cborValue).0, .success)
+        XCTAssertFalse(try used(), "no salt, no output")
+        _ = try hmacSecret(harness, credential: registration.credentialID, salts: salt1)
+        XCTAssertTrue(try used())
+        _ = try hmacSecret(harness, credential: registration.credentialID, salts: salt1)
+        XCTAssertTrue(try used())
+    }
+
     func testMakeCredentialWithHmacSecretTrueReportsHmacSecretTrue() throws {
         let harness = try AuthenticatorHarness()
         for resident in [false, true] {

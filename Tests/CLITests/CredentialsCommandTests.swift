@@ -65,7 +65,7 @@ final class CredentialsCommandTests: XCTestCase {
         let entry = try XCTUnwrap(entries.first { $0["userName"] as? String == "alice" })
         XCTAssertEqual(Set(entry.keys), ["rpId", "rpName", "userHandle", "userName", "userDisplayName", "credentialId",
                                          "algorithm", "coseAlgorithm", "created", "credProtect", "hidden", "hiddenSince",
-                                         "extensions", "discoverable", "signatureCounter"])
+                                         "extensions", "discoverable", "signatureCounter", "prfUsed"])
         XCTAssertEqual(entry["signatureCounter"] as? String, "counting", "a key's own credentials count unless made counterless")
         XCTAssertEqual(entry["credentialId"] as? String, Base64URL.encode(alice.credentialID))
         XCTAssertEqual(entry["userHandle"] as? String, "YWxpY2U")

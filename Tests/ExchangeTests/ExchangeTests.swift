@@ -279,3 +279,28 @@ final class KeyBackupTests: XCTestCase {
 private enum FileSystemEntries {
     static func names(_ path: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path) }
 }
+
+/// The passkey-endpoints document (W3C Working Draft 2026-01-14).
+final class PasskeyEndpointsTests: XCTestCase {
+    func testLinksAreKeptOnlyWhenTheyAreHTTPSURLs() throws {
+        let document = #"{"enroll":"https://a.example/new","manage":"http://a.example/keys","prfUsageDetails":7,"other":"x"}"#
+        let endpoints = try PasskeyEndpoints(json: Array(document.utf8))
+        XCTAssertEqual(endpoints, PasskeyEndpoints(enroll: "https://a.example/new"))
+        XCTAssertTrue(try PasskeyEndpoints(json: Array("{}".utf8)).isEmpty)
+        XCTAssertThrowsError(try PasskeyEndpoints(json: Array("[]".utf8)))
+        XCTAssertThrowsError(try PasskeyEndpoints(json: Array("{".utf8)))
+        XCTAssertEqual(try PasskeyEndpoints(json: Array(#"{"manage":"https:///nohost"}"#.utf8)), PasskeyEndpoints())
+    }
+
+    func testOnlyDomainsAreAskedAndTheCacheAnswersWithoutTheNetwork() throws {
+        let directory = try ShortTempDirectory()
+        let cache = directory.path + "/cache/endpoints.json"
+        let client = PasskeyEndpointsClient(cachePath: cache)
+        XCTAssertEqual(client.endpoints(rpID: "bad host/x", now: 100), .failed("bad host/x is not a domain to ask"))
+        // What the cache file holds is answered from it within its lifetime, in a new client too.
+        let written = #"{"cached.example":{"at":1000,"manage":"https://cached.example/keys"}}"#
+        try Data(written.utf8).write(to: URL(fileURLWithPath: cache))
+        let reader = PasskeyEndpointsClient(cachePath: cache)
+        XCTAssertEqual(reader.endpoints(rpID: "cached.example", now: 1000 + 3600), .found(PasskeyEndpoints(manage: "https://cached.example/keys")))
+    }
+}

@@ -54,6 +54,9 @@ public protocol CredentialStorePort: AnyObject {
     /// false when there is none with that ID.
     func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool
 
+    /// Records that a stored credential gave an hmac-secret output (`ResidentCredential.usedHMACSecret`).
+    func markHMACSecretUsed(credentialID: [UInt8]) throws(StoreError)
+
     /// Number of stored resident credentials (hidden ones included: they still take space).
     func residentCredentialCount() throws(StoreError) -> Int
 
@@ -171,6 +174,9 @@ extension CredentialStorePort {
     public func replaceAttestation(privateKey: SecretBytes, certificate: [UInt8], caCertificate: [UInt8]) throws(StoreError) {
         throw .io("this store cannot replace its attestation")
     }
+
+    /// For stores that only wrap another (tests): nothing is recorded.
+    public func markHMACSecretUsed(credentialID: [UInt8]) throws(StoreError) {}
 
     /// For stores that only wrap another (tests): refused.
     public func updateBackupState(credentialID: [UInt8], eligible: Bool, backedUp: Bool) throws(StoreError) -> Bool {

@@ -40,6 +40,10 @@ public struct ResidentCredential: Sendable {
     /// zero and never raise it: a counting credential copied elsewhere would break the RP's
     /// clone detection).
     public var counterless = false
+    /// Whether an assertion or registration ever gave an hmac-secret (PRF) output for it: a site
+    /// may have encrypted data with it, so deleting it deserves a warning (passkey endpoints'
+    /// prfUsageDetails).
+    public var usedHMACSecret = false
 
     /// `backupEligible` and `backedUp` as authData flags (set: the other flags are ignored).
     public var backupFlags: AuthenticatorData.Flags {
