@@ -23,10 +23,12 @@ ensure_debs() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The C libraries the package links (system-library targets) and pkg-config to find them, and
-# Debian's Public Suffix List, which `latchkey native-host` checks websites' RP IDs against.
+# The C libraries the package links (system-library targets) and pkg-config to find them,
+# Debian's Public Suffix List, which `latchkey native-host` checks websites' RP IDs against, and
+# what the toolchain's FoundationNetworking loads (libcurl) with the system trust store it checks
+# sites against (`credentials --endpoints`).
 ensure_build_deps() {
-    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev publicsuffix
+    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev publicsuffix libcurl4 ca-certificates
     if ! command -v swift >/dev/null; then
         say "error: no Swift 6 toolchain on PATH (expected /opt/swift/usr/bin/swift)."
         say "Install Swift 6 for Debian 12 and put its usr/bin on PATH, then run this again."
