@@ -16,7 +16,7 @@ public enum BackupCommand {
             .init("to", value: "RECIPIENT.pub", help: "Encrypt to this X25519 public key (HPKE; `latchkey import --new-key` makes one)."),
             .init("passphrase-file", value: "FILE", help: "Encrypt with the passphrase in FILE (default without --to: typed twice)."),
             .init("pin-file", value: "FILE", help: "The key's PIN, when it has one (else $LATCHKEY_PIN, else the terminal)."),
-            .init("scrypt-log-n", value: "N", help: "scrypt cost 2^N for a passphrase (default 17: 128 MiB a guess; 10…22)."),
+            ExchangeFiles.scryptOption,
         ])
     public static let restoreSpec = CommandSpec(
         name: "restore", abstract: "Make a new key's store from a `latchkey backup` file.",
@@ -35,25 +35,7 @@ public enum BackupCommand {
                 throw .usage("backup works on a key's store (--name or --store)")
             }
             guard let out = parsed.value("out") else { throw .usage("give --out FILE") }
-            guard parsed.value("to") == nil || parsed.value("passphrase-file") == nil else {
-                throw .usage("give --to or --passphrase-file, not both")
-            }
-            var parameters = Scrypt.Parameters.default
-            if let text = parsed.value("scrypt-log-n") {
-                guard let value = UInt8(text), (10...22).contains(value) else { throw .usage("invalid --scrypt-log-n '\(text)': 10 to 22") }
-                parameters.logN = value
-            }
-            let recipient = try parsed.value("to").map(ExchangeFiles.recipientKey)
-            var passphrase: SecretBytes?
-            if recipient == nil {
-                if let file = parsed.value("passphrase-file") {
-                    passphrase = try PassphraseInput.read(file)
-                } else if io.terminal != nil {
-                    passphrase = try PassphraseInput.new(file: nil, terminal: io.terminal)
-                } else {
-                    throw .usage("say how to encrypt the backup: --to RECIPIENT.pub or --passphrase-file FILE")
-                }
-            }
+            let encryption = try ExchangeFiles.encryption(parsed, io: io, allowsPlaintext: false)
             let store = try LocalStore.openExisting(directory: directory)
             defer { store.close() }
             try ExportCommand.checkPIN(parsed, store: store, directory: directory, name: name, io: io)
@@ -61,10 +43,7 @@ public enum BackupCommand {
             let count = try LocalStore.perform(directory) { () throws(StoreError) in try store.residentCredentialCount() }
             var plaintext = KeyBackup.encode(snapshot, created: Int64(Date().timeIntervalSince1970))
             defer { plaintext.wipe() }
-            let file = try ExchangeFiles.perform { () throws(ExchangeError) -> [UInt8] in
-                if let recipient { return try EncryptedExport.seal(plaintext, contents: .backup, to: recipient).json() }
-                return try EncryptedExport.seal(plaintext, contents: .backup, passphrase: passphrase!, parameters: parameters).json()
-            }
+            let file = try ExchangeFiles.seal(plaintext, contents: .backup, encryption)
             try ExchangeFiles.writePrivately(file, to: out)
             io.out("Backed up the key \(name) (\(directory): \(count) resident credential(s), its wrapping key, PIN and settings) to \(out).")
             return 0

@@ -9,6 +9,57 @@ enum ExchangeFiles {
     /// Far above any key's export (a few KiB a passkey); a bigger file is no export.
     static let readLimit = 64 << 20
 
+    static let scryptOption = CommandSpec.Option(
+        "scrypt-log-n", value: "N", help: "scrypt cost 2^N for a passphrase (default 17: 128 MiB and about a second per guess; 10…22).")
+
+    /// `--scrypt-log-n`, or the default cost.
+    static func scryptParameters(_ parsed: ParsedArguments) throws(CLIError) -> Scrypt.Parameters {
+        var parameters = Scrypt.Parameters.default
+        if let text = parsed.value("scrypt-log-n") {
+            guard let value = UInt8(text), (10...22).contains(value) else {
+                throw .usage("invalid --scrypt-log-n '\(text)': a number from 10 to 22")
+            }
+            parameters.logN = value
+        }
+        return parameters
+    }
+
+    /// How an export or backup is encrypted.
+    enum Encryption {
+        case recipient(X25519.PublicKey)
+        case passphrase(SecretBytes, Scrypt.Parameters)
+        case none
+    }
+
+    /// `--to`, `--passphrase-file`, `--plaintext` (where allowed), else a passphrase typed twice on
+    /// the terminal; asked before the store is read.
+    static func encryption(_ parsed: ParsedArguments, io: CommandIO, allowsPlaintext: Bool) throws(CLIError) -> Encryption {
+        let plaintext = allowsPlaintext && parsed.flag("plaintext")
+        guard [parsed.value("to") != nil, parsed.value("passphrase-file") != nil, plaintext].filter({ $0 }).count <= 1 else {
+            throw .usage(allowsPlaintext ? "give one of --to, --passphrase-file and --plaintext" : "give --to or --passphrase-file, not both")
+        }
+        let parameters = try scryptParameters(parsed)
+        if let to = parsed.value("to") { return .recipient(try recipientKey(to)) }
+        if let file = parsed.value("passphrase-file") { return .passphrase(try PassphraseInput.read(file), parameters) }
+        if plaintext { return .none }
+        guard io.terminal != nil else {
+            throw .usage("say how to encrypt: --to RECIPIENT.pub, --passphrase-file FILE" + (allowsPlaintext ? ", or --plaintext" : ""))
+        }
+        return .passphrase(try PassphraseInput.new(file: nil, terminal: io.terminal), parameters)
+    }
+
+    /// The file to write: `plaintext` sealed as `encryption` says (or as it is, for `.none`).
+    static func seal(_ plaintext: [UInt8], contents: EncryptedExport.Contents, _ encryption: Encryption) throws(CLIError) -> [UInt8] {
+        try perform { () throws(ExchangeError) -> [UInt8] in
+            switch encryption {
+            case let .recipient(key): try EncryptedExport.seal(plaintext, contents: contents, to: key).json()
+            case let .passphrase(passphrase, parameters):
+                try EncryptedExport.seal(plaintext, contents: contents, passphrase: passphrase, parameters: parameters).json()
+            case .none: plaintext + [0x0A]
+            }
+        }
+    }
+
     /// An exchange failure as a CLI failure (its text names what is wrong).
     static func perform<R>(_ body: () throws(ExchangeError) -> R) throws(CLIError) -> R {
         do {

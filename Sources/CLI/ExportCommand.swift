@@ -20,17 +20,11 @@ public enum ExportCommand {
             .init("passphrase-file", value: "FILE", help: "Encrypt with the passphrase in FILE (default without --to: typed twice)."),
             .init("plaintext", help: "Do not encrypt: the private keys in the clear (refused to a terminal)."),
             .init("pin-file", value: "FILE", help: "The key's PIN, when it has one (else $LATCHKEY_PIN, else the terminal)."),
-            .init("scrypt-log-n", value: "N", help: "scrypt cost 2^N for --passphrase-file (default 17: 128 MiB a guess; 10…22)."),
+            ExchangeFiles.scryptOption,
             CredentialsCommand.jsonOption,
         ])
 
     public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 { try run(parsed, io: .standard) }
-
-    enum Encryption {
-        case recipient(X25519.PublicKey)
-        case passphrase(SecretBytes, Scrypt.Parameters)
-        case none
-    }
 
     static func run(_ parsed: ParsedArguments, io: CommandIO, stdoutIsTerminal: Bool = isatty(1) == 1) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
@@ -39,29 +33,11 @@ public enum ExportCommand {
             }
             let rpIDs = parsed.value("rp").map { $0.split(separator: ",").map(String.init) }
             let out = parsed.value("out")
-            let chosen = [parsed.value("to") != nil, parsed.value("passphrase-file") != nil, parsed.flag("plaintext")].filter { $0 }.count
-            guard chosen <= 1 else { throw .usage("give one of --to, --passphrase-file and --plaintext") }
             if parsed.flag("plaintext"), out == nil, stdoutIsTerminal {
                 throw .usage("--plaintext would print private keys on the terminal: give --out FILE")
             }
-            var parameters = Scrypt.Parameters.default
-            if let text = parsed.value("scrypt-log-n") {
-                guard let value = UInt8(text), (10...22).contains(value) else { throw .usage("invalid --scrypt-log-n '\(text)': 10 to 22") }
-                parameters.logN = value
-            }
             // Everything the user must give is asked for before the store is read.
-            let encryption: Encryption
-            if let to = parsed.value("to") {
-                encryption = .recipient(try ExchangeFiles.recipientKey(to))
-            } else if let file = parsed.value("passphrase-file") {
-                encryption = .passphrase(try PassphraseInput.read(file), parameters)
-            } else if parsed.flag("plaintext") {
-                encryption = .none
-            } else if io.terminal != nil {
-                encryption = .passphrase(try PassphraseInput.new(file: nil, terminal: io.terminal), parameters)
-            } else {
-                throw .usage("say how to encrypt the export: --to RECIPIENT.pub, --passphrase-file FILE, or --plaintext")
-            }
+            let encryption = try ExchangeFiles.encryption(parsed, io: io, allowsPlaintext: true)
 
             let store = try LocalStore.openExisting(directory: directory)
             defer { store.close() }
@@ -76,16 +52,7 @@ public enum ExportCommand {
             }
             var plaintext = try ExchangeFiles.perform { () throws(ExchangeError) in try document.json() }
             defer { plaintext.wipe() }
-            let file: [UInt8]
-            switch encryption {
-            case let .recipient(key):
-                file = try ExchangeFiles.perform { () throws(ExchangeError) in try EncryptedExport.seal(plaintext, contents: .cxf, to: key).json() }
-            case let .passphrase(passphrase, parameters):
-                file = try ExchangeFiles.perform { () throws(ExchangeError) in
-                    try EncryptedExport.seal(plaintext, contents: .cxf, passphrase: passphrase, parameters: parameters).json()
-                }
-            case .none: file = plaintext + [0x0A]
-            }
+            let file = try ExchangeFiles.seal(plaintext, contents: .cxf, encryption)
             if let out {
                 try ExchangeFiles.writePrivately(file, to: out)
             } else {

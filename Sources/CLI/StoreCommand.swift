@@ -18,7 +18,7 @@ public enum StoreCommand {
             .init("passphrase", help: "Seal with a passphrase (the method this Latchkey has; TPM 2.0 and the login keyring are not built yet)."),
             passphraseFileOption,
             .init("current-passphrase-file", value: "FILE", help: "The passphrase it is sealed with now, to change it (default: asked)."),
-            .init("scrypt-log-n", value: "N", help: "scrypt cost 2^N (default 17: 128 MiB and about a second per guess; 10…22)."),
+            ExchangeFiles.scryptOption,
         ])
     public static let unsealSpec = CommandSpec(
         name: "store unseal", abstract: "Keep the master key unsealed again (32 bytes beside the store, as test rigs do).",
@@ -52,13 +52,7 @@ public enum StoreCommand {
             PassphraseInput.explicitFile.withLock { $0 = nil }
             guard parsed.flag("passphrase") else { throw .usage("say how to seal: --passphrase") }
             let directory = try directory(parsed, io: io)
-            var parameters = Scrypt.Parameters.default
-            if let text = parsed.value("scrypt-log-n") {
-                guard let value = UInt8(text), (10...22).contains(value) else {
-                    throw .usage("invalid --scrypt-log-n '\(text)': a number from 10 to 22")
-                }
-                parameters.logN = value
-            }
+            let parameters = try ExchangeFiles.scryptParameters(parsed)
             let state = try storeState(directory)
             var current: SecretBytes?
             if case .sealedWithPassphrase = state {

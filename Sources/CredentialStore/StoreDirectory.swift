@@ -137,34 +137,34 @@ struct StoreDirectory {
         }
     }
 
-    /// Writes a new key to a temporary file, then link(2)s it into place: if another process
-    /// created master.key meanwhile, link fails with EEXIST and both processes use the winner's.
+    /// A new random key (link(2) into place: if another process created master.key meanwhile,
+    /// both processes use the winner's).
     private func createMasterKey() throws(StoreError) {
         var key = SecureRandom.bytes(count: Self.masterKeyCount)
         defer { wipe(&key) }
+        _ = try linkMasterKey(key)
+    }
+
+    /// Writes `key` to a private temporary file, then link(2)s it to master.key, which must not
+    /// exist: false when it did (nothing changed).
+    private func linkMasterKey(_ key: [UInt8]) throws(StoreError) -> Bool {
         let temporary = try writeMasterKeyTemporary(key)
         defer { try? FileSystem.remove(temporary) }
         do {
             try FileSystem.link(temporary, to: masterKeyPath)
         } catch where error == .fileExists {
-            // Another process won the race: its key is the store's.
+            return false
         } catch {
             throw .io("cannot create \(masterKeyPath): \(error.message)")
         }
         synchronizeDirectory()
+        return true
     }
 
     /// Puts a given raw key in place as master.key (a restore), refusing to replace one.
     func installMasterKey(_ key: [UInt8]) throws(StoreError) {
         guard key.count == Self.masterKeyCount else { throw .corrupt("a master key is \(Self.masterKeyCount) bytes") }
-        let temporary = try writeMasterKeyTemporary(key)
-        defer { try? FileSystem.remove(temporary) }
-        do {
-            try FileSystem.link(temporary, to: masterKeyPath)
-        } catch {
-            throw .io("cannot create \(masterKeyPath): \(error.message)")
-        }
-        synchronizeDirectory()
+        guard try linkMasterKey(key) else { throw .io("cannot create \(masterKeyPath): it exists") }
     }
 
     /// Replaces master.key with `contents` in one step: a private temporary file, fsync'd, then
