@@ -1,6 +1,7 @@
 import Authenticator
 import CBOR
 import CredentialStore
+import Exchange
 import FIDOClient
 import Foundation
 
@@ -57,6 +58,26 @@ public enum SignalCommand {
         + "\(StoreOptions().hiddenRetentionSeconds / 86_400) days; a later all-accepted that lists them brings them back"
     static let deviceNote = "a security key cannot hide credentials: on a device, this signal deletes them"
 
+    /// Of the credentials a signal hid, those that gave PRF (hmac-secret) outputs.
+    static func prfUsed(_ hidden: [[UInt8]], store: SQLiteCredentialStore, directory: String) -> [[UInt8]] {
+        hidden.filter { id in (try? store.residentCredential(id: id))??.usedHMACSecret == true }
+    }
+
+    /// The warning for hidden credentials a site may have encrypted data with: hidden is not
+    /// deleted (`credentials unhide` brings it back before the purge), and the site's
+    /// prfUsageDetails link when an earlier `--endpoints` cached one (a signal asks no site).
+    static func prfNote(_ prf: [[UInt8]], rpID: String, io: CommandIO) -> String {
+        guard !prf.isEmpty else { return "" }
+        var note = "\nWarning: \(Wording.count(prf.count, "hidden credential")) gave PRF (hmac-secret) outputs: \(DisplayText.safe(rpID)) "
+            + "may have encrypted data with \(prf.count == 1 ? "it" : "them") that nothing else opens; "
+            + "`latchkey credentials unhide ID` brings one back before it is purged."
+        let cache = PasskeyEndpointsClient(cachePath: PasskeyEndpointsClient.defaultCachePath(environment: io.environment))
+        if case let .found(endpoints)? = cache.cachedEndpoints(rpID: rpID), let link = endpoints.prfUsageDetails {
+            note += " The site says what depends on it: \(DisplayText.safe(link))"
+        }
+        return note
+    }
+
     // MARK: - all-accepted
 
     static func allAccepted(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
@@ -85,12 +106,15 @@ public enum SignalCommand {
                 let changed = try LocalStore.perform(directory) { () throws(StoreError) in
                     try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle, acceptedIDs: accepted)
                 }
+                let prf = prfUsed(changed.hidden, store: store, directory: directory)
                 result += [("store", .string(directory)), ("hidden", .int(changed.hidden.count)),
-                           ("unhidden", .int(changed.unhidden.count)), ("deleted", .int(0))]
+                           ("unhidden", .int(changed.unhidden.count)), ("deleted", .int(0)),
+                           ("prfUsed", .array(prf.map { .string(Base64URL.encode($0)) }))]
                 text = "all-accepted at \(rpID) for user handle \(Base64URL.encode(userHandle)) "
                     + "(\(Wording.count(acceptedSet.count, "accepted ID"))): "
                     + "\(Wording.count(changed.hidden.count, "credential")) hidden, \(changed.unhidden.count) un-hidden"
                     + (changed.hidden.isEmpty ? "." : ".\nNote: " + retentionNote + ".")
+                    + prfNote(prf, rpID: rpID, io: io)
             case .device(let selection):
                 let remote = try DeviceSession.connect(selection, io: io)
                 let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
@@ -141,12 +165,15 @@ public enum SignalCommand {
             case let .store(directory, _):
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
-                let hidden = try LocalStore.perform(directory) { () throws(StoreError) in
-                    try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID).matched > 0
+                let changes = try LocalStore.perform(directory) { () throws(StoreError) in
+                    try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID)
                 }
-                result += [("store", .string(directory)), ("hidden", .bool(hidden)), ("deleted", .bool(false))]
+                let hidden = changes.matched > 0
+                let prf = prfUsed(changes.hidden, store: store, directory: directory)
+                result += [("store", .string(directory)), ("hidden", .bool(hidden)), ("deleted", .bool(false)),
+                           ("prfUsed", .array(prf.map { .string(Base64URL.encode($0)) }))]
                 text = hidden
-                    ? "unknown at \(rpID): credential \(encoded) is hidden.\nNote: " + retentionNote + "."
+                    ? "unknown at \(rpID): credential \(encoded) is hidden.\nNote: " + retentionNote + "." + prfNote(prf, rpID: rpID, io: io)
                     : "unknown at \(rpID): the store has no credential \(encoded) of that RP; nothing changed."
             case .device(let selection):
                 let remote = try DeviceSession.connect(selection, io: io)

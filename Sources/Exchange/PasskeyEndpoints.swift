@@ -65,14 +65,18 @@ public final class PasskeyEndpointsClient: @unchecked Sendable {
 
     /// The endpoints of `rpID` (cached, or fetched now).
     public func endpoints(rpID: String, now: TimeInterval = Date().timeIntervalSince1970) -> Outcome {
-        if let cached = cache[rpID] {
-            let lifetime = if case .found = cached.outcome { Self.answerLifetime } else { Self.failureLifetime }
-            if now - cached.at < lifetime, now >= cached.at { return cached.outcome }
-        }
+        if let cached = cachedEndpoints(rpID: rpID, now: now) { return cached }
         let outcome = fetch(rpID: rpID)
         cache[rpID] = (now, outcome)
         saveCache()
         return outcome
+    }
+
+    /// What the cache holds for `rpID` within its lifetime, without asking the site (nil: nothing).
+    public func cachedEndpoints(rpID: String, now: TimeInterval = Date().timeIntervalSince1970) -> Outcome? {
+        guard let cached = cache[rpID] else { return nil }
+        let lifetime = if case .found = cached.outcome { Self.answerLifetime } else { Self.failureLifetime }
+        return now - cached.at < lifetime && now >= cached.at ? cached.outcome : nil
     }
 
     func fetch(rpID: String) -> Outcome {

@@ -121,7 +121,7 @@ def can_namespace():
        "enroll/manage/prfUsageDetails (an http link in the document left out), {} as no links, and names each failure — over "
        "16 KiB, no answer within 5 s, not a JSON object, a redirect off HTTPS, HTTP 404; the answers are cached (the server "
        "gone, the same result at once); show --endpoints prints the links; delete of a passkey that gave PRF outputs warns "
-       "with the site's prfUsageDetails link")
+       "with the site's prfUsageDetails link, and a hiding signal for it warns with the cached link")
 def test_passkey_endpoints():
     directory = tempfile.mkdtemp(prefix="endpoints-", dir=WORK)
     paths = test_ca(directory)
@@ -175,6 +175,11 @@ def test_passkey_endpoints():
 
         shown = namespaced_cli(paths, cache, "credentials", "show", b64url(ids["valid"]), "--store", key.store, "--endpoints")
         assert shown.returncode == 0 and f"Manage: https://{site('valid')}/keys" in shown.stdout, shown.stdout
+        # A hiding signal for it warns (with the cached link) and says it can be undone.
+        signal = namespaced_cli(paths, cache, "signal", "unknown", "--rp", site("valid"), "--store", key.store, b64url(ids["valid"]))
+        assert signal.returncode == 0 and "gave PRF (hmac-secret) outputs" in signal.stdout, signal.stdout + signal.stderr
+        assert f"The site says what depends on it: https://{site('valid')}/prf" in signal.stdout, signal.stdout
+        assert latchkey_cli("credentials", "unhide", b64url(ids["valid"]), "--store", key.store).returncode == 0
         deleted = namespaced_cli(paths, cache, "credentials", "delete", b64url(ids["valid"]), "--store", key.store, "--endpoints",
                                  "--yes")
         assert deleted.returncode == 0, deleted.stderr

@@ -7,6 +7,7 @@ Hand-written CXF, Bitwarden and KeePassXC fixtures import and sign; refusals (wr
 key, a cut or altered file, an unsupported version, a bad key among good ones, conflicts) leave the
 store exactly as it was."""
 
+import base64
 import copy
 
 from fido2.utils import websafe_decode
@@ -28,17 +29,26 @@ class CounterZeroKey(Key):
         return ["--counter", self.counter]
 
 
+# Secrets the checks use (passphrases, PINs, private keys as files hold them): no CLI output may
+# carry one, whatever the command and however it ends.
+SECRETS = {CTAP21_PIN}
+
+
 def cli(*args, env=None, pin=None):
     environment = dict(os.environ)
     environment.pop("LATCHKEY_PIN", None)
     if pin is not None:
         environment["LATCHKEY_PIN"] = pin
     environment.update(env or {})
-    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-                          start_new_session=True, env=environment)
+    result = subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                            start_new_session=True, env=environment)
+    leaked = [secret for secret in SECRETS if secret and (secret in result.stdout or secret in result.stderr)]
+    assert not leaked, f"latchkey {' '.join(args[:2])} printed a secret ({len(leaked)} of them)"
+    return result
 
 
 def private_file(name, text):
+    SECRETS.add(text.strip())
     path = os.path.join(WORK, name)
     with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
         handle.write(text)
@@ -346,6 +356,9 @@ def test_backup_restore():
        "(PEM); --dry-run stores nothing; the store is created by the import")
 def test_exchange_fixtures():
     key = Key("fixtures", store=os.path.join(WORK, "fixtures-store"))
+    for name in ("cxf", "bitwarden", "keepassxc"):
+        _, der = fixture_key(name)
+        SECRETS.update({b64url(der), base64.b64encode(der).decode(), base64.urlsafe_b64encode(der).decode()})
     try:
         cxf = private_file("fixture.cxf.json", json.dumps(hand_written_cxf()))
         dry = cli("import", cxf, "--store", key.store, "--dry-run")

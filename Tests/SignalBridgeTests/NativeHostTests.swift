@@ -82,6 +82,18 @@ final class NativeHostTests: XCTestCase {
         XCTAssertEqual(entry.method, "unknownCredential")
     }
 
+    func testAHiddenCredentialThatGavePRFOutputsIsNamed() throws {
+        XCTAssertNil(try reply(session().handle(message(1, method: "unknownCredential",
+            #"{"rpId": "example.com", "credentialId": "\#(b64(aliceLaptop.credentialID))"}"#)).0)["prfUsed"], "none: the member is left out")
+        var prf = credential(rpID: "example.com", user: Array("carol".utf8), name: "carol")
+        prf.usedHMACSecret = true
+        try store.saveResidentCredential(prf)
+        let answer = try reply(session().handle(message(2, method: "unknownCredential",
+                                                        #"{"rpId": "example.com", "credentialId": "\#(b64(prf.credentialID))"}"#)).0)
+        XCTAssertEqual(answer["hidden"] as? [String], [b64(prf.credentialID)])
+        XCTAssertEqual(answer["prfUsed"] as? [String], [b64(prf.credentialID)])
+    }
+
     func testAllAcceptedAndCurrentUserDetails() throws {
         try store.saveResidentCredential(alicePhone)   // replaces the laptop's (same account): one per account
         let host = session()
