@@ -124,8 +124,7 @@ public enum ReplayCommand {
                     var payload = Array(exchange.payload.prefix(8)) + channelBytes(answer.channel)
                     payload += [answer.protocolVersion] + answer.deviceVersion + [answer.capabilities]
                     result.differences = TraceReplay.differences(recorded: recorded,
-                                                                 replayed: .init(command: exchange.command, payload: payload),
-                                                                 request: exchange)
+                                                                 replayed: .init(command: exchange.command, payload: payload))
                     if recorded.payload.count >= 12 {
                         let allocated = recorded.payload[8..<12].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
                         clients[allocated] = client
@@ -162,7 +161,7 @@ public enum ReplayCommand {
                 result.differences = ["no answer: \(error.description)"]
                 continue
             }
-            result.differences = TraceReplay.differences(recorded: recorded, replayed: replayed, request: exchange)
+            result.differences = TraceReplay.differences(recorded: recorded, replayed: replayed)
             if command == .cbor, exchange.payload.first == 0x01,
                let old = TraceReplay.credentialID(inMakeCredentialAnswer: recorded.payload),
                let new = TraceReplay.credentialID(inMakeCredentialAnswer: replayed.payload) {

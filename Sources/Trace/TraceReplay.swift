@@ -70,7 +70,7 @@ public enum TraceReplay {
     }
 
     /// Where an answer differs from the recorded one; empty: the same decision.
-    public static func differences(recorded: Message, replayed: Message, request: Exchange) -> [String] {
+    public static func differences(recorded: Message, replayed: Message) -> [String] {
         guard recorded.command == replayed.command else {
             return ["\(hidName(replayed.command)) \(errorText(replayed)) where the recording has \(hidName(recorded.command)) \(errorText(recorded))"]
         }
