@@ -13,7 +13,7 @@
  *      "method": "unknownCredential" | "allAcceptedCredentials" | "currentUserDetails",
  *      "options": {rpId, credentialId} | {rpId, userId, allAcceptedCredentialIds}
  *                 | {rpId, userId, name, displayName}}
- *   ← {"id": N, "ok": true, "hidden": […], "unhidden": […], "renamed": […]}
+ *   ← {"id": N, "ok": true, "hidden": […], "unhidden": […], "renamed": […], "prfUsed": […] (when not empty)}
  *   ← {"id": N, "ok": false, "error": "SecurityError" | "TypeError" | "NotFoundError"
  *      | "InternalError" | "QuotaExceededError", "message": "…"}
  */
@@ -213,8 +213,14 @@ function onHostMessage(target, message) {
   const where = `${request.method} from ${request.origin}`;
   if (message.ok === true) {
     const count = (list) => (Array.isArray(list) ? list.length : 0);
-    const detail = `hidden ${count(message.hidden)}, unhidden ${count(message.unhidden)}, renamed ${count(message.renamed)}`;
-    console.info(`Latchkey signal bridge: ${where}: ${detail}`);
+    let detail = `hidden ${count(message.hidden)}, unhidden ${count(message.unhidden)}, renamed ${count(message.renamed)}`;
+    if (count(message.prfUsed) > 0) {
+      // Hidden passkeys that gave PRF outputs: the site may have encrypted data with them.
+      detail += `; ${count(message.prfUsed)} of the hidden gave PRF outputs (\`latchkey credentials unhide ID\` brings one back)`;
+      console.warn(`Latchkey signal bridge: ${where}: ${detail}`);
+    } else {
+      console.info(`Latchkey signal bridge: ${where}: ${detail}`);
+    }
     record(request.origin, request.method, 'ok', detail);
   } else {
     const detail = `${message.error || 'error'}: ${message.message || ''}`;
