@@ -86,15 +86,7 @@ extension Authenticator {
         guard let key = try? P256.Signing.PrivateKey(secret: source.privateKey) else {
             throw .wrongData
         }
-        let counter: UInt32
-        if resident?.counterless ?? configuration.countersZero {
-            counter = 0
-        } else {
-            guard let next = try? store.nextSignatureCounter(credentialID: resident?.credentialID) else {
-                throw .conditionsNotSatisfied
-            }
-            counter = next
-        }
+        guard let counter = try? signatureCounter(for: resident) else { throw .conditionsNotSatisfied }
         let counterBytes: [UInt8] = [UInt8(truncatingIfNeeded: counter >> 24), UInt8(truncatingIfNeeded: counter >> 16),
                                      UInt8(truncatingIfNeeded: counter >> 8), UInt8(truncatingIfNeeded: counter)]
         // U2F §5.4: signature over application ‖ user presence ‖ counter ‖ challenge.

@@ -63,10 +63,10 @@ public enum CredentialsCommand {
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
                 let credentials = try storeSummaries(store, directory: directory, includeHidden: parsed.flag("all"), rpID: rpID)
-                let rpIDs = credentials.reduce(into: [String]()) { if !$0.contains($1.rpID) { $0.append($1.rpID) } }
                 var endpoints: [(String, PasskeyEndpointsClient.Outcome)] = []
                 if parsed.flag("endpoints") {
                     let client = endpointsClient(io: io)
+                    let rpIDs = credentials.reduce(into: [String]()) { if !$0.contains($1.rpID) { $0.append($1.rpID) } }
                     endpoints = rpIDs.map { ($0, client.endpoints(rpID: $0)) }
                 }
                 if json {

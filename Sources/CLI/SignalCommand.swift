@@ -58,11 +58,6 @@ public enum SignalCommand {
         + "\(StoreOptions().hiddenRetentionSeconds / 86_400) days; a later all-accepted that lists them brings them back"
     static let deviceNote = "a security key cannot hide credentials: on a device, this signal deletes them"
 
-    /// Of the credentials a signal hid, those that gave PRF (hmac-secret) outputs.
-    static func prfUsed(_ hidden: [[UInt8]], store: SQLiteCredentialStore, directory: String) -> [[UInt8]] {
-        hidden.filter { id in (try? store.residentCredential(id: id))??.usedHMACSecret == true }
-    }
-
     /// The warning for hidden credentials a site may have encrypted data with: hidden is not
     /// deleted (`credentials unhide` brings it back before the purge), and the site's
     /// prfUsageDetails link when an earlier `--endpoints` cached one (a signal asks no site).
@@ -71,8 +66,7 @@ public enum SignalCommand {
         var note = "\nWarning: \(Wording.count(prf.count, "hidden credential")) gave PRF (hmac-secret) outputs: \(DisplayText.safe(rpID)) "
             + "may have encrypted data with \(prf.count == 1 ? "it" : "them") that nothing else opens; "
             + "`latchkey credentials unhide ID` brings one back before it is purged."
-        let cache = PasskeyEndpointsClient(cachePath: PasskeyEndpointsClient.defaultCachePath(environment: io.environment))
-        if case let .found(endpoints)? = cache.cachedEndpoints(rpID: rpID), let link = endpoints.prfUsageDetails {
+        if case let .found(endpoints)? = CredentialsCommand.endpointsClient(io: io).cachedEndpoints(rpID: rpID), let link = endpoints.prfUsageDetails {
             note += " The site says what depends on it: \(DisplayText.safe(link))"
         }
         return note
@@ -106,7 +100,7 @@ public enum SignalCommand {
                 let changed = try LocalStore.perform(directory) { () throws(StoreError) in
                     try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle, acceptedIDs: accepted)
                 }
-                let prf = prfUsed(changed.hidden, store: store, directory: directory)
+                let prf = changed.hiddenAfterPRFUse
                 result += [("store", .string(directory)), ("hidden", .int(changed.hidden.count)),
                            ("unhidden", .int(changed.unhidden.count)), ("deleted", .int(0)),
                            ("prfUsed", .array(prf.map { .string(Base64URL.encode($0)) }))]
@@ -169,7 +163,7 @@ public enum SignalCommand {
                     try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID)
                 }
                 let hidden = changes.matched > 0
-                let prf = prfUsed(changes.hidden, store: store, directory: directory)
+                let prf = changes.hiddenAfterPRFUse
                 result += [("store", .string(directory)), ("hidden", .bool(hidden)), ("deleted", .bool(false)),
                            ("prfUsed", .array(prf.map { .string(Base64URL.encode($0)) }))]
                 text = hidden

@@ -33,6 +33,7 @@ extension SQLiteCredentialStore {
                     } else if !isAccepted, credential.hiddenSince == nil {
                         try db.run(StoreSQL.updateHiddenSince, [.integer(now), .blob(key)])
                         changes.hidden.append(credential.credentialID)
+                        if credential.usedHMACSecret { changes.hiddenAfterPRFUse.append(credential.credentialID) }
                     }
                 }
                 try journal(.allAcceptedCredentials, rpID: rpID, source: source, changes: changes, now: now, db: db)
@@ -59,6 +60,11 @@ extension SQLiteCredentialStore {
                 if placement.hiddenSince == nil {
                     try db.run(StoreSQL.updateHiddenSince, [.integer(now), .blob(key)])
                     changes.hidden.append(credentialID)
+                    // The row is opened only for a credential this signal hides.
+                    let hidden = try db.queryFirst(StoreSQL.credentialByKey, [.blob(key)]) { row throws(StoreError) in
+                        try credential(from: row)
+                    }
+                    if hidden?.usedHMACSecret == true { changes.hiddenAfterPRFUse.append(credentialID) }
                 }
                 try journal(.unknownCredential, rpID: rpID, source: source, changes: changes, now: now, db: db)
                 return changes

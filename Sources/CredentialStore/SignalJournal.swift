@@ -8,6 +8,10 @@ public struct SignalChanges: Sendable, Equatable {
     public var hidden: [[UInt8]] = []
     public var unhidden: [[UInt8]] = []
     public var renamed: [[UInt8]] = []
+    /// Of `hidden`, those that have given PRF (hmac-secret) outputs: a site may have encrypted
+    /// data with them, so whoever applied the signal warns (not journaled: it describes the
+    /// credential, not the change).
+    public var hiddenAfterPRFUse: [[UInt8]] = []
 
     public init(matched: Int, hidden: [[UInt8]] = [], unhidden: [[UInt8]] = [], renamed: [[UInt8]] = []) {
         self.matched = matched

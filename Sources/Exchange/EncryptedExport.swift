@@ -41,7 +41,7 @@ public struct EncryptedExport: Sendable {
 
     public static func seal(_ plaintext: [UInt8], contents: Contents, to recipient: X25519.PublicKey) throws(ExchangeError) -> EncryptedExport {
         // The associated data names the recipient; `enc` is bound through HPKE's key schedule.
-        let aad = associatedData(contents: contents, method: "hpke", details: [hpkeSuite, Base64URL.encode(recipient.rawRepresentation)])
+        let aad = associatedData(contents: contents, method: .hpke(recipient: recipient, enc: []))
         do {
             let (enc, ciphertext) = try HPKE.seal(plaintext, to: recipient, info: hpkeInfo, aad: aad)
             return EncryptedExport(contents: contents, method: .hpke(recipient: recipient, enc: enc), ciphertext: ciphertext)

@@ -101,11 +101,9 @@ public final class NativeHostSession {
         reply.add("renamed", strings: changes.renamed.map(Base64URL.encode))
         // Hidden credentials that gave PRF outputs: the site may have encrypted data with them
         // (added to the contract: the extension may warn; `credentials unhide` undoes a hide).
-        let store = try openedStore()
-        let prfUsed = changes.hidden.filter { id in (try? store.residentCredential(id: id))??.usedHMACSecret == true }
-        if !prfUsed.isEmpty {
-            log("\(parsed.method.rawValue): \(prfUsed.count) of the hidden gave PRF outputs")
-            reply.add("prfUsed", strings: prfUsed.map(Base64URL.encode))
+        if !changes.hiddenAfterPRFUse.isEmpty {
+            log("\(parsed.method.rawValue): \(changes.hiddenAfterPRFUse.count) of the hidden gave PRF outputs")
+            reply.add("prfUsed", strings: changes.hiddenAfterPRFUse.map(Base64URL.encode))
         }
         return reply.text
     }

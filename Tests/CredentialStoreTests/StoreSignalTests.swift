@@ -56,6 +56,25 @@ final class StoreSignalTests: XCTestCase {
         XCTAssertTrue(try store.integrityCheck())
     }
 
+    // Both hiding signals name the hidden credentials that gave PRF outputs (their callers warn).
+    func testHidingSignalsNameTheHiddenCredentialsThatGavePRFOutputs() throws {
+        let user = SecureRandom.bytes(count: 16)
+        var used = makeCredential(rpID: "example.com", userHandle: user)
+        used.usedHMACSecret = true
+        let unused = makeCredential(rpID: "example.com")
+        var usedElsewhere = makeCredential(rpID: "other.example")
+        usedElsewhere.usedHMACSecret = true
+        try store.saveResidentCredentials([used, unused, usedElsewhere])
+
+        let accepted = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: [])
+        XCTAssertEqual(accepted.hiddenAfterPRFUse, [used.credentialID])
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "example.com", credentialID: unused.credentialID).hiddenAfterPRFUse, [])
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "other.example", credentialID: usedElsewhere.credentialID).hiddenAfterPRFUse,
+                       [usedElsewhere.credentialID])
+        XCTAssertEqual(try store.signalUnknownCredential(rpID: "other.example", credentialID: usedElsewhere.credentialID).hiddenAfterPRFUse,
+                       [], "already hidden: not hidden by this signal")
+    }
+
     func testAllAcceptedForAnotherRPOrUserChangesNothing() throws {
         let user = SecureRandom.bytes(count: 16)
         let credential = makeCredential(rpID: "example.com", userHandle: user)
