@@ -20,6 +20,12 @@ let package = Package(
                        providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CUdev", pkgConfig: "libudev",
                        providers: [.apt(["libudev-dev"])]),
+        // Sealing a store's master key (issue 14): tpm2-tss's ESAPI for a TPM 2.0, libsecret for
+        // the login keyring. Imported by CredentialStore alone.
+        .systemLibrary(name: "CTSS", pkgConfig: "tss2-esys",
+                       providers: [.apt(["libtss2-dev"])]),
+        .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1",
+                       providers: [.apt(["libsecret-1-dev"])]),
         // C for what Swift cannot import (macros, variadics, kernel struct layouts).
         .target(name: "CShims", dependencies: ["COpenSSL", "CSQLite"]),
         // SystemIO's GNU-only socket and eventfd calls: Glibc alone, so the ground floor pulls
@@ -34,7 +40,7 @@ let package = Package(
         .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
         .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto"]),
         .target(name: "CredentialStore",
-                dependencies: ["Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
+                dependencies: ["Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims", "CTSS", "CSecret"]),
         .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
         .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
         .target(name: "FIDOClient",
