@@ -1,0 +1,296 @@
+import Authenticator
+@testable import CredentialStore
+import FIDOCrypto
+import Foundation
+import Glibc
+import XCTest
+
+/// Sealing to a TPM 2.0 (TPMSeal), against real software TPMs (swtpm), each test its own: what is
+/// sealed comes back, only from the TPM that sealed it, only while its PCRs hold, and every way
+/// of failing says what happened and what to do.
+final class TPMSealTests: XCTestCase {
+    private var started: [SoftwareTPM] = []
+
+    override func tearDown() {
+        for tpm in started { tpm.stop() }
+        started.removeAll()
+    }
+
+    /// A fresh swtpm: fails the test (never skips it: a skipped test must not pass) when swtpm is
+    /// not installed.
+    private func startTPM(file: StaticString = #filePath, line: UInt = #line) throws -> SoftwareTPM {
+        guard let executable = SoftwareTPM.executable() else {
+            XCTFail("swtpm is not installed: install Debian's swtpm and swtpm-tools (apt-get install swtpm swtpm-tools)",
+                    file: file, line: line)
+            throw SoftwareTPM.Failure.notInstalled
+        }
+        let tpm = try SoftwareTPM(executable: executable)
+        started.append(tpm)
+        return tpm
+    }
+
+    private func message(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> StoreError? {
+        do {
+            try body()
+            XCTFail("no error", file: file, line: line)
+            return nil
+        } catch let error as StoreError {
+            return error
+        } catch {
+            XCTFail("not a StoreError: \(error)", file: file, line: line)
+            return nil
+        }
+    }
+
+    func testSealedSecretUnsealsOnTheSameTPM() throws {
+        let tpm = try startTPM()
+        let secret = SecretBytes(randomCount: 32)
+        let blob = try TPMSeal.seal(secret, pcrs: [], tcti: tpm.tcti)
+        XCTAssertEqual(blob.pcrs, [])
+        // A second unseal works too: nothing of the first was left behind or used up.
+        for _ in 0..<2 {
+            XCTAssertEqual(try TPMSeal.unseal(blob, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+        }
+        XCTAssertEqual(try tpm.transientHandles(), 0, "the storage key and the sealed object are flushed")
+    }
+
+    func testBlobHoldsNoCopyOfTheSecret() throws {
+        let tpm = try startTPM()
+        let secret = SecretBytes(randomCount: 32)
+        for pcrs: [UInt8] in [[], [7]] {
+            let blob = try TPMSeal.seal(secret, pcrs: pcrs, tcti: tpm.tcti)
+            let plain = secret.copyBytes()
+            // Not the secret, nor any 8 bytes of it.
+            for start in 0...(plain.count - 8) {
+                let window = Array(plain[start..<start + 8])
+                XCTAssertFalse(contains(blob.publicArea, window), "public area holds secret bytes \(start)..<\(start + 8)")
+                XCTAssertFalse(contains(blob.privateArea, window), "private area holds secret bytes \(start)..<\(start + 8)")
+            }
+        }
+    }
+
+    func testAnotherTPMCannotUnseal() throws {
+        let first = try startTPM(), second = try startTPM()
+        let blob = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: first.tcti)
+        guard case let .sealed(text) = message({ _ = try TPMSeal.unseal(blob, tcti: second.tcti) }) else {
+            return XCTFail("not .sealed")
+        }
+        XCTAssertTrue(text.contains("sealed to another TPM"), text)
+        XCTAssertTrue(text.contains("open the store on the machine that sealed it"), text)
+        XCTAssertEqual(try second.transientHandles(), 0, "the storage key is flushed after a failed load")
+    }
+
+    func testPCRBoundSecretLocksWhenThePCRChanges() throws {
+        let tpm = try startTPM()
+        let secret = SecretBytes(randomCount: 32)
+        let blob = try TPMSeal.seal(secret, pcrs: [7, 7], tcti: tpm.tcti)
+        XCTAssertEqual(blob.pcrs, [7], "PCRs are kept sorted and unique")
+        XCTAssertEqual(try TPMSeal.unseal(blob, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+
+        // Another PCR changing does not matter; PCR 7 changing (a Secure Boot change) does.
+        try TPMSeal.extendPCR(8, digest: SHA256.hash(Array("grub".utf8)), tcti: tpm.tcti)
+        XCTAssertEqual(try TPMSeal.unseal(blob, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+        try TPMSeal.extendPCR(7, digest: SHA256.hash(Array("db update".utf8)), tcti: tpm.tcti)
+        guard case let .sealed(text) = message({ _ = try TPMSeal.unseal(blob, tcti: tpm.tcti) }) else {
+            return XCTFail("not .sealed")
+        }
+        XCTAssertTrue(text.contains("bound to PCR 7, whose value has changed since"), text)
+        XCTAssertTrue(text.contains("restore a backup"), text)
+        XCTAssertEqual(try tpm.transientHandles(), 0, "the storage key and the sealed object are flushed")
+        XCTAssertEqual(try tpm.loadedSessions(), 0, "the policy session is flushed")
+
+        // Sealed again now, it opens under the new value.
+        let resealed = try TPMSeal.seal(secret, pcrs: [7], tcti: tpm.tcti)
+        XCTAssertEqual(try TPMSeal.unseal(resealed, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+    }
+
+    func testPCRBoundSecretDoesNotOpenWithThePassword() throws {
+        let tpm = try startTPM()
+        let open = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: tpm.tcti)
+        let bound = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [7], tcti: tpm.tcti)
+        // A PCR-bound blob whose PCR list is dropped is tried with the password: refused.
+        var stripped = bound
+        stripped.pcrs = []
+        guard case .sealed = message({ _ = try TPMSeal.unseal(stripped, tcti: tpm.tcti) }) else { return XCTFail("not .sealed") }
+        XCTAssertNotEqual(open.publicArea.count, bound.publicArea.count, "only the bound one carries a 32-byte authPolicy")
+    }
+
+    func testUnreachableTPMSaysNoTPMAnsweredAndWhatToCheck() throws {
+        // A real blob, so that unseal gets as far as the TPM.
+        let tpm = try startTPM()
+        let blob = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: tpm.tcti)
+        let tcti = "swtpm:host=127.0.0.1,port=\(try SoftwareTPM.closedPort())"
+        guard case let .sealed(text) = message({ _ = try TPMSeal.unseal(blob, tcti: tcti) }) else { return XCTFail("not .sealed") }
+        XCTAssertTrue(text.contains("the master key is sealed to a TPM 2.0, and no TPM answered (TCTI \(tcti): "), text)
+        XCTAssertTrue(text.contains("is this the machine it was sealed on"), text)
+        XCTAssertTrue(text.contains("/dev/tpmrm0 (group tss)"), text)
+
+        guard case let .io(sealText) = message({ _ = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: tcti) }) else {
+            return XCTFail("not .io")
+        }
+        XCTAssertTrue(sealText.contains("no TPM answered (TCTI \(tcti): "), sealText)
+    }
+
+    func testProbe() throws {
+        let tpm = try startTPM()
+        XCTAssertNil(TPMSeal.probe(tcti: tpm.tcti))
+        let closed = "swtpm:host=127.0.0.1,port=\(try SoftwareTPM.closedPort())"
+        let reason = try XCTUnwrap(TPMSeal.probe(tcti: closed))
+        XCTAssertTrue(reason.contains("no TPM answered (TCTI \(closed): "), reason)
+    }
+
+    func testNilTCTIReadsTSS2TCTI() throws {
+        let tpm = try startTPM()
+        let saved = getenv("TSS2_TCTI").map { String(cString: $0) }
+        defer { if let saved { setenv("TSS2_TCTI", saved, 1) } else { unsetenv("TSS2_TCTI") } }
+        setenv("TSS2_TCTI", tpm.tcti, 1)
+        XCTAssertNil(TPMSeal.probe(tcti: nil))
+        let secret = SecretBytes(randomCount: 32)
+        let blob = try TPMSeal.seal(secret, pcrs: [], tcti: nil)
+        XCTAssertEqual(try TPMSeal.unseal(blob, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+        // Unset: the kernel's resource manager, never a simulator on localhost:2321 (the loader's fallback).
+        unsetenv("TSS2_TCTI")
+        XCTAssertEqual(TPMSeal.configuration(nil), "device:/dev/tpmrm0")
+    }
+
+    func testMalformedBlobsAreCorrupt() throws {
+        let tpm = try startTPM()
+        let blob = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: tpm.tcti)
+        var truncated = blob
+        truncated.publicArea.removeLast()
+        var trailing = blob
+        trailing.privateArea.append(0)
+        var pastPCRs = blob
+        pastPCRs.pcrs = [24]
+        var unsorted = blob
+        unsorted.pcrs = [7, 0]
+        for bad in [truncated, trailing, pastPCRs, unsorted] {
+            guard case .corrupt = message({ _ = try TPMSeal.unseal(bad, tcti: tpm.tcti) }) else { return XCTFail("not .corrupt") }
+        }
+        guard case .io = message({ _ = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [24], tcti: tpm.tcti) }) else {
+            return XCTFail("PCR 24 accepted")
+        }
+        guard case .io = message({ _ = try TPMSeal.seal(SecretBytes(randomCount: 129), pcrs: [], tcti: tpm.tcti) }) else {
+            return XCTFail("129 bytes accepted")
+        }
+    }
+
+    func testResponseCodesLoseTheirHandleParameterAndSessionNumbers() {
+        // TPM 2.0 Part 2, 6.6.3: format one carries the number in bits 6-11.
+        XCTAssertEqual(TPMFailure(.unseal, 0x99D).tpmCode, TPMSeal.ResponseCode.policyFail)   // session 1
+        XCTAssertEqual(TPMFailure(.load, 0x1DF).tpmCode, TPMSeal.ResponseCode.integrity)      // parameter 1
+        XCTAssertEqual(TPMFailure(.unseal, 0x128).tpmCode, TPMSeal.ResponseCode.pcrChanged)   // format zero
+        XCTAssertEqual(TPMFailure(.load, 0x0C_019F).tpmCode, TPMSeal.ResponseCode.integrity)  // via a resource manager
+        XCTAssertNil(TPMFailure(.load, 0x0A_000A).tpmCode)                                    // TCTI I/O error
+        XCTAssertTrue(TPMFailure(.load, 0x0A_000A).isUnreachable)
+    }
+
+    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+    }
+}
+
+/// One swtpm in socket mode (`swtpm socket --tpm2 ... --flags not-need-init,startup-clear`): its
+/// state in a fresh directory, so two of them are two different TPMs, on a free loopback port pair.
+private final class SoftwareTPM {
+    enum Failure: Error { case notInstalled, noFreePorts, didNotStart(String), tpm2Tools(String) }
+
+    let port: UInt16
+    private let process: Process
+    private let state: TemporaryDirectory
+
+    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+
+    static func executable() -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return (path.split(separator: ":") + ["/usr/bin"]).map { "\($0)/swtpm" }.first { access($0, X_OK) == 0 }
+    }
+
+    init(executable: String) throws {
+        state = TemporaryDirectory()
+        port = try Self.freePortPair()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["socket", "--tpm2", "--tpmstate", "dir=\(state.root)",
+                             "--server", "type=tcp,bindaddr=127.0.0.1,port=\(port)",
+                             "--ctrl", "type=tcp,bindaddr=127.0.0.1,port=\(port + 1)",
+                             "--flags", "not-need-init,startup-clear"]
+        let log = Pipe()
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port) {
+            guard process.isRunning, Date() < deadline else {
+                stop()
+                let output = String(decoding: log.fileHandleForReading.availableData, as: UTF8.self)
+                throw Failure.didNotStart("swtpm on port \(port): \(output)")
+            }
+            usleep(20_000)
+        }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// Transient objects in the TPM, counted by tpm2_getcap (Debian tpm2-tools): swtpm has no
+    /// resource manager, so whatever TPMSeal failed to flush is still there to count.
+    func transientHandles() throws -> Int { try count("handles-transient") }
+
+    func loadedSessions() throws -> Int { try count("handles-loaded-session") }
+
+    private func count(_ capability: String) throws -> Int {
+        let getcap = Process()
+        getcap.executableURL = URL(fileURLWithPath: "/usr/bin/tpm2_getcap")
+        getcap.arguments = ["-T", tcti, capability]
+        let output = Pipe()
+        getcap.standardOutput = output
+        getcap.standardError = FileHandle.nullDevice
+        do { try getcap.run() } catch { throw Failure.tpm2Tools("tpm2_getcap: \(error): install Debian's tpm2-tools") }
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        getcap.waitUntilExit()
+        guard getcap.terminationStatus == 0 else { throw Failure.tpm2Tools("tpm2_getcap \(capability) failed") }
+        return text.split(separator: "\n").filter { $0.hasPrefix("- ") }.count
+    }
+
+    /// A port P with P and P + 1 both free on 127.0.0.1 (swtpm's server and control ports); never
+    /// 2321, where the TCTI loader's default looks for a simulator.
+    static func freePortPair() throws -> UInt16 {
+        for _ in 0..<50 {
+            let port = UInt16.random(in: 20_000...59_000)
+            if bindable(port), bindable(port + 1) { return port }
+        }
+        throw Failure.noFreePorts
+    }
+
+    /// A port nothing listens on (bound and let go): where no TPM answers.
+    static func closedPort() throws -> UInt16 {
+        for _ in 0..<50 {
+            let port = UInt16.random(in: 20_000...59_000)
+            if bindable(port) { return port }
+        }
+        throw Failure.noFreePorts
+    }
+
+    private static func bindable(_ port: UInt16) -> Bool { withLoopback(port) { bind($0, $1, $2) == 0 } }
+
+    private static func accepts(_ port: UInt16) -> Bool { withLoopback(port) { connect($0, $1, $2) == 0 } }
+
+    /// Runs `body` on a fresh TCP socket and 127.0.0.1:`port`, closing the socket after.
+    private static func withLoopback(_ port: UInt16, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+}
