@@ -204,12 +204,12 @@ public struct DoctorCheck: Sendable, Equatable {
         guard let state = store.masterKey, state != .missing else { return nil }
         let title = "master key"
         switch state {
-        case .sealedWithPassphrase:
+        case .sealedWithPassphrase, .sealedWithTPM, .sealedWithKeyring, .missing:
             return DoctorCheck(id: "master-key", title: title, status: .ok, detail: StoreCommand.describe(state))
-        default:
+        case .unsealed:
             return DoctorCheck(id: "master-key", title: title, status: .warn,
                                detail: "unsealed: anyone who copies \(store.directory) (a backup, a stolen disk) has its credentials",
-                               fix: "latchkey store seal --passphrase --store '\(store.directory)' (then give the key its passphrase: README, "
+                               fix: "latchkey store seal --tpm|--keyring|--passphrase --store '\(store.directory)' (a passphrase: give the key its passphrase: README, "
                                    + "\"Protecting your keys\")")
         }
     }

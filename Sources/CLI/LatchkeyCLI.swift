@@ -64,6 +64,10 @@ public enum LatchkeyCLI {
             FileHandle.standardError.write(Data("latchkey: warning: cannot disable core dumps (\(error))\n".utf8))
         }
         ProcessHardening.dropCrashHandlers()
+        // tpm2-tss logs every failed TPM call on stderr (ERROR:tcti:…) — a probe that finds no TPM
+        // included; a TPM-sealed store's errors say what failed in the user's terms instead.
+        // Still on when the user sets TSS2_LOG.
+        setenv("TSS2_LOG", "all+none", 0)
         // A sealed store's passphrase, wherever a command opens one (PassphraseInput).
         PassphraseInput.install()
         return main(arguments)

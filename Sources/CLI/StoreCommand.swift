@@ -5,17 +5,22 @@ import FIDOCrypto
 import Foundation
 
 /// `latchkey store seal|unseal|status`: how a store's master key is kept (MasterKeySeal). Sealed
-/// with a passphrase, a copy of the store's directory — a backup, a stolen disk, another process
-/// of the user — is worth nothing without it; every command that opens the store then needs it
-/// (PassphraseInput says where it comes from).
+/// to the TPM, the login keyring or a passphrase, a copy of the store's directory — a backup, a
+/// stolen disk — is worth nothing without it. A passphrase is then needed by every command that
+/// opens the store (PassphraseInput says where it comes from); a TPM or an unlocked keyring opens
+/// it without asking.
 public enum StoreCommand {
     static let passphraseFileOption = CommandSpec.Option(
         "passphrase-file", value: "FILE", help: "The passphrase, one line in a file only you can read (default: typed on the terminal).")
 
     public static let sealSpec = CommandSpec(
-        name: "store seal", abstract: "Seal the store's master key with a passphrase (scrypt, 128 MiB per guess; AES-256-GCM).",
+        name: "store seal",
+        abstract: "Seal the store's master key to this machine's TPM 2.0, the login keyring, or a passphrase (switching methods in one step).",
         options: CommandTarget.storeOptions + [
-            .init("passphrase", help: "Seal with a passphrase (the method this Latchkey has; TPM 2.0 and the login keyring are not built yet)."),
+            .init("tpm", help: "Seal to this machine's TPM 2.0 (TSS2_TCTI if set, else /dev/tpmrm0): the store opens only here."),
+            .init("pcr", value: "N[,N]", help: "With --tpm: also bind to these PCRs' present values (SHA-256 bank; 7 = Secure Boot state)."),
+            .init("keyring", help: "Seal with a key kept in the login keyring (Secret Service: gnome-keyring, KeePassXC)."),
+            .init("passphrase", help: "Seal with a passphrase (scrypt, 128 MiB per guess; AES-256-GCM)."),
             passphraseFileOption,
             .init("current-passphrase-file", value: "FILE", help: "The passphrase it is sealed with now, to change it (default: asked)."),
             ExchangeFiles.scryptOption,
@@ -49,49 +54,82 @@ public enum StoreCommand {
     static func seal(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             // The new passphrase is --passphrase-file here, never the one a store open would read.
+            let newPassphraseFile = parsed.value("passphrase-file")
             PassphraseInput.explicitFile.withLock { $0 = nil }
-            guard parsed.flag("passphrase") else { throw .usage("say how to seal: --passphrase") }
+            let chosen = ["tpm", "keyring", "passphrase"].filter { parsed.flag($0) }
+            guard chosen.count == 1 else { throw .usage("say how to seal, with one of --tpm, --keyring, --passphrase") }
+            if parsed.value("pcr") != nil, chosen != ["tpm"] { throw .usage("--pcr binds a TPM seal: use it with --tpm") }
             let directory = try directory(parsed, io: io)
-            let parameters = try ExchangeFiles.scryptParameters(parsed)
             let state = try storeState(directory)
-            var current: SecretBytes?
-            if case .sealedWithPassphrase = state {
-                if let file = parsed.value("current-passphrase-file") {
-                    current = try PassphraseInput.read(file)
-                } else {
-                    current = try PassphraseInput.passphrase(for: directory, environment: io.environment, terminal: io.terminal)
-                }
-                guard current != nil else { throw .failure("the store is sealed: give its passphrase (--current-passphrase-file FILE)") }
-            } else if state == .missing {
+            if state == .missing {
                 throw .failure("there is no store at \(directory) yet: the first `latchkey serve` creates it")
             }
-            let passphrase = try PassphraseInput.new(file: parsed.value("passphrase-file"), terminal: io.terminal)
+            let current = try currentPassphrase(parsed, state: state, directory: directory, io: io,
+                                                option: "current-passphrase-file")
+            let method: MasterKeySeal.Method
+            let done: String
+            switch chosen[0] {
+            case "tpm":
+                let pcrs = try pcrList(parsed.value("pcr"))
+                method = .tpm(pcrs: pcrs)
+                done = "to this machine's TPM 2.0" + (pcrs.isEmpty ? "" : " and the present values of PCR \(pcrs.map(String.init).joined(separator: ","))")
+                    + ". It opens only on this machine" + (pcrs.isEmpty ? "" : " while those PCRs keep their values (a firmware or "
+                    + "Secure Boot change needs `latchkey store unseal` first, on the old state)") + "; no passphrase is asked."
+            case "keyring":
+                method = .keyring
+                done = "with a key kept in the login keyring. It opens while your desktop session's keyring is unlocked."
+            default:
+                let parameters = try ExchangeFiles.scryptParameters(parsed)
+                method = .passphrase(try PassphraseInput.new(file: newPassphraseFile, terminal: io.terminal), parameters)
+                done = "with a passphrase (\(describe(parameters))). Every command that opens the store now needs it: --passphrase-file "
+                    + "FILE, LATCHKEY_PASSPHRASE_FILE, the systemd credential latchkey-passphrase, or the terminal."
+            }
             do throws(StoreError) {
-                try MasterKeySeal.seal(directory: directory, passphrase: passphrase, current: current, parameters: parameters)
+                try MasterKeySeal.seal(directory: directory, with: method, current: current)
             } catch {
                 throw .failure(error.message(directory: directory))
             }
-            io.out("Sealed the master key of \(directory) with a passphrase (\(describe(parameters))). Every command that opens "
-                + "the store now needs it: --passphrase-file FILE, LATCHKEY_PASSPHRASE_FILE, the systemd credential "
-                + "latchkey-passphrase, or the terminal.")
+            io.out("Sealed the master key of \(directory) " + done)
             return 0
         }
+    }
+
+    /// PCR numbers from `7` or `0,7` (SHA-256 bank, 0–23).
+    static func pcrList(_ text: String?) throws(CLIError) -> [UInt8] {
+        guard let text else { return [] }
+        var pcrs: [UInt8] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let pcr = UInt8(part.trimmingCharacters(in: .whitespaces)), pcr < 24 else {
+                throw .usage("--pcr takes PCR numbers 0–23, separated by commas (e.g. --pcr 7), not \(text)")
+            }
+            if !pcrs.contains(pcr) { pcrs.append(pcr) }
+        }
+        return pcrs.sorted()
+    }
+
+    /// A passphrase-sealed store's passphrase (from `option`'s file, else asked); nil for the other methods.
+    static func currentPassphrase(_ parsed: ParsedArguments, state: MasterKeySeal.State, directory: String, io: CommandIO,
+                                  option: String) throws(CLIError) -> SecretBytes? {
+        guard case .sealedWithPassphrase = state else { return nil }
+        let current: SecretBytes?
+        if let file = parsed.value(option) {
+            current = try PassphraseInput.read(file)
+        } else {
+            current = try PassphraseInput.passphrase(for: directory, environment: io.environment, terminal: io.terminal)
+        }
+        guard let current else { throw .failure("the store is sealed with a passphrase: give it (--\(option) FILE)") }
+        return current
     }
 
     static func unseal(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             let directory = try directory(parsed, io: io)
-            guard case .sealedWithPassphrase = try storeState(directory) else {
+            let state = try storeState(directory)
+            guard state.method != nil else {
                 io.out("The master key of \(directory) is not sealed; nothing to do.")
                 return 0
             }
-            let passphrase: SecretBytes?
-            if let file = parsed.value("passphrase-file") {
-                passphrase = try PassphraseInput.read(file)
-            } else {
-                passphrase = try PassphraseInput.passphrase(for: directory, environment: io.environment, terminal: io.terminal)
-            }
-            guard let passphrase else { throw .failure("give the store's passphrase (--passphrase-file FILE)") }
+            let passphrase = try currentPassphrase(parsed, state: state, directory: directory, io: io, option: "passphrase-file")
             do throws(StoreError) {
                 try MasterKeySeal.unseal(directory: directory, passphrase: passphrase)
             } catch {
@@ -116,6 +154,13 @@ public enum StoreCommand {
                                ("kdf", .object([("name", .string("scrypt")), ("logN", .int(Int(parameters.logN))),
                                                 ("r", .int(Int(parameters.r))), ("p", .int(Int(parameters.p))),
                                                 ("memoryBytes", .int(Int(parameters.memoryBytes)))]))]
+                case let .sealedWithTPM(pcrs):
+                    fields += [("masterKey", .string("sealed")), ("method", .string("tpm")),
+                               ("pcrs", .array(pcrs.map { .int(Int($0)) })),
+                               ("tpmAnswers", .bool(TPMSeal.probe(tcti: nil) == nil))]
+                case let .sealedWithKeyring(item):
+                    fields += [("masterKey", .string("sealed")), ("method", .string("keyring")), ("item", .string(item)),
+                               ("keyringAnswers", .bool(KeyringSeal.probe() == nil))]
                 }
                 io.out(JSONValue.object(fields).rendered)
             } else {
@@ -137,8 +182,12 @@ public enum StoreCommand {
     static func describe(_ state: MasterKeySeal.State) -> String {
         switch state {
         case .missing: "no store yet"
-        case .unsealed: "master key unsealed (anyone who copies the directory has its credentials: latchkey store seal --passphrase)"
+        case .unsealed:
+            "master key unsealed (anyone who copies the directory has its credentials: latchkey store seal --tpm|--keyring|--passphrase)"
         case let .sealedWithPassphrase(parameters): "master key sealed with a passphrase (\(describe(parameters)))"
+        case let .sealedWithTPM(pcrs):
+            "master key sealed to this machine's TPM 2.0" + (pcrs.isEmpty ? "" : " and PCR \(pcrs.map(String.init).joined(separator: ","))")
+        case let .sealedWithKeyring(item): "master key sealed with the login keyring (Secret Service item \(item))"
         }
     }
 

@@ -5,18 +5,26 @@ import Glibc
 import Synchronization
 import SystemIO
 
-/// A store's master key sealed with a passphrase (issue 14; ARCHITECTURE.md, Store): `master.key`
-/// then holds not the key but
+/// A store's master key sealed (issue 14; ARCHITECTURE.md, Store): `master.key` then holds not
+/// the key but
 ///
-///     "latchkey sealed master key\n" ‖ CBOR {"method": "passphrase", "kdf": "scrypt",
-///         "logN", "r", "p", "salt": 16 bytes, "nonce": 12 bytes, "sealed": AES-256-GCM(key) ‖ tag}
+///     "latchkey sealed master key\n" ‖ CBOR {"method", …the method's fields…,
+///         "nonce": 12 bytes, "sealed": AES-256-GCM(master key) ‖ tag}
 ///
-/// with the AES key derived from the passphrase by scrypt (`Scrypt.Parameters.default`: 128 MiB
-/// per guess) and the header and method as associated data. A copy of the store's directory is
-/// then worth nothing without the passphrase; an unsealed store (32 raw bytes, as rigs keep
-/// it) works exactly as before. Sealing, unsealing and changing the passphrase rewrite the file
-/// through a temporary file and rename(2), so `master.key` is at every moment the old valid
-/// file or the new one; the master key itself never changes, so a running key is unaffected.
+/// under a 32-byte wrapping key that only the method gives back, with the header and the method
+/// as associated data:
+/// - `passphrase`: "kdf": "scrypt", "logN", "r", "p", "salt": the wrapping key derived from the
+///   passphrase by scrypt (`Scrypt.Parameters.default`: 128 MiB per guess);
+/// - `tpm`: "tpmPublic", "tpmPrivate", "pcrs": a random wrapping key sealed to this machine's
+///   TPM 2.0 (TPMSeal), optionally bound to PCR values;
+/// - `keyring`: "item": a random wrapping key kept in the login keyring (KeyringSeal) under that name.
+///
+/// A copy of the store's directory is then worth nothing without the passphrase, the TPM or the
+/// user's unlocked keyring; an unsealed store (32 raw bytes, as rigs keep it) works exactly as
+/// before. Sealing, unsealing and switching methods rewrite the file through a temporary file and
+/// rename(2), so `master.key` is at every moment the old valid file or the new one (a keyring item
+/// is written before the file that names it, and the old one cleared after); the master key itself
+/// never changes, so a running key is unaffected.
 public enum MasterKeySeal {
     static let header = Array("latchkey sealed master key\n".utf8)
     static let largestFile = 1024
@@ -28,6 +36,28 @@ public enum MasterKeySeal {
         /// 32 raw bytes beside the database.
         case unsealed
         case sealedWithPassphrase(Scrypt.Parameters)
+        /// Sealed to this machine's TPM 2.0, bound to these PCRs (SHA-256 bank; empty: none).
+        case sealedWithTPM(pcrs: [UInt8])
+        /// Its wrapping key in the login keyring, under this item name.
+        case sealedWithKeyring(item: String)
+
+        /// The method's name, as `store status` and the file say it.
+        public var method: String? {
+            switch self {
+            case .missing, .unsealed: nil
+            case .sealedWithPassphrase: "passphrase"
+            case .sealedWithTPM: "tpm"
+            case .sealedWithKeyring: "keyring"
+            }
+        }
+    }
+
+    /// How to seal.
+    public enum Method: Sendable {
+        case passphrase(SecretBytes, Scrypt.Parameters)
+        /// To this machine's TPM (TSS2_TCTI, else /dev/tpmrm0), bound to the PCRs' present values.
+        case tpm(pcrs: [UInt8])
+        case keyring
     }
 
     /// Where the passphrase of a sealed store comes from when one is opened (the CLI installs
@@ -46,55 +76,70 @@ public enum MasterKeySeal {
         guard var contents = try files.readMasterKeyFile() else { return .missing }
         defer { contents.wipe() }
         if contents.count == StoreDirectory.masterKeyCount { return .unsealed }
-        return .sealedWithPassphrase(try Sealed(decoding: contents, path: files.masterKeyPath).parameters)
+        return try Sealed(decoding: contents, path: files.masterKeyPath).state
     }
 
     /// Seals the store's master key with `passphrase` (an unsealed store, or a sealed one whose
     /// current passphrase is `current`: a change of passphrase).
     public static func seal(directory: String, passphrase: SecretBytes, current: SecretBytes? = nil,
                             parameters: Scrypt.Parameters = .default) throws(StoreError) {
+        try seal(directory: directory, with: .passphrase(passphrase, parameters), current: current)
+    }
+
+    /// Seals the store's master key with `method`: an unsealed store, or one sealed by any method
+    /// (a passphrase-sealed one opened with `current`, else the installed source's).
+    public static func seal(directory: String, with method: Method, current: SecretBytes? = nil) throws(StoreError) {
         let files = StoreDirectory(path: directory)
         try files.checkPermissions()
         try files.withMasterKeyLock { () throws(StoreError) in
             files.removeStaleMasterKeyTemporaries()
-            try sealLocked(files, passphrase: passphrase, current: current, parameters: parameters)
+            try sealLocked(files, method: method, current: current)
         }
     }
 
-    private static func sealLocked(_ files: StoreDirectory, passphrase: SecretBytes, current: SecretBytes?,
-                                   parameters: Scrypt.Parameters) throws(StoreError) {
+    private static func sealLocked(_ files: StoreDirectory, method: Method, current: SecretBytes?) throws(StoreError) {
+        let previous = try state(directory: files.path)
         let key = try masterKey(files, passphrase: current)
-        var salt = SecureRandom.bytes(count: 16), nonce = SecureRandom.bytes(count: 12)
-        defer { salt.wipe() }
+        let wrapping: Sealed.Wrapping
         let wrappingKey: SecretBytes
-        do {
-            wrappingKey = try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
-        } catch {
-            throw .io("scrypt (\(parameters.memoryBytes >> 20) MiB) failed: \(error); is the memory limited (systemd MemoryMax=)?")
+        switch method {
+        case let .passphrase(passphrase, parameters):
+            let salt = SecureRandom.bytes(count: 16)
+            wrappingKey = try derive(passphrase, salt: salt, parameters: parameters)
+            wrapping = .passphrase(parameters, salt: salt)
+        case let .tpm(pcrs):
+            wrappingKey = SecretBytes(randomCount: StoreDirectory.masterKeyCount)
+            wrapping = .tpm(try TPMSeal.seal(wrappingKey, pcrs: pcrs, tcti: nil))
+        case .keyring:
+            wrappingKey = SecretBytes(randomCount: StoreDirectory.masterKeyCount)
+            let item = KeyringSeal.newItemName()
+            try KeyringSeal.store(wrappingKey, item: item, label: "Latchkey master key (\(files.path))")
+            wrapping = .keyring(item: item)
         }
-        let sealed: (ciphertext: [UInt8], tag: [UInt8])
-        var plain = key.copyBytes()
-        defer { plain.wipe() }
+        let record: Sealed
         do {
-            sealed = try AES256GCM.seal(plain, key: wrappingKey, nonce: nonce, authenticating: Sealed.associatedData)
+            record = try Sealed.seal(key, under: wrappingKey, wrapping: wrapping)
+            try files.replaceMasterKeyFile(with: record.encoded())
         } catch {
-            throw .io("sealing the master key failed: \(error)")
+            if case let .keyring(item) = wrapping { KeyringSeal.clear(item: item) }   // names nothing now
+            throw error
         }
-        let record = Sealed(parameters: parameters, salt: salt, nonce: nonce, sealed: sealed.ciphertext + sealed.tag)
-        try files.replaceMasterKeyFile(with: record.encoded())
-        nonce.wipe()
+        if case let .sealedWithKeyring(old) = previous { KeyringSeal.clear(item: old) }
     }
 
-    /// Back to 32 raw bytes (rigs; or before moving to another method).
-    public static func unseal(directory: String, passphrase: SecretBytes) throws(StoreError) {
+    /// Back to 32 raw bytes (rigs). `passphrase` opens a passphrase-sealed store (else the
+    /// installed source's); a TPM or keyring opens itself.
+    public static func unseal(directory: String, passphrase: SecretBytes? = nil) throws(StoreError) {
         let files = StoreDirectory(path: directory)
         try files.checkPermissions()
         try files.withMasterKeyLock { () throws(StoreError) in
             files.removeStaleMasterKeyTemporaries()
+            let previous = try state(directory: files.path)
             let key = try masterKey(files, passphrase: passphrase)
             var bytes = key.copyBytes()
             defer { bytes.wipe() }
             try files.replaceMasterKeyFile(with: bytes)
+            if case let .sealedWithKeyring(old) = previous { KeyringSeal.clear(item: old) }
         }
     }
 
@@ -107,72 +152,44 @@ public enum MasterKeySeal {
         return try open(contents, path: files.masterKeyPath, passphrase: passphrase, directory: files.path)
     }
 
-    /// The master key in `contents` (master.key's bytes): raw, or sealed and opened with the
-    /// passphrase given, or else the installed source's.
+    /// The master key in `contents` (master.key's bytes): raw, or sealed and opened by its
+    /// method (a passphrase: the one given, or else the installed source's).
     static func open(_ contents: [UInt8], path: String, passphrase: SecretBytes?,
                      directory: String) throws(StoreError) -> SecretBytes {
         if contents.count == StoreDirectory.masterKeyCount { return SecretBytes(contents) }
         let sealed = try Sealed(decoding: contents, path: path)
-        let given = passphrase ?? source.withLock { $0 }?(directory)
-        guard let given else {
-            throw .sealed("the master key (\(path)) is sealed with a passphrase, and none was given: pass "
-                + "--passphrase-file FILE (a file only you can read), set LATCHKEY_PASSPHRASE_FILE, give systemd the "
-                + "credential latchkey-passphrase (LoadCredential=), or run from a terminal to be asked")
-        }
         let wrappingKey: SecretBytes
+        switch sealed.wrapping {
+        case let .passphrase(parameters, salt):
+            let given = passphrase ?? source.withLock { $0 }?(directory)
+            guard let given else {
+                throw .sealed("the master key (\(path)) is sealed with a passphrase, and none was given: pass "
+                    + "--passphrase-file FILE (a file only you can read), set LATCHKEY_PASSPHRASE_FILE, give systemd the "
+                    + "credential latchkey-passphrase (LoadCredential=), or run from a terminal to be asked")
+            }
+            wrappingKey = try derive(given, salt: salt, parameters: parameters)
+        case let .tpm(blob):
+            wrappingKey = try TPMSeal.unseal(blob, tcti: nil)
+        case let .keyring(item):
+            wrappingKey = try KeyringSeal.lookup(item: item, path: path)
+        }
+        guard let key = sealed.open(under: wrappingKey) else {
+            switch sealed.wrapping {
+            case .passphrase:
+                throw .sealed("the passphrase does not open the master key (\(path)): wrong passphrase? Nothing was changed")
+            case .tpm, .keyring:
+                throw .corrupt("\(path) does not open with the key its \(sealed.wrapping.method) gave back: the file was altered")
+            }
+        }
+        return key
+    }
+
+    static func derive(_ passphrase: SecretBytes, salt: [UInt8], parameters: Scrypt.Parameters) throws(StoreError) -> SecretBytes {
         do {
-            wrappingKey = try Scrypt.deriveKey(passphrase: given, salt: sealed.salt, parameters: sealed.parameters)
+            return try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
         } catch {
-            throw .io("scrypt (\(sealed.parameters.memoryBytes >> 20) MiB) failed: \(error); is the memory limited (systemd MemoryMax=)?")
-        }
-        guard var key = try? AES256GCM.open(Array(sealed.sealed.prefix(StoreDirectory.masterKeyCount)),
-                                            tag: Array(sealed.sealed.suffix(16)), key: wrappingKey, nonce: sealed.nonce,
-                                            authenticating: Sealed.associatedData) else {
-            throw .sealed("the passphrase does not open the master key (\(path)): wrong passphrase? Nothing was changed")
-        }
-        defer { key.wipe() }
-        return SecretBytes(key)
-    }
-
-    /// The file's record.
-    struct Sealed {
-        static let associatedData = MasterKeySeal.header + Array("passphrase".utf8)
-        var parameters: Scrypt.Parameters
-        var salt: [UInt8]
-        var nonce: [UInt8]
-        var sealed: [UInt8]
-
-        init(parameters: Scrypt.Parameters, salt: [UInt8], nonce: [UInt8], sealed: [UInt8]) {
-            self.parameters = parameters; self.salt = salt; self.nonce = nonce; self.sealed = sealed
-        }
-
-        init(decoding contents: [UInt8], path: String) throws(StoreError) {
-            guard contents.starts(with: MasterKeySeal.header),
-                  let map = try? CBORDecoder.decode(Array(contents.dropFirst(MasterKeySeal.header.count))) else {
-                throw .corrupt("\(path) is neither a 32-byte key nor a sealed one")
-            }
-            guard map["method"]?.stringValue == "passphrase", map["kdf"]?.stringValue == "scrypt" else {
-                throw .corrupt("\(path) is sealed by a method this Latchkey does not know")
-            }
-            guard let logN = map["logN"]?.uint64Value.flatMap({ UInt8(exactly: $0) }),
-                  let r = map["r"]?.uint64Value.flatMap({ UInt32(exactly: $0) }),
-                  let p = map["p"]?.uint64Value.flatMap({ UInt32(exactly: $0) }),
-                  let salt = map["salt"]?.bytesValue, salt.count >= 16,
-                  let nonce = map["nonce"]?.bytesValue, nonce.count == 12,
-                  let sealed = map["sealed"]?.bytesValue, sealed.count == StoreDirectory.masterKeyCount + 16 else {
-                throw .corrupt("\(path) is a sealed master key with missing or malformed fields")
-            }
-            let parameters = Scrypt.Parameters(logN: logN, r: r, p: p)
-            guard parameters.isReasonable else { throw .corrupt("\(path) asks for scrypt parameters out of range") }
-            self.init(parameters: parameters, salt: salt, nonce: nonce, sealed: sealed)
-        }
-
-        func encoded() -> [UInt8] {
-            MasterKeySeal.header + CBORValue.map([
-                "method": "passphrase", "kdf": "scrypt", "logN": .unsignedInt(UInt64(parameters.logN)),
-                "r": .unsignedInt(UInt64(parameters.r)), "p": .unsignedInt(UInt64(parameters.p)),
-                "salt": .byteString(salt), "nonce": .byteString(nonce), "sealed": .byteString(sealed),
-            ]).encoded()
+            throw .io("scrypt (\(parameters.memoryBytes >> 20) MiB) failed: \(error); is the memory limited (systemd MemoryMax=)?")
         }
     }
+
 }

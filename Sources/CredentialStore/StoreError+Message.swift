@@ -15,7 +15,7 @@ extension StoreError {
         case .full:
             return "the store \(directory) is full"
         case let .sealed(message):
-            return "the store \(directory) is locked: \(message)"
+            return "the store \(directory) is sealed and did not open: \(message)"
         }
     }
 }

@@ -7,7 +7,7 @@ The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_prese
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
 key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_algorithms.py (ES384, ES512 and
 ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token, thirdPartyPayment, enterprise attestation), socket_replay.py
-(`latchkey replay` of a traced session), socket_sealed.py (a master key sealed with a passphrase, kill -9 mid-seal), socket_exchange.py (`latchkey export`/`import`: CXF,
+(`latchkey replay` of a traced session), socket_sealed.py (a master key sealed with a passphrase, kill -9 mid-seal), socket_seal_methods.py (sealed to gnome-keyring and to swtpm, kill -9 mid-switch), socket_exchange.py (`latchkey export`/`import`: CXF,
 HPKE and passphrase files, Bitwarden and KeePassXC fixtures, refusals, backup and restore), socket_endpoints.py (the sites'
 passkey endpoints over real HTTPS with a test CA), socket_rig.py (`latchkey rig`: keys
 added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_signals.py
@@ -33,6 +33,7 @@ from socket_algorithms import *  # noqa: F401,F403
 from socket_ctap22 import *  # noqa: F401,F403
 from socket_replay import *  # noqa: F401,F403
 from socket_sealed import *  # noqa: F401,F403
+from socket_seal_methods import *  # noqa: F401,F403
 from socket_exchange import *  # noqa: F401,F403
 from socket_endpoints import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
@@ -68,6 +69,7 @@ def main():
     test_ctap22()
     test_replay()
     test_sealed_stores()
+    test_seal_methods()
     test_exchange()
     test_endpoints()
     test_rig()

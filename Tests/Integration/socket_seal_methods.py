@@ -1,0 +1,307 @@
+"""Socket suite: a master key sealed to the login keyring (libsecret against a real gnome-keyring-daemon on a
+private D-Bus session) and to a TPM 2.0 (tpm2-tss against a real swtpm on loopback) — what a user meets: `serve`
+opening without a passphrase, every credential still signing (verified as a relying party would), a copy of the
+directory that opens nowhere else (another keyring, another TPM) with an error naming why, a locked keyring and a
+missing TPM named as such, PCR binding, switching between methods with no keyring item left behind, and SIGKILLs
+in the middle of switches that never leave a store no method opens."""
+
+import random
+import shutil
+
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
+from socket_sealed import cli, private_file, register, sign_in
+
+QUICK = ["--scrypt-log-n", "10"]
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class PrivateKeyring:
+    """A D-Bus session bus of our own and a gnome-keyring-daemon on it whose login keyring is unlocked
+    (created on first use), in a private HOME: the desktop session a user has, without a desktop."""
+
+    def __init__(self, work, name):
+        self.home = os.path.join(work, name + "-home")
+        os.makedirs(self.home, mode=0o700, exist_ok=True)
+        self.bus = subprocess.Popen(["dbus-daemon", "--session", "--nofork", "--print-address=1"], stdout=subprocess.PIPE,
+                                    stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+        self.address = self.bus.stdout.readline().strip()
+        assert self.address.startswith("unix:"), f"dbus-daemon gave no address: {self.address!r}"
+        self.env = {**os.environ, "HOME": self.home, "XDG_DATA_HOME": os.path.join(self.home, "data"),
+                    "XDG_RUNTIME_DIR": self.home, "DBUS_SESSION_BUS_ADDRESS": self.address}
+        self.env.pop("LATCHKEY_PASSPHRASE_FILE", None)
+        self.daemon = subprocess.Popen(["gnome-keyring-daemon", "--foreground", "--unlock", "--components=secrets"],
+                                       stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env=self.env, start_new_session=True)
+        self.daemon.stdin.write(b"login password")
+        self.daemon.stdin.close()
+        wait_for(lambda: self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                   "org.freedesktop.secrets").returncode == 0
+                 and "true" in self.call("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus.NameHasOwner",
+                                         "org.freedesktop.secrets").stdout, what="gnome-keyring-daemon on the private bus")
+
+    def call(self, destination, path, method, *args):
+        return subprocess.run(["gdbus", "call", "--session", "--dest", destination, "--object-path", path, "--method", method, *args],
+                              capture_output=True, text=True, timeout=20, env=self.env, stdin=subprocess.DEVNULL)
+
+    def items(self, item):
+        """The object paths of the keyring's items named `item` (unlocked and locked)."""
+        found = self.call("org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.SearchItems",
+                          "{'item': '%s'}" % item)
+        assert found.returncode == 0, found.stderr
+        return [path for path in found.stdout.split("'") if path.startswith("/org/freedesktop/secrets/collection/")]
+
+    def lock(self):
+        locked = self.call("org.freedesktop.secrets", "/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock",
+                           "['/org/freedesktop/secrets/collection/login']")
+        assert locked.returncode == 0, locked.stderr
+
+    def cli(self, *args, timeout=60):
+        return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                              start_new_session=True, env=self.env)
+
+    def stop(self):
+        for process in (self.daemon, self.bus):
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+class SoftwareTPM:
+    """swtpm on loopback (its own state directory: its own TPM), reached through TSS2_TCTI."""
+
+    def __init__(self, work, name):
+        self.state = os.path.join(work, name + "-tpm")
+        os.makedirs(self.state, exist_ok=True)
+        self.port = free_port()
+        self.process = None
+        self.start()
+
+    @property
+    def tcti(self):
+        return f"swtpm:host=127.0.0.1,port={self.port}"
+
+    def start(self):
+        self.process = subprocess.Popen(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.state}",
+                                         "--server", f"type=tcp,port={self.port},bindaddr=127.0.0.1",
+                                         "--ctrl", f"type=tcp,port={self.port + 1},bindaddr=127.0.0.1",
+                                         "--flags", "not-need-init,startup-clear"],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+        def answers():
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", self.port)) == 0
+        wait_for(answers, what="swtpm listening")
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.kill()
+        if self.process:
+            self.process.wait()
+
+    def extend_pcr(self, pcr):
+        env = {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
+        extended = subprocess.run(["tpm2_pcrextend", f"{pcr}:sha256=" + "ab" * 32], capture_output=True, text=True, env=env,
+                                  timeout=30)
+        assert extended.returncode == 0, extended.stderr
+
+
+def tpm_cli(tpm, *args, passphrase_file=None):
+    os.environ["TSS2_TCTI"] = tpm.tcti
+    try:
+        return cli(*args, passphrase_file=passphrase_file)
+    finally:
+        del os.environ["TSS2_TCTI"]
+
+
+def master_key(store):
+    with open(os.path.join(store, "master.key"), "rb") as handle:
+        return handle.read()
+
+
+def two_credentials(store, name):
+    key = Key(name, store=store).start()
+    try:
+        return [register(key, f"{name}.example", resident=False), register(key, f"{name}-rk.example", resident=True)]
+    finally:
+        key.stop()
+
+
+def signs_both(name, store, made, env):
+    """A key serving the store with `env` (the keyring's bus, or TSS2_TCTI) signs for both credentials."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        key = Key(name, store=store).start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    try:
+        for (server, credential), discoverable in zip(made, (False, True)):
+            sign_in(key, server, credential, discoverable)
+    finally:
+        assert key.stop() == 0, key.log()
+
+
+@check("store seal --keyring (a real gnome-keyring-daemon, private D-Bus session): status says keyring and that it answers; "
+       "serve needs no passphrase and signs for both credentials made before (Fido2Server verifies); the directory copied "
+       "under another user's keyring opens nothing ('no key for it'); a locked keyring is named as locked and changes "
+       "nothing; re-sealing clears the old item; passphrase → keyring → unseal gives back the same key file")
+def test_keyring_seal(work):
+    store = os.path.join(work, "keyring-store")
+    made = two_credentials(store, "keyring")
+    raw = master_key(store)
+    keyring, other = PrivateKeyring(work, "keyring"), None
+    try:
+        sealed = keyring.cli("store", "seal", "--keyring", "--store", store)
+        assert sealed.returncode == 0 and "login keyring" in sealed.stdout, sealed.stdout + sealed.stderr
+        status = json.loads(keyring.cli("store", "status", "--store", store, "--json").stdout)
+        assert status["method"] == "keyring" and status["keyringAnswers"] is True, status
+        item = status["item"]
+        assert len(keyring.items(item)) == 1, "the wrapping key is in the keyring under the item master.key names"
+        assert raw not in master_key(store)
+        signs_both("keyring-serving", store, made, keyring.env)
+
+        copy = os.path.join(work, "keyring-copy")
+        shutil.copytree(store, copy)
+        other = PrivateKeyring(work, "other-user")
+        listed = other.cli("credentials", "list", "--store", copy)
+        assert listed.returncode == 1 and "no key for it" in listed.stderr, listed.stderr
+        outside = cli("credentials", "list", "--store", copy)   # no session bus at all
+        assert outside.returncode == 1 and "login keyring" in outside.stderr, outside.stderr
+
+        before = master_key(store)
+        keyring.lock()
+        locked = keyring.cli("credentials", "list", "--store", store)
+        assert locked.returncode == 1 and "keyring is locked" in locked.stderr, locked.stderr
+        assert master_key(store) == before, "a locked keyring changed master.key"
+
+        keyring.stop()
+        keyring = PrivateKeyring(work, "keyring")   # the same HOME: the login keyring unlocked again, as at the next login
+        listed = keyring.cli("credentials", "list", "--store", store, "--json")
+        assert listed.returncode == 0 and len(json.loads(listed.stdout)["credentials"]) == 1, listed.stdout + listed.stderr
+
+        # Switch to a passphrase and back: the old item is cleared once master.key no longer names it.
+        passphrase = private_file(os.path.join(work, "keyring-pass"), "a passphrase for the switch")
+        switched = keyring.cli("store", "seal", "--passphrase", "--passphrase-file", passphrase, *QUICK, "--store", store)
+        assert switched.returncode == 0, switched.stderr
+        assert keyring.items(item) == [], "the keyring item of the old seal is left behind"
+        env = {**keyring.env, "LATCHKEY_PASSPHRASE_FILE": passphrase}
+        back = subprocess.run([BINARY, "store", "seal", "--keyring", "--store", store], capture_output=True, text=True,
+                              timeout=60, env=env, stdin=subprocess.DEVNULL)
+        assert back.returncode == 0, back.stderr
+        item = json.loads(keyring.cli("store", "status", "--store", store, "--json").stdout)["item"]
+        unsealed = keyring.cli("store", "unseal", "--store", store)
+        assert unsealed.returncode == 0, unsealed.stderr
+        assert master_key(store) == raw, "unsealing gives back the very same key"
+        assert keyring.items(item) == [], "unsealing leaves the keyring item behind"
+    finally:
+        keyring.stop()
+        if other:
+            other.stop()
+
+
+@check("store seal --tpm (tpm2-tss against a real swtpm; TSS2_TCTI names it): serve needs no passphrase and signs for both "
+       "credentials; the directory copied to a machine with another TPM opens nothing ('another TPM'); with the TPM gone the "
+       "error says no TPM answered; --pcr 7 opens until PCR 7 is extended, then names the PCR; unseal gives back the key file")
+def test_tpm_seal(work):
+    store = os.path.join(work, "tpm-store")
+    made = two_credentials(store, "tpm")
+    raw = master_key(store)
+    tpm, other = SoftwareTPM(work, "machine"), None
+    try:
+        sealed = tpm_cli(tpm, "store", "seal", "--tpm", "--store", store)
+        assert sealed.returncode == 0 and "TPM 2.0" in sealed.stdout, sealed.stdout + sealed.stderr
+        status = json.loads(tpm_cli(tpm, "store", "status", "--store", store, "--json").stdout)
+        assert status["method"] == "tpm" and status["pcrs"] == [] and status["tpmAnswers"] is True, status
+        assert raw not in master_key(store)
+        signs_both("tpm-serving", store, made, {**os.environ, "TSS2_TCTI": tpm.tcti})
+
+        copy = os.path.join(work, "tpm-copy")
+        shutil.copytree(store, copy)
+        other = SoftwareTPM(work, "other-machine")
+        listed = tpm_cli(other, "credentials", "list", "--store", copy)
+        assert listed.returncode == 1 and "another TPM" in listed.stderr, listed.stderr
+        other.stop()
+        gone = tpm_cli(other, "credentials", "list", "--store", copy)
+        assert gone.returncode == 1 and "no TPM answered" in gone.stderr, gone.stderr
+
+        bound = tpm_cli(tpm, "store", "seal", "--tpm", "--pcr", "7", "--store", store)
+        assert bound.returncode == 0 and "PCR 7" in bound.stdout, bound.stdout + bound.stderr
+        listed = tpm_cli(tpm, "credentials", "list", "--store", store, "--json")
+        assert listed.returncode == 0 and len(json.loads(listed.stdout)["credentials"]) == 1, listed.stderr
+        before = master_key(store)
+        tpm.extend_pcr(7)
+        changed = tpm_cli(tpm, "credentials", "list", "--store", store)
+        assert changed.returncode == 1 and "PCR" in changed.stderr, changed.stderr
+        assert master_key(store) == before, "a failed PCR policy changed master.key"
+
+        # The swtpm restarted (startup-clear: PCRs reset, as at a reboot into the same state) opens it again.
+        tpm.stop()
+        tpm.start()
+        unsealed = tpm_cli(tpm, "store", "unseal", "--store", store)
+        assert unsealed.returncode == 0, unsealed.stderr
+        assert master_key(store) == raw, "unsealing gives back the very same key"
+    finally:
+        tpm.stop()
+        if other:
+            other.stop()
+
+
+@check("kill -9 while switching between TPM, keyring and passphrase seals and unsealing, at random moments "
+       "(LATCHKEY_SEAL_KILLS, default 150): after each kill some method opens the store and lists its credential")
+def test_method_switch_kills(work):
+    store = os.path.join(work, "switch-store")
+    key = Key("switch-kills", store=store).start()
+    try:
+        register(key, "switch.example", resident=True)
+    finally:
+        key.stop()
+    passphrase = private_file(os.path.join(work, "switch-pass"), "switching passphrase")
+    keyring, tpm = PrivateKeyring(work, "switch"), SoftwareTPM(work, "switch")
+    env = {**keyring.env, "TSS2_TCTI": tpm.tcti, "LATCHKEY_PASSPHRASE_FILE": passphrase}
+    steps = [["store", "seal", "--tpm"], ["store", "seal", "--keyring"],
+             ["store", "seal", "--passphrase", "--passphrase-file", passphrase, "--current-passphrase-file", passphrase, *QUICK],
+             ["store", "unseal"]]
+    kills = int(os.environ.get("LATCHKEY_SEAL_KILLS", "150"))
+    rng = random.Random(int(os.environ.get("LATCHKEY_CRASH_SEED") or 11))
+    outcomes = {"killed": 0, "finished": 0}
+    seen = set()
+    try:
+        for _ in range(kills):
+            args = rng.choice(steps)
+            process = subprocess.Popen([BINARY, *args, "--store", store], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.DEVNULL, start_new_session=True, env=env)
+            time.sleep(rng.uniform(0, 0.15))   # a switch takes 30–100 ms here: kills land before, during and after
+            if process.poll() is None:
+                process.kill()
+                outcomes["killed"] += 1
+            else:
+                outcomes["finished"] += 1
+            process.wait()
+            opened = subprocess.run([BINARY, "credentials", "list", "--store", store, "--json"], capture_output=True, text=True,
+                                    timeout=60, env=env, stdin=subprocess.DEVNULL)
+            assert opened.returncode == 0 and len(json.loads(opened.stdout)["credentials"]) == 1, \
+                f"no method opens the store after `{' '.join(args)}`: {opened.stderr}"
+            status = subprocess.run([BINARY, "store", "status", "--store", store, "--json"], capture_output=True, text=True,
+                                    timeout=60, env=env, stdin=subprocess.DEVNULL)
+            seen.add(json.loads(status.stdout).get("method", "unsealed"))
+        print(f"      ({kills} rounds: {outcomes['killed']} killed mid-way, {outcomes['finished']} finished first; "
+              f"states seen: {', '.join(sorted(seen))})", flush=True)
+        assert outcomes["killed"] > 0, "no round was killed mid-way: the test did not test"
+        assert seen == {"tpm", "keyring", "passphrase", "unsealed"}, f"the rounds did not switch through every method: {seen}"
+    finally:
+        keyring.stop()
+        tpm.stop()
+
+
+def test_seal_methods():
+    work = tempfile.mkdtemp(dir=WORK, prefix="seal-methods-")
+    test_keyring_seal(work)
+    test_tpm_seal(work)
+    test_method_switch_kills(work)
