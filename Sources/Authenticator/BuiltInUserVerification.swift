@@ -58,13 +58,13 @@ extension Authenticator {
     }
 
     /// One attempt of the configured method (performBuiltInUv without internal retries).
-    func performBuiltInUV(_ purpose: VerificationRequest.Purpose, rpID: String?,
+    func performBuiltInUV(_ purpose: VerificationRequest.Purpose, rpID: String?, userName: String? = nil,
                           context: RequestContext) throws(CTAP2StatusCode) -> BuiltInUVOutcome {
         guard let userVerification else { throw .invalidOption }
         let before = try uvRetries()
         guard before > 0 else { return .blocked }
         try saveUVRetries(before - 1)
-        let request = VerificationRequest(purpose: purpose, rpID: rpID,
+        let request = VerificationRequest(purpose: purpose, rpID: rpID, userName: userName,
                                           timeoutMilliseconds: configuration.presenceTimeoutMilliseconds)
         context.reportStatus(.userPresenceNeeded)
         defer { context.reportStatus(.processing) }
@@ -91,9 +91,9 @@ extension Authenticator {
     /// 11.2, §6.2.2 step 6.2: the CTAP 2.0 way): the key verifies the user itself. Errors as the
     /// spec orders them: a timeout; with a PIN set, CTAP2_ERR_PUAT_REQUIRED (the platform should
     /// fall back to the PIN); UV blocked, CTAP2_ERR_PIN_BLOCKED; else CTAP2_ERR_OPERATION_DENIED.
-    func verifyUserForCommand(_ purpose: VerificationRequest.Purpose, rpID: String,
+    func verifyUserForCommand(_ purpose: VerificationRequest.Purpose, rpID: String, userName: String? = nil,
                               context: RequestContext) throws(CTAP2StatusCode) {
-        let outcome = try performBuiltInUV(purpose, rpID: rpID, context: context)
+        let outcome = try performBuiltInUV(purpose, rpID: rpID, userName: userName, context: context)
         switch outcome {
         case .verified: return
         case .cancelled: throw .keepaliveCancel

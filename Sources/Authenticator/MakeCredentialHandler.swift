@@ -106,7 +106,7 @@ extension Authenticator {
                                          clientDataHash: request.clientDataHash, permission: .makeCredential,
                                          rpID: request.rp.id)
         if builtInUV {
-            try verifyUserForCommand(.makeCredential, rpID: request.rp.id, context: context)
+            try verifyUserForCommand(.makeCredential, rpID: request.rp.id, userName: request.user.name, context: context)
             userVerified = true
         }
 

@@ -17,8 +17,9 @@ public enum ServeCommand {
                   help: "How a touch is given: prompt (ask on the terminal; the default), notify (a desktop "
                       + "notification with Approve/Deny), control (`latchkey approve` / `latchkey deny`), "
                       + "auto (approve all: test rigs only), deny (refuse all)."),
-            .init("uv", value: "auto|deny",
-                  help: "Built-in user verification, as a fingerprint sensor gives a key (default: none): auto (every "
+            .init("uv", value: "polkit|fprintd|auto|deny",
+                  help: "Built-in user verification, as a fingerprint sensor gives a key (default: none): polkit (your "
+                      + "password in the desktop's polkit dialog), fprintd (a finger on the reader), auto (every "
                       + "verification succeeds: test rigs, e.g. headless browsers creating passkeys), deny (every "
                       + "attempt fails: retry and lockout tests)."),
             .init("control", value: "PATH", help: "The control socket of --presence control, and of notify when the "
@@ -79,7 +80,7 @@ public enum ServeCommand {
         }
         if let uv = parsed.value("uv") {
             guard let mode = KeyConfiguration.VerificationMode(rawValue: uv) else {
-                throw UsageError("invalid --uv '\(uv)': use auto or deny")
+                throw UsageError("invalid --uv '\(uv)': use polkit, fprintd, auto or deny")
             }
             options.userVerification = mode
         }

@@ -37,6 +37,10 @@ public struct KeyConfiguration: Equatable, Sendable {
         case auto
         /// Every verification fails (the retry and lockout paths).
         case deny
+        /// The desktop's polkit agent asks for the user's password (action org.latchkey.verify-user).
+        case polkit
+        /// A finger on the reader, through fprintd (`fprintd-verify`).
+        case fprintd
     }
 
     public var transport: Transport = .uhid(path: "/dev/uhid")

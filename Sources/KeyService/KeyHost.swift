@@ -104,6 +104,21 @@ public enum KeyHost {
         case .deny:
             logger.warning("uv deny: every user verification fails (uvRetries count down to UV_BLOCKED)")
             return DenyVerification(logger: logger)
+        case .polkit:
+            guard let executable = ProgramVerification.locate("pkcheck") else {
+                logger.error("uv polkit: pkcheck is not installed (Debian: polkitd); the key has no built-in user verification")
+                return nil
+            }
+            logger.info("uv polkit: each verification asks for your password in the desktop's polkit agent "
+                + "(action \(PolkitVerification.actionID))")
+            return PolkitVerification.make(executable: executable, logger: logger)
+        case .fprintd:
+            guard let executable = ProgramVerification.locate("fprintd-verify") else {
+                logger.error("uv fprintd: fprintd-verify is not installed (Debian: fprintd); the key has no built-in user verification")
+                return nil
+            }
+            logger.info("uv fprintd: each verification asks for a finger on the reader (fprintd)")
+            return FprintdVerification.make(executable: executable, logger: logger)
         }
     }
 

@@ -39,8 +39,7 @@ public enum NotificationServer {
 
     /// Runs `command` from PATH with a bounded wait; nil when it cannot be started.
     public static func run(_ command: String, _ arguments: [String]) -> (status: Int32, output: String)? {
-        let directories = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
-        guard let path = directories.map({ String($0) + "/" + command }).first(where: { access($0, X_OK) == 0 }) else { return nil }
+        guard let path = ProgramVerification.locate(command) else { return nil }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

@@ -464,6 +464,12 @@ udev_rule_checks() {  # udev_rule_checks MAIN_NODE (udevd running, rule loaded)
 check_install_and_uninstall() {  # scripts/install and scripts/uninstall, each run twice (idempotent)
     local prefix="$WORK/prefix" out="$WORK/install"
     rm -f /etc/udev/rules.d/70-latchkey.rules
+    # /usr is the host's, read-only here: polkit's actions directory gets a writable layer (with what it holds).
+    local actions=/usr/share/polkit-1/actions
+    if [ -d "$actions" ] && ! mountpoint -q "$actions"; then
+        cp -a "$actions" "$WORK/polkit-actions" && mount -t tmpfs tmpfs "$actions" && cp -a "$WORK/polkit-actions/." "$actions/" \
+            || { echo "cannot make $actions writable"; return 1; }
+    fi
     "$ROOT/scripts/install" --binary "$BIN" --prefix "$prefix" >"$out-1.txt" 2>&1 || { cat "$out-1.txt"; return 1; }
     "$ROOT/scripts/install" --binary "$BIN" --prefix "$prefix" >"$out-2.txt" 2>&1 || { cat "$out-2.txt"; return 1; }
     cat "$out-1.txt" "$out-2.txt"
@@ -471,6 +477,7 @@ check_install_and_uninstall() {  # scripts/install and scripts/uninstall, each r
         && ! grep -q "installed:" "$out-2.txt" || { echo "second run changed something"; return 1; }
     cmp "$ROOT/udev/70-latchkey.rules" /etc/udev/rules.d/70-latchkey.rules && [ -x "$prefix/bin/latchkey" ] \
         && grep -qx uhid /etc/modules-load.d/latchkey.conf \
+        && cmp "$ROOT/udev/org.latchkey.verify-user.policy" "$actions/org.latchkey.verify-user.policy" \
         && grep -q "^ExecStart=$prefix/bin/latchkey serve --presence notify" "$HOME/.config/systemd/user/latchkey.service" || return 1
     "$prefix/bin/latchkey" doctor --store "$WORK/store-main" --json >"$WORK/doctor-installed.json"
     pycheck "$WORK/doctor-installed.json" '
@@ -486,6 +493,7 @@ for name in ("udev-rules", "uhid-boot", "user-service", "signal-bridge"):
     "$ROOT/scripts/uninstall" --prefix "$prefix" >"$out-4.txt" 2>&1 || { cat "$out-4.txt"; return 1; }
     cat "$out-3.txt" "$out-4.txt"
     [ ! -e /etc/udev/rules.d/70-latchkey.rules ] && [ ! -e "$prefix/bin/latchkey" ] && [ ! -e /etc/modules-load.d/latchkey.conf ] \
+        && [ ! -e "$actions/org.latchkey.verify-user.policy" ] \
         && [ ! -e "$HOME/.config/systemd/user/latchkey.service" ] && ! grep -q "removed:" "$out-4.txt" \
         && [ ! -e "$HOME/.mozilla/native-messaging-hosts/org.latchkey.bridge.json" ] \
         && [ ! -e "$HOME/.local/share/latchkey-bridge/native-host" ] && [ -d "$WORK/store-main" ]

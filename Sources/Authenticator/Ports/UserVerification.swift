@@ -9,10 +9,12 @@ public struct VerificationRequest: Sendable, Equatable {
     }
     public var purpose: Purpose
     public var rpID: String?
+    /// The account, where the request names one (makeCredential's user.name).
+    public var userName: String?
     public var timeoutMilliseconds: UInt64
 
-    public init(purpose: Purpose, rpID: String? = nil, timeoutMilliseconds: UInt64) {
-        self.purpose = purpose; self.rpID = rpID; self.timeoutMilliseconds = timeoutMilliseconds
+    public init(purpose: Purpose, rpID: String? = nil, userName: String? = nil, timeoutMilliseconds: UInt64) {
+        self.purpose = purpose; self.rpID = rpID; self.userName = userName; self.timeoutMilliseconds = timeoutMilliseconds
     }
 }
 
