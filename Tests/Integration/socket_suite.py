@@ -3,9 +3,10 @@
 
 Usage: socket_suite.py PATH/TO/latchkey
 Prints one line per check and a final `N passed, N failed` line; exits 1 on any failure.
-The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_presence.py,
+The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_presence.py, socket_notify_daemons.py
+(--presence notify answered with clicks on GNOME's notification-daemon on Xvfb),
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
-key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_algorithms.py (ES384, ES512 and
+key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_polkit.py (--uv polkit against polkitd and pkttyagent), socket_algorithms.py (ES384, ES512 and
 ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token, thirdPartyPayment, enterprise attestation), socket_replay.py
 (`latchkey replay` of a traced session), socket_sealed.py (a master key sealed with a passphrase, kill -9 mid-seal), socket_seal_methods.py (sealed to gnome-keyring and to swtpm, kill -9 mid-switch), socket_exchange.py (`latchkey export`/`import`: CXF,
 HPKE and passphrase files, Bitwarden and KeePassXC fixtures, refusals, backup and restore), socket_endpoints.py (the sites'
@@ -24,11 +25,13 @@ from socket_ctap2 import *  # noqa: F401,F403
 from socket_cli import *  # noqa: F401,F403
 from socket_ctap21 import *  # noqa: F401,F403
 from socket_presence import *  # noqa: F401,F403
+from socket_notify_daemons import *  # noqa: F401,F403
 from socket_hostile import *  # noqa: F401,F403
 from socket_floods import *  # noqa: F401,F403
 from socket_secrets import *  # noqa: F401,F403
 from socket_crash import *  # noqa: F401,F403
 from socket_uv import *  # noqa: F401,F403
+from socket_polkit import *  # noqa: F401,F403
 from socket_algorithms import *  # noqa: F401,F403
 from socket_ctap22 import *  # noqa: F401,F403
 from socket_replay import *  # noqa: F401,F403
@@ -57,6 +60,7 @@ def main():
     test_restart_and_lock()
     test_notify_real_dbus()
     test_notify_dunst()
+    test_notify_second_daemon()
     test_notify_without_actions_falls_back()
     test_control_presence_and_trace()
     test_notify_presence_with_stand_in()
@@ -65,6 +69,7 @@ def main():
     test_cli_device_credential_management()
     test_ctap21_pinned_key()
     test_builtin_uv()
+    test_polkit_uv()
     test_algorithms()
     test_ctap22()
     test_replay()
