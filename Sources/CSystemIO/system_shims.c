@@ -1,6 +1,6 @@
 // SystemIO's C shims: GNU-only calls (see latchkey_system_shims.h for why each exists).
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   // accept4, POLLRDHUP, sendmmsg, recvmmsg
+#define _GNU_SOURCE   // accept4, pipe2, POLLRDHUP, sendmmsg, recvmmsg
 #endif
 #include "latchkey_system_shims.h"
 
@@ -10,9 +10,15 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 int lk_accept4_cloexec_nonblock(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+}
+
+int lk_pipe_cloexec(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC);
 }
 
 int lk_eventfd_cloexec_nonblock(void) {

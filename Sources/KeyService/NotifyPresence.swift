@@ -264,37 +264,27 @@ public struct ProcessNotificationRunner: NotificationRunner {
     }
 }
 
+/// A program run for a notification or a verification (SystemIO's ChildProcess: an empty signal
+/// mask, so notify-send's SIGINT handler runs and closes its notification).
 final class RunningNotification: NotificationProcess, @unchecked Sendable {
-    private let process = Process()
-    private let output = Pipe()
-    private let errors = Pipe()
-    private let finished = Mutex<NotificationExit?>(nil)
+    private let child: ChildProcess
 
-    init(executable: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        process.terminationHandler = { [weak self] process in
-            guard let self else { return }
-            let out = output.fileHandleForReading.readDataToEndOfFile()
-            let err = errors.fileHandleForReading.readDataToEndOfFile()
-            let exit = NotificationExit(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-                                        errorOutput: String(decoding: err.prefix(2_000), as: UTF8.self))
-            finished.withLock { $0 = exit }
-        }
-        try process.run()
+    init(executable: String, arguments: [String]) throws(Errno) {
+        child = try ChildProcess(executable: executable, arguments: arguments)
     }
 
-    var exit: NotificationExit? { finished.withLock { $0 } }
+    var exit: NotificationExit? {
+        child.exit.map { exit in
+            NotificationExit(status: exit.status, output: String(decoding: exit.output, as: UTF8.self),
+                             errorOutput: String(decoding: exit.errorOutput.prefix(2_000), as: UTF8.self))
+        }
+    }
 
     func close() {
-        guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        kill(pid, SIGINT)   // notify-send closes its notification and exits
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [self] in
-            if process.isRunning { kill(pid, SIGKILL) }
+        guard child.exit == nil else { return }
+        child.send(SIGINT)   // notify-send closes its notification and exits; pkcheck and fprintd-verify end
+        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [child] in
+            child.send(SIGKILL)
         }
     }
 }

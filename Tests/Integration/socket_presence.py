@@ -107,7 +107,8 @@ def desktop_session(work, script):
 
 
 @check("presence notify with the real dunst 1.9 on Xvfb (no dmenu): the notification shows the request; `dunstctl action` "
-       "(dunst's middle click: the default action) approves at once, `dunstctl close` denies (OPERATION_DENIED)")
+       "(dunst's middle click: the default action) approves at once, `dunstctl close` denies (OPERATION_DENIED); a request "
+       "cancelled by the client (CTAPHID_CANCEL: KEEPALIVE_CANCEL) takes its notification off the screen within 2 s")
 def test_notify_dunst():
     work = tempfile.mkdtemp(prefix="dunst-", dir=WORK)
     socket_path, key_log, bus = os.path.join(work, "k.sock"), os.path.join(work, "key.log"), os.path.join(work, "bus")
@@ -156,6 +157,25 @@ exec {BINARY} serve --transport socket:{socket_path} --presence notify --store {
                 assert outcome.get("created") and outcome["created"].auth_data.is_user_present(), outcome
             else:
                 assert outcome.get("error") == expected, outcome
+        # Cancelled by the client: the key closes its notification (notify-send gets SIGINT, which it must not
+        # have blocked: it is started with an empty signal mask).
+        ctap = Ctap2(open_device(socket_path))
+        cancel, outcome = threading.Event(), {}
+
+        def cancelled_register():
+            try:
+                ctap.make_credential(hashlib.sha256(b"dunst-cancel.example").digest(), {"id": "dunst-cancel.example"},
+                                     {"id": b"dunst", "name": "dana"}, params, event=cancel)
+            except CtapError as error:
+                outcome["error"] = error.code
+        worker = threading.Thread(target=cancelled_register)
+        worker.start()
+        wait_for(lambda: dunstctl("count", "displayed").stdout.strip() == "1", seconds=10, what="dunst showing the notification")
+        cancel.set()
+        worker.join(timeout=10)
+        assert outcome.get("error") == CtapError.ERR.KEEPALIVE_CANCEL, outcome
+        wait_for(lambda: dunstctl("count", "displayed").stdout.strip() == "0", seconds=2,
+                 what="the cancelled request's notification closed")
         log = open(key_log).read()
         assert "presence approved in the notification" in log and "presence denied in the notification" in log, log[-2000:]
     finally:

@@ -18,6 +18,11 @@ extern "C" {
 /// concurrent fork/exec inherits the descriptor.
 int lk_accept4_cloexec_nonblock(int fd);
 
+/// pipe2(fds, O_CLOEXEC): 0, or −1 and errno.
+/// Why a shim: pipe2 is declared only under _GNU_SOURCE; pipe + fcntl would leave a window in
+/// which a concurrent spawn inherits the pipe (and its reader never sees end of file).
+int lk_pipe_cloexec(int fds[2]);
+
 /// eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC): −1 and errno on failure.
 /// Why a shim: <sys/eventfd.h> is not part of Swift's Glibc module.
 int lk_eventfd_cloexec_nonblock(void);
