@@ -16,6 +16,8 @@ public enum BridgeCommand {
         name: "bridge install", abstract: "Let Chromium, Chrome and Firefox reach this key's store through Latchkey's extension.",
         options: CommandTarget.storeOptions + [
             .init("binary", value: "PATH", help: "The latchkey the browsers run (default: this one)."),
+            .init("passphrase-file", value: "FILE",
+                  help: "For a store sealed with a passphrase: the file (only you can read it) the host reads it from."),
             userDataOption,
         ])
     public static let uninstallSpec = CommandSpec(
@@ -58,6 +60,22 @@ public enum BridgeCommand {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
+    /// The passphrase file the launcher names: given (it must be private and open the store), or
+    /// nil — with a warning when the store is sealed with a passphrase, whose host would then fail.
+    static func bridgePassphraseFile(_ parsed: ParsedArguments, directory: String, io: CommandIO) throws(CLIError) -> String? {
+        let state = try? MasterKeySeal.state(directory: directory)
+        guard let file = parsed.value("passphrase-file") else {
+            if case .sealedWithPassphrase = state {
+                io.err("warning: the store is sealed with a passphrase, and a browser starts the host with no terminal to ask "
+                    + "on: give it with --passphrase-file FILE, or seal the store with --keyring or --tpm instead")
+            }
+            return nil
+        }
+        let path = absolute(file)
+        _ = try PassphraseInput.read(path)   // refused unless private and readable
+        return path
+    }
+
     static func install(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             guard case let .store(directory, _) = try CommandTarget.resolve(parsed, environment: io.environment) else {
@@ -69,10 +87,12 @@ public enum BridgeCommand {
             // differ from this shell's, and the launcher must open the store named here.
             let target = ["--store", absolute(directory)]
             let launcher = launcherPath(environment: io.environment)
+            let passphraseFile = try bridgePassphraseFile(parsed, directory: directory, io: io)
             let done: [String]
             do throws(SignalFailure) {
                 done = try BridgeInstallation.install(binary: binary, targetArguments: target, launcherPath: launcher,
-                                                      browsers: browsers(parsed, environment: io.environment))
+                                                      browsers: browsers(parsed, environment: io.environment),
+                                                      passphraseFile: passphraseFile)
             } catch {
                 throw .failure(error.message)
             }

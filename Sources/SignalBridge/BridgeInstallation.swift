@@ -67,13 +67,16 @@ public enum BridgeInstallation {
     }
 
     /// The launcher: runs the binary's native host for the key named by `targetArguments`
-    /// (`--name NAME` or `--store DIR`), passing on what the browser gives it.
-    public static func launcher(binary: String, targetArguments: [String]) -> String {
+    /// (`--name NAME` or `--store DIR`), passing on what the browser gives it. A store sealed with
+    /// a passphrase gets `passphraseFile` as LATCHKEY_PASSPHRASE_FILE: the browser starts the host
+    /// with no terminal to ask on (a TPM or keyring seal needs nothing).
+    public static func launcher(binary: String, targetArguments: [String], passphraseFile: String? = nil) -> String {
         let arguments = ([binary, "native-host"] + targetArguments).map(shellQuoted).joined(separator: " ")
+        let passphrase = passphraseFile.map { "LATCHKEY_PASSPHRASE_FILE=\(shellQuoted($0))\nexport LATCHKEY_PASSPHRASE_FILE\n" } ?? ""
         return """
             #!/bin/sh
             # Written by `latchkey bridge install`: browsers start this for the host \(hostName).
-            exec \(arguments) "$@"
+            \(passphrase)exec \(arguments) "$@"
 
             """
     }
@@ -100,9 +103,10 @@ public enum BridgeInstallation {
     /// Writes the launcher (0755) and each browser's manifest (0644; the folders are made).
     /// Returns a line per file written.
     public static func install(binary: String, targetArguments: [String], launcherPath: String,
-                               browsers: [Browser]) throws(SignalFailure) -> [String] {
+                               browsers: [Browser], passphraseFile: String? = nil) throws(SignalFailure) -> [String] {
         var done: [String] = []
-        try write(launcher(binary: binary, targetArguments: targetArguments), to: launcherPath, mode: 0o755)
+        try write(launcher(binary: binary, targetArguments: targetArguments, passphraseFile: passphraseFile), to: launcherPath,
+                  mode: 0o755)
         done.append("launcher: \(launcherPath) (runs \(binary) native-host \(targetArguments.joined(separator: " ")))")
         for browser in browsers {
             try write(manifest(family: browser.family, launcher: launcherPath), to: browser.manifestPath, mode: 0o644)

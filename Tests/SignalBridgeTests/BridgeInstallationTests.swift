@@ -23,6 +23,11 @@ final class BridgeInstallationTests: XCTestCase {
         let script = try String(contentsOfFile: launcher, encoding: .utf8)
         XCTAssertTrue(script.contains(#"exec '/opt/it'\''s here/latchkey' 'native-host' '--store' '/data/store' "$@""#), script)
         XCTAssertTrue(FileManager.default.isExecutableFile(atPath: launcher))
+        XCTAssertFalse(script.contains("LATCHKEY_PASSPHRASE_FILE"))
+        // A passphrase-sealed store: the launcher names the passphrase file (the browser gives no terminal).
+        let sealed = BridgeInstallation.launcher(binary: "/bin/latchkey", targetArguments: ["--store", "/s"],
+                                                 passphraseFile: "/home/a/it's/pass")
+        XCTAssertTrue(sealed.contains("LATCHKEY_PASSPHRASE_FILE='/home/a/it'\\''s/pass'\nexport LATCHKEY_PASSPHRASE_FILE\nexec "), sealed)
         let firefox = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: browsers[2].manifestPath))) as? [String: Any]
         XCTAssertEqual(firefox?["allowed_extensions"] as? [String], ["signal-bridge@latchkey"])
         XCTAssertEqual(firefox?["name"] as? String, "org.latchkey.bridge")
