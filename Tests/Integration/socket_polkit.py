@@ -235,4 +235,7 @@ def test_polkit_uv():
 
 
 if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--inside":
-    inside(sys.argv[2], sys.argv[3])
+    try:
+        inside(sys.argv[2], sys.argv[3])
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)   # the empty work directory socket_support made on import

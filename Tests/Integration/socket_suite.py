@@ -6,7 +6,8 @@ Prints one line per check and a final `N passed, N failed` line; exits 1 on any 
 The checks are in socket_ctap2.py, socket_cli.py, socket_ctap21.py, socket_presence.py, socket_notify_daemons.py
 (--presence notify answered with clicks on GNOME's notification-daemon on Xvfb),
 socket_hostile.py, socket_floods.py (hostile-client floods: a well-behaved client's latency and the
-key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_polkit.py (--uv polkit against polkitd and pkttyagent), socket_algorithms.py (ES384, ES512 and
+key's memory under each), socket_uv.py (built-in user verification: --uv auto and deny), socket_polkit.py (--uv polkit against polkitd and pkttyagent),
+socket_fprintd.py (--uv fprintd: the real fprintd-verify against a stand-in fprintd, fake_fprintd.py), socket_algorithms.py (ES384, ES512 and
 ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token, thirdPartyPayment, enterprise attestation), socket_replay.py
 (`latchkey replay` of a traced session), socket_sealed.py (a master key sealed with a passphrase, kill -9 mid-seal), socket_seal_methods.py (sealed to gnome-keyring and to swtpm, kill -9 mid-switch), socket_exchange.py (`latchkey export`/`import`: CXF,
 HPKE and passphrase files, Bitwarden and KeePassXC fixtures, refusals, backup and restore), socket_endpoints.py (the sites'
@@ -32,6 +33,7 @@ from socket_secrets import *  # noqa: F401,F403
 from socket_crash import *  # noqa: F401,F403
 from socket_uv import *  # noqa: F401,F403
 from socket_polkit import *  # noqa: F401,F403
+from socket_fprintd import *  # noqa: F401,F403
 from socket_algorithms import *  # noqa: F401,F403
 from socket_ctap22 import *  # noqa: F401,F403
 from socket_replay import *  # noqa: F401,F403
@@ -70,6 +72,7 @@ def main():
     test_ctap21_pinned_key()
     test_builtin_uv()
     test_polkit_uv()
+    test_fprintd_uv()
     test_algorithms()
     test_ctap22()
     test_replay()
