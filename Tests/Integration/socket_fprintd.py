@@ -16,10 +16,10 @@ import json
 import shutil
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
-from socket_polkit import BUS_CONFIG, NoPIN
+from socket_polkit import UID, add_test_user, start_system_bus  # UID: the test user add_test_user makes
+from socket_uv import NoPINInteraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-UID = 4242
 USER = "lkfp"
 # One fprintd-verify run against fprintd 1.94, as the stand-in sees it (GDBusProxy reads each object's
 # properties first).
@@ -71,27 +71,8 @@ def inside(binary, work):
 
 def run_inside(binary, work):
     # The test user, in copies of the account files (the stand-in, as fprintd, names a caller by its uid).
-    os.chmod(work, 0o755)   # the user reaches its home inside
-    home = os.path.join(work, "home")
-    os.makedirs(home, mode=0o700)
-    os.chown(home, UID, UID)
-    for name, line in (("passwd", f"{USER}:x:{UID}:{UID}:Latchkey fprintd test:{home}:/bin/sh"), ("group", f"{USER}:x:{UID}:")):
-        copy = os.path.join(work, name)
-        shutil.copy(f"/etc/{name}", copy)
-        with open(copy, "a") as handle:
-            handle.write(line + "\n")
-        subprocess.run(["mount", "--bind", copy, f"/etc/{name}"], check=True)
-    # A system bus of our own where every client looks for it.
-    os.environ.pop("DBUS_SYSTEM_BUS_ADDRESS", None)
-    run_dbus = os.path.join(work, "run-dbus")
-    os.makedirs(run_dbus)
-    os.makedirs("/run/dbus", exist_ok=True)
-    subprocess.run(["mount", "--bind", run_dbus, "/run/dbus"], check=True)
-    config = os.path.join(work, "bus.conf")
-    with open(config, "w") as handle:
-        handle.write(BUS_CONFIG)
-    bus = subprocess.Popen(["dbus-daemon", "--config-file", config, "--nofork"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL)
+    home = add_test_user(work, USER, "Latchkey fprintd test")
+    bus = start_system_bus(work)
     stand_in = key = None
     log_path = os.path.join(work, "key.log")
 
@@ -102,7 +83,6 @@ def run_inside(binary, work):
         except FileNotFoundError:
             return "(the key did not start)"
     try:
-        wait_for(lambda: os.path.exists("/run/dbus/system_bus_socket"), what="the system bus")
         stand_in = StandIn(work)
         # The key, as the user, with built-in UV by fprintd.
         sock = os.path.join(home, "fprintd.sock")
@@ -127,7 +107,7 @@ def run_inside(binary, work):
         # A finger that matches: a user-verified passkey made and used through Fido2Client.
         stand_in.script("match")
         client = Fido2Client(open_device(sock), client_data_collector=DefaultClientDataCollector("https://fprintd.example"),
-                             user_interaction=NoPIN())
+                             user_interaction=NoPINInteraction())
         server = Fido2Server({"id": "fprintd.example", "name": "Fprintd RP"})
         user = {"id": os.urandom(16), "name": "pat@fprintd.example", "displayName": "Pat"}
         options, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,

@@ -13,6 +13,7 @@ import pty
 import shutil
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
+from socket_uv import NoPINInteraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -85,27 +86,27 @@ class Agent:
         os.close(self.master)
 
 
-def inside(binary, work):
-    """The whole check, run as root inside `unshare --mount` (main below)."""
-    # The action, as scripts/install places it (polkit reads actions from this directory only).
-    actions = os.path.join(work, "actions")
-    shutil.copytree("/usr/share/polkit-1/actions", actions)
-    shutil.copy(os.path.join(ROOT, "udev", "org.latchkey.verify-user.policy"), actions)
-    subprocess.run(["mount", "--bind", actions, "/usr/share/polkit-1/actions"], check=True)
-    # A user with a password, in copies of the account files.
+def add_test_user(work, name, gecos, shadow=None):
+    """A user (uid UID) in copies of the account files bind-mounted over the system's (inside the check's
+    mount namespace), with a private home in `work`; returns the home."""
     os.chmod(work, 0o755)   # the user reaches its home inside
     home = os.path.join(work, "home")
     os.makedirs(home, mode=0o700)
     os.chown(home, UID, UID)
-    crypted = subprocess.run(["openssl", "passwd", "-6", PASSWORD], capture_output=True, text=True, check=True).stdout.strip()
-    for name, line in (("passwd", f"lkuv:x:{UID}:{UID}:Latchkey UV test:{home}:/bin/sh"),
-                       ("shadow", f"lkuv:{crypted}:20000:0:99999:7:::"), ("group", f"lkuv:x:{UID}:")):
-        copy = os.path.join(work, name)
-        shutil.copy(f"/etc/{name}", copy)
+    lines = [("passwd", f"{name}:x:{UID}:{UID}:{gecos}:{home}:/bin/sh"), ("group", f"{name}:x:{UID}:")]
+    for file, line in lines + ([("shadow", shadow)] if shadow else []):
+        copy = os.path.join(work, file)
+        shutil.copy(f"/etc/{file}", copy)
         with open(copy, "a") as handle:
             handle.write(line + "\n")
-        subprocess.run(["mount", "--bind", copy, f"/etc/{name}"], check=True)
-    # A system bus of our own where every client looks for it (setuid helpers ignore DBUS_SYSTEM_BUS_ADDRESS).
+        subprocess.run(["mount", "--bind", copy, f"/etc/{file}"], check=True)
+    return home
+
+
+def start_system_bus(work):
+    """A system bus of our own where every client looks for it, /run/dbus/system_bus_socket (a private /run/dbus
+    bind-mounted: setuid helpers such as polkit-agent-helper-1 ignore DBUS_SYSTEM_BUS_ADDRESS)."""
+    os.environ.pop("DBUS_SYSTEM_BUS_ADDRESS", None)
     run_dbus = os.path.join(work, "run-dbus")
     os.makedirs(run_dbus)
     os.makedirs("/run/dbus", exist_ok=True)
@@ -116,6 +117,19 @@ def inside(binary, work):
     bus = subprocess.Popen(["dbus-daemon", "--config-file", config, "--nofork"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
     wait_for(lambda: os.path.exists("/run/dbus/system_bus_socket"), what="the system bus")
+    return bus
+
+
+def inside(binary, work):
+    """The whole check, run as root inside `unshare --mount` (main below)."""
+    # The action, as scripts/install places it (polkit reads actions from this directory only).
+    actions = os.path.join(work, "actions")
+    shutil.copytree("/usr/share/polkit-1/actions", actions)
+    shutil.copy(os.path.join(ROOT, "udev", "org.latchkey.verify-user.policy"), actions)
+    subprocess.run(["mount", "--bind", actions, "/usr/share/polkit-1/actions"], check=True)
+    crypted = subprocess.run(["openssl", "passwd", "-6", PASSWORD], capture_output=True, text=True, check=True).stdout.strip()
+    home = add_test_user(work, "lkuv", "Latchkey UV test", shadow=f"lkuv:{crypted}:20000:0:99999:7:::")
+    bus = start_system_bus(work)
     polkitd = subprocess.Popen(["/usr/lib/polkit-1/polkitd", "--no-debug"], stdout=subprocess.DEVNULL,
                                stderr=open(os.path.join(work, "polkitd.log"), "w"))
     wait_for(lambda: subprocess.run(["pkaction", "--action-id", "org.latchkey.verify-user"], capture_output=True).returncode == 0,
@@ -155,7 +169,7 @@ def inside(binary, work):
         agent = Agent(key.pid)
         time.sleep(1.0)   # registered with polkitd
         client = Fido2Client(open_device(sock), client_data_collector=DefaultClientDataCollector("https://polkit.example"),
-                             user_interaction=NoPIN())
+                             user_interaction=NoPINInteraction())
         server = Fido2Server({"id": "polkit.example", "name": "Polkit RP"})
         user = {"id": os.urandom(16), "name": "pat@polkit.example", "displayName": "Pat"}
         options, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,
@@ -201,14 +215,6 @@ def inside(binary, work):
         for process in (polkitd, bus):
             process.terminate()
             process.wait()
-
-
-class NoPIN(UserInteraction):
-    def request_pin(self, permissions, rp_id):
-        raise AssertionError("Fido2Client asked for a PIN from a key with built-in UV")
-
-    def request_uv(self, permissions, rp_id):
-        return True
 
 
 @check("--uv polkit against the real polkitd and pkttyagent (the user's password, checked by PAM): no agent → "
