@@ -209,8 +209,8 @@ public struct DoctorCheck: Sendable, Equatable {
         case .unsealed:
             return DoctorCheck(id: "master-key", title: title, status: .warn,
                                detail: "unsealed: anyone who copies \(store.directory) (a backup, a stolen disk) has its credentials",
-                               fix: "latchkey store seal --tpm|--keyring|--passphrase --store '\(store.directory)' (a passphrase: give the key its passphrase: README, "
-                                   + "\"Protecting your keys\")")
+                               fix: "latchkey store seal --tpm --store '\(store.directory)' (or --keyring; or --passphrase, which the "
+                                   + "key then needs at every start: README, \"Protecting your keys\")")
         }
     }
 

@@ -46,12 +46,17 @@ final class DoctorCheckTests: XCTestCase {
         facts.store.masterKey = .unsealed
         let unsealed = try check("master-key", in: facts)
         XCTAssertEqual(unsealed.status, .warn)
-        XCTAssertTrue(unsealed.fix?.hasPrefix("latchkey store seal --passphrase --store '/home/pat/.local/share/latchkey/default'") ?? false,
+        XCTAssertTrue(unsealed.fix?.hasPrefix("latchkey store seal --tpm --store '/home/pat/.local/share/latchkey/default' (or --keyring") ?? false,
                       unsealed.fix ?? "")
         XCTAssertEqual(DoctorCommand.exitStatus(DoctorCheck.evaluate(facts)), 0)
         facts.store.masterKey = .sealedWithPassphrase(.default)
         XCTAssertEqual(try check("master-key", in: facts).status, .ok)
         XCTAssertTrue(try check("master-key", in: facts).detail.contains("128 MiB per guess"))
+        for state in [MasterKeySeal.State.sealedWithTPM(pcrs: [7]), .sealedWithKeyring(item: String(repeating: "a", count: 32))] {
+            facts.store.masterKey = state
+            XCTAssertEqual(try check("master-key", in: facts).status, .ok, "\(state)")
+        }
+        XCTAssertTrue(try check("master-key", in: facts).detail.contains("login keyring"))
         facts.store.integrity = .sealedNotChecked
         XCTAssertEqual(try check("store", in: facts).status, .ok, "a sealed store without its passphrase is not a failure")
     }
