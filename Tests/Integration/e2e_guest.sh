@@ -633,16 +633,30 @@ E2E_PIN=4831
 with_tty() {  # with_tty "COMMAND" INPUT_LINES...: run COMMAND on a pseudo-terminal (libfido2 and OpenSSH
     # read PINs from the terminal only), typing each INPUT line
     local command="$1"; shift
-    # libfido2's readpassphrase flushes the terminal's input (TCSAFLUSH) when it prompts, so
-    # each line is typed after a pause, as a person would; the input stays open until the
-    # command ends (script(1) would otherwise see end-of-file).
-    local fifo="$WORK/tty.fifo" pid status
-    rm -f "$fifo"; mkfifo "$fifo"
-    timeout 120 script -qec "$command" /dev/null <"$fifo" &
+    # libfido2's readpassphrase flushes the terminal's input (TCSAFLUSH) when it prompts, so a line
+    # typed before its prompt is lost: each line is typed once the command has shown its prompt
+    # (the Nth line after the Nth "PIN" in its output; 100 s at most, then typed anyway), as a
+    # person would. Under a slow TCG guest a fixed pause was not enough (fido2-token -S's second
+    # prompt came later, its line was flushed, and the command waited out its timeout). The input
+    # stays open until the command ends (script(1) would otherwise see end-of-file).
+    local fifo="$WORK/tty.fifo" out="$WORK/tty.out" pid status
+    rm -f "$fifo"; mkfifo "$fifo"; : >"$out"
+    timeout 120 script -qec "$command" /dev/null <"$fifo" > >(tee "$out") &
     pid=$!
     # In a subshell: if the command ends before reading every line, the write fails with
     # SIGPIPE there, not in this script.
-    ( for line in "$@"; do sleep 3; kill -0 "$pid" 2>/dev/null || break; printf '%s\n' "$line"; done
+    ( local n=0
+      for line in "$@"; do
+          n=$((n + 1))
+          for _ in $(seq 1 1000); do
+              [ "$(grep -o PIN "$out" 2>/dev/null | wc -l)" -ge "$n" ] && break
+              kill -0 "$pid" 2>/dev/null || break
+              sleep 0.1
+          done
+          sleep 0.5
+          kill -0 "$pid" 2>/dev/null || break
+          printf '%s\n' "$line"
+      done
       while kill -0 "$pid" 2>/dev/null; do sleep 0.5; done ) >"$fifo" 2>/dev/null
     wait "$pid"; status=$?
     rm -f "$fifo"
