@@ -109,9 +109,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
             throw Failure("--presence notify needs a desktop session bus, and DBUS_SESSION_BUS_ADDRESS is not set: run the key "
                           + "inside your desktop session (e.g. as the systemd user service), or use --presence prompt or control")
         }
-        let directories = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
-        let candidates: [String] = directories.map { String($0) + "/notify-send" }
-        guard let path = candidates.first(where: { (candidate: String) in access(candidate, X_OK) == 0 }) else {
+        guard let path = ProgramVerification.locate("notify-send", environment: environment) else {
             throw Failure("--presence notify needs notify-send, which is not installed (Debian: apt install libnotify-bin)")
         }
         if let text = version(path) {
