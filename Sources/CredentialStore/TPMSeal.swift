@@ -153,6 +153,10 @@ extension TPMSeal {
         }
         let primary = try tpm.createPrimary()
         defer { tpm.flush(primary) }
+        // The secret goes to the TPM encrypted (TPM2_Create's first parameter, inSensitive): the
+        // session that authorizes the storage key is salted by it and encrypts that parameter.
+        let session = try tpm.startSession(TPM2_SE_HMAC, saltedBy: primary, encrypting: TPMA_SESSION_DECRYPT)
+        defer { tpm.flush(session) }
 
         var sensitive = TPM2B_SENSITIVE_CREATE()
         defer { wipe(&sensitive) }
@@ -165,7 +169,7 @@ extension TPMSeal {
         var outPrivate: UnsafeMutablePointer<TPM2B_PRIVATE>?
         var outPublic: UnsafeMutablePointer<TPM2B_PUBLIC>?
         defer { Esys_Free(outPrivate); Esys_Free(outPublic) }
-        try check(Esys_Create(tpm.context, primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
+        try check(Esys_Create(tpm.context, primary, session, ESYS_TR_NONE, ESYS_TR_NONE, &sensitive, &template,
                               &outsideInfo, &creationPCR, &outPrivate, &outPublic, nil, nil, nil), .create)
         guard let sealedPublic = outPublic, let sealedPrivate = outPrivate else { throw TPMFailure(.create, esysGeneralFailure) }
         return Blob(publicArea: try marshal(sealedPublic, MemoryLayout<TPM2B_PUBLIC>.size, Tss2_MU_TPM2B_PUBLIC_Marshal),
@@ -183,9 +187,12 @@ extension TPMSeal {
                             &inPrivate, &inPublic, &object), .load)
         defer { tpm.flush(object) }
 
-        // No PCRs: the object's empty password. PCRs: a policy session that has run PolicyPCR now.
-        let authorization = try bound.indices.isEmpty ? ESYS_TR_PASSWORD : tpm.startSession(TPM2_SE_POLICY)
-        defer { if authorization != ESYS_TR_PASSWORD { tpm.flush(authorization) } }
+        // No PCRs: an HMAC session with the object's empty password. PCRs: a policy session that has
+        // run PolicyPCR now. Either is salted by the storage key and encrypts TPM2_Unseal's response
+        // parameter, so the secret comes back over the bus encrypted (TPM 2.0 Part 1, 21).
+        let authorization = try tpm.startSession(bound.indices.isEmpty ? TPM2_SE_HMAC : TPM2_SE_POLICY,
+                                                 saltedBy: primary, encrypting: TPMA_SESSION_ENCRYPT)
+        defer { tpm.flush(authorization) }
         if !bound.indices.isEmpty {
             var pcrs = bound.list
             var current = TPM2B_DIGEST()   // empty: the TPM takes its PCRs as they are now
@@ -390,7 +397,8 @@ private final class ESAPIConnection {
         return handle
     }
 
-    /// An unbound, unsalted session over SHA-256 (a trial one to compute a policy, a policy one to satisfy it).
+    /// An unbound, unsalted session over SHA-256: a trial one, to compute a policy (nothing secret
+    /// crosses the bus in it).
     func startSession(_ type: TPM2_SE) throws(TPMFailure) -> ESYS_TR {
         var symmetric = TPMT_SYM_DEF()
         symmetric.algorithm = TPM2_ALG_NULL
@@ -398,6 +406,29 @@ private final class ESAPIConnection {
         let rc = Esys_StartAuthSession(context, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                        nil, type, &symmetric, TPM2_ALG_SHA256, &session)
         guard rc == TSS2_RC_SUCCESS else { throw TPMFailure(.startAuthSession, rc) }
+        return session
+    }
+
+    /// A session salted by `key` (its salt sent encrypted to that key: only this TPM learns the
+    /// session key) that encrypts the first parameter of the commands it is used in, AES-128-CFB:
+    /// `TPMA_SESSION_DECRYPT` for a command's (the TPM decrypts it), `TPMA_SESSION_ENCRYPT` for a
+    /// response's. Against a passive listener on the bus, as systemd-cryptenroll and tpm2-tools'
+    /// sealing do; an active one could answer with a storage key of its own, which only checking
+    /// the key against one recorded earlier would catch.
+    func startSession(_ type: TPM2_SE, saltedBy key: ESYS_TR, encrypting direction: TPMA_SESSION) throws(TPMFailure) -> ESYS_TR {
+        var symmetric = TPMT_SYM_DEF()
+        symmetric.algorithm = TPM2_ALG_AES
+        symmetric.keyBits.aes = 128
+        symmetric.mode.aes = TPM2_ALG_CFB
+        var session: ESYS_TR = ESYS_TR_NONE
+        var rc = Esys_StartAuthSession(context, key, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
+                                       nil, type, &symmetric, TPM2_ALG_SHA256, &session)
+        guard rc == TSS2_RC_SUCCESS else { throw TPMFailure(.startAuthSession, rc) }
+        rc = Esys_TRSess_SetAttributes(context, session, direction | TPMA_SESSION_CONTINUESESSION, 0xFF)
+        guard rc == TSS2_RC_SUCCESS else {
+            flush(session)
+            throw TPMFailure(.startAuthSession, rc)
+        }
         return session
     }
 

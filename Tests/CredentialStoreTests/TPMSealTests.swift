@@ -69,6 +69,28 @@ final class TPMSealTests: XCTestCase {
         }
     }
 
+    /// The secret crosses the bus between the CPU and the TPM only encrypted (TPM 2.0 Part 1, 21:
+    /// parameter encryption in a session salted by the storage key), so a sniffer on a discrete
+    /// TPM's SPI/LPC bus learns nothing: what the TSS and swtpm exchange, recorded by a relay
+    /// between them, holds no 8 bytes of it while sealing and unsealing, with and without PCRs.
+    func testSecretCrossesTheWireOnlyEncrypted() throws {
+        let tpm = try startTPM()
+        let tap = try TPMWiretap(target: tpm.port)
+        defer { tap.stop() }
+        let secret = SecretBytes(randomCount: 32)
+        for pcrs: [UInt8] in [[], [7]] {
+            let blob = try TPMSeal.seal(secret, pcrs: pcrs, tcti: tap.tcti)
+            XCTAssertEqual(try TPMSeal.unseal(blob, tcti: tap.tcti).copyBytes(), secret.copyBytes())
+        }
+        let wire = tap.recorded
+        XCTAssertGreaterThan(wire.count, 2_000, "the relay saw the commands and responses")
+        let plain = secret.copyBytes()
+        let leaked = (0...(plain.count - 8)).filter { contains(wire, Array(plain[$0..<$0 + 8])) }
+        XCTAssertEqual(leaked, [], "the secret's bytes from these offsets (8 each) crossed the wire in the clear")
+        XCTAssertEqual(try tpm.loadedSessions(), 0, "the salted sessions are flushed")
+        XCTAssertEqual(try tpm.transientHandles(), 0, "the storage key and the sealed object are flushed")
+    }
+
     func testAnotherTPMCannotUnseal() throws {
         let first = try startTPM(), second = try startTPM()
         let blob = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: first.tcti)
@@ -276,12 +298,12 @@ private final class SoftwareTPM {
         throw Failure.noFreePorts
     }
 
-    private static func bindable(_ port: UInt16) -> Bool { withLoopback(port) { bind($0, $1, $2) == 0 } }
+    static func bindable(_ port: UInt16) -> Bool { withLoopback(port) { bind($0, $1, $2) == 0 } }
 
     private static func accepts(_ port: UInt16) -> Bool { withLoopback(port) { connect($0, $1, $2) == 0 } }
 
     /// Runs `body` on a fresh TCP socket and 127.0.0.1:`port`, closing the socket after.
-    private static func withLoopback(_ port: UInt16, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
+    static func withLoopback(_ port: UInt16, _ body: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
@@ -291,6 +313,89 @@ private final class SoftwareTPM {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+    }
+}
+
+/// A relay in front of one swtpm (its server and control ports) that records every byte passing
+/// in either direction: what a sniffer on the TPM's bus would see.
+private final class TPMWiretap: @unchecked Sendable {
+    let port: UInt16
+    private let target: UInt16
+    private var listeners: [Int32] = []
+    private let lock = NSLock()
+    private var bytes: [UInt8] = []
+
+    var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
+    var recorded: [UInt8] { lock.withLock { bytes } }
+
+    init(target: UInt16) throws {
+        self.target = target
+        port = try SoftwareTPM.freePortPair()
+        for offset: UInt16 in [0, 1] {
+            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard listener >= 0, SoftwareTPM.withLoopback(port + offset, { _, address, length in
+                bind(listener, address, length) == 0 && listen(listener, 8) == 0
+            }) else {
+                if listener >= 0 { close(listener) }
+                stop()
+                throw SoftwareTPM.Failure.noFreePorts
+            }
+            listeners.append(listener)
+            Thread.detachNewThread { [self] in relay(from: listener, to: target + offset) }
+        }
+    }
+
+    func stop() {
+        for listener in listeners { shutdown(listener, Int32(SHUT_RDWR)) }
+        listeners.removeAll()
+    }
+
+    /// Each connection accepted on `listener` is joined to a new one to swtpm's `targetPort`.
+    private func relay(from listener: Int32, to targetPort: UInt16) {
+        defer { close(listener) }
+        while true {
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { return }
+            let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard upstream >= 0, SoftwareTPM.withLoopback(targetPort, { connect(upstream, $1, $2) == 0 }) else {
+                close(client)
+                if upstream >= 0 { close(upstream) }
+                continue
+            }
+            let finished = Countdown(2) { close(client); close(upstream) }
+            Thread.detachNewThread { [self] in pump(client, upstream, finished) }
+            Thread.detachNewThread { [self] in pump(upstream, client, finished) }
+        }
+    }
+
+    private func pump(_ source: Int32, _ sink: Int32, _ finished: Countdown) {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            lock.withLock { bytes += buffer[0..<count] }
+            var sent = 0
+            while sent < count {
+                let written = buffer[sent..<count].withUnsafeBytes { write(sink, $0.baseAddress, $0.count) }
+                guard written > 0 else { break }
+                sent += written
+            }
+            guard sent == count else { break }
+        }
+        shutdown(sink, Int32(SHUT_WR))
+        finished.done()
+    }
+
+    /// Runs `action` once `count` pumps are done (both directions of one connection).
+    private final class Countdown: @unchecked Sendable {
+        private let lock = NSLock()
+        private var remaining: Int
+        private let action: () -> Void
+        init(_ count: Int, _ action: @escaping () -> Void) { remaining = count; self.action = action }
+        func done() {
+            let last = lock.withLock { remaining -= 1; return remaining == 0 }
+            if last { action() }
         }
     }
 }

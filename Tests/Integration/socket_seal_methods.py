@@ -103,6 +103,22 @@ class SoftwareTPM:
         if self.process:
             self.process.wait()
 
+    def flush_after_kill(self):
+        """What the kernel's resource manager (/dev/tpmrm0, the key's default TCTI) does when a process
+        holding TPM handles dies: flushes them. swtpm reached directly has none, so a process killed
+        between loading a key and flushing it would leave it there, and after three such kills the
+        TPM's object slots are full (TPM_RC_OBJECT_MEMORY). True when anything was left."""
+        env = {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
+        left = False
+        for kind, flag in (("handles-transient", "-t"), ("handles-loaded-session", "-l")):
+            listed = subprocess.run(["tpm2_getcap", kind], capture_output=True, text=True, env=env, timeout=30)
+            assert listed.returncode == 0, listed.stderr
+            if listed.stdout.strip():
+                left = True
+                flushed = subprocess.run(["tpm2_flushcontext", flag], capture_output=True, text=True, env=env, timeout=30)
+                assert flushed.returncode == 0, flushed.stderr
+        return left
+
     def extend_pcr(self, pcr):
         env = {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
         extended = subprocess.run(["tpm2_pcrextend", f"{pcr}:sha256=" + "ab" * 32], capture_output=True, text=True, env=env,
@@ -270,7 +286,7 @@ def test_method_switch_kills(work):
              ["store", "unseal"]]
     kills = int(os.environ.get("LATCHKEY_SEAL_KILLS", "150"))
     rng = random.Random(int(os.environ.get("LATCHKEY_CRASH_SEED") or 11))
-    outcomes = {"killed": 0, "finished": 0}
+    outcomes = {"killed": 0, "finished": 0, "left TPM handles": 0}
     seen = set()
     try:
         for _ in range(kills):
@@ -284,6 +300,8 @@ def test_method_switch_kills(work):
             else:
                 outcomes["finished"] += 1
             process.wait()
+            if tpm.flush_after_kill():
+                outcomes["left TPM handles"] += 1
             opened = subprocess.run([BINARY, "credentials", "list", "--store", store, "--json"], capture_output=True, text=True,
                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
             assert opened.returncode == 0 and len(json.loads(opened.stdout)["credentials"]) == 1, \
@@ -291,7 +309,8 @@ def test_method_switch_kills(work):
             status = subprocess.run([BINARY, "store", "status", "--store", store, "--json"], capture_output=True, text=True,
                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
             seen.add(json.loads(status.stdout).get("method", "unsealed"))
-        print(f"      ({kills} rounds: {outcomes['killed']} killed mid-way, {outcomes['finished']} finished first; "
+        print(f"      ({kills} rounds: {outcomes['killed']} killed mid-way ({outcomes['left TPM handles']} of them left TPM handles, "
+              f"flushed as tpmrm would), {outcomes['finished']} finished first; "
               f"states seen: {', '.join(sorted(seen))})", flush=True)
         assert outcomes["killed"] > 0, "no round was killed mid-way: the test did not test"
         assert seen == {"tpm", "keyring", "passphrase", "unsealed"}, f"the rounds did not switch through every method: {seen}"
