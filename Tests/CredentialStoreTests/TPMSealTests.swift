@@ -322,7 +322,7 @@ private final class SoftwareTPM {
 private final class TPMWiretap: @unchecked Sendable {
     let port: UInt16
     private let target: UInt16
-    private var listeners: [Int32] = []
+    private var listeners: [Int32]
     private let lock = NSLock()
     private var bytes: [UInt8] = []
 
@@ -331,31 +331,45 @@ private final class TPMWiretap: @unchecked Sendable {
 
     init(target: UInt16) throws {
         self.target = target
-        port = try SoftwareTPM.freePortPair()
-        for offset: UInt16 in [0, 1] {
-            let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard listener >= 0, SoftwareTPM.withLoopback(port + offset, { _, address, length in
-                bind(listener, address, length) == 0 && listen(listener, 8) == 0
-            }) else {
-                if listener >= 0 { close(listener) }
-                stop()
-                throw SoftwareTPM.Failure.noFreePorts
-            }
-            listeners.append(listener)
-            Thread.detachNewThread { [self] in relay(from: listener, to: target + offset) }
+        // A pair found free may be taken before it is bound: another pair, a few times.
+        var chosen: (port: UInt16, listeners: [Int32])?
+        for _ in 0..<5 where chosen == nil {
+            let candidate = try SoftwareTPM.freePortPair()
+            let bound = [candidate, candidate + 1].compactMap(Self.listener(on:))
+            if bound.count == 2 { chosen = (candidate, bound) } else { bound.forEach { close($0) } }
+        }
+        guard let chosen else { throw SoftwareTPM.Failure.noFreePorts }
+        port = chosen.port
+        listeners = chosen.listeners
+        for (offset, listener) in listeners.enumerated() {
+            Thread.detachNewThread { [self] in relay(from: listener, to: target + UInt16(offset)) }
         }
     }
 
+    private static func listener(on port: UInt16) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        guard SoftwareTPM.withLoopback(port, { _, address, length in bind(fd, address, length) == 0 && listen(fd, 8) == 0 }) else {
+            close(fd)
+            return nil
+        }
+        return fd
+    }
+
+    /// Ends the accept loops; only here are the listeners closed, so no other socket can have
+    /// taken their numbers when they are shut down.
     func stop() {
         for listener in listeners { shutdown(listener, Int32(SHUT_RDWR)) }
+        for listener in listeners { close(listener) }
         listeners.removeAll()
     }
 
-    /// Each connection accepted on `listener` is joined to a new one to swtpm's `targetPort`.
+    /// Each connection accepted on `listener` is joined to a new one to swtpm's `targetPort`
+    /// (the swtpm TCTI opens one per command). Ends when `stop()` shuts the listener down.
     private func relay(from listener: Int32, to targetPort: UInt16) {
-        defer { close(listener) }
         while true {
             let client = accept(listener, nil, nil)
+            if client < 0 && (errno == EINTR || errno == ECONNABORTED) { continue }
             guard client >= 0 else { return }
             let upstream = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             guard upstream >= 0, SoftwareTPM.withLoopback(targetPort, { connect(upstream, $1, $2) == 0 }) else {
@@ -373,11 +387,14 @@ private final class TPMWiretap: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
+            if count < 0 && errno == EINTR { continue }
             guard count > 0 else { break }
             lock.withLock { bytes += buffer[0..<count] }
             var sent = 0
             while sent < count {
-                let written = buffer[sent..<count].withUnsafeBytes { write(sink, $0.baseAddress, $0.count) }
+                // MSG_NOSIGNAL: a peer gone (swtpm stopped in tearDown) is an error here, not a
+                // SIGPIPE that ends the whole test process.
+                let written = buffer[sent..<count].withUnsafeBytes { send(sink, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
                 guard written > 0 else { break }
                 sent += written
             }

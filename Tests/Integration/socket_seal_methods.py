@@ -297,11 +297,13 @@ def test_method_switch_kills(work):
             if process.poll() is None:
                 process.kill()
                 outcomes["killed"] += 1
+                process.wait()
+                if tpm.flush_after_kill():
+                    outcomes["left TPM handles"] += 1
             else:
                 outcomes["finished"] += 1
-            process.wait()
-            if tpm.flush_after_kill():
-                outcomes["left TPM handles"] += 1
+                process.wait()
+                assert not tpm.flush_after_kill(), f"`{' '.join(args)}` finished and left handles in the TPM"
             opened = subprocess.run([BINARY, "credentials", "list", "--store", store, "--json"], capture_output=True, text=True,
                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
             assert opened.returncode == 0 and len(json.loads(opened.stdout)["credentials"]) == 1, \
@@ -309,6 +311,7 @@ def test_method_switch_kills(work):
             status = subprocess.run([BINARY, "store", "status", "--store", store, "--json"], capture_output=True, text=True,
                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
             seen.add(json.loads(status.stdout).get("method", "unsealed"))
+            assert not tpm.flush_after_kill(), "`credentials list` or `store status` left handles in the TPM"
         print(f"      ({kills} rounds: {outcomes['killed']} killed mid-way ({outcomes['left TPM handles']} of them left TPM handles, "
               f"flushed as tpmrm would), {outcomes['finished']} finished first; "
               f"states seen: {', '.join(sorted(seen))})", flush=True)
