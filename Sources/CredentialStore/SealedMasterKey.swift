@@ -90,7 +90,13 @@ extension MasterKeySeal {
                       pcrs.count == list.count, pcrs.allSatisfy({ $0 < 24 }) else {
                     throw .corrupt("\(path) is a TPM-sealed master key with missing or malformed fields")
                 }
-                self.init(wrapping: .tpm(TPMSeal.Blob(publicArea: publicArea, privateArea: privateArea, pcrs: pcrs)),
+                // The storage key's name, recorded since 2026-12-03 (a record without one opens unchecked).
+                let storageKeyName = map["tpmStorageKey"]?.bytesValue
+                if map["tpmStorageKey"] != nil, storageKeyName.map({ (2...66).contains($0.count) }) != true {
+                    throw .corrupt("\(path) is a TPM-sealed master key with a malformed storage key name")
+                }
+                self.init(wrapping: .tpm(TPMSeal.Blob(publicArea: publicArea, privateArea: privateArea, pcrs: pcrs,
+                                                      storageKeyName: storageKeyName)),
                           nonce: nonce, sealed: sealed)
             case "keyring":
                 guard let item = map["item"]?.stringValue, item.count == 32,
@@ -114,6 +120,7 @@ extension MasterKeySeal {
             case let .tpm(blob):
                 fields.merge(["tpmPublic": .byteString(blob.publicArea), "tpmPrivate": .byteString(blob.privateArea),
                               "pcrs": .array(blob.pcrs.map { .unsignedInt(UInt64($0)) })]) { $1 }
+                if let name = blob.storageKeyName { fields["tpmStorageKey"] = .byteString(name) }
             case let .keyring(item):
                 fields["item"] = .textString(item)
             }

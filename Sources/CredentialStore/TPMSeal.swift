@@ -21,11 +21,16 @@ public enum TPMSeal {
         public var publicArea: [UInt8]
         public var privateArea: [UInt8]
         public var pcrs: [UInt8]
+        /// The TPM Name (nameAlg ‖ digest of the public area) of the storage key it was sealed
+        /// under; unsealing checks the storage key it re-creates against it before any secret
+        /// moves. nil in blobs sealed before it was recorded (then not checked).
+        public var storageKeyName: [UInt8]?
 
-        public init(publicArea: [UInt8], privateArea: [UInt8], pcrs: [UInt8]) {
+        public init(publicArea: [UInt8], privateArea: [UInt8], pcrs: [UInt8], storageKeyName: [UInt8]? = nil) {
             self.publicArea = publicArea
             self.privateArea = privateArea
             self.pcrs = pcrs
+            self.storageKeyName = storageKeyName
         }
     }
 
@@ -68,7 +73,7 @@ public enum TPMSeal {
         try unmarshal(blob.privateArea, into: &inPrivate, "private area", Tss2_MU_TPM2B_PRIVATE_Unmarshal)
         let conf = configuration(tcti)
         do {
-            return try unsealing(&inPublic, &inPrivate, bound, conf)
+            return try unsealing(&inPublic, &inPrivate, bound, blob.storageKeyName, conf)
         } catch {
             throw unsealError(error, conf, bound)
         }
@@ -153,6 +158,7 @@ extension TPMSeal {
         }
         let primary = try tpm.createPrimary()
         defer { tpm.flush(primary) }
+        let storageKeyName = try tpm.name(of: primary)
         // The secret goes to the TPM encrypted (TPM2_Create's first parameter, inSensitive): the
         // session that authorizes the storage key is salted by it and encrypts that parameter.
         let session = try tpm.startSession(TPM2_SE_HMAC, saltedBy: primary, encrypting: TPMA_SESSION_DECRYPT)
@@ -174,14 +180,20 @@ extension TPMSeal {
         guard let sealedPublic = outPublic, let sealedPrivate = outPrivate else { throw TPMFailure(.create, esysGeneralFailure) }
         return Blob(publicArea: try marshal(sealedPublic, MemoryLayout<TPM2B_PUBLIC>.size, Tss2_MU_TPM2B_PUBLIC_Marshal),
                     privateArea: try marshal(sealedPrivate, MemoryLayout<TPM2B_PRIVATE>.size, Tss2_MU_TPM2B_PRIVATE_Marshal),
-                    pcrs: bound.indices)
+                    pcrs: bound.indices, storageKeyName: storageKeyName)
     }
 
-    private static func unsealing(_ inPublic: inout TPM2B_PUBLIC, _ inPrivate: inout TPM2B_PRIVATE,
-                                  _ bound: PCRSelection, _ conf: String) throws(TPMFailure) -> SecretBytes {
+    private static func unsealing(_ inPublic: inout TPM2B_PUBLIC, _ inPrivate: inout TPM2B_PRIVATE, _ bound: PCRSelection,
+                                  _ storageKeyName: [UInt8]?, _ conf: String) throws(TPMFailure) -> SecretBytes {
         let tpm = try ESAPIConnection(conf)
         let primary = try tpm.createPrimary()
         defer { tpm.flush(primary) }
+        // The session below is salted to this key: one that is not the key sealed under (another
+        // TPM, a cleared one, or something between the CPU and the TPM answering in its place
+        // with a key of its own, to read the secret) gets nothing.
+        if let storageKeyName, try tpm.name(of: primary) != storageKeyName {
+            throw TPMFailure(.storageKeyCheck, esysGeneralFailure)
+        }
         var object: ESYS_TR = ESYS_TR_NONE
         try check(Esys_Load(tpm.context, primary, ESYS_TR_PASSWORD, ESYS_TR_NONE, ESYS_TR_NONE,
                             &inPrivate, &inPublic, &object), .load)
@@ -268,6 +280,12 @@ extension TPMSeal {
                            + "is this the machine it was sealed on, and \(reachHint)")
         }
         if let owner = ownerAuthMessage(failure) { return .sealed(owner) }
+        if failure.step == .storageKeyCheck {
+            return .sealed("the master key is sealed to another TPM (or this TPM was cleared): this TPM's storage key is not "
+                           + "the one it was sealed under; open the store on the machine that sealed it (if this is that "
+                           + "machine and its TPM was not cleared, something between the CPU and the TPM may be answering "
+                           + "in its place)")
+        }
         // Another TPM's storage key (or this one's after TPM2_Clear) cannot decrypt the private
         // area: its integrity HMAC fails, or the public and private areas no longer match.
         if failure.step == .load, code == ResponseCode.integrity || code == ResponseCode.binding {
@@ -305,6 +323,7 @@ struct TPMFailure: Error {
         case createPrimary = "Esys_CreatePrimary", create = "Esys_Create", load = "Esys_Load", unseal = "Esys_Unseal"
         case startAuthSession = "Esys_StartAuthSession", policyPCR = "Esys_PolicyPCR", policyGetDigest = "Esys_PolicyGetDigest"
         case getCapability = "Esys_GetCapability", pcrExtend = "Esys_PCR_Extend", marshal = "Tss2_MU"
+        case getName = "Esys_TR_GetName", storageKeyCheck = "the storage key's name"
     }
 
     let step: Step
@@ -430,6 +449,16 @@ private final class ESAPIConnection {
             throw TPMFailure(.startAuthSession, rc)
         }
         return session
+    }
+
+    /// The TPM Name of a loaded object, as ESAPI holds it: nameAlg ‖ digest of its public area.
+    func name(of handle: ESYS_TR) throws(TPMFailure) -> [UInt8] {
+        var name: UnsafeMutablePointer<TPM2B_NAME>?
+        defer { Esys_Free(name) }
+        let rc = Esys_TR_GetName(context, handle, &name)
+        guard rc == TSS2_RC_SUCCESS else { throw TPMFailure(.getName, rc) }
+        guard let name, name.pointee.size > 0 else { throw TPMFailure(.getName, TPMSeal.esysGeneralFailure) }
+        return withUnsafeBytes(of: &name.pointee.name) { Array($0.prefix(Int(name.pointee.size))) }
     }
 
     /// Frees a transient object or session in the TPM (its few slots are shared by every program).

@@ -131,9 +131,11 @@ final class MasterKeySealTests: XCTestCase {
     /// bound to the sealed key — the same bytes relabelled as another method do not open.
     func testTPMAndKeyringRecordsRoundTripAndBindTheirMethod() throws {
         let key = SecretBytes(randomCount: 32), wrapping = SecretBytes(randomCount: 32)
-        let blob = TPMSeal.Blob(publicArea: [1, 2, 3], privateArea: [4, 5, 6, 7], pcrs: [0, 7])
+        let blob = TPMSeal.Blob(publicArea: [1, 2, 3], privateArea: [4, 5, 6, 7], pcrs: [0, 7],
+                                storageKeyName: [0x00, 0x0B] + Array(repeating: 0x5A, count: 32))
+        let unpinned = TPMSeal.Blob(publicArea: [1, 2, 3], privateArea: [4, 5, 6, 7], pcrs: [0, 7])   // a record of 2026-12-02
         let path = "/x/master.key"
-        for kind in [MasterKeySeal.Sealed.Wrapping.tpm(blob), .keyring(item: String(repeating: "ab", count: 16))] {
+        for kind in [MasterKeySeal.Sealed.Wrapping.tpm(blob), .tpm(unpinned), .keyring(item: String(repeating: "ab", count: 16))] {
             let record = try MasterKeySeal.Sealed.seal(key, under: wrapping, wrapping: kind)
             let decoded = try MasterKeySeal.Sealed(decoding: record.encoded(), path: path)
             XCTAssertEqual(decoded.wrapping, kind)
@@ -153,6 +155,10 @@ final class MasterKeySealTests: XCTestCase {
         bad.wrapping = .tpm(TPMSeal.Blob(publicArea: [1], privateArea: [2], pcrs: [24]))
         XCTAssertThrowsError(try MasterKeySeal.Sealed(decoding: bad.encoded(), path: path)) { error in
             XCTAssertEqual(error as? StoreError, .corrupt("\(path) is a TPM-sealed master key with missing or malformed fields"))
+        }
+        bad.wrapping = .tpm(TPMSeal.Blob(publicArea: [1], privateArea: [2], pcrs: [7], storageKeyName: [0x0B]))
+        XCTAssertThrowsError(try MasterKeySeal.Sealed(decoding: bad.encoded(), path: path)) { error in
+            XCTAssertEqual(error as? StoreError, .corrupt("\(path) is a TPM-sealed master key with a malformed storage key name"))
         }
     }
 }

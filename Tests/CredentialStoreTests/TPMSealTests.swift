@@ -91,6 +91,36 @@ final class TPMSealTests: XCTestCase {
         XCTAssertEqual(try tpm.transientHandles(), 0, "the storage key and the sealed object are flushed")
     }
 
+    /// The blob names the storage key it was sealed under, and unsealing checks the one it
+    /// re-creates before the salted session starts: a TPM answering with another key (another
+    /// machine's, or an interposer's own, to read the secret) is refused by name. A blob from
+    /// before the name was recorded still opens.
+    func testUnsealChecksTheStorageKeyItWasSealedUnder() throws {
+        let tpm = try startTPM()
+        let secret = SecretBytes(randomCount: 32)
+        let blob = try TPMSeal.seal(secret, pcrs: [], tcti: tpm.tcti)
+        let name = try XCTUnwrap(blob.storageKeyName)
+        XCTAssertEqual(name.count, 34, "nameAlg SHA-256 (2 bytes) and the digest of the key's public area")
+        XCTAssertEqual(Array(name.prefix(2)), [0x00, 0x0B])
+        XCTAssertEqual(try TPMSeal.seal(secret, pcrs: [7], tcti: tpm.tcti).storageKeyName, name,
+                       "the same owner seed gives the same storage key every time")
+
+        var pinnedElsewhere = blob
+        pinnedElsewhere.storageKeyName![33] ^= 0x01
+        guard case let .sealed(text) = message({ _ = try TPMSeal.unseal(pinnedElsewhere, tcti: tpm.tcti) }) else {
+            return XCTFail("not .sealed")
+        }
+        XCTAssertTrue(text.contains("sealed to another TPM"), text)
+        XCTAssertTrue(text.contains("storage key is not the one it was sealed under"), text)
+        XCTAssertTrue(text.contains("answering in its place"), text)
+        XCTAssertEqual(try tpm.transientHandles(), 0, "the storage key is flushed after the refusal")
+        XCTAssertEqual(try tpm.loadedSessions(), 0, "no session was started")
+
+        var unpinned = blob
+        unpinned.storageKeyName = nil
+        XCTAssertEqual(try TPMSeal.unseal(unpinned, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+    }
+
     func testAnotherTPMCannotUnseal() throws {
         let first = try startTPM(), second = try startTPM()
         let blob = try TPMSeal.seal(SecretBytes(randomCount: 32), pcrs: [], tcti: first.tcti)
