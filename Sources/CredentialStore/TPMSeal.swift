@@ -416,33 +416,27 @@ private final class ESAPIConnection {
         return handle
     }
 
-    /// An unbound, unsalted session over SHA-256: a trial one, to compute a policy (nothing secret
-    /// crosses the bus in it).
-    func startSession(_ type: TPM2_SE) throws(TPMFailure) -> ESYS_TR {
+    /// A session over SHA-256. Unsalted (`key` none): a trial one, to compute a policy (nothing
+    /// secret crosses the bus in it). Salted by `key` (its salt sent encrypted to that key: only
+    /// this TPM learns the session key), it encrypts the first parameter of the commands it is
+    /// used in, AES-128-CFB: `TPMA_SESSION_DECRYPT` for a command's (the TPM decrypts it),
+    /// `TPMA_SESSION_ENCRYPT` for a response's. Against a passive listener on the bus, as
+    /// systemd-cryptenroll and tpm2-tools' sealing do; an active one answering with a storage key
+    /// of its own is caught by the storage key's recorded name (`unsealing`).
+    func startSession(_ type: TPM2_SE, saltedBy key: ESYS_TR = ESYS_TR_NONE,
+                      encrypting direction: TPMA_SESSION = 0) throws(TPMFailure) -> ESYS_TR {
         var symmetric = TPMT_SYM_DEF()
         symmetric.algorithm = TPM2_ALG_NULL
-        var session: ESYS_TR = ESYS_TR_NONE
-        let rc = Esys_StartAuthSession(context, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
-                                       nil, type, &symmetric, TPM2_ALG_SHA256, &session)
-        guard rc == TSS2_RC_SUCCESS else { throw TPMFailure(.startAuthSession, rc) }
-        return session
-    }
-
-    /// A session salted by `key` (its salt sent encrypted to that key: only this TPM learns the
-    /// session key) that encrypts the first parameter of the commands it is used in, AES-128-CFB:
-    /// `TPMA_SESSION_DECRYPT` for a command's (the TPM decrypts it), `TPMA_SESSION_ENCRYPT` for a
-    /// response's. Against a passive listener on the bus, as systemd-cryptenroll and tpm2-tools'
-    /// sealing do; an active one could answer with a storage key of its own, which only checking
-    /// the key against one recorded earlier would catch.
-    func startSession(_ type: TPM2_SE, saltedBy key: ESYS_TR, encrypting direction: TPMA_SESSION) throws(TPMFailure) -> ESYS_TR {
-        var symmetric = TPMT_SYM_DEF()
-        symmetric.algorithm = TPM2_ALG_AES
-        symmetric.keyBits.aes = 128
-        symmetric.mode.aes = TPM2_ALG_CFB
+        if key != ESYS_TR_NONE {
+            symmetric.algorithm = TPM2_ALG_AES
+            symmetric.keyBits.aes = 128
+            symmetric.mode.aes = TPM2_ALG_CFB
+        }
         var session: ESYS_TR = ESYS_TR_NONE
         var rc = Esys_StartAuthSession(context, key, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE, ESYS_TR_NONE,
                                        nil, type, &symmetric, TPM2_ALG_SHA256, &session)
         guard rc == TSS2_RC_SUCCESS else { throw TPMFailure(.startAuthSession, rc) }
+        guard direction != 0 else { return session }
         rc = Esys_TRSess_SetAttributes(context, session, direction | TPMA_SESSION_CONTINUESESSION, 0xFF)
         guard rc == TSS2_RC_SUCCESS else {
             flush(session)

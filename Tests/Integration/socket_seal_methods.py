@@ -85,6 +85,11 @@ class SoftwareTPM:
     def tcti(self):
         return f"swtpm:host=127.0.0.1,port={self.port}"
 
+    @property
+    def tools_env(self):
+        """The environment tpm2-tools need to reach this swtpm."""
+        return {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
+
     def start(self):
         self.process = subprocess.Popen(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.state}",
                                          "--server", f"type=tcp,port={self.port},bindaddr=127.0.0.1",
@@ -108,7 +113,7 @@ class SoftwareTPM:
         holding TPM handles dies: flushes them. swtpm reached directly has none, so a process killed
         between loading a key and flushing it would leave it there, and after three such kills the
         TPM's object slots are full (TPM_RC_OBJECT_MEMORY). True when anything was left."""
-        env = {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
+        env = self.tools_env
         left = False
         for kind, flag in (("handles-transient", "-t"), ("handles-loaded-session", "-l")):
             listed = subprocess.run(["tpm2_getcap", kind], capture_output=True, text=True, env=env, timeout=30)
@@ -120,7 +125,7 @@ class SoftwareTPM:
         return left
 
     def extend_pcr(self, pcr):
-        env = {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
+        env = self.tools_env
         extended = subprocess.run(["tpm2_pcrextend", f"{pcr}:sha256=" + "ab" * 32], capture_output=True, text=True, env=env,
                                   timeout=30)
         assert extended.returncode == 0, extended.stderr
@@ -294,16 +299,14 @@ def test_method_switch_kills(work):
             process = subprocess.Popen([BINARY, *args, "--store", store], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL, start_new_session=True, env=env)
             time.sleep(rng.uniform(0, 0.15))   # a switch takes 30–100 ms here: kills land before, during and after
-            if process.poll() is None:
+            killed = process.poll() is None
+            if killed:
                 process.kill()
-                outcomes["killed"] += 1
-                process.wait()
-                if tpm.flush_after_kill():
-                    outcomes["left TPM handles"] += 1
-            else:
-                outcomes["finished"] += 1
-                process.wait()
-                assert not tpm.flush_after_kill(), f"`{' '.join(args)}` finished and left handles in the TPM"
+            outcomes["killed" if killed else "finished"] += 1
+            process.wait()
+            left = tpm.flush_after_kill()
+            assert killed or not left, f"`{' '.join(args)}` finished and left handles in the TPM"
+            outcomes["left TPM handles"] += left
             opened = subprocess.run([BINARY, "credentials", "list", "--store", store, "--json"], capture_output=True, text=True,
                                     timeout=60, env=env, stdin=subprocess.DEVNULL)
             assert opened.returncode == 0 and len(json.loads(opened.stdout)["credentials"]) == 1, \
