@@ -10,7 +10,8 @@ let package = Package(
         // The modules as one library, for Fuzz/ (its own package, built only by scripts/fuzz).
         .library(name: "LatchkeyModules",
                  targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "CredentialStore",
-                           "LinuxHID", "Trace", "KeyService", "FIDOClient", "SystemIO", "SignalBridge", "Exchange"]),
+                           "LinuxHID", "Trace", "Presence", "KeyService", "Rig", "DeviceTools", "FIDOClient", "SystemIO",
+                           "SignalBridge", "Exchange"]),
     ],
     targets: [
         // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev).
@@ -45,20 +46,31 @@ let package = Package(
         .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
         .target(name: "FIDOClient",
                 dependencies: ["LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
+        // Presence and user verification: who answers "is the user there?" and "is it them?" (auto,
+        // deny, terminal, notify, control, polkit, fprintd), and the control socket that answers.
+        .target(name: "Presence", dependencies: ["Authenticator", "FIDOCrypto", "LinuxHID", "SystemIO"]),
+        // The running key: KeyRunner over the transport, its host, configuration and signals.
         .target(name: "KeyService",
-                dependencies: ["LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "FIDOCrypto", "SystemIO"]),
+                dependencies: ["Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "SystemIO"]),
+        // `latchkey rig`: many keys behind the WebDriver-style control API, events and faults.
+        .target(name: "Rig",
+                dependencies: ["KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",
+                               "FIDOCrypto", "SystemIO"]),
+        // Tools for any FIDO device: the tracing proxy and a recorded key replayed as a device.
+        .target(name: "DeviceTools", dependencies: ["LinuxHID", "CTAPHID", "Trace", "SystemIO"]),
         // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
         .target(name: "Exchange",
                 dependencies: ["CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),
         // Websites' signals: native-messaging framing, the origin/RP ID rule, applying signals.
         .target(name: "SignalBridge", dependencies: ["CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
         .target(name: "CLI",
-                dependencies: ["KeyService", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                dependencies: ["Rig", "DeviceTools", "KeyService", "Presence", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
         .executableTarget(name: "latchkey-bench",
-                          dependencies: ["KeyService", "FIDOClient", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP", "CTAPHID",
+                          dependencies: ["Rig", "KeyService", "Presence", "FIDOClient", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP",
+                                         "CTAPHID",
                                          "LinuxHID", "CBOR", "SystemIO"],
                           path: "Benchmarks/LatchkeyBench"),
 
@@ -74,15 +86,23 @@ let package = Package(
         .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "SystemIO", "CShims"]),
         // Helpers shared by the test targets (scratch directories); no production code uses it.
         .target(name: "LatchkeyTestSupport",
-                dependencies: ["Authenticator", "CTAP", "CTAPHID", "FIDOClient", "KeyService", "LinuxHID"],
+                dependencies: ["Authenticator", "CTAP", "CTAPHID", "FIDOClient", "KeyService", "Presence", "LinuxHID", "SystemIO"],
                 path: "Tests/LatchkeyTestSupport"),
         .testTarget(name: "TraceTests", dependencies: ["Trace", "CTAPHID", "CBOR", "LatchkeyTestSupport"]),
         .testTarget(name: "FIDOClientTests",
                     dependencies: ["FIDOClient", "LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "KeyServiceTests",
-                    dependencies: ["KeyService", "Authenticator", "SystemIO", "LinuxHID", "LatchkeyTestSupport",
-                                   // end-to-end checks: the key driven by the platform client, `latchkey approve`
-                                   "FIDOClient", "CLI", "FIDOCrypto"]),
+                    dependencies: ["KeyService", "Presence", "Authenticator", "CTAP", "CTAPHID", "SystemIO", "LinuxHID",
+                                   // end-to-end checks: the key driven by the platform client
+                                   "FIDOClient"]),
+        .testTarget(name: "PresenceTests",
+                    dependencies: ["Presence", "Authenticator", "SystemIO", "FIDOCrypto", "LatchkeyTestSupport",
+                                   // `latchkey approve` against a key's control socket
+                                   "CLI"]),
+        .testTarget(name: "RigTests",
+                    dependencies: ["Rig", "KeyService", "Presence", "Authenticator", "CBOR", "CTAP", "CTAPHID", "FIDOClient",
+                                   "FIDOCrypto", "LinuxHID", "SystemIO", "LatchkeyTestSupport"]),
+        .testTarget(name: "DeviceToolsTests", dependencies: ["DeviceTools", "LinuxHID", "SystemIO"]),
         .testTarget(name: "ExchangeTests",
                     dependencies: ["Exchange", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "SignalBridgeTests",

@@ -5,6 +5,8 @@ import CredentialStore
 import FIDOCrypto
 import Foundation
 import KeyService
+import Presence
+import SystemIO
 
 /// A key on a real SQLite store in a temporary directory, driven in-process.
 final class BenchKey {

@@ -5,6 +5,8 @@ import FIDOCrypto
 import Foundation
 import KeyService
 import Synchronization
+import Rig
+import SystemIO
 
 /// `latchkey rig` at scale (issue 13): 64 keys in one process, each on its own socket, started
 /// through the control API; their start time, their memory, and 8 clients on each at once.

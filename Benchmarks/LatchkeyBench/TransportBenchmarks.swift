@@ -5,6 +5,7 @@ import Foundation
 import KeyService
 import LinuxHID
 import Synchronization
+import SystemIO
 
 /// The real poll loop and socket transport in this process, served on a background thread.
 final class InProcessServer: @unchecked Sendable {

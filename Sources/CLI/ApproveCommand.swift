@@ -2,6 +2,7 @@ import Authenticator
 import CredentialStore
 import Foundation
 import KeyService
+import Presence
 
 /// `latchkey approve` / `latchkey deny` / `latchkey presence status`: answer (or look at) the
 /// presence requests of a key run with `--presence control`, through its control socket.

@@ -2,6 +2,8 @@ import Authenticator
 import CredentialStore
 import FIDOClient
 import KeyService
+import Presence
+import SystemIO
 
 /// `latchkey pin status|set|change`.
 ///

@@ -1,5 +1,7 @@
 import Foundation
 import KeyService
+import DeviceTools
+import SystemIO
 
 /// `latchkey proxy DEVICE`: a uhid device in front of a real FIDO key that forwards and traces
 /// every report (HIDProxy), for debugging what a client and a hardware key say to each other.

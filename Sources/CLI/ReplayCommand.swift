@@ -4,6 +4,8 @@ import Foundation
 import KeyService
 import LinuxHID
 import Trace
+import DeviceTools
+import SystemIO
 
 /// `latchkey replay TRACE [DEVICE | --socket PATH]`: sends the client side of a recorded session
 /// to a key again and reports where its answers differ from the recorded key's (TraceReplay

@@ -1,6 +1,9 @@
 import CredentialStore
 import Foundation
 import KeyService
+import Presence
+import Rig
+import SystemIO
 
 /// `latchkey rig`: many keys in one process, driven through the rig control API (README, "The
 /// rig control API"); `latchkey rig call METHOD [PARAMS]`: one request from the shell.

@@ -3,6 +3,8 @@ import CredentialStore
 import CTAP
 import Foundation
 import KeyService
+import Presence
+import SystemIO
 
 /// `latchkey serve`: run a key until SIGINT/SIGTERM; SIGHUP is a power cycle.
 public enum ServeCommand {

@@ -1,5 +1,6 @@
 import Authenticator
 import CTAP
+import SystemIO
 /// What `latchkey serve` runs: where the key appears, its store and name, how presence is
 /// given, logging and tracing. The CLI builds it from the command line (`ServeCommand`);
 /// `KeyHost` runs it.

@@ -3,6 +3,8 @@ import CredentialStore
 import Foundation
 import LinuxHID
 import Trace
+import SystemIO
+import Presence
 
 /// Runs one key from a `KeyConfiguration`: presence provider (and control socket), store,
 /// authenticator, transport, trace file and the poll loop, until SIGINT/SIGTERM; SIGHUP is a

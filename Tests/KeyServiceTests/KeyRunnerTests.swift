@@ -7,6 +7,7 @@ import Foundation
 import LinuxHID
 import Synchronization
 import XCTest
+import SystemIO
 
 /// Which thread runs a request: the poll loop itself when presence never waits (auto, deny),
 /// the worker otherwise, so a waiting request never holds up KEEPALIVE, CANCEL or other channels.

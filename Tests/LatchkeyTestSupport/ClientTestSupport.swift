@@ -6,6 +6,8 @@ import FIDOClient
 import Foundation
 import KeyService
 import LinuxHID
+import Presence
+import SystemIO
 
 
 /// A monotonic clock the test moves by hand (nanoseconds).

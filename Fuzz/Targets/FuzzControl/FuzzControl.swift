@@ -1,6 +1,7 @@
 import Foundation
 import FuzzSupport
 import KeyService
+import Presence
 
 /// The control socket's request line (`ControlCommand(line:)`, what `ControlSocket` acts on).
 /// Invariants: never a trap; an answer only for a version-1 JSON object whose action is

@@ -1,6 +1,8 @@
 import Foundation
 import FuzzSupport
 import KeyService
+import Rig
+import SystemIO
 
 /// The rig control API's request lines (`Rig.respond(to:)`, what `RigConnection` answers), on a
 /// rig with one socket key that holds one credential. Invariants: never a trap; one response

@@ -4,6 +4,8 @@ import CTAP
 import CTAPHID
 import Synchronization
 import SystemIO
+import KeyService
+import Presence
 
 /// One event line: `{"event":"credentialAdded","seq":3,"authenticatorId":"k1","params":{…}}`.
 struct RigEvent: Encodable {

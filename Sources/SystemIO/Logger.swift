@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 import Synchronization
 
 /// Leveled logging to standard error. Messages name commands, status codes, sizes and request
@@ -37,7 +37,7 @@ public final class Logger: Sendable {
 
     public init(level: Level = .info, sink: (@Sendable (String) -> Void)? = nil) {
         self.level = level
-        self.sink = sink ?? { line in FileHandle.standardError.write(Data((line + "\n").utf8)) }
+        self.sink = sink ?? { line in Self.writeStandardError(line + "\n") }
     }
 
     public func log(_ messageLevel: Level, _ message: @autoclosure () -> String) {
@@ -59,6 +59,25 @@ public final class Logger: Sendable {
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, Int(now.tv_nsec / 1_000_000))
+        return twoDigits(parts.tm_hour) + ":" + twoDigits(parts.tm_min) + ":" + twoDigits(parts.tm_sec) + "."
+            + String(String(1000 + Int(now.tv_nsec / 1_000_000)).dropFirst())
+    }
+
+    private static func twoDigits(_ value: Int32) -> String {
+        value < 10 ? "0" + String(value) : String(value)
+    }
+
+    /// The default sink: the whole line in one write(2) where it fits, so lines of concurrent
+    /// writers do not interleave; standard error that is gone is not an error worth a crash.
+    private static func writeStandardError(_ line: String) {
+        let bytes = Array(line.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let start = offset
+            guard let written = try? Errno.retryingInterrupts({
+                bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress! + start, $0.count - start) }
+            }), written > 0 else { return }
+            offset += written
+        }
     }
 }

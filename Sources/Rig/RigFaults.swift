@@ -1,6 +1,9 @@
 import CTAP
 import CTAPHID
 import Synchronization
+import KeyService
+import Presence
+import SystemIO
 
 /// A rig key's injected faults (`injectFault` / `clearFaults`): each names the requests it
 /// applies to and how many times; the first that matches a request is used up by it.

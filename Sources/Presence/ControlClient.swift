@@ -26,10 +26,10 @@ public enum ControlClient {
                 throw .init(ControlIO.addressError(path, error, call: "connect"))
             }
         }
-        guard ControlIO.write(ControlLine.encode(request), to: descriptor) else {
+        guard LineSocket.write(ControlLine.encode(request), to: descriptor) else {
             throw .init("sending to the control socket \(path) failed: \(Errno.current)")
         }
-        guard let line = ControlIO.readLine(from: descriptor, timeoutMilliseconds: replyTimeoutMilliseconds) else {
+        guard let line = LineSocket.readLine(from: descriptor, timeoutMilliseconds: replyTimeoutMilliseconds, maximumLength: ControlLine.maximumLength) else {
             throw .init("the key on \(path) did not answer")
         }
         guard let response = ControlLine.decode(ControlResponse.self, from: line) else {

@@ -1,5 +1,8 @@
 import CBOR
 import Foundation
+import KeyService
+import Presence
+import SystemIO
 
 /// The rig control protocol, version 1 (README, "The rig control API"): JSON objects, one
 /// per line, both ways. A request is `{"v":1,"id":N,"method":"…","params":{…}}`; its response

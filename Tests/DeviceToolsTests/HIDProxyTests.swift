@@ -1,8 +1,9 @@
 import Foundation
-import KeyService
 import LinuxHID
 import Synchronization
 import XCTest
+import DeviceTools
+import SystemIO
 
 /// What `latchkey proxy` presents for a real key, and what it says when it cannot start. (The
 /// forwarding itself runs on the kernel's uhid and hidraw: the VM suite's proxy step.)

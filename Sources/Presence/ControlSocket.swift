@@ -166,7 +166,7 @@ public final class ControlSocket: @unchecked Sendable {
                 }
                 if connections.add(1, ordering: .acquiringAndReleasing).newValue > connectionLimit {
                     connections.subtract(1, ordering: .acquiringAndReleasing)
-                    ControlIO.write(refusal, to: client)
+                    LineSocket.write(refusal, to: client)
                     continue
                 }
                 // The connection's descriptor moves to its thread, which alone uses it from here on.
@@ -184,12 +184,12 @@ public final class ControlSocket: @unchecked Sendable {
     }
 
     private static func servePresence(_ client: FileDescriptor, presence: ControlPresence) {
-        guard let line = ControlIO.readLine(from: client, timeoutMilliseconds: Self.requestTimeoutMilliseconds) else {
-            ControlIO.write(ControlLine.encode(ControlResponse.error("no request line (a JSON object and a newline) within 5 s")),
+        guard let line = LineSocket.readLine(from: client, timeoutMilliseconds: Self.requestTimeoutMilliseconds, maximumLength: ControlLine.maximumLength) else {
+            LineSocket.write(ControlLine.encode(ControlResponse.error("no request line (a JSON object and a newline) within 5 s")),
                             to: client)
             return
         }
-        ControlIO.write(ControlLine.encode(response(to: line, client: client, presence: presence)), to: client)
+        LineSocket.write(ControlLine.encode(response(to: line, client: client, presence: presence)), to: client)
     }
 
     static func response(to line: [UInt8], client: FileDescriptor, presence: ControlPresence) -> ControlResponse {
@@ -203,7 +203,7 @@ public final class ControlSocket: @unchecked Sendable {
                                                user: $0.userName, waitingMilliseconds: status.pendingForMilliseconds)
             }, waitingAnswers: status.waitingAnswers)
         case let .answer(decision, target, timeout):
-            switch presence.answer(decision, for: target, timeoutMilliseconds: timeout, isAbandoned: { ControlIO.peerClosed(client) }) {
+            switch presence.answer(decision, for: target, timeoutMilliseconds: timeout, isAbandoned: { LineSocket.peerClosed(client) }) {
             case let .applied(decision, request, id):
                 return ControlResponse(result: decision == .approve ? "approved" : "denied",
                                        operation: request.operation.rawValue, rpID: request.rpID, user: request.userName,
@@ -253,55 +253,12 @@ public final class ControlSocket: @unchecked Sendable {
     }
 }
 
-/// Small blocking helpers for the control socket's line protocol (both ends).
-enum ControlIO {
-    static func addressError(_ path: String, _ error: Errno, call: String) -> String {
+/// What the control socket and the rig's control socket say when their path cannot be used.
+public enum ControlIO {
+    public static func addressError(_ path: String, _ error: Errno, call: String) -> String {
         if error == .nameTooLong {
             return "the control socket path \(path) is too long for a UNIX socket (at most 107 bytes); pass a shorter --control PATH"
         }
         return "\(call) failed for \(path): \(error)"
-    }
-
-    /// Reads until a newline (returned without it), end of stream, the size limit or the timeout.
-    static func readLine(from descriptor: FileDescriptor, timeoutMilliseconds: Int32,
-                         maximumLength: Int = ControlLine.maximumLength) -> [UInt8]? {
-        var line: [UInt8] = []
-        let deadline = MonotonicClock.milliseconds() + UInt64(max(timeoutMilliseconds, 0))
-        while line.count <= maximumLength {
-            let now = MonotonicClock.milliseconds()
-            guard now < deadline,
-                  let events = try? Poller.wait(for: descriptor.rawValue, events: Int16(POLLIN),
-                                                timeoutMilliseconds: Int32(clamping: deadline - now)), events != 0,
-                  let chunk = try? descriptor.receive(upToCount: 512), !chunk.isEmpty else { return nil }
-            // Read no further than the first newline's packet; a request is one line.
-            if let newline = chunk.firstIndex(of: UInt8(ascii: "\n")) {
-                return line + chunk[..<newline]
-            }
-            line += chunk
-        }
-        return nil
-    }
-
-    /// Writes all of `bytes` (MSG_NOSIGNAL: a vanished peer is an error, not SIGPIPE).
-    @discardableResult
-    static func write(_ bytes: [UInt8], to descriptor: FileDescriptor) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            guard let count = try? descriptor.send(Array(bytes[written...]), flags: Int32(MSG_NOSIGNAL)) else { return false }
-            written += count
-        }
-        return true
-    }
-
-    /// Whether the peer has closed its end (EOF or an error on the socket), without consuming input.
-    static func peerClosed(_ descriptor: FileDescriptor) -> Bool {
-        guard let events = try? Poller.wait(for: descriptor.rawValue, events: Int16(POLLIN), timeoutMilliseconds: 0),
-              events != 0 else { return false }
-        if events & Int16(POLLERR | POLLNVAL) != 0 { return true }
-        do {
-            return try descriptor.receive(upToCount: 1, flags: Int32(MSG_PEEK) | Int32(MSG_DONTWAIT)).isEmpty
-        } catch {
-            return error != .wouldBlock
-        }
     }
 }

@@ -6,10 +6,12 @@ import FIDOClient
 import FIDOCrypto
 import Foundation
 @testable import KeyService
+@testable import Rig
 import LatchkeyTestSupport
 import LinuxHID
 import SystemIO
 import XCTest
+import Presence
 
 /// The rig control API in-process: request lines through `RigConnection.respond`, keys on the
 /// socket transport driven by the platform client, events through a subscriber's queue.

@@ -1,13 +1,13 @@
 import Dispatch
-import Foundation
+import Glibc
 
 /// SIGINT/SIGTERM stop the key, SIGHUP power-cycles it. Dispatch signal sources run the
 /// handlers on a queue, outside signal context.
-final class SignalWatcher: @unchecked Sendable {
+public final class SignalWatcher: @unchecked Sendable {
     private var sources: [DispatchSourceSignal] = []
     private let queue = DispatchQueue(label: "latchkey.signals")
 
-    init(stop: @escaping @Sendable (String) -> Void, powerCycle: @escaping @Sendable () -> Void) {
+    public init(stop: @escaping @Sendable (String) -> Void, powerCycle: @escaping @Sendable () -> Void) {
         for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
@@ -23,7 +23,7 @@ final class SignalWatcher: @unchecked Sendable {
         signal(SIGPIPE, SIG_IGN)
     }
 
-    func cancel() {
+    public func cancel() {
         for source in sources { source.cancel() }
         sources = []
     }

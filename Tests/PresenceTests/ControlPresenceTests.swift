@@ -2,7 +2,7 @@ import Authenticator
 import FIDOCrypto
 @testable import CLI
 import Foundation
-@testable import KeyService
+@testable import Presence
 import LatchkeyTestSupport
 import Synchronization
 import SystemIO
@@ -228,7 +228,7 @@ final class ControlPresenceTests: XCTestCase {
     func testClosedConnectionWithdrawsItsAnswer() throws {
         let client = try FileDescriptor.unixSocket(type: SOCK_STREAM, nonBlocking: false)
         XCTAssertNoThrow(try client.connect(to: UnixSocketAddress(path: path)))
-        XCTAssertTrue(ControlIO.write(ControlLine.encode(ControlRequest(action: "approve", timeoutMilliseconds: 10_000,
+        XCTAssertTrue(LineSocket.write(ControlLine.encode(ControlRequest(action: "approve", timeoutMilliseconds: 10_000,
                                                                         rpID: "example.com")), to: client))
         waitUntil { $0.waitingAnswers == 1 }
         client.close()

@@ -1,4 +1,5 @@
 import Authenticator
+import SystemIO
 
 /// `--uv auto`: every user verification succeeds without asking. For test rigs (headless
 /// browsers creating passkeys); `latchkey serve` says so in its log at start. The modality it

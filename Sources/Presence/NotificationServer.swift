@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 
 /// What the desktop's notification server can do, asked once when `--presence notify` starts
 /// (org.freedesktop.Notifications.GetCapabilities, through `dbus-send`, which every desktop with

@@ -7,6 +7,9 @@ import FIDOCrypto
 import Foundation
 import LinuxHID
 import Synchronization
+import KeyService
+import Presence
+import SystemIO
 
 /// One key of a `latchkey rig`: its own SQLite store, authenticator, transport (uhid or
 /// socket) and poll loop on its own thread, with the rig's presence and UV providers. Started

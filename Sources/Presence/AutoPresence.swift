@@ -1,4 +1,5 @@
 import Authenticator
+import SystemIO
 
 /// `--presence auto`: every request is approved at once. For test rigs only; `latchkey serve`
 /// says so in its log at start.

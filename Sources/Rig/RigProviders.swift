@@ -1,5 +1,8 @@
 import Authenticator
 import Synchronization
+import KeyService
+import Presence
+import SystemIO
 
 /// A rig key's presence: WebDriver's `isUserConsenting` answered at once while
 /// `automaticPresenceSimulation` is on, else a wait for the rig's `answerPresence` (a

@@ -1,9 +1,10 @@
 import Authenticator
 import Foundation
-@testable import KeyService
+@testable import Presence
 import LatchkeyTestSupport
 import Synchronization
 import XCTest
+import SystemIO
 
 /// A notify-send stand-in: the test decides when and how it exits.
 final class FakeNotification: NotificationProcess, @unchecked Sendable {

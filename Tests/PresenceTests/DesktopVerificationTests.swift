@@ -1,8 +1,9 @@
 import Authenticator
 import Foundation
-@testable import KeyService
+@testable import Presence
 import LatchkeyTestSupport
 import XCTest
+import SystemIO
 
 /// `--uv polkit` and `--uv fprintd` (ProgramVerification): what each program's exit means to
 /// the key, the command lines, and the deadline and cancellation that close the program. The

@@ -4,6 +4,9 @@ import CTAP
 import CredentialStore
 import Foundation
 import Synchronization
+import KeyService
+import Presence
+import SystemIO
 
 /// `latchkey rig`: many keys in one process, added and removed through the control API
 /// (`RigProtocol`, served by `RigControlServer`). Each key is a `RigKey` with its store in

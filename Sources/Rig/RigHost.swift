@@ -1,5 +1,7 @@
 import Foundation
 import SystemIO
+import KeyService
+import Presence
 
 /// What `latchkey rig` runs: where its control socket and stores are.
 public struct RigConfiguration: Equatable, Sendable {

@@ -1,6 +1,8 @@
 import CBOR
 import Foundation
 import SystemIO
+import KeyService
+import Presence
 
 /// One connection to the rig's control socket (`RigProtocol`): request lines in, response
 /// lines out in the same order, and — once `subscribe`d — event lines in between. Runs on the
@@ -17,7 +19,7 @@ enum RigConnection {
     static func serve(_ client: FileDescriptor, rig: Rig) {
         try? client.setSendTimeout(milliseconds: sendTimeoutMilliseconds)
         guard let wakeup = try? WakeupEvent() else {
-            ControlIO.write(RigProtocol.response(id: nil, failure: .failed("cannot create an event for this connection")), to: client)
+            LineSocket.write(RigProtocol.response(id: nil, failure: .failed("cannot create an event for this connection")), to: client)
             return
         }
         var subscriber: RigSubscriber?
@@ -26,9 +28,9 @@ enum RigConnection {
         while !rig.isClosing {
             if let subscriber {
                 let (lines, overflowed) = subscriber.take()
-                for line in lines where !ControlIO.write(line, to: client) { return }
+                for line in lines where !LineSocket.write(line, to: client) { return }
                 if overflowed {
-                    ControlIO.write(RigProtocol.line(["event": "overflow"]), to: client)
+                    LineSocket.write(RigProtocol.line(["event": "overflow"]), to: client)
                     return
                 }
             }
@@ -43,17 +45,17 @@ enum RigConnection {
                 let line = Array(buffer[..<newline])
                 buffer.removeSubrange(...newline)
                 guard !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) else { continue }
-                let (response, subscription) = respond(to: line, rig: rig, isAbandoned: { ControlIO.peerClosed(client) })
+                let (response, subscription) = respond(to: line, rig: rig, isAbandoned: { LineSocket.peerClosed(client) })
                 if let subscription {
                     if let subscriber { rig.events.unsubscribe(subscriber) }
                     let new = RigSubscriber(authenticatorID: subscription, wakeup: wakeup)
                     rig.events.subscribe(new)
                     subscriber = new
                 }
-                guard ControlIO.write(response, to: client) else { return }
+                guard LineSocket.write(response, to: client) else { return }
             }
             if buffer.count > RigProtocol.maximumLineLength {
-                ControlIO.write(RigProtocol.response(id: nil, failure: RigFailure(.parseError,
+                LineSocket.write(RigProtocol.response(id: nil, failure: RigFailure(.parseError,
                     "a request line is longer than \(RigProtocol.maximumLineLength) bytes; closing")), to: client)
                 return
             }
@@ -114,11 +116,11 @@ public enum RigClient {
         var text = #"{"v":1,"id":1,"method":"#
         JSONStringLiteral.append(method, to: &text)
         let request = Array((text + #","params":"#).utf8) + paramsJSON + Array("}\n".utf8)
-        guard ControlIO.write(request, to: descriptor) else {
+        guard LineSocket.write(request, to: descriptor) else {
             throw .init("sending to the rig on \(path) failed: \(Errno.current)")
         }
         while true {
-            guard let line = ControlIO.readLine(from: descriptor, timeoutMilliseconds: replyTimeoutMilliseconds,
+            guard let line = LineSocket.readLine(from: descriptor, timeoutMilliseconds: replyTimeoutMilliseconds,
                                                 maximumLength: RigProtocol.maximumLineLength) else {
                 throw .init("the rig on \(path) did not answer")
             }

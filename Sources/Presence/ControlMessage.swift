@@ -1,4 +1,5 @@
 import Foundation
+import SystemIO
 
 /// The control socket's protocol, version 1 (`ControlSocket`): a UNIX SOCK_STREAM connection
 /// carries one request line and gets one response line, each a JSON object ending in "\n".
@@ -126,18 +127,18 @@ public struct ControlResponse: Codable, Equatable, Sendable {
     static func error(_ message: String) -> ControlResponse { ControlResponse(result: "error", message: message) }
 }
 
-enum ControlLine {
+public enum ControlLine {
     /// The longest request line the key reads.
-    static let maximumLength = 4096
+    public static let maximumLength = 4096
 
     /// `value` as one line (sorted keys, a newline at the end); `fallback` if it cannot be encoded.
-    static func encode<T: Encodable>(_ value: T, orElse fallback: String = #"{"result":"error"}"#) -> [UInt8] {
+    public static func encode<T: Encodable>(_ value: T, orElse fallback: String = #"{"result":"error"}"#) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return Array((try? encoder.encode(value)) ?? Data(fallback.utf8)) + [UInt8(ascii: "\n")]
     }
 
-    static func decode<T: Decodable>(_ type: T.Type, from line: [UInt8]) -> T? {
+    public static func decode<T: Decodable>(_ type: T.Type, from line: [UInt8]) -> T? {
         try? JSONDecoder().decode(type, from: Data(line))
     }
 }
