@@ -9,7 +9,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         // The modules as one library, for Fuzz/ (its own package, built only by scripts/fuzz).
         .library(name: "LatchkeyModules",
-                 targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "CredentialStore",
+                 targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "KeySealing", "CredentialStore",
                            "LinuxHID", "Trace", "Presence", "KeyService", "Rig", "DeviceTools", "FIDOClient", "SystemIO",
                            "SignalBridge", "Exchange"]),
     ],
@@ -22,7 +22,7 @@ let package = Package(
         .systemLibrary(name: "CUdev", pkgConfig: "libudev",
                        providers: [.apt(["libudev-dev"])]),
         // Sealing a store's master key (issue 14): tpm2-tss's ESAPI for a TPM 2.0, libsecret for
-        // the login keyring. Imported by CredentialStore alone.
+        // the login keyring. Imported by KeySealing alone.
         .systemLibrary(name: "CTSS", pkgConfig: "tss2-esys",
                        providers: [.apt(["libtss2-dev"])]),
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1",
@@ -40,8 +40,10 @@ let package = Package(
         .target(name: "CTAPHID"),
         .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
         .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto"]),
+        // A store's master key sealed by the TPM, the login keyring or a passphrase.
+        .target(name: "KeySealing", dependencies: ["FIDOCrypto", "CBOR", "SystemIO", "CTSS", "CSecret"]),
         .target(name: "CredentialStore",
-                dependencies: ["Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims", "CTSS", "CSecret"]),
+                dependencies: ["KeySealing", "Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
         .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
         .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
         .target(name: "FIDOClient",
@@ -64,7 +66,7 @@ let package = Package(
         // Websites' signals: native-messaging framing, the origin/RP ID rule, applying signals.
         .target(name: "SignalBridge", dependencies: ["CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
         .target(name: "CLI",
-                dependencies: ["Rig", "DeviceTools", "KeyService", "Presence", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                dependencies: ["Rig", "DeviceTools", "KeyService", "Presence", "KeySealing", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
@@ -80,13 +82,17 @@ let package = Package(
         .testTarget(name: "CTAPHIDTests", dependencies: ["CTAPHID"]),
         .testTarget(name: "AuthenticatorTests",
                     dependencies: ["Authenticator", "CTAP", "CBOR", "FIDOCrypto", "COpenSSL", "CShims"]),
+        .testTarget(name: "KeySealingTests", dependencies: ["KeySealing", "FIDOCrypto", "SystemIO", "TestScratch"]),
         .testTarget(name: "CredentialStoreTests",
-                    dependencies: ["CredentialStore", "Authenticator", "FIDOCrypto"]),
+                    dependencies: ["CredentialStore", "KeySealing", "Authenticator", "FIDOCrypto"]),
         .testTarget(name: "SystemIOTests", dependencies: ["SystemIO"]),
         .testTarget(name: "LinuxHIDTests", dependencies: ["LinuxHID", "SystemIO", "CShims"]),
-        // Helpers shared by the test targets (scratch directories); no production code uses it.
+        // Helpers shared by the test targets; no production code uses them. TestScratch (private
+        // scratch directories) depends on nothing, so a low module's tests link only it.
+        .target(name: "TestScratch", path: "Tests/TestScratch"),
         .target(name: "LatchkeyTestSupport",
-                dependencies: ["Authenticator", "CTAP", "CTAPHID", "FIDOClient", "KeyService", "Presence", "LinuxHID", "SystemIO"],
+                dependencies: ["TestScratch", "Authenticator", "CTAP", "CTAPHID", "FIDOClient", "KeyService", "Presence", "LinuxHID",
+                               "SystemIO"],
                 path: "Tests/LatchkeyTestSupport"),
         .testTarget(name: "TraceTests", dependencies: ["Trace", "CTAPHID", "CBOR", "LatchkeyTestSupport"]),
         .testTarget(name: "FIDOClientTests",
@@ -108,7 +114,7 @@ let package = Package(
         .testTarget(name: "SignalBridgeTests",
                     dependencies: ["SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",
-                    dependencies: ["CLI", "SignalBridge", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "LinuxHID",
+                    dependencies: ["CLI", "SignalBridge", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "KeySealing", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
     ]
 )

@@ -2,6 +2,7 @@ import CredentialStore
 import FIDOClient
 import Foundation
 import SignalBridge
+import KeySealing
 
 /// `latchkey bridge install|uninstall|status`: wires browsers to `latchkey native-host` for
 /// Latchkey's extension (README, "Keeping passkeys in sync with websites"). Per user: host

@@ -2,6 +2,7 @@ import CredentialStore
 import Foundation
 import SignalBridge
 import LinuxHID
+import KeySealing
 
 /// Everything `latchkey doctor` looks at, gathered once (`gather`) and judged
 /// by the pure `DoctorCheck.evaluate(_:)`, so the judging is tested over

@@ -2,6 +2,7 @@ import CredentialStore
 import FIDOCrypto
 import Foundation
 import Synchronization
+import KeySealing
 
 /// Where a sealed store's passphrase comes from, wherever a command opens the store (MasterKeySeal
 /// asks only for a sealed one): `--passphrase-file FILE` (serve, store), the file named by

@@ -3,6 +3,7 @@ import CredentialStore
 import FIDOClient
 import FIDOCrypto
 import Foundation
+import KeySealing
 
 /// `latchkey store seal|unseal|status`: how a store's master key is kept (MasterKeySeal). Sealed
 /// to the TPM, the login keyring or a passphrase, a copy of the store's directory — a backup, a

@@ -6,6 +6,7 @@ import KeyService
 import LatchkeyTestSupport
 import SignalBridge
 import XCTest
+import KeySealing
 
 /// `latchkey doctor`'s judgement as a pure function of the facts it gathered.
 final class DoctorCheckTests: XCTestCase {

@@ -8,6 +8,7 @@ import KeyService
 import LinuxHID
 import Presence
 import SystemIO
+@_exported import TestScratch
 
 
 /// A monotonic clock the test moves by hand (nanoseconds).

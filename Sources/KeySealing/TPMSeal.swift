@@ -1,4 +1,3 @@
-import Authenticator
 import CTSS
 import FIDOCrypto
 import Glibc
@@ -44,7 +43,7 @@ public enum TPMSeal {
     /// `tcti`: a TCTI configuration string (e.g. "swtpm:host=127.0.0.1,port=2321" or
     /// "device:/dev/tpmrm0"); nil: the TSS2_TCTI environment variable when set, else
     /// "device:/dev/tpmrm0" (see `configuration(_:)` for why not the loader's own default).
-    public static func seal(_ secret: SecretBytes, pcrs: [UInt8], tcti: String?) throws(StoreError) -> Blob {
+    public static func seal(_ secret: SecretBytes, pcrs: [UInt8], tcti: String?) throws(SealError) -> Blob {
         guard (1...largestSecret).contains(secret.count) else {
             throw .io("a TPM seals 1 to \(largestSecret) bytes, not \(secret.count)")
         }
@@ -61,7 +60,7 @@ public enum TPMSeal {
     /// The secret `blob` seals, unsealed by the TPM that `tcti` reaches (as in `seal`). Fails with
     /// `.sealed` saying what to do when no TPM answers, when this TPM is not the one that sealed it
     /// (or was cleared since), or when its PCRs have changed; `.corrupt` when the blob does not parse.
-    public static func unseal(_ blob: Blob, tcti: String?) throws(StoreError) -> SecretBytes {
+    public static func unseal(_ blob: Blob, tcti: String?) throws(SealError) -> SecretBytes {
         let bound: PCRSelection
         do { bound = try PCRSelection(blob.pcrs) } catch { throw .corrupt("the TPM-sealed master key names \(error)") }
         guard bound.indices == blob.pcrs else {
@@ -98,7 +97,7 @@ public enum TPMSeal {
 
     /// Extends PCR `pcr`'s SHA-256 bank with `digest` (32 bytes): for tests, which change a bound
     /// PCR as a firmware update would (a PCR cannot be set back, only extended or reset by reboot).
-    static func extendPCR(_ pcr: UInt8, digest: [UInt8], tcti: String?) throws(StoreError) {
+    static func extendPCR(_ pcr: UInt8, digest: [UInt8], tcti: String?) throws(SealError) {
         guard Int(pcr) < pcrCount, digest.count == 32 else { throw .io("PCR \(pcr) cannot be extended by \(digest.count) bytes") }
         var values = TPML_DIGEST_VALUES()
         values.count = 1
@@ -265,7 +264,7 @@ extension TPMSeal {
         static let pcrChanged: UInt32 = 0x128     // TPM_RC_PCR_CHANGED (VER1 + 0x028)
     }
 
-    private static func sealError(_ failure: TPMFailure, _ conf: String) -> StoreError {
+    private static func sealError(_ failure: TPMFailure, _ conf: String) -> SealError {
         if failure.isUnreachable {
             return .io("no TPM answered (\(describe(conf, failure))): \(reachHint) Without a TPM, seal with a passphrase")
         }
@@ -273,7 +272,7 @@ extension TPMSeal {
         return .io("sealing to the TPM failed (\(failure.text))")
     }
 
-    private static func unsealError(_ failure: TPMFailure, _ conf: String, _ bound: PCRSelection) -> StoreError {
+    private static func unsealError(_ failure: TPMFailure, _ conf: String, _ bound: PCRSelection) -> SealError {
         let code = failure.tpmCode
         if failure.isUnreachable {
             return .sealed("the master key is sealed to a TPM 2.0, and no TPM answered (\(describe(conf, failure))): "
@@ -507,7 +506,7 @@ extension TPMSeal {
     /// Parses a whole blob field into `value`: trailing bytes are refused as corruption too.
     private static func unmarshal<T>(_ bytes: [UInt8], into value: inout T, _ what: String,
                                      _ unmarshal: (UnsafePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?, UnsafeMutablePointer<T>?) -> TSS2_RC)
-        throws(StoreError) {
+        throws(SealError) {
         var offset = 0
         let rc = bytes.withUnsafeBufferPointer { unmarshal($0.baseAddress, $0.count, &offset, &value) }
         guard rc == TSS2_RC_SUCCESS, offset == bytes.count else {

@@ -1,6 +1,6 @@
-import Authenticator
-@testable import CredentialStore
 import FIDOCrypto
+@testable import KeySealing
+import TestScratch
 import Foundation
 import Glibc
 import XCTest
@@ -29,15 +29,15 @@ final class TPMSealTests: XCTestCase {
         return tpm
     }
 
-    private func message(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> StoreError? {
+    private func message(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> SealError? {
         do {
             try body()
             XCTFail("no error", file: file, line: line)
             return nil
-        } catch let error as StoreError {
+        } catch let error as SealError {
             return error
         } catch {
-            XCTFail("not a StoreError: \(error)", file: file, line: line)
+            XCTFail("not a SealError: \(error)", file: file, line: line)
             return nil
         }
     }
@@ -250,7 +250,7 @@ private final class SoftwareTPM {
 
     let port: UInt16
     private let process: Process
-    private let state: TemporaryDirectory
+    private let state: ShortTempDirectory
 
     var tcti: String { "swtpm:host=127.0.0.1,port=\(port)" }
 
@@ -260,11 +260,11 @@ private final class SoftwareTPM {
     }
 
     init(executable: String) throws {
-        state = TemporaryDirectory()
+        state = try ShortTempDirectory()
         port = try Self.freePortPair()
         process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["socket", "--tpm2", "--tpmstate", "dir=\(state.root)",
+        process.arguments = ["socket", "--tpm2", "--tpmstate", "dir=\(state.path)",
                              "--server", "type=tcp,bindaddr=127.0.0.1,port=\(port)",
                              "--ctrl", "type=tcp,bindaddr=127.0.0.1,port=\(port + 1)",
                              "--flags", "not-need-init,startup-clear"]

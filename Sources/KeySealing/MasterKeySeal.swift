@@ -1,4 +1,3 @@
-import Authenticator
 import CBOR
 import FIDOCrypto
 import Glibc
@@ -27,7 +26,6 @@ import SystemIO
 /// never changes, so a running key is unaffected.
 public enum MasterKeySeal {
     static let header = Array("latchkey sealed master key\n".utf8)
-    static let largestFile = 1024
 
     /// How the master key is kept.
     public enum State: Equatable, Sendable {
@@ -71,35 +69,33 @@ public enum MasterKeySeal {
     }
 
     /// The state of the store in `directory`.
-    public static func state(directory: String) throws(StoreError) -> State {
-        let files = StoreDirectory(path: directory)
-        guard var contents = try files.readMasterKeyFile() else { return .missing }
+    public static func state(_ file: MasterKeyFile) throws(SealError) -> State {
+        guard var contents = try file.read() else { return .missing }
         defer { contents.wipe() }
-        if contents.count == StoreDirectory.masterKeyCount { return .unsealed }
-        return try Sealed(decoding: contents, path: files.masterKeyPath).state
+        if contents.count == MasterKeyFile.keyCount { return .unsealed }
+        return try Sealed(decoding: contents, path: file.path).state
     }
 
     /// Seals the store's master key with `passphrase` (an unsealed store, or a sealed one whose
     /// current passphrase is `current`: a change of passphrase).
-    public static func seal(directory: String, passphrase: SecretBytes, current: SecretBytes? = nil,
-                            parameters: Scrypt.Parameters = .default) throws(StoreError) {
-        try seal(directory: directory, with: .passphrase(passphrase, parameters), current: current)
+    public static func seal(_ file: MasterKeyFile, passphrase: SecretBytes, current: SecretBytes? = nil,
+                            parameters: Scrypt.Parameters = .default) throws(SealError) {
+        try seal(file, with: .passphrase(passphrase, parameters), current: current)
     }
 
     /// Seals the store's master key with `method`: an unsealed store, or one sealed by any method
     /// (a passphrase-sealed one opened with `current`, else the installed source's).
-    public static func seal(directory: String, with method: Method, current: SecretBytes? = nil) throws(StoreError) {
-        let files = StoreDirectory(path: directory)
-        try files.checkPermissions()
-        try files.withMasterKeyLock { () throws(StoreError) in
-            files.removeStaleMasterKeyTemporaries()
-            try sealLocked(files, method: method, current: current)
+    /// The caller has checked the store's files (the store's `seal(directory:)` does).
+    public static func seal(_ file: MasterKeyFile, with method: Method, current: SecretBytes? = nil) throws(SealError) {
+        try file.withLock { () throws(SealError) in
+            file.removeStaleTemporaries()
+            try sealLocked(file, method: method, current: current)
         }
     }
 
-    private static func sealLocked(_ files: StoreDirectory, method: Method, current: SecretBytes?) throws(StoreError) {
-        let previous = try state(directory: files.path)
-        let key = try masterKey(files, passphrase: current)
+    private static func sealLocked(_ file: MasterKeyFile, method: Method, current: SecretBytes?) throws(SealError) {
+        let previous = try state(file)
+        let key = try masterKey(file, passphrase: current)
         let wrapping: Sealed.Wrapping
         let wrappingKey: SecretBytes
         switch method {
@@ -108,18 +104,18 @@ public enum MasterKeySeal {
             wrappingKey = try derive(passphrase, salt: salt, parameters: parameters)
             wrapping = .passphrase(parameters, salt: salt)
         case let .tpm(pcrs):
-            wrappingKey = SecretBytes(randomCount: StoreDirectory.masterKeyCount)
+            wrappingKey = SecretBytes(randomCount: MasterKeyFile.keyCount)
             wrapping = .tpm(try TPMSeal.seal(wrappingKey, pcrs: pcrs, tcti: nil))
         case .keyring:
-            wrappingKey = SecretBytes(randomCount: StoreDirectory.masterKeyCount)
+            wrappingKey = SecretBytes(randomCount: MasterKeyFile.keyCount)
             let item = KeyringSeal.newItemName()
-            try KeyringSeal.store(wrappingKey, item: item, label: "Latchkey master key (\(files.path))")
+            try KeyringSeal.store(wrappingKey, item: item, label: "Latchkey master key (\(file.directory))")
             wrapping = .keyring(item: item)
         }
         let record: Sealed
         do {
             record = try Sealed.seal(key, under: wrappingKey, wrapping: wrapping)
-            try files.replaceMasterKeyFile(with: record.encoded())
+            try file.replace(with: record.encoded())
         } catch {
             if case let .keyring(item) = wrapping { KeyringSeal.clear(item: item) }   // names nothing now
             throw error
@@ -129,34 +125,41 @@ public enum MasterKeySeal {
 
     /// Back to 32 raw bytes (rigs). `passphrase` opens a passphrase-sealed store (else the
     /// installed source's); a TPM or keyring opens itself.
-    public static func unseal(directory: String, passphrase: SecretBytes? = nil) throws(StoreError) {
-        let files = StoreDirectory(path: directory)
-        try files.checkPermissions()
-        try files.withMasterKeyLock { () throws(StoreError) in
-            files.removeStaleMasterKeyTemporaries()
-            let previous = try state(directory: files.path)
-            let key = try masterKey(files, passphrase: passphrase)
+    /// The caller has checked the store's files (the store's `unseal(directory:)` does).
+    public static func unseal(_ file: MasterKeyFile, passphrase: SecretBytes? = nil) throws(SealError) {
+        try file.withLock { () throws(SealError) in
+            file.removeStaleTemporaries()
+            let previous = try state(file)
+            let key = try masterKey(file, passphrase: passphrase)
             var bytes = key.copyBytes()
             defer { bytes.wipe() }
-            try files.replaceMasterKeyFile(with: bytes)
+            try file.replace(with: bytes)
             if case let .sealedWithKeyring(old) = previous { KeyringSeal.clear(item: old) }
         }
     }
 
-    /// The master key in `files`: raw, or opened with `passphrase`.
-    static func masterKey(_ files: StoreDirectory, passphrase: SecretBytes?) throws(StoreError) -> SecretBytes {
-        guard var contents = try files.readMasterKeyFile() else {
-            throw .io("\(files.masterKeyPath) does not exist: the store is created by its first `latchkey serve`")
+    /// The master key in `file`: raw, or opened with `passphrase`.
+    static func masterKey(_ file: MasterKeyFile, passphrase: SecretBytes?) throws(SealError) -> SecretBytes {
+        guard var contents = try file.read() else {
+            throw .io("\(file.path) does not exist: the store is created by its first `latchkey serve`")
         }
         defer { contents.wipe() }
-        return try open(contents, path: files.masterKeyPath, passphrase: passphrase, directory: files.path)
+        return try open(contents, path: file.path, passphrase: passphrase, directory: file.directory)
+    }
+
+    /// The master key in `file`, which must exist: raw, or sealed and opened by its method (a
+    /// passphrase: the installed source's). Nil when there is no master.key.
+    public static func load(_ file: MasterKeyFile) throws(SealError) -> SecretBytes? {
+        guard var contents = try file.read() else { return nil }
+        defer { contents.wipe() }
+        return try open(contents, path: file.path, passphrase: nil, directory: file.directory)
     }
 
     /// The master key in `contents` (master.key's bytes): raw, or sealed and opened by its
     /// method (a passphrase: the one given, or else the installed source's).
     static func open(_ contents: [UInt8], path: String, passphrase: SecretBytes?,
-                     directory: String) throws(StoreError) -> SecretBytes {
-        if contents.count == StoreDirectory.masterKeyCount { return SecretBytes(contents) }
+                     directory: String) throws(SealError) -> SecretBytes {
+        if contents.count == MasterKeyFile.keyCount { return SecretBytes(contents) }
         let sealed = try Sealed(decoding: contents, path: path)
         let wrappingKey: SecretBytes
         switch sealed.wrapping {
@@ -184,7 +187,7 @@ public enum MasterKeySeal {
         return key
     }
 
-    static func derive(_ passphrase: SecretBytes, salt: [UInt8], parameters: Scrypt.Parameters) throws(StoreError) -> SecretBytes {
+    static func derive(_ passphrase: SecretBytes, salt: [UInt8], parameters: Scrypt.Parameters) throws(SealError) -> SecretBytes {
         do {
             return try Scrypt.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
         } catch {

@@ -1,4 +1,3 @@
-import Authenticator
 import CSecret
 import FIDOCrypto
 import Glibc
@@ -35,7 +34,7 @@ public enum KeyringSeal {
     }
 
     /// Stores `key` (32 bytes) under `item`, labelled for the user's keyring manager.
-    public static func store(_ key: SecretBytes, item: String, label: String) throws(StoreError) {
+    public static func store(_ key: SecretBytes, item: String, label: String) throws(SealError) {
         var raw = key.copyBytes()
         var text = hex(raw) + [0]
         raw.wipe()
@@ -54,7 +53,7 @@ public enum KeyringSeal {
     }
 
     /// The key stored under `item`.
-    public static func lookup(item: String, path: String) throws(StoreError) -> SecretBytes {
+    public static func lookup(item: String, path: String) throws(SealError) -> SecretBytes {
         var error: UnsafeMutablePointer<GError>?
         let found = withAttributes(item: item) { attributes in
             secret_password_lookupv_sync(schema, attributes, nil, &error)
@@ -78,7 +77,7 @@ public enum KeyringSeal {
         let length = strlen(found)
         var text = Array(UnsafeBufferPointer(start: UnsafeRawPointer(found).assumingMemoryBound(to: UInt8.self), count: length))
         defer { text.wipe() }
-        guard var key = unhex(text), key.count == StoreDirectory.masterKeyCount else {
+        guard var key = unhex(text), key.count == MasterKeyFile.keyCount else {
             throw .corrupt("the login keyring's item for \(path) (\(schemaName), item \(item)) is not a Latchkey key")
         }
         defer { key.wipe() }

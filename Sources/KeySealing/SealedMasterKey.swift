@@ -1,4 +1,3 @@
-import Authenticator
 import CBOR
 import FIDOCrypto
 
@@ -35,7 +34,7 @@ extension MasterKeySeal {
             }
         }
 
-        static func seal(_ key: SecretBytes, under wrappingKey: SecretBytes, wrapping: Wrapping) throws(StoreError) -> Sealed {
+        static func seal(_ key: SecretBytes, under wrappingKey: SecretBytes, wrapping: Wrapping) throws(SealError) -> Sealed {
             let nonce = SecureRandom.bytes(count: 12)
             var record = Sealed(wrapping: wrapping, nonce: nonce, sealed: [])
             var plain = key.copyBytes()
@@ -51,7 +50,7 @@ extension MasterKeySeal {
 
         /// The master key, or nil when the wrapping key does not open it.
         func open(under wrappingKey: SecretBytes) -> SecretBytes? {
-            guard var key = try? AES256GCM.open(Array(sealed.prefix(StoreDirectory.masterKeyCount)), tag: Array(sealed.suffix(16)),
+            guard var key = try? AES256GCM.open(Array(sealed.prefix(MasterKeyFile.keyCount)), tag: Array(sealed.suffix(16)),
                                                 key: wrappingKey, nonce: nonce, authenticating: associatedData) else { return nil }
             defer { key.wipe() }
             return SecretBytes(key)
@@ -61,13 +60,13 @@ extension MasterKeySeal {
             self.wrapping = wrapping; self.nonce = nonce; self.sealed = sealed
         }
 
-        init(decoding contents: [UInt8], path: String) throws(StoreError) {
+        init(decoding contents: [UInt8], path: String) throws(SealError) {
             guard contents.starts(with: MasterKeySeal.header),
                   let map = try? CBORDecoder.decode(Array(contents.dropFirst(MasterKeySeal.header.count))) else {
                 throw .corrupt("\(path) is neither a 32-byte key nor a sealed one")
             }
             guard let nonce = map["nonce"]?.bytesValue, nonce.count == 12,
-                  let sealed = map["sealed"]?.bytesValue, sealed.count == StoreDirectory.masterKeyCount + 16 else {
+                  let sealed = map["sealed"]?.bytesValue, sealed.count == MasterKeyFile.keyCount + 16 else {
                 throw .corrupt("\(path) is a sealed master key with missing or malformed fields")
             }
             switch map["method"]?.stringValue {
