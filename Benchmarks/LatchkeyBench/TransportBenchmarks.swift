@@ -18,7 +18,7 @@ final class InProcessServer: @unchecked Sendable {
         key = try BenchKey()
         path = key.directory + ".sock"
         let transport = try SocketTransport(path: path)
-        runner = try KeyRunner(transport: transport, authenticator: key.authenticator, logger: Logger(level: .error))
+        runner = try KeyRunner(transport: transport, handler: key.authenticator, logger: Logger(level: .error))
         let runner = self.runner
         thread = Thread { runner.run() }
         thread.start()

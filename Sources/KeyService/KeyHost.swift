@@ -77,7 +77,7 @@ public enum KeyHost {
 
         let runner: KeyRunner
         do {
-            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger, trace: traceFile)
+            runner = try KeyRunner(transport: transport, handler: authenticator, logger: logger, trace: traceFile)
         } catch {
             logger.error(error.description)
             transport.shutdown()

@@ -9,8 +9,8 @@ import SystemIO
 
 /// The running key: one poll loop owns the transport's descriptors and the CTAPHID timers;
 /// CBOR/MSG requests run on a serial worker so KEEPALIVE, CANCEL and other channels are served
-/// while the authenticator waits for the user (ARCHITECTURE.md, The data path). With a presence
-/// provider that never waits (auto, deny) the loop runs requests itself (see `dispatch`).
+/// while the handler waits for the user (docs/architecture.md, The data path). With a handler
+/// that never waits (auto, deny presence) the loop runs requests itself (see `dispatch`).
 public final class KeyRunner: @unchecked Sendable {
     /// What the worker hands back to the loop.
     private enum Completion: Sendable {
@@ -36,7 +36,7 @@ public final class KeyRunner: @unchecked Sendable {
     }
 
     let transport: ReportTransport
-    let authenticator: Authenticator
+    let handler: RequestHandler
     let logger: Logger
     private var stateMachine: CTAPHIDStateMachine
     private let worker = DispatchQueue(label: "latchkey.authenticator")
@@ -54,28 +54,11 @@ public final class KeyRunner: @unchecked Sendable {
     /// Warnings a client can cause at will (bad packets, refused connections), bounded.
     private var droppedPacketWarnings = WarningThrottle()
     private var refusedConnectionWarnings = WarningThrottle()
-    /// Sees every CBOR/MSG request with the response it got, on the thread that ran it (the
-    /// rig's events: `RigEvents`). Given at init.
-    public typealias Observer = @Sendable (_ command: UInt8, _ request: [UInt8], _ response: [UInt8]) -> Void
-    private let observer: Observer?
-    /// The rig's injected faults (`KeyFault`), asked once per CBOR/MSG request at dispatch.
-    public typealias FaultSource = @Sendable (_ command: UInt8, _ request: [UInt8]) -> KeyFault?
-    private let faults: FaultSource?
-    /// Faults of requests on the worker, applied when their response comes back. Loop only.
-    private var pendingFaults: [UInt64: (fault: KeyFault, channel: UInt32, connection: ConnectionID)] = [:]
-    /// KEEPALIVE floods under way (`KeyFault.keepaliveFlood`), each followed by its response.
-    /// Paced as a USB key sends, a few reports per millisecond, so the flood reaches a client
-    /// that reads rather than overflowing a socket buffer at once. Loop only.
-    private var floods: [(connection: ConnectionID, report: [UInt8], remaining: Int, then: [CTAPHIDAction])] = []
-    static let floodReportsPerTick = 16
 
-    public init(transport: ReportTransport, authenticator: Authenticator, logger: Logger,
-                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil,
-                observer: Observer? = nil, faults: FaultSource? = nil) throws(TransportError) {
+    public init(transport: ReportTransport, handler: RequestHandler, logger: Logger,
+                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil) throws(TransportError) {
         self.transport = transport
-        self.observer = observer
-        self.faults = faults
-        self.authenticator = authenticator
+        self.handler = handler
         self.logger = logger
         self.traceFile = trace
         var configuration = hidConfiguration ?? CTAPHIDConfiguration()
@@ -120,7 +103,7 @@ public final class KeyRunner: @unchecked Sendable {
         }
         while !stopRequested.load(ordering: .acquiring) {
             let now = MonotonicClock.nanoseconds()
-            var timeout: Int32 = floods.isEmpty ? 1_000 : 1
+            var timeout: Int32 = 1_000
             for deadline in [stateMachine.nextDeadline(), transport.pendingSendDeadline].compactMap({ $0 }) {
                 let remaining = deadline > now ? (deadline - now) / 1_000_000 : 0
                 timeout = min(timeout, Int32(min(1_000, remaining + 1)))
@@ -146,7 +129,6 @@ public final class KeyRunner: @unchecked Sendable {
                 powerCycle()
             }
             drainCompletions()
-            pumpFloods()
             perform(stateMachine.tick(now: MonotonicClock.nanoseconds()))
             transport.sendPending(nowNanoseconds: MonotonicClock.nanoseconds())
             flushTrace()
@@ -163,7 +145,6 @@ public final class KeyRunner: @unchecked Sendable {
         case let .connectionClosed(connection):
             logger.debug("client disconnected (#\(connection))")
             if let traceFile { traceFile.write(traceRecorder.connectionClosed(connection, time: Self.traceTime())) }
-            floods.removeAll { $0.connection == connection }
             perform(stateMachine.connectionClosed(connection))
         case let .droppedPacket(size, connection):
             if let line = droppedPacketWarnings.line("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes",
@@ -222,18 +203,10 @@ public final class KeyRunner: @unchecked Sendable {
                                      connection: request.connection)
         }
         let id = request.transactionID
-        let authenticator = self.authenticator
+        let handler = self.handler
         let logger = self.logger
-        let observer = self.observer
-        let fault = faults?(request.command, request.payload)
-        if case let .answer(bytes) = fault {
-            logger.debug("fault injected: answered \(bytes.map { String(format: "%02x", $0) }.joined()) without running the request")
-            perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
-            return
-        }
         // A makeCredential that makes an RSA key (up to a second) goes to the worker all the same.
-        if fault == nil, authenticator.presence.answersImmediately,
-           request.command != CTAPHIDCommand.cbor.rawValue || !authenticator.mayRunLong(request.payload) {
+        if handler.neverWaitsForUser, !handler.mayRunLong(command: request.command, payload: request.payload) {
             // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
             // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
             // more than the request on a VM (latchkey-bench, "socket" section). The only wait
@@ -241,7 +214,7 @@ public final class KeyRunner: @unchecked Sendable {
             // the CLI's edits; busy_timeout caps it at 5 s), during which the loop sends no
             // KEEPALIVE and answers no other channel. CANCEL cannot arrive mid-request.
             let context = RequestContext(channel: request.channel)
-            let response = Self.run(request, on: authenticator, context: context, logger: logger, observer: observer)
+            let response = Self.run(request, on: handler, context: context, logger: logger)
             perform(stateMachine.complete(transactionID: id, response: response, now: MonotonicClock.nanoseconds()))
             return
         }
@@ -260,40 +233,25 @@ public final class KeyRunner: @unchecked Sendable {
         }
         let flag = CancellationFlag()
         cancellations[id] = flag
-        if let fault { pendingFaults[id] = (fault, request.channel, request.connection) }
-        let delay: UInt64 = if case let .delay(milliseconds) = fault { milliseconds } else { 0 }
         let mailbox = self.mailbox
         let context = RequestContext(channel: request.channel, cancellation: flag) { status in
             let mapped: KeepaliveStatus = status == .userPresenceNeeded ? .userPresenceNeeded : .processing
             mailbox.post(.status(transactionID: id, status: mapped))
         }
         worker.async {
-            // A delayed request waits first (KEEPALIVE PROCESSING goes on), as a slow key would;
-            // CANCEL ends the wait.
-            let until = MonotonicClock.milliseconds() + delay
-            while delay > 0, !flag.isCancelled, MonotonicClock.milliseconds() < until { usleep(5_000) }
-            if flag.isCancelled, delay > 0 {
-                mailbox.post(.response(transactionID: id, bytes: request.command == CTAPHIDCommand.cbor.rawValue
-                    ? [CTAP2StatusCode.keepaliveCancel.rawValue] : [0x69, 0x85]))
-                return
-            }
-            mailbox.post(.response(transactionID: id, bytes: Self.run(request, on: authenticator, context: context, logger: logger,
-                                                                      observer: observer)))
+            mailbox.post(.response(transactionID: id, bytes: Self.run(request, on: handler, context: context, logger: logger)))
         }
     }
 
-    /// One CBOR or MSG request through the authenticator, logged at debug level with its time.
-    private static func run(_ request: CTAPHIDRequest, on authenticator: Authenticator, context: RequestContext,
-                            logger: Logger, observer: Observer?) -> [UInt8] {
+    /// One CBOR or MSG request through the handler, logged at debug level with its time.
+    private static func run(_ request: CTAPHIDRequest, on handler: RequestHandler, context: RequestContext,
+                            logger: Logger) -> [UInt8] {
         let started = MonotonicClock.nanoseconds()
-        let isCBOR = request.command == CTAPHIDCommand.cbor.rawValue
-        let response = isCBOR ? authenticator.handleCTAP2(request.payload, context: context)
-                              : authenticator.handleU2F(request.payload, context: context)
+        let response = handler.handle(command: request.command, payload: request.payload, context: context)
         if logger.level >= .debug {
             let micros = (MonotonicClock.nanoseconds() - started) / 1_000
             logger.debug("\(describe(request: request, response: response)) (\(micros) µs, channel \(String(format: "%08x", request.channel)))")
         }
-        observer?(request.command, request.payload, response)
         return response
     }
 
@@ -316,45 +274,11 @@ public final class KeyRunner: @unchecked Sendable {
             switch completion {
             case let .response(id, bytes):
                 cancellations[id] = nil
-                let actions = stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds())
-                if let pending = pendingFaults.removeValue(forKey: id) {
-                    apply(pending.fault, to: actions, channel: pending.channel, connection: pending.connection)
-                } else {
-                    perform(actions)
-                }
+                perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
             case let .status(id, status):
                 perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: MonotonicClock.nanoseconds()))
             }
         }
-    }
-
-    /// A response's reports as a faulty key sends them: none (drop), the first only (truncate:
-    /// a key unplugged mid-message), or after a paced burst of KEEPALIVEs.
-    private func apply(_ fault: KeyFault, to actions: [CTAPHIDAction], channel: UInt32, connection: ConnectionID) {
-        switch fault {
-        case .answer, .delay: perform(actions)
-        case .drop: break
-        case .truncate: perform(Array(actions.prefix(1)))
-        case let .keepaliveFlood(count):
-            let keepalive = MessageFragmenter.reports(channel: channel, command: CTAPHIDCommand.keepalive.rawValue,
-                                                      payload: [KeepaliveStatus.processing.rawValue])
-            floods.append((connection, keepalive[0], count, actions))
-            pumpFloods()
-        }
-    }
-
-    /// The next few reports of each flood; a flood done sends its response.
-    private func pumpFloods() {
-        guard !floods.isEmpty else { return }
-        var finished: [[CTAPHIDAction]] = []
-        for index in floods.indices {
-            let count = min(floods[index].remaining, Self.floodReportsPerTick)
-            perform(Array(repeating: .send(report: floods[index].report, to: floods[index].connection), count: count))
-            floods[index].remaining -= count
-            if floods[index].remaining == 0 { finished.append(floods[index].then) }
-        }
-        floods.removeAll { $0.remaining == 0 }
-        for actions in finished { perform(actions) }
     }
 
     private func traceReport(_ report: [UInt8], _ direction: TraceRecord.Direction, _ connection: ConnectionID) {
@@ -373,13 +297,13 @@ public final class KeyRunner: @unchecked Sendable {
 
     private func powerCycle() {
         logger.info("power cycle: volatile state dropped, reset window reopened")
-        let authenticator = self.authenticator
-        // The authenticator is used from one thread at a time: the loop's when it runs requests
-        // itself (presence never waits), otherwise the worker's, after any request in flight.
-        if authenticator.presence.answersImmediately {
-            authenticator.powerCycle()
+        let handler = self.handler
+        // The handler is used from one thread at a time: the loop's when it runs requests itself
+        // (it never waits for the user), otherwise the worker's, after any request in flight.
+        if handler.neverWaitsForUser {
+            handler.powerCycle()
         } else {
-            worker.async { authenticator.powerCycle() }
+            worker.async { handler.powerCycle() }
         }
     }
 }

@@ -119,13 +119,13 @@ final class RigKey: @unchecked Sendable {
             discard()
             throw .failed(error.message(directory: storeDirectory))
         }
-        let transport: ReportTransport
+        let device: ReportTransport
         do {
             switch options.transport {
             case let .uhid(path):
-                transport = try UHIDDevice(path: path, identity: UHIDDevice.Identity.latchkey(name: Self.deviceName(id)))
+                device = try UHIDDevice(path: path, identity: UHIDDevice.Identity.latchkey(name: Self.deviceName(id)))
             case let .socket(path):
-                transport = try SocketTransport(path: path)
+                device = try SocketTransport(path: path)
             }
         } catch {
             discard()
@@ -133,9 +133,9 @@ final class RigKey: @unchecked Sendable {
         }
         let signCounts = self.signCounts
         let wire = WireState()
+        let transport = FaultyTransport(device)
         do {
-            let faults = self.faults
-            let observer: KeyRunner.Observer = { command, request, response in
+            let observer: ObservingHandler.Observer = { command, request, response in
                 for event in wire.state.withLock({ $0.events(command: command, request: request, response: response) }) {
                     if let credentialID = event.credentialID, let count = event.params.signCount {
                         signCounts.map.withLock { $0[credentialID] = count }
@@ -145,9 +145,10 @@ final class RigKey: @unchecked Sendable {
             }
             var hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF))
             if options.isU2F { hid.capabilities = CTAPHIDConfiguration.capabilityWink | CTAPHIDConfiguration.capabilityLock }
-            runner = try KeyRunner(transport: transport, authenticator: authenticator, logger: logger, hidConfiguration: hid,
-                                   observer: observer,
-                                   faults: { command, request in faults.take(command: command, request: request) })
+            // The key's own Authenticator, wrapped: events see each response, faults come first.
+            let handler = FaultInjectingHandler(ObservingHandler(authenticator, observe: observer), faults: faults,
+                                                transport: transport, logger: logger)
+            runner = try KeyRunner(transport: transport, handler: handler, logger: logger, hidConfiguration: hid)
         } catch {
             transport.shutdown()
             discard()

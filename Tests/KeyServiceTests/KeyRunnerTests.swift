@@ -32,7 +32,7 @@ final class KeyRunnerTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/key.sock"
         let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: presence, clock: SystemClock())
-        let runner = try KeyRunner(transport: try SocketTransport(path: path), authenticator: authenticator,
+        let runner = try KeyRunner(transport: try SocketTransport(path: path), handler: authenticator,
                                    logger: Logger(level: .error))
         let loop = Thread {
             presence.loopThread.withLock { $0 = pthread_self() }
@@ -79,7 +79,7 @@ final class KeyRunnerTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/key.sock"
         let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: presence, clock: SystemClock())
-        let runner = try KeyRunner(transport: try SocketTransport(path: path), authenticator: authenticator,
+        let runner = try KeyRunner(transport: try SocketTransport(path: path), handler: authenticator,
                                    logger: Logger(level: .error))
         let loop = Thread { runner.run() }
         loop.start()

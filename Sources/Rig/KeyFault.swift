@@ -1,6 +1,7 @@
 /// A fault a test rig injects into one request (`injectFault`): what a broken or hostile key
-/// does to its client, on the real HID path. KeyRunner applies it; `RigFaults` chooses it.
-public enum KeyFault: Sendable, Equatable {
+/// does to its client, on the real HID path. `RigFaults` chooses it; `FaultInjectingHandler`
+/// applies answers and delays, `FaultyTransport` what happens to the response's reports.
+enum KeyFault: Sendable, Equatable {
     /// Answer at once with these bytes (a CTAP2 status; a U2F status word) without running the
     /// request.
     case answer([UInt8])

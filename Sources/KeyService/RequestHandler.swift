@@ -1,0 +1,33 @@
+import Authenticator
+import CTAPHID
+
+/// What KeyRunner runs each CBOR or MSG request on: a key's Authenticator, or something that
+/// wraps one (a test rig's faults, events and response overrides live in such wrappers, never in
+/// the key's own request path), or a recorded key's answers.
+///
+/// Called from one thread at a time: the loop's, or the runner's worker.
+public protocol RequestHandler: AnyObject, Sendable {
+    /// True when no request can wait for a person (auto or deny presence): the loop may then run
+    /// a request itself rather than hand it to its worker.
+    var neverWaitsForUser: Bool { get }
+    /// Whether this request may take long all the same (a makeCredential that makes an RSA key):
+    /// it then goes to the worker, which keeps KEEPALIVE going.
+    func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool
+    /// The response to one request: a CTAP2 status byte and CBOR (`command` CTAPHID_CBOR), or a
+    /// U2F response ending in its status word (CTAPHID_MSG).
+    func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8]
+    /// Volatile state dropped and the reset window reopened, as after a power cycle (SIGHUP).
+    func powerCycle()
+}
+
+extension Authenticator: RequestHandler {
+    public var neverWaitsForUser: Bool { presence.answersImmediately }
+
+    public func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool {
+        command == CTAPHIDCommand.cbor.rawValue && mayRunLong(payload)
+    }
+
+    public func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8] {
+        command == CTAPHIDCommand.cbor.rawValue ? handleCTAP2(payload, context: context) : handleU2F(payload, context: context)
+    }
+}
