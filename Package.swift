@@ -9,7 +9,7 @@ let package = Package(
         .executable(name: "latchkey", targets: ["latchkey"]),
         // The modules as one library, for Fuzz/ (its own package, built only by scripts/fuzz).
         .library(name: "LatchkeyModules",
-                 targets: ["CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "KeySealing", "CredentialStore",
+                 targets: ["Encoding", "CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "KeySealing", "CredentialStore",
                            "LinuxHID", "Trace", "Presence", "KeyService", "Rig", "DeviceTools", "FIDOClient", "SystemIO",
                            "SignalBridge", "Exchange"]),
     ],
@@ -35,7 +35,9 @@ let package = Package(
 
         .target(name: "SystemIO", dependencies: ["CSystemIO"]),
 
-        .target(name: "CBOR"),
+        // Base64URL and JSON text, below everything that reads or writes them.
+        .target(name: "Encoding"),
+        .target(name: "CBOR", dependencies: ["Encoding"]),
         .target(name: "CTAP", dependencies: ["CBOR"]),
         .target(name: "CTAPHID"),
         .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
@@ -47,7 +49,7 @@ let package = Package(
         .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
         .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
         .target(name: "FIDOClient",
-                dependencies: ["LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
+                dependencies: ["Encoding", "LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         // Presence and user verification: who answers "is the user there?" and "is it them?" (auto,
         // deny, terminal, notify, control, polkit, fprintd), and the control socket that answers.
         .target(name: "Presence", dependencies: ["Authenticator", "FIDOCrypto", "LinuxHID", "SystemIO"]),
@@ -56,17 +58,17 @@ let package = Package(
                 dependencies: ["Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "SystemIO"]),
         // `latchkey rig`: many keys behind the WebDriver-style control API, events and faults.
         .target(name: "Rig",
-                dependencies: ["KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",
+                dependencies: ["Encoding", "KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",
                                "FIDOCrypto", "SystemIO"]),
         // Tools for any FIDO device: the tracing proxy and a recorded key replayed as a device.
         .target(name: "DeviceTools", dependencies: ["LinuxHID", "CTAPHID", "Trace", "SystemIO"]),
         // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
         .target(name: "Exchange",
-                dependencies: ["CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),
+                dependencies: ["Encoding", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),
         // Websites' signals: native-messaging framing, the origin/RP ID rule, applying signals.
-        .target(name: "SignalBridge", dependencies: ["CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
+        .target(name: "SignalBridge", dependencies: ["Encoding", "CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
         .target(name: "CLI",
-                dependencies: ["Rig", "DeviceTools", "KeyService", "Presence", "KeySealing", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                dependencies: ["Encoding", "Rig", "DeviceTools", "KeyService", "Presence", "KeySealing", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
@@ -76,6 +78,7 @@ let package = Package(
                                          "LinuxHID", "CBOR", "SystemIO"],
                           path: "Benchmarks/LatchkeyBench"),
 
+        .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),
         .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
         .testTarget(name: "FIDOCryptoTests", dependencies: ["FIDOCrypto", "COpenSSL", "CShims"]),
         .testTarget(name: "CTAPTests", dependencies: ["CTAP", "CBOR"]),
@@ -106,15 +109,15 @@ let package = Package(
                                    // `latchkey approve` against a key's control socket
                                    "CLI"]),
         .testTarget(name: "RigTests",
-                    dependencies: ["Rig", "KeyService", "Presence", "Authenticator", "CBOR", "CTAP", "CTAPHID", "FIDOClient",
+                    dependencies: ["Encoding", "Rig", "KeyService", "Presence", "Authenticator", "CBOR", "CTAP", "CTAPHID", "FIDOClient",
                                    "FIDOCrypto", "LinuxHID", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "DeviceToolsTests", dependencies: ["DeviceTools", "LinuxHID", "SystemIO"]),
         .testTarget(name: "ExchangeTests",
-                    dependencies: ["Exchange", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
+                    dependencies: ["Encoding", "Exchange", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "SignalBridgeTests",
-                    dependencies: ["SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
+                    dependencies: ["Encoding", "SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",
-                    dependencies: ["CLI", "SignalBridge", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "KeySealing", "LinuxHID",
+                    dependencies: ["Encoding", "CLI", "SignalBridge", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "KeySealing", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
     ]
 )

@@ -4,7 +4,7 @@
 /// strict, for the authenticator); this is the module's walker for positions, over the same
 /// definite-length subset.
 ///
-/// Total and bounded like `CBORDecoder` (STYLE.md 8): any input gives a layout or nil, never
+/// Total and bounded like `CBORDecoder` (architecture rule 4): any input gives a layout or nil, never
 /// a trap; depth and item count are limited. It is not a validator (no UTF-8 or canonical
 /// checks beyond what is needed to walk): the authenticator's own decoder judges the message.
 public struct CBORLayout: Equatable, Sendable {

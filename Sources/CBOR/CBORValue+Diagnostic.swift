@@ -1,3 +1,4 @@
+import Encoding
 // CBOR diagnostic notation (RFC 8949 §8) for human-readable traces.
 // Map entries are printed in canonical key order so output is deterministic.
 

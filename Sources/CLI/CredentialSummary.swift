@@ -3,6 +3,7 @@ import CBOR
 import CTAP
 import FIDOClient
 import Foundation
+import Encoding
 
 /// One discoverable credential as the CLI shows it, from a store (everything known) or from a
 /// device's credential management (no creation time, nothing hidden).

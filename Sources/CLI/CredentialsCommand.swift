@@ -3,6 +3,7 @@ import CBOR
 import CredentialStore
 import Exchange
 import FIDOClient
+import Encoding
 
 /// `latchkey credentials list|show|delete|rename|unhide`: the discoverable credentials of a key's
 /// store (works while `latchkey serve` runs on it) or of any CTAP 2.1 key over credential

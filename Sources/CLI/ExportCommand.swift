@@ -5,6 +5,7 @@ import Exchange
 import FIDOClient
 import FIDOCrypto
 import Foundation
+import Encoding
 
 /// `latchkey export`: the key's passkeys as a FIDO CXF 1.0 document, encrypted to a recipient's
 /// X25519 key (HPKE) or with a passphrase (scrypt + AES-256-GCM), or plain when asked — never

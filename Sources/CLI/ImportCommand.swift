@@ -6,6 +6,7 @@ import Exchange
 import FIDOClient
 import FIDOCrypto
 import Foundation
+import Encoding
 
 /// `latchkey import FILE`: passkeys from a CXF 1.0 document (plain, or as `latchkey export`
 /// encrypted it), a Bitwarden JSON export or a KeePassXC `.passkey` file, onto a key's store

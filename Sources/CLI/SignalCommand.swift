@@ -4,9 +4,10 @@ import CredentialStore
 import Exchange
 import FIDOClient
 import Foundation
+import Encoding
 
 /// `latchkey signal all-accepted|unknown|current-user`: the WebAuthn Signal API's three calls
-/// (ARCHITECTURE.md, Credential model), which browsers do not pass to security keys.
+/// (docs/architecture.md, Credentials and the store), which browsers do not pass to security keys.
 ///
 /// On a store they hide, un-hide and rename — nothing is deleted, and hidden credentials are
 /// purged after the retention period (30 days). A device cannot hide a credential, so on a

@@ -1,6 +1,7 @@
 import CBOR
 import FIDOCrypto
 import Foundation
+import Encoding
 
 /// A FIDO Alliance Credential Exchange Format 1.0 document (Proposed Standard 2025-08-14,
 /// errata 2026-03-09), the part of it a security key has: a header, accounts, items, and each

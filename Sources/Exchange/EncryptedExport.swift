@@ -1,6 +1,7 @@
 import CBOR
 import FIDOCrypto
 import Foundation
+import Encoding
 
 /// An encrypted Latchkey export: a small JSON object whose header says how its contents were
 /// encrypted, and the contents (a CXF document, or a whole-key backup) as AES-256-GCM

@@ -1,5 +1,6 @@
 import CBOR
 import Foundation
+import Encoding
 
 /// Typed reading of one JSON object from `JSONSerialization`, with the path of every member in
 /// its errors (`accounts[0].items[1].credentials[0].rpId`).

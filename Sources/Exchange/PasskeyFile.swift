@@ -1,6 +1,7 @@
 import CBOR
 import FIDOCrypto
 import Foundation
+import Encoding
 
 /// One passkey read from a file, in whichever format it came: what an import validates and
 /// stores. `origin` says where in the file it was, for the report.

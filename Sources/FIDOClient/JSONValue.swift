@@ -1,4 +1,5 @@
 import CBOR
+import Encoding
 
 /// A JSON value for `--json` output, with object members kept in the order
 /// they were written (so the output reads like the text form), rendered with

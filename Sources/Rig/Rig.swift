@@ -7,6 +7,7 @@ import Synchronization
 import KeyService
 import Presence
 import SystemIO
+import Encoding
 
 /// `latchkey rig`: many keys in one process, added and removed through the control API
 /// (`RigProtocol`, served by `RigControlServer`). Each key is a `RigKey` with its store in

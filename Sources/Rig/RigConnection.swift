@@ -3,6 +3,7 @@ import Foundation
 import SystemIO
 import KeyService
 import Presence
+import Encoding
 
 /// One connection to the rig's control socket (`RigProtocol`): request lines in, response
 /// lines out in the same order, and — once `subscribe`d — event lines in between. Runs on the

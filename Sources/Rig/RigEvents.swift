@@ -6,6 +6,7 @@ import Synchronization
 import SystemIO
 import KeyService
 import Presence
+import Encoding
 
 /// One event line: `{"event":"credentialAdded","seq":3,"authenticatorId":"k1","params":{…}}`.
 struct RigEvent: Encodable {

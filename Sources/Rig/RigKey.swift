@@ -10,6 +10,7 @@ import Synchronization
 import KeyService
 import Presence
 import SystemIO
+import Encoding
 
 /// One key of a `latchkey rig`: its own SQLite store, authenticator, transport (uhid or
 /// socket) and poll loop on its own thread, with the rig's presence and UV providers. Started

@@ -3,6 +3,7 @@ import Foundation
 import KeyService
 import Presence
 import SystemIO
+import Encoding
 
 /// The rig control protocol, version 1 (README, "The rig control API"): JSON objects, one
 /// per line, both ways. A request is `{"v":1,"id":N,"method":"…","params":{…}}`; its response

@@ -1,5 +1,6 @@
 import CBOR
 import Foundation
+import Encoding
 
 /// A JSON value as the native-messaging host reads it: strictly typed (a boolean is never a
 /// number), so that every field of a message is checked for what it is.

@@ -1,6 +1,7 @@
 import CBOR
 import Authenticator
 import CredentialStore
+import Encoding
 
 /// One browser's conversation with `latchkey native-host` (sans-IO but for the store): a message
 /// in, its reply out. The contract is the README's "Keeping passkeys in sync with websites":

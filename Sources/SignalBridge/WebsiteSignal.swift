@@ -1,5 +1,6 @@
 import CBOR
 import CredentialStore
+import Encoding
 
 /// A website's signal as the host received it, every member checked (README, "Keeping passkeys
 /// in sync with websites"): `options` are the W3C dictionaries (WebAuthn L3 §5.1.10), IDs in

@@ -7,6 +7,7 @@ import Foundation
 import KeyService
 import LatchkeyTestSupport
 import XCTest
+import Encoding
 
 /// `latchkey credentials …` against a real SQLite store in a temporary directory.
 final class CredentialsCommandTests: XCTestCase {

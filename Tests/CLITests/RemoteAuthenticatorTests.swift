@@ -7,6 +7,7 @@ import FIDOCrypto
 import KeyService
 import LatchkeyTestSupport
 import XCTest
+import Encoding
 
 /// The device path — clientPIN and credential management over CTAP2 — against Latchkey's
 /// authenticator in this process, reached through the real CTAPHID state machine and client.

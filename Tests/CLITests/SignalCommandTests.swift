@@ -8,6 +8,7 @@ import Foundation
 import KeyService
 import LatchkeyTestSupport
 import XCTest
+import Encoding
 
 /// `latchkey signal …` on a real store: the W3C Signal API semantics — hide, un-hide, rename,
 /// nothing deleted.

@@ -7,6 +7,7 @@ import FIDOCrypto
 import Foundation
 import LatchkeyTestSupport
 import XCTest
+import Encoding
 
 /// CXF writing and reading, the encrypted file, and the import plan against a real store.
 final class ExchangeTests: XCTestCase {

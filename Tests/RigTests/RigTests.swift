@@ -12,6 +12,7 @@ import LinuxHID
 import SystemIO
 import XCTest
 import Presence
+import Encoding
 
 /// The rig control API in-process: request lines through `RigConnection.respond`, keys on the
 /// socket transport driven by the platform client, events through a subscriber's queue.

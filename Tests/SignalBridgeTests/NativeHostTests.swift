@@ -7,6 +7,7 @@ import LatchkeyTestSupport
 import SignalBridge
 import SystemIO
 import XCTest
+import Encoding
 
 /// The native-messaging host against a real SQLite store: the framing, every member checked,
 /// the origin rule, the rate limit, and the journal.

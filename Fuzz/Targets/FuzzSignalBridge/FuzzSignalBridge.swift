@@ -5,6 +5,7 @@ import FIDOCrypto
 import Foundation
 import FuzzSupport
 import SignalBridge
+import Encoding
 
 /// `latchkey native-host`'s input: a byte stream cut into native-messaging frames, each message
 /// handled by a session on a real SQLite store (two credentials of fuzz.example, one of

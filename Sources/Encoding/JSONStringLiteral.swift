@@ -26,7 +26,7 @@ public enum JSONStringLiteral {
         out += "\""
     }
 
-    static let hexDigits: [String] = [
+    public static let hexDigits: [String] = [
         "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "a", "b", "c", "d", "e", "f",
     ]
 }

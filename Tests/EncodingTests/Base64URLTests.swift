@@ -1,4 +1,4 @@
-import CBOR
+import Encoding
 import XCTest
 
 final class Base64URLTests: XCTestCase {
