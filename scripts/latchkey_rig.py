@@ -54,7 +54,7 @@ rather than pytest's `tmp_path`):
 
     def test_passkey(rig):
         key = rig.add_authenticator(transport="socket", socket_path=f"{rig.path}.k1")
-        # ... python-fido2 talks to key["socketPath"] (SOCKET-TRANSPORT.md), or use the default
+        # ... python-fido2 talks to key["socketPath"] (docs/socket-transport.md), or use the default
         # transport (usb) and find the key as any hidraw security key, by key["uniq"] ...
 """
 

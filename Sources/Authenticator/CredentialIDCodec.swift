@@ -14,7 +14,7 @@ struct CredentialSource {
 }
 
 /// Credential IDs are the credential's private key sealed with AES-256-GCM under the device
-/// wrapping key, with the rpIdHash as associated data (ARCHITECTURE.md, Credential model):
+/// wrapping key, with the rpIdHash as associated data (docs/architecture.md, Credentials and the store):
 /// non-discoverable credentials need no storage, and an ID presented for another RP, from
 /// another key, or altered in any bit simply fails to open.
 ///

@@ -6,7 +6,7 @@
 struct ChannelTable: Sendable {
     let capacity: Int
     private var lastUse: [UInt32: UInt64] = [:]
-    /// Which connection a channel belongs to (ARCHITECTURE.md, The data path: channel state
+    /// Which connection a channel belongs to (docs/architecture.md, How a request travels: channel state
     /// belongs to the connection that owns the channel). On uhid every reader is connection 0.
     private var owners: [UInt32: ConnectionID] = [:]
     /// Per connection: how many channels it holds, and its channels in order of use (oldest

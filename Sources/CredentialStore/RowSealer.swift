@@ -4,7 +4,7 @@ import Synchronization
 
 /// Seals rows under keys derived from the master key, and computes the keyed lookup hashes.
 ///
-/// ARCHITECTURE.md, Store: secrets and identifying data are sealed with AES-256-GCM; lookups use
+/// docs/architecture.md, Credentials and the store: secrets and identifying data are sealed with AES-256-GCM; lookups use
 /// keyed hashes so that indexes reveal nothing. From the 32-byte master key, HKDF-SHA-256 derives
 /// `sealKey` (AES-256-GCM) and `indexKey` (HMAC-SHA-256), so the two uses never share a key.
 ///

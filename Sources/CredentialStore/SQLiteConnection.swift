@@ -135,7 +135,7 @@ final class SQLiteConnection {
     }
 
     /// BEGIN IMMEDIATE … COMMIT around `body`; any error rolls back and is rethrown.
-    /// One call is one logical change (STYLE.md 11): a crash leaves the previous or the next state.
+    /// One call is one logical change (architecture rule 7): a crash leaves the previous or the next state.
     @discardableResult
     func transaction<R>(_ body: () throws(StoreError) -> R) throws(StoreError) -> R {
         let db = try requireHandle()

@@ -1,7 +1,7 @@
 import Authenticator
 import FIDOCrypto
 
-// The WebAuthn Signal API's three calls as store operations (ARCHITECTURE.md, Credential model).
+// The WebAuthn Signal API's three calls as store operations (docs/architecture.md, Credentials and the store).
 // Latchkey takes signals from websites (SignalBridge, through its browser extension) and from its
 // CLI. Each applied signal is journaled in the same transaction (`signalJournal`), so the record
 // and the change commit together; a signal that names no credential of the store is not applied

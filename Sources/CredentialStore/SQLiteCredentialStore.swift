@@ -2,7 +2,7 @@ import Authenticator
 import FIDOCrypto
 import SystemIO
 
-/// The store port over SQLite (ARCHITECTURE.md, Store): one database per key in a 0700
+/// The store port over SQLite (docs/architecture.md, Credentials and the store): one database per key in a 0700
 /// directory, every identifying or secret field sealed with AES-256-GCM, lookups by keyed hash,
 /// one transaction per logical change, signature counters reserved in durable blocks.
 ///

@@ -10,7 +10,7 @@ enum CounterScope: Hashable {
 
 /// A block of counter values reserved durably and handed out from memory.
 ///
-/// ARCHITECTURE.md, Store: a signature counter never goes backwards, even across a crash —
+/// docs/architecture.md, Credentials and the store: a signature counter never goes backwards, even across a crash —
 /// what is durable is always at or above any value handed out. So a block `(last, limit]` is
 /// committed as `high_water = limit` *before* its first value leaves, and after a crash the
 /// scope restarts at the durable mark (unused values of the block are skipped).

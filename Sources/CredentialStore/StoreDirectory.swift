@@ -5,7 +5,7 @@ import KeySealing
 import SystemIO
 
 /// The files of one store: `DIR/credentials.sqlite` (+ `-wal`, `-shm`), `DIR/master.key`,
-/// `DIR/lock`. ARCHITECTURE.md, Store: mode 0600 files in a 0700 directory.
+/// `DIR/lock`. docs/architecture.md, Credentials and the store: mode 0600 files in a 0700 directory.
 struct StoreDirectory {
     let path: String
 

@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 import SystemIO
 
-/// A store's master key sealed (issue 14; ARCHITECTURE.md, Store): `master.key` then holds not
+/// A store's master key sealed (issue 14; docs/architecture.md, Credentials and the store): `master.key` then holds not
 /// the key but
 ///
 ///     "latchkey sealed master key\n" ‖ CBOR {"method", …the method's fields…,

@@ -38,5 +38,5 @@ extension ReportTransport {
 }
 
 /// The size of every report, in both directions (CTAPHID packet size of a
-/// full-speed USB HID device; SOCKET-TRANSPORT.md: "exactly 64 bytes").
+/// full-speed USB HID device; docs/socket-transport.md: "exactly 64 bytes").
 let reportSize = 64

@@ -2,7 +2,7 @@ import Glibc
 import SystemIO
 
 /// One connection to a key's socket transport, for tests, benchmarks and rigs
-/// (SOCKET-TRANSPORT.md). Blocking sends; `receive` waits with a timeout.
+/// (docs/socket-transport.md). Blocking sends; `receive` waits with a timeout.
 /// Packets of any size may be sent, so rigs can test the key's size checks.
 public final class SocketClient {
     /// The largest packet `receive` returns whole (the key sends 64 bytes).

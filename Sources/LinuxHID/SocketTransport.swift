@@ -1,7 +1,7 @@
 import Glibc
 import SystemIO
 
-/// The socket transport (SOCKET-TRANSPORT.md, a public contract): a UNIX
+/// The socket transport (docs/socket-transport.md, a public contract): a UNIX
 /// SOCK_SEQPACKET listening socket, mode 0600, whose clients each behave like
 /// their own open handle on the HID device. Every packet in either direction
 /// is one 64-byte CTAPHID report without a report-ID byte; a client packet of
@@ -261,7 +261,7 @@ public final class SocketTransport: ReportTransport {
     }
 
     /// Unlinks the socket file at `address` if nobody listens on it
-    /// (SOCKET-TRANSPORT.md: "an existing stale socket file is replaced, a
+    /// (docs/socket-transport.md: "an existing stale socket file is replaced, a
     /// live one is an error"). Not a socket → error, the file is kept.
     private static func removeStaleSocket(at address: UnixSocketAddress) throws(TransportError) {
         let path = address.path

@@ -2,7 +2,7 @@ import Glibc
 import SystemIO
 
 /// The key as a kernel HID device: /dev/uhid with the FIDO report descriptor
-/// (ARCHITECTURE.md, Transports). Clients open the resulting hidraw node; all
+/// (docs/architecture.md, Transports). Clients open the resulting hidraw node; all
 /// of them are connection 0. Creating the device is UHID_CREATE2 in `init`;
 /// destroying it (UHID_DESTROY in `shutdown`) and creating it again is the
 /// key's power cycle.

@@ -3,7 +3,7 @@ import CTAP
 import CTAPHID
 
 /// Which bytes of a reassembled CTAPHID message are secret and must not reach a trace file
-/// (STYLE.md 6: no secret ever reaches a log line — a trace is a log).
+/// (architecture rule 5: no secret ever reaches a log line — a trace is a log).
 ///
 /// Secret, by CTAP 2.1 message (map keys in parentheses):
 /// - authenticatorClientPIN request: newPinEnc (5), pinHashEnc (6) — the encrypted PIN and PIN

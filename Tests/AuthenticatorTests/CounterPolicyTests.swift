@@ -4,7 +4,7 @@ import CTAP
 import FIDOCrypto
 import XCTest
 
-/// The counter policy (ARCHITECTURE.md, Credential model): counting credentials sign with a
+/// The counter policy (docs/architecture.md, Credentials and the store): counting credentials sign with a
 /// counter that only goes up; counterless ones (made while `countersZero`, or imported) always
 /// with 0, and keep that policy when the key's setting changes; the key's setting decides for
 /// non-discoverable credentials, which keep nothing.

@@ -74,7 +74,7 @@ final class CTAPHIDChannelTests: XCTestCase {
                        [.cancelRequest(transactionID: request.transactionID)])
     }
 
-    /// A channel belongs to the connection that allocated it (ARCHITECTURE.md, The data path):
+    /// A channel belongs to the connection that allocated it (docs/architecture.md, How a request travels):
     /// another connection naming its CID cannot use it, resync it or cancel its request.
     func test_channelsBelongToTheirConnection() {
         var machine = CTAPHIDStateMachine()

@@ -4,7 +4,7 @@ import FIDOCrypto
 import Foundation
 import XCTest
 
-/// STYLE.md 11: crash-safe persistence, tested by killing the process mid-write. A child
+/// architecture rule 7: crash-safe persistence, tested by killing the process mid-write. A child
 /// process (this test binary, re-executed with LATCHKEY_STORE_CRASH_WRITER set) writes
 /// without end and logs every operation that returned; the parent SIGKILLs it at random
 /// moments and checks after each kill that the store is whole and holds everything that

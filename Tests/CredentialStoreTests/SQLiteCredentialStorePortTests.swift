@@ -3,7 +3,7 @@ import Authenticator
 import FIDOCrypto
 import XCTest
 
-/// Every method of CredentialStorePort on the real SQLite store (STYLE.md 10: tested as itself).
+/// Every method of CredentialStorePort on the real SQLite store (architecture rule 6: tested as itself).
 final class SQLiteCredentialStorePortTests: XCTestCase {
     private var temporary: TemporaryDirectory!
     private var store: SQLiteCredentialStore!

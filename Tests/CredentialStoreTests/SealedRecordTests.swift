@@ -5,7 +5,7 @@ import FIDOCrypto
 import XCTest
 
 /// The sealed plaintext format (SealedRecord): round trips, total parsing, tolerance of
-/// unknown fields (STYLE.md 8).
+/// unknown fields (architecture rule 4).
 final class SealedRecordTests: XCTestCase {
     func testCredentialRecordRoundTrips() throws {
         let credential = makeCredential()

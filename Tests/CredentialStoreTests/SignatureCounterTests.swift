@@ -3,7 +3,7 @@ import Authenticator
 import FIDOCrypto
 import XCTest
 
-/// ARCHITECTURE.md, Store: a signature counter never goes backwards, even across a crash.
+/// docs/architecture.md, Credentials and the store: a signature counter never goes backwards, even across a crash.
 final class SignatureCounterTests: XCTestCase {
     func testGlobalCounterStrictlyIncreasesOver3000CallsAndAcrossReopen() throws {
         let temporary = TemporaryDirectory()

@@ -3,7 +3,7 @@ import Authenticator
 import FIDOCrypto
 import XCTest
 
-/// ARCHITECTURE.md, Store: mode 0600 files in a 0700 directory; `latchkey serve` holds the lock.
+/// docs/architecture.md, Credentials and the store: mode 0600 files in a 0700 directory; `latchkey serve` holds the lock.
 final class StoreFileTests: XCTestCase {
     func testCreatesPrivateDirectoryAndFilesWhateverTheUmask() throws {
         let temporary = TemporaryDirectory()

@@ -3,7 +3,7 @@ import Authenticator
 import FIDOCrypto
 import XCTest
 
-/// ARCHITECTURE.md, Store: secrets and identifying data are sealed; indexes reveal nothing.
+/// docs/architecture.md, Credentials and the store: secrets and identifying data are sealed; indexes reveal nothing.
 /// The raw bytes of the database and its WAL must not contain any of them in clear.
 final class StoreSecrecyTests: XCTestCase {
     func testRawDatabaseFilesContainNoNamesHandlesRPIDsOrKeys() throws {

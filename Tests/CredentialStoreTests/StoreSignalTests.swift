@@ -3,7 +3,7 @@ import Authenticator
 import FIDOCrypto
 import XCTest
 
-/// The WebAuthn Signal API's three calls (W3C semantics; ARCHITECTURE.md, Credential model),
+/// The WebAuthn Signal API's three calls (W3C semantics; docs/architecture.md, Credentials and the store),
 /// and purging after the retention period, with a manual clock.
 final class StoreSignalTests: XCTestCase {
     private var temporary: TemporaryDirectory!

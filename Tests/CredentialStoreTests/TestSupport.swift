@@ -23,7 +23,7 @@ final class TemporaryDirectory {
     }
 }
 
-/// A clock tests move by hand (STYLE.md 10).
+/// A clock tests move by hand (architecture rule 6).
 final class ManualClock: Sendable {
     private let seconds: Atomic<Int64>
 

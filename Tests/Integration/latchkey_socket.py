@@ -1,4 +1,4 @@
-"""python-fido2 connection over Latchkey's socket transport (SOCKET-TRANSPORT.md):
+"""python-fido2 connection over Latchkey's socket transport (docs/socket-transport.md):
 a UNIX SOCK_SEQPACKET socket where every packet is exactly one 64-byte CTAPHID report."""
 
 import socket

@@ -4,7 +4,7 @@ import SystemIO
 import XCTest
 
 /// The socket transport for real, in a temporary directory
-/// (SOCKET-TRANSPORT.md is the contract each test is named after).
+/// (docs/socket-transport.md is the contract each test is named after).
 final class SocketTransportTests: XCTestCase {
     private var directory: TemporaryDirectory!
     private var path: String { directory.file("key.sock") }

@@ -116,7 +116,7 @@ final class UHIDEventCodecTests: XCTestCase {
     }
 
     /// A hidraw write of one report reaches uhid as UHID_OUTPUT of 65 bytes:
-    /// the report-ID byte 0x00, then the 64-byte report (TESTING.md).
+    /// the report-ID byte 0x00, then the 64-byte report (docs/testing.md).
     func testHandBuiltOutputOf65BytesYieldsTheReportWithoutReportID() throws {
         let report = KernelBytes.report(0xA0)
         var kernel = KernelBytes(type: 6)

@@ -76,7 +76,7 @@ final class TraceRecorderTests: XCTestCase {
     let channel: UInt32 = 0x0102_0304
 
     // CTAP 2.1 §6.5.5.5 setPIN and §6.5.5.7 getPinToken: newPinEnc, pinHashEnc and the returned
-    // pinUvAuthToken are secret and must never be written (STYLE.md 6).
+    // pinUvAuthToken are secret and must never be written (architecture rule 5).
     func testClientPINSetPINAndGetPinTokenNeverReachTheTrace() throws {
         let newPinEnc = distinctiveBytes(80)      // protocol 2: IV ‖ AES-CBC(64-byte padded PIN)
         let pinHashEnc = distinctiveBytes(32)

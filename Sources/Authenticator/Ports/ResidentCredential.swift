@@ -1,7 +1,7 @@
 import CTAP
 import FIDOCrypto
 
-/// A discoverable credential as the store keeps it (ARCHITECTURE.md, Credential model).
+/// A discoverable credential as the store keeps it (docs/architecture.md, Credentials and the store).
 public struct ResidentCredential: Sendable {
     public var credentialID: [UInt8]
     public var rpID: String

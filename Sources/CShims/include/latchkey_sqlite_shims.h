@@ -1,7 +1,7 @@
 // SQLite helpers for what Swift cannot import. Standalone, and on purpose free of
 // <sqlite3.h>: the statement is an opaque forward declaration (Swift sees OpaquePointer, as
 // it does for CSQLite's sqlite3_stmt*), so importing CShims does not bring SQLite's API into
-// other modules (ARCHITECTURE.md: only CredentialStore imports SQLite).
+// other modules (docs/architecture.md: only CredentialStore imports SQLite).
 #ifndef LATCHKEY_SQLITE_SHIMS_H
 #define LATCHKEY_SQLITE_SHIMS_H
 
