@@ -15,8 +15,6 @@ public final class Authenticator: @unchecked Sendable {
     public let userVerification: (any UserVerification)?
     let clock: AuthenticatorClock
     let random: RandomSource
-    /// A rig key's response override bits; nil for every other key.
-    let overrides: ResponseOverrides?
 
     var secrets: DeviceSecrets
     var codec: CredentialIDCodec
@@ -40,7 +38,7 @@ public final class Authenticator: @unchecked Sendable {
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, userVerification: (any UserVerification)? = nil, clock: AuthenticatorClock,
-                random: RandomSource = SystemRandom(), overrides: ResponseOverrides? = nil) throws(StoreError) {
+                random: RandomSource = SystemRandom()) throws(StoreError) {
         // A key whose keys all come from its random source (a seeded rig key) cannot make RSA
         // keys (primes are searched for, not drawn), so it does not offer RSA at all: a client
         // offering [RS256, ES256] then gets ES256, not a refusal after the touch.
@@ -49,7 +47,6 @@ public final class Authenticator: @unchecked Sendable {
         // A curve this libcrypto lacks is not offered (getInfo lists only what the key can make).
         configuration.algorithms.removeAll { !$0.isAvailableInLibcrypto }
         self.configuration = configuration
-        self.overrides = overrides
         self.store = store
         self.presence = presence
         self.userVerification = userVerification

@@ -60,7 +60,7 @@ extension Authenticator {
         } catch {
             throw .other
         }
-        return .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(overrides?.signature(signature) ?? signature),
+        return .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
                      "x5c": .array([.byteString(secrets.attestationCertificate), .byteString(secrets.attestationCACertificate)])])
     }
 }

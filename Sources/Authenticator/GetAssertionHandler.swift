@@ -250,10 +250,9 @@ extension Authenticator {
         // BE and BS: what a discoverable credential was stored with; the key's setting otherwise.
         let flags = flags.union(candidate.resident?.backupFlags ?? configuration.defaultBackupFlags)
         let authenticatorData = AuthenticatorData(
-            rpIDHash: rpIDHash, flags: overrides?.flags(flags) ?? flags, signCount: counter,
+            rpIDHash: rpIDHash, flags: flags, signCount: counter,
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
-        var signature = try candidate.key.signature(for: authenticatorData + clientDataHash)
-        if let overrides { signature = overrides.signature(signature) }
+        let signature = try candidate.key.signature(for: authenticatorData + clientDataHash)
         // CTAP 2.1 §6.2.2: user identifiable information only after user verification; the
         // user handle of a discoverable credential always.
         // (A stored credential that is not discoverable has no user the RP gave.)

@@ -190,7 +190,7 @@ extension Authenticator {
         var flags: AuthenticatorData.Flags = configuration.defaultBackupFlags.union(.userPresent)
         if userVerified { flags.insert(.userVerified) }
         let authenticatorData = AuthenticatorData(
-            rpIDHash: rpIDHash, flags: overrides?.flags(flags) ?? flags, signCount: counter,
+            rpIDHash: rpIDHash, flags: flags, signCount: counter,
             attestedCredentialData: .init(aaguid: secrets.aaguid, credentialID: credentialID,
                                           publicKey: key.cosePublicKey.cborValue),
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
@@ -213,7 +213,7 @@ extension Authenticator {
         case .packed:
             let signature: [UInt8]
             do { signature = try attestationKey.signature(for: authenticatorData + request.clientDataHash) } catch { throw .other }
-            statement = .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(overrides?.signature(signature) ?? signature),
+            statement = .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
                               "x5c": .array([.byteString(attestationCertificate)])])
         }
         return MakeCredentialResponse(format: format.rawValue, authenticatorData: authenticatorData,

@@ -2,8 +2,8 @@ import Authenticator
 import CTAPHID
 
 /// What KeyRunner runs each CBOR or MSG request on: a key's Authenticator, or something that
-/// wraps one (a test rig's faults, events and response overrides live in such wrappers, never in
-/// the key's own request path), or a recorded key's answers.
+/// wraps one (whatever a test rig changes lives in such wrappers, never in the key's own
+/// request path), or a recorded key's answers.
 ///
 /// Called from one thread at a time: the loop's, or the runner's worker.
 public protocol RequestHandler: AnyObject, Sendable {

@@ -114,8 +114,7 @@ final class RigKey: @unchecked Sendable {
         do {
             let random: RandomSource = options.seed.map { DeterministicRandom(seed: Array($0.utf8)) } ?? SystemRandom()
             authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
-                                              userVerification: verification, clock: SystemClock(), random: random,
-                                              overrides: overrides)
+                                              userVerification: verification, clock: SystemClock(), random: random)
         } catch {
             discard()
             throw .failed(error.message(directory: storeDirectory))
@@ -146,8 +145,10 @@ final class RigKey: @unchecked Sendable {
             }
             var hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF))
             if options.isU2F { hid.capabilities = CTAPHIDConfiguration.capabilityWink | CTAPHIDConfiguration.capabilityLock }
-            // The key's own Authenticator, wrapped: events see each response, faults come first.
-            let handler = FaultInjectingHandler(ObservingHandler(authenticator, observe: observer), faults: faults,
+            // The key's own Authenticator, wrapped: responses overridden as set, events see each
+            // response as the client gets it, faults come first.
+            let overridden = ResponseOverridingHandler(authenticator, overrides: overrides, logger: logger)
+            let handler = FaultInjectingHandler(ObservingHandler(overridden, observe: observer), faults: faults,
                                                 transport: transport, logger: logger)
             runner = try KeyRunner(transport: transport, handler: handler, logger: logger, hidConfiguration: hid)
         } catch {
