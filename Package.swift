@@ -61,7 +61,7 @@ let package = Package(
                 dependencies: ["Encoding", "KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",
                                "FIDOCrypto", "SystemIO"]),
         // Tools for any FIDO device: the tracing proxy and a recorded key replayed as a device.
-        .target(name: "DeviceTools", dependencies: ["LinuxHID", "CTAPHID", "Trace", "SystemIO"]),
+        .target(name: "DeviceTools", dependencies: ["KeyService", "Authenticator", "LinuxHID", "CTAPHID", "Trace", "SystemIO"]),
         // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
         .target(name: "Exchange",
                 dependencies: ["Encoding", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),

@@ -203,13 +203,7 @@ public enum ReplayCommand {
             logger.error("\(error)")
             return 1
         }
-        do {
-            return try RecordedKey(answers: RecordedAnswers(exchanges), transport: transport, logger: logger).runUntilSignalled()
-        } catch {
-            logger.error(error.description)
-            transport.shutdown()
-            return 1
-        }
+        return RecordedKey.serve(RecordedAnswers(exchanges), on: transport, logger: logger)
     }
 
     static func channelBytes(_ channel: UInt32) -> [UInt8] {
