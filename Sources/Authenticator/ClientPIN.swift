@@ -82,7 +82,7 @@ struct ClientPIN {
     mutating func authorize(_ pinUvAuthParam: [UInt8], pinUvAuthProtocol: PinUvAuthProtocol, clientDataHash: [UInt8],
                             permission: PinUvAuthPermissions, rpID: String, now: UInt64) throws(CTAP2StatusCode) {
         guard let grant = tokenState.grant(now: now),
-              pinUvAuthProtocol.verify(token: token(for: pinUvAuthProtocol), message: clientDataHash,
+              pinUvAuthProtocol.verify(key: token(for: pinUvAuthProtocol), message: clientDataHash,
                                        signature: pinUvAuthParam) else {
             throw .pinAuthInvalid
         }
@@ -102,7 +102,7 @@ struct ClientPIN {
     mutating func authorizeCommand(_ pinUvAuthParam: [UInt8], pinUvAuthProtocol: PinUvAuthProtocol, message: [UInt8],
                                    permission: PinUvAuthPermissions, now: UInt64) throws(CTAP2StatusCode) -> PinUvAuthTokenState.Grant {
         guard let grant = tokenState.grant(now: now),
-              pinUvAuthProtocol.verify(token: token(for: pinUvAuthProtocol), message: message,
+              pinUvAuthProtocol.verify(key: token(for: pinUvAuthProtocol), message: message,
                                        signature: pinUvAuthParam) else {
             throw .pinAuthInvalid
         }

@@ -1,4 +1,5 @@
 import CTAP
+import FIDOCrypto
 
 extension Authenticator {
     /// authenticatorGetInfo (0x04). Advertises only what works end to end.

@@ -53,7 +53,7 @@ extension Authenticator {
                          message: [UInt8]) throws(CTAP2StatusCode) -> PinUvAuthTokenState.Grant? {
         guard let pinUvAuthParam, let pinUvAuthProtocol = try? PinUvAuthProtocol(requested: pinUvAuthProtocol),
               let token = try persistentToken(),
-              pinUvAuthProtocol.verify(token: token, message: message, signature: pinUvAuthParam) else { return nil }
+              pinUvAuthProtocol.verify(key: token, message: message, signature: pinUvAuthParam) else { return nil }
         let now = clock.monotonicNanoseconds()
         return PinUvAuthTokenState.Grant(permissions: .persistentCredentialManagementReadOnly, rpID: nil, beganAt: now,
                                          hasBeenUsed: true, isUserPresent: false, isUserVerified: false)

@@ -1,4 +1,5 @@
 import CTAP
+import FIDOCrypto
 
 /// How a makeCredential / getAssertion request authorises itself with a pinUvAuthToken
 /// (CTAP 2.1 §6.1.2 steps 1, 2, 11 and §6.2.2 steps 1, 2, 6).

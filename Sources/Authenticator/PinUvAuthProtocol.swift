@@ -2,13 +2,9 @@ import CBOR
 import CTAP
 import FIDOCrypto
 
-/// The PIN/UV auth protocols this key speaks, authenticator side (CTAP 2.1 §6.5.6 and §6.5.7).
-enum PinUvAuthProtocol: UInt64, CaseIterable, Sendable {
-    /// PIN/UV auth protocol one: SHA-256(Z), AES-256-CBC with a zero IV, 16-byte MACs.
-    case one = 1
-    /// PIN/UV auth protocol two: HKDF-SHA-256 keys, AES-256-CBC with a random IV, 32-byte MACs.
-    case two = 2
-
+/// The PIN/UV auth protocols (FIDOCrypto's, shared with the platform side), as the
+/// authenticator takes them from requests (CTAP 2.1 §6.5.6 and §6.5.7).
+extension PinUvAuthProtocol {
     /// getInfo 0x06, most preferred first (CTAP 2.1 §6.4: platforms take the first they share).
     static let preferenceOrder: [PinUvAuthProtocol] = [.two, .one]
 
@@ -20,26 +16,6 @@ enum PinUvAuthProtocol: UInt64, CaseIterable, Sendable {
         self = known
     }
 
-    /// Length of `authenticate` output: LEFT(HMAC, 16) for protocol one, the whole HMAC for two.
-    var macLength: Int {
-        switch self {
-        case .one: 16
-        case .two: 32
-        }
-    }
-
-    /// authenticate(key, message) with a pinUvAuthToken as the key.
-    func authenticate(token: SecretBytes, message: [UInt8]) -> [UInt8] {
-        Array(HMACSHA256.authenticationCode(key: token, data: message).prefix(macLength))
-    }
-
-    /// verify(key, message, signature): the signature must have this protocol's MAC length and
-    /// match, compared in constant time.
-    func verify(token: SecretBytes, message: [UInt8], signature: [UInt8]) -> Bool {
-        guard signature.count == macLength else { return false }
-        return constantTimeEquals(authenticate(token: token, message: message), signature)
-    }
-
     /// decapsulate(peerCoseKey): ECDH with the platform's key, then this protocol's KDF.
     /// A key that is not a P-256 point is CTAP1_ERR_INVALID_PARAMETER (§6.5.5.4 ff.).
     func decapsulate(_ platformKey: CBORValue, with key: P256.KeyAgreement.PrivateKey) throws(CTAP2StatusCode) -> PinUvAuthSharedSecret {
@@ -49,5 +25,16 @@ enum PinUvAuthProtocol: UInt64, CaseIterable, Sendable {
             throw .invalidParameter
         }
         return PinUvAuthSharedSecret(protocol: self, z: z)
+    }
+}
+
+extension PinUvAuthSharedSecret {
+    /// encrypt(key, demPlaintext), protocol two's IV from the key's random source.
+    func encrypt(_ plaintext: [UInt8], random: RandomSource) throws(CTAP2StatusCode) -> [UInt8] {
+        do {
+            return try encrypt(plaintext, iv: random.bytes(count: 16))
+        } catch {
+            throw .other
+        }
     }
 }

@@ -3,29 +3,20 @@ import CTAP
 import FIDOCrypto
 
 /// The platform (client) side of PIN/UV auth protocols one and two (CTAP 2.1 §6.5.6, §6.5.7):
-/// what `latchkey pin` and the device commands use to talk clientPIN to any key. Written apart
-/// from the authenticator's implementation (module Authenticator), which it is tested against.
-public enum PlatformPinUvAuthProtocol: UInt64, Sendable, CaseIterable {
-    /// Protocol one: SHA-256(Z) is both keys; AES-256-CBC with a zero IV; 16-byte MACs.
-    case one = 1
-    /// Protocol two: HKDF-SHA-256 HMAC and AES keys; AES-256-CBC with a random IV; 32-byte MACs.
-    case two = 2
+/// what `latchkey pin` and the device commands use to talk clientPIN to any key. The protocol
+/// itself is FIDOCrypto's, the one the authenticator uses too.
+public typealias PlatformPinUvAuthProtocol = PinUvAuthProtocol
 
+extension PinUvAuthProtocol {
     /// The protocol to use with a key that lists `supported` (getInfo 0x06, most preferred
     /// first): CTAP 2.1 §6.5.4, the first one the platform also speaks. A key that lists none
     /// (CTAP 2.0 without the field) speaks protocol one.
-    public static func negotiate(_ supported: [Int]?) -> PlatformPinUvAuthProtocol? {
+    public static func negotiate(_ supported: [Int]?) -> PinUvAuthProtocol? {
         guard let supported, !supported.isEmpty else { return .one }
         for value in supported {
-            if let known = PlatformPinUvAuthProtocol(rawValue: UInt64(clamping: max(value, 0))) { return known }
+            if let known = PinUvAuthProtocol(rawValue: UInt64(clamping: max(value, 0))) { return known }
         }
         return nil
-    }
-
-    /// authenticate(key, message): LEFT(HMAC-SHA-256, 16) for protocol one, the whole HMAC for two.
-    public func authenticate(key: SecretBytes, message: [UInt8]) -> [UInt8] {
-        let mac = HMACSHA256.authenticationCode(key: key, data: message)
-        return self == .one ? Array(mac.prefix(16)) : mac
     }
 
     /// encapsulate(peerCoseKey): a fresh ECDH key (or `ephemeral`, for known-answer tests), the
@@ -47,57 +38,23 @@ public enum PlatformPinUvAuthProtocol: UInt64, Sendable, CaseIterable {
         guard let z = try? key.sharedSecretX(with: peer) else { throw .malformedKeyAgreement }
         // COSE_Key {1: 2 (EC2), 3: -25 (ECDH-ES+HKDF-256), -1: 1 (P-256), -2: x, -3: y}.
         let platformKey = COSEKey.ec2P256(algorithm: .ecdhESHKDF256, x: key.publicKey.x, y: key.publicKey.y).cborValue
-        return PlatformPinUvAuthSession(protocol: self, platformKey: platformKey, z: z)
+        return PlatformPinUvAuthSession(platformKey: platformKey, secret: PinUvAuthSharedSecret(protocol: self, z: z))
     }
 }
 
 /// One encapsulate(): the key agreement to send and the shared secret's operations.
 public struct PlatformPinUvAuthSession: Sendable {
-    public let pinUvAuthProtocol: PlatformPinUvAuthProtocol
     /// The platform's COSE_Key, sent as clientPIN keyAgreement (0x03).
     public let platformKey: CBORValue
-    let hmacKey: SecretBytes
-    let aesKey: SecretBytes
+    let secret: PinUvAuthSharedSecret
 
-    init(protocol pinUvAuthProtocol: PlatformPinUvAuthProtocol, platformKey: CBORValue, z: SecretBytes) {
-        self.pinUvAuthProtocol = pinUvAuthProtocol
-        self.platformKey = platformKey
-        var ikm = z.copyBytes()
-        defer { ikm.wipe() }
-        switch pinUvAuthProtocol {
-        case .one:
-            // §6.5.6 kdf(Z) = SHA-256(Z).
-            let key = SecretBytes(wiping: FIDOCrypto.SHA256.hash(ikm))
-            hmacKey = key
-            aesKey = key
-        case .two:
-            // §6.5.7 kdf(Z) = HKDF-SHA-256(salt = 32 zero bytes, Z, "CTAP2 HMAC key") ‖
-            //                 HKDF-SHA-256(salt = 32 zero bytes, Z, "CTAP2 AES key").
-            let salt = [UInt8](repeating: 0, count: 32)
-            var hmac = HKDFSHA256.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("CTAP2 HMAC key".utf8),
-                                            outputByteCount: 32)
-            var aes = HKDFSHA256.deriveKey(inputKeyMaterial: ikm, salt: salt, info: Array("CTAP2 AES key".utf8),
-                                           outputByteCount: 32)
-            hmacKey = SecretBytes(hmac)
-            aesKey = SecretBytes(aes)
-            hmac.wipe()
-            aes.wipe()
-        }
-    }
+    public var pinUvAuthProtocol: PinUvAuthProtocol { secret.pinUvAuthProtocol }
 
     /// encrypt(key, demPlaintext): protocol one with a zero IV; protocol two with a random IV
     /// (or `iv`, for known-answer tests) that is prepended. Whole 16-byte blocks only.
     public func encrypt(_ plaintext: [UInt8], iv fixedIV: [UInt8]? = nil) throws(PlatformPinUvAuthError) -> [UInt8] {
-        var key = aesKey.copyBytes()
-        defer { key.wipe() }
         do {
-            switch pinUvAuthProtocol {
-            case .one:
-                return try AES256CBC.encrypt(plaintext, key: key, iv: [UInt8](repeating: 0, count: 16))
-            case .two:
-                let iv = fixedIV ?? SecureRandom.bytes(count: 16)
-                return iv + (try AES256CBC.encrypt(plaintext, key: key, iv: iv))
-            }
+            return try secret.encrypt(plaintext, iv: fixedIV ?? SecureRandom.bytes(count: 16))
         } catch {
             throw .crypto
         }
@@ -105,26 +62,14 @@ public struct PlatformPinUvAuthSession: Sendable {
 
     /// decrypt(key, demCiphertext); protocol two takes the IV from the first 16 bytes.
     public func decrypt(_ ciphertext: [UInt8]) throws(PlatformPinUvAuthError) -> [UInt8] {
-        var key = aesKey.copyBytes()
-        defer { key.wipe() }
-        do {
-            switch pinUvAuthProtocol {
-            case .one:
-                return try AES256CBC.decrypt(ciphertext, key: key, iv: [UInt8](repeating: 0, count: 16))
-            case .two:
-                guard ciphertext.count >= 16 else { throw PlatformPinUvAuthError.malformedReply("a ciphertext shorter than its IV") }
-                return try AES256CBC.decrypt(Array(ciphertext[16...]), key: key, iv: Array(ciphertext[..<16]))
-            }
-        } catch let error as PlatformPinUvAuthError {
-            throw error
-        } catch {
-            throw .malformedReply("a ciphertext that is not whole AES blocks")
-        }
+        if pinUvAuthProtocol == .two, ciphertext.count < 16 { throw .malformedReply("a ciphertext shorter than its IV") }
+        guard let plaintext = secret.decrypt(ciphertext) else { throw .malformedReply("a ciphertext that is not whole AES blocks") }
+        return plaintext
     }
 
     /// authenticate(shared secret, message).
     public func authenticate(_ message: [UInt8]) -> [UInt8] {
-        pinUvAuthProtocol.authenticate(key: hmacKey, message: message)
+        secret.authenticate(message)
     }
 
     // MARK: clientPIN payloads
