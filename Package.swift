@@ -14,7 +14,7 @@ let package = Package(
                            "SignalBridge", "Exchange"]),
     ],
     targets: [
-        // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev).
+        // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev, zlib1g-dev).
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
@@ -27,6 +27,9 @@ let package = Package(
                        providers: [.apt(["libtss2-dev"])]),
         .systemLibrary(name: "CSecret", pkgConfig: "libsecret-1",
                        providers: [.apt(["libsecret-1-dev"])]),
+        // zlib's raw DEFLATE for large blobs (CTAP), with its init macros in the module map's shim.
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib",
+                       providers: [.apt(["zlib1g-dev"])]),
         // C for what Swift cannot import (macros, variadics, kernel struct layouts).
         .target(name: "CShims", dependencies: ["COpenSSL", "CSQLite"]),
         // SystemIO's GNU-only socket and eventfd calls: Glibc alone, so the ground floor pulls
@@ -38,7 +41,7 @@ let package = Package(
         // Base64URL and JSON text, below everything that reads or writes them.
         .target(name: "Encoding"),
         .target(name: "CBOR", dependencies: ["Encoding"]),
-        .target(name: "CTAP", dependencies: ["CBOR"]),
+        .target(name: "CTAP", dependencies: ["CBOR", "CZlib"]),
         .target(name: "CTAPHID"),
         .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
         .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto"]),

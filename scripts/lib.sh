@@ -28,7 +28,7 @@ ensure_debs() {
 # what the toolchain's FoundationNetworking loads (libcurl) with the system trust store it checks
 # sites against (`credentials --endpoints`).
 ensure_build_deps() {
-    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev libtss2-dev libsecret-1-dev publicsuffix libcurl4 ca-certificates
+    ensure_debs pkg-config libssl-dev libsqlite3-dev libudev-dev libtss2-dev libsecret-1-dev zlib1g-dev publicsuffix libcurl4 ca-certificates
     if ! command -v swift >/dev/null; then
         say "error: no Swift 6 toolchain on PATH (expected /opt/swift/usr/bin/swift)."
         say "Install Swift 6 for Debian 12 and put its usr/bin on PATH, then run this again."

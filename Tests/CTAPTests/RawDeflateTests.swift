@@ -1,8 +1,9 @@
 import CTAP
 import XCTest
 
-/// RawDeflate against zlib's output (Python `zlib.compressobj(level, DEFLATED, -15)`, the
-/// compression python-fido2 and Chromium give large blobs) and against itself.
+/// RawDeflate (zlib's raw DEFLATE) against streams Python's zlib wrote (`zlib.compressobj(level,
+/// DEFLATED, -15)`, the compression python-fido2 and Chromium give large blobs), hostile ones, and
+/// itself.
 final class RawDeflateTests: XCTestCase {
     /// The 2,000 bytes the vectors compress: a skewed text (Python:
     /// `bytes(s[(i*i + i//7) % 44] for i in range(2000))`).
@@ -61,8 +62,10 @@ final class RawDeflateTests: XCTestCase {
         XCTAssertEqual(failure(hex("0100000000")), .storedLengthMismatch)
         // A fixed block whose first code is a match: length 3 at distance 1, before any output.
         XCTAssertEqual(failure([0x03, 0x02]), .distanceTooFar)
-        // A dynamic block whose code-length code has no codes at all.
-        XCTAssertEqual(failure([0x05, 0x00, 0x00, 0x00]), .invalidCodeLengths)
+        // A dynamic block whose code-length code has no codes at all: zlib reads the (all zero)
+        // code lengths it then describes before it judges them, so the stream must hold them.
+        XCTAssertEqual(failure([0x05, 0x00, 0x00, 0x00] + [UInt8](repeating: 0, count: 40)), .invalidCodeLengths)
+        XCTAssertEqual(failure([0x05, 0x00, 0x00, 0x00]), .truncated, "and without them the stream ends inside the block")
         XCTAssertEqual(failure(zlibDynamic, maxOutput: 100), .outputTooLong(limit: 100))
         XCTAssertEqual(failure(RawDeflate.deflate([UInt8](repeating: 0, count: 100_000)), maxOutput: 65_536),
                        .outputTooLong(limit: 65_536), "a bomb stops at the limit")
