@@ -7,7 +7,9 @@ import Synchronization
 /// where it lies (so /proc/PID/environ shows zeros) and the variable is unset (so no child and
 /// no `ProcessInfo` dictionary, whose Strings could not be wiped, ever sees the PIN).
 enum PINEnvironment {
-    static let names = [PINInput.environmentName, PINInput.newEnvironmentName]
+    static let pinName = "LATCHKEY_PIN"
+    static let newPINName = "LATCHKEY_NEW_PIN"
+    static let names = [pinName, newPINName]
 
     private static let taken = Mutex<[String: SecretBytes]>([:])
 

@@ -6,8 +6,8 @@ import Foundation
 /// (`LATCHKEY_PIN`, `LATCHKEY_NEW_PIN`) for rigs, or the terminal without echo. Never argv,
 /// never a log line.
 enum PINInput {
-    static let environmentName = "LATCHKEY_PIN"
-    static let newEnvironmentName = "LATCHKEY_NEW_PIN"
+    static let environmentName = PINEnvironment.pinName
+    static let newEnvironmentName = PINEnvironment.newPINName
     /// A PIN file is one line; anything longer than this is not a PIN file.
     static let fileLimit = 1024
 

@@ -76,6 +76,16 @@ final class SQLiteConnection {
         throw .io(description)
     }
 
+    /// A statement's call, its failure checked as any other (`check`).
+    private func checked<R>(_ body: () throws(SQLiteCallFailure) -> R) throws(StoreError) -> R {
+        do {
+            return try body()
+        } catch {
+            try check(error.code, error.call)
+            throw .io("\(error.call): SQLite code \(error.code) in \(path)")   // check passes only success codes
+        }
+    }
+
     /// A cached prepared statement for `sql`, reset and ready to bind.
     func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
         if let cached = statements[sql] {
@@ -97,9 +107,9 @@ final class SQLiteConnection {
                   _ body: (SQLiteRow) throws(StoreError) -> R) throws(StoreError) -> [R] {
         let statement = try statement(sql)
         defer { statement.reset() }
-        try statement.bind(bindings, on: self)
+        try checked { () throws(SQLiteCallFailure) in try statement.bind(bindings) }
         var results: [R] = []
-        while try statement.step(on: self) {
+        while try checked({ () throws(SQLiteCallFailure) in try statement.step() }) {
             results.append(try body(statement.row))
         }
         return results
@@ -110,8 +120,8 @@ final class SQLiteConnection {
                        _ body: (SQLiteRow) throws(StoreError) -> R) throws(StoreError) -> R? {
         let statement = try statement(sql)
         defer { statement.reset() }
-        try statement.bind(bindings, on: self)
-        guard try statement.step(on: self) else { return nil }
+        try checked { () throws(SQLiteCallFailure) in try statement.bind(bindings) }
+        guard try checked({ () throws(SQLiteCallFailure) in try statement.step() }) else { return nil }
         return try body(statement.row)
     }
 
@@ -120,8 +130,8 @@ final class SQLiteConnection {
     func run(_ sql: String, _ bindings: [SQLiteValue] = []) throws(StoreError) -> Int {
         let statement = try statement(sql)
         defer { statement.reset() }
-        try statement.bind(bindings, on: self)
-        while try statement.step(on: self) {}
+        try checked { () throws(SQLiteCallFailure) in try statement.bind(bindings) }
+        while try checked({ () throws(SQLiteCallFailure) in try statement.step() }) {}
         return Int(sqlite3_changes(try requireHandle()))
     }
 

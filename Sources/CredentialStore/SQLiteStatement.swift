@@ -20,7 +20,7 @@ final class SQLiteStatement {
     }
 
     /// Binds `values` to parameters 1…n.
-    func bind(_ values: [SQLiteValue], on connection: SQLiteConnection) throws(StoreError) {
+    func bind(_ values: [SQLiteValue]) throws(SQLiteCallFailure) {
         for (offset, value) in values.enumerated() {
             let index = Int32(offset + 1)
             let rc: Int32
@@ -48,17 +48,16 @@ final class SQLiteStatement {
                     }
                 }
             }
-            try connection.check(rc, "binding parameter \(index)")
+            if rc != SQLITE_OK { throw SQLiteCallFailure(code: rc, call: "binding parameter \(index)") }
         }
     }
 
     /// Steps once: true when a row is available, false when done.
-    func step(on connection: SQLiteConnection) throws(StoreError) -> Bool {
+    func step() throws(SQLiteCallFailure) -> Bool {
         let rc = sqlite3_step(handle)
         if rc == SQLITE_ROW { return true }
         if rc == SQLITE_DONE { return false }
-        try connection.check(rc, "running a statement")
-        return false
+        throw SQLiteCallFailure(code: rc, call: "running a statement")
     }
 
     /// Ends the current use: releases the read snapshot and clears bindings.
@@ -70,32 +69,9 @@ final class SQLiteStatement {
     var row: SQLiteRow { SQLiteRow(handle: handle) }
 }
 
-/// Column access to the current row of a stepping statement (valid only inside the row closure).
-struct SQLiteRow {
-    fileprivate let handle: OpaquePointer
-
-    func isNull(_ column: Int32) -> Bool {
-        sqlite3_column_type(handle, column) == SQLITE_NULL
-    }
-
-    func int64(_ column: Int32) -> Int64 {
-        sqlite3_column_int64(handle, column)
-    }
-
-    func optionalInt64(_ column: Int32) -> Int64? {
-        isNull(column) ? nil : int64(column)
-    }
-
-    func blob(_ column: Int32) -> [UInt8] {
-        // SQLite's documented order: fetch the pointer first, then the byte count.
-        guard let pointer = sqlite3_column_blob(handle, column) else { return [] }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        return Array(UnsafeRawBufferPointer(start: pointer, count: count))
-    }
-
-    func text(_ column: Int32) -> String {
-        guard let pointer = sqlite3_column_text(handle, column) else { return "" }
-        let count = Int(sqlite3_column_bytes(handle, column))
-        return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
-    }
+/// A statement's SQLite call that failed: its result code and what it was doing. The connection
+/// turns it into a StoreError with the database's message (`SQLiteConnection.check`).
+struct SQLiteCallFailure: Error {
+    let code: Int32
+    let call: String
 }

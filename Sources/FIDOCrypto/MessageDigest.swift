@@ -10,7 +10,7 @@ public struct MessageDigest: Sendable, Equatable, CustomStringConvertible {
     public let byteCount: Int
     let implementation: FetchedDigest
 
-    public static let sha256 = MessageDigest(name: "SHA-256", byteCount: 32, implementation: SHA256.digest)
+    public static let sha256 = MessageDigest(name: "SHA-256", byteCount: 32, implementation: FetchedDigest("SHA256"))
     public static let sha384 = MessageDigest(name: "SHA-384", byteCount: 48, implementation: FetchedDigest("SHA384"))
     public static let sha512 = MessageDigest(name: "SHA-512", byteCount: 64, implementation: FetchedDigest("SHA512"))
 

@@ -6,8 +6,8 @@ public enum SHA256 {
     static let byteCount = 32
 
     /// The explicitly fetched implementation, shared by every hash, HMAC, HKDF
-    /// and signature call in the module.
-    static let digest = FetchedDigest("SHA256")
+    /// and signature call in the module (MessageDigest.sha256's).
+    static var digest: FetchedDigest { MessageDigest.sha256.implementation }
 
     /// The 32-byte SHA-256 digest of `data`. Contiguous inputs (`[UInt8]`,
     /// `ArraySlice`, …) are hashed in place; anything else is copied first.

@@ -8,6 +8,8 @@ import SystemIO
 public struct MasterKeyFile: Sendable {
     /// A master key's length.
     public static let keyCount = 32
+    /// How a sealed master.key begins (MasterKeySeal); a raw one is 32 bytes and nothing else.
+    static let sealedHeader = Array("latchkey sealed master key\n".utf8)
     /// The largest master.key read (a sealed record is a few hundred bytes).
     static let largestFile = 1024
 
@@ -43,7 +45,7 @@ public struct MasterKeyFile: Sendable {
             guard info.st_mode & S_IFMT == S_IFREG else { throw SealError.permissions("\(path) is not a regular file") }
             if let exposure = Self.exposure(info, path: path, fix: "chmod 600") { throw SealError.permissions(exposure) }
             var bytes = try fd.readAll(limit: Self.largestFile)
-            guard bytes.count == Self.keyCount || bytes.starts(with: MasterKeySeal.header) else {
+            guard bytes.count == Self.keyCount || bytes.starts(with: Self.sealedHeader) else {
                 bytes.wipe()
                 throw SealError.corrupt("\(path) is not a \(Self.keyCount)-byte key")
             }

@@ -25,7 +25,7 @@ import SystemIO
 /// is written before the file that names it, and the old one cleared after); the master key itself
 /// never changes, so a running key is unaffected.
 public enum MasterKeySeal {
-    static let header = Array("latchkey sealed master key\n".utf8)
+    static var header: [UInt8] { MasterKeyFile.sealedHeader }
 
     /// How the master key is kept.
     public enum State: Equatable, Sendable {

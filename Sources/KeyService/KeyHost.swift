@@ -107,7 +107,7 @@ public enum KeyHost {
             logger.warning("uv deny: every user verification fails (uvRetries count down to UV_BLOCKED)")
             return DenyVerification(logger: logger)
         case .polkit:
-            guard let executable = ProgramVerification.locate("pkcheck") else {
+            guard let executable = ChildProcessRunner.locate("pkcheck") else {
                 logger.error("uv polkit: pkcheck is not installed (Debian: polkitd); the key has no built-in user verification")
                 return nil
             }
@@ -115,7 +115,7 @@ public enum KeyHost {
                 + "(action \(PolkitVerification.actionID))")
             return PolkitVerification.make(executable: executable, logger: logger)
         case .fprintd:
-            guard let executable = ProgramVerification.locate("fprintd-verify") else {
+            guard let executable = ChildProcessRunner.locate("fprintd-verify") else {
                 logger.error("uv fprintd: fprintd-verify is not installed (Debian: fprintd); the key has no built-in user verification")
                 return nil
             }

@@ -11,18 +11,18 @@ import SystemIO
 /// program (SIGINT: polkit cancels the dialog when its caller goes, fprintd stops verifying).
 public final class ProgramVerification: UserVerification, @unchecked Sendable {
     /// What one finished run means.
-    public typealias Interpretation = @Sendable (NotificationExit) -> (VerificationResult, note: String?)
+    public typealias Interpretation = @Sendable (ProgramExit) -> (VerificationResult, note: String?)
 
     public let name: String
     public let modality: UInt32
     let executable: String
     let arguments: @Sendable (VerificationRequest) -> [String]
     let interpret: Interpretation
-    let runner: NotificationRunner
+    let runner: ProgramRunner
     let logger: Logger
     static let pollMicroseconds: UInt32 = 20_000
 
-    public init(name: String, executable: String, modality: UInt32, runner: NotificationRunner = ProcessNotificationRunner(),
+    public init(name: String, executable: String, modality: UInt32, runner: ProgramRunner = ChildProcessRunner(),
                 logger: Logger, arguments: @escaping @Sendable (VerificationRequest) -> [String],
                 interpret: @escaping Interpretation) {
         self.name = name; self.executable = executable; self.modality = modality; self.runner = runner
@@ -32,7 +32,7 @@ public final class ProgramVerification: UserVerification, @unchecked Sendable {
     public func verifyUser(_ request: VerificationRequest, cancellation: CancellationFlag) -> VerificationResult {
         if cancellation.isCancelled { return .cancelled }
         logger.info("user verification by \(name): \(DisplayText.request(request.purpose.rawValue, rpID: request.rpID, userName: request.userName))")
-        let process: NotificationProcess
+        let process: RunningProgram
         do {
             process = try runner.start(executable: executable, arguments: arguments(request))
         } catch {
@@ -58,13 +58,6 @@ public final class ProgramVerification: UserVerification, @unchecked Sendable {
             usleep(Self.pollMicroseconds)
         }
     }
-
-    /// The program's full path from PATH, or nil.
-    public static func locate(_ command: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
-        if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
-        let directories = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
-        return directories.map { String($0) + "/" + command }.first { access($0, X_OK) == 0 }
-    }
 }
 
 /// `--uv polkit`: the action `org.latchkey.verify-user` (udev/org.latchkey.verify-user.policy,
@@ -76,7 +69,7 @@ public final class ProgramVerification: UserVerification, @unchecked Sendable {
 public enum PolkitVerification {
     public static let actionID = "org.latchkey.verify-user"
 
-    public static func make(executable: String, logger: Logger, runner: NotificationRunner = ProcessNotificationRunner(),
+    public static func make(executable: String, logger: Logger, runner: ProgramRunner = ChildProcessRunner(),
                             processID: Int32 = getpid()) -> ProgramVerification {
         let subject = subject(processID: processID)
         return ProgramVerification(name: "polkit", executable: executable,
@@ -89,7 +82,7 @@ public enum PolkitVerification {
 
     /// pkcheck's exit (pkcheck(1)): 0 authorized; 1 not authorized (the authentication failed);
     /// 2 no authentication agent; 3 dismissed; else an error (the action not installed, no polkitd).
-    @Sendable public static func interpret(_ exit: NotificationExit) -> (VerificationResult, note: String?) {
+    @Sendable public static func interpret(_ exit: ProgramExit) -> (VerificationResult, note: String?) {
         let said = exit.errorOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         switch exit.status {
         case 0: return (.verified, nil)
@@ -118,7 +111,7 @@ public enum PolkitVerification {
 /// `--uv fprintd`: `fprintd-verify` (Debian fprintd) for the user running the key, any enrolled
 /// finger. A no-match spends a retry; no reader, no enrolled finger, or a reader error declines.
 public enum FprintdVerification {
-    public static func make(executable: String, logger: Logger, runner: NotificationRunner = ProcessNotificationRunner(),
+    public static func make(executable: String, logger: Logger, runner: ProgramRunner = ChildProcessRunner(),
                             userName: String? = ProcessInfo.processInfo.environment["USER"]) -> ProgramVerification {
         ProgramVerification(name: "fprintd", executable: executable, modality: UserVerificationMethod.fingerprintInternal,
                             runner: runner, logger: logger,
@@ -126,7 +119,7 @@ public enum FprintdVerification {
     }
 
     /// fprintd-verify prints `Verify result: verify-match (done)` and the like; it exits 0 only on a match.
-    @Sendable public static func interpret(_ exit: NotificationExit) -> (VerificationResult, note: String?) {
+    @Sendable public static func interpret(_ exit: ProgramExit) -> (VerificationResult, note: String?) {
         let results = exit.output.split(whereSeparator: \.isNewline).compactMap { line -> Substring? in
             guard let range = line.range(of: "Verify result: ") else { return nil }
             return line[range.upperBound...].split(separator: " ").first

@@ -40,7 +40,7 @@ public enum NotificationServer {
 
     /// Runs `command` from PATH with a bounded wait; nil when it cannot be started.
     public static func run(_ command: String, _ arguments: [String]) -> (status: Int32, output: String)? {
-        guard let path = ProgramVerification.locate(command) else { return nil }
+        guard let path = ChildProcessRunner.locate(command) else { return nil }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

@@ -34,20 +34,20 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     private struct Open: Sendable {
         /// The request shown: a repeat of it (`isRepeated`, a U2F poll) reuses the notification.
         var request: PresenceRequest
-        var process: NotificationProcess
+        var process: RunningProgram
         /// When the last request using it timed out (nil while a request waits on it).
         var idleSince: UInt64?
         var generation: UInt64
     }
 
     let executable: String
-    let runner: NotificationRunner
+    let runner: ProgramRunner
     let logger: Logger
     let holdMilliseconds: UInt64
     private let open = Mutex<Open?>(nil)
     private let generations = Atomic<UInt64>(0)
 
-    public init(executable: String = "notify-send", runner: NotificationRunner = ProcessNotificationRunner(), logger: Logger,
+    public init(executable: String = "notify-send", runner: ProgramRunner = ChildProcessRunner(), logger: Logger,
                 holdMilliseconds: UInt64 = defaultHoldMilliseconds) {
         self.executable = executable
         self.runner = runner
@@ -91,7 +91,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     }
 
     /// What a finished notify-send means for a request whose deadline is `deadline`.
-    static func result(of exit: NotificationExit, finishedAt now: UInt64, deadline: UInt64) -> PresenceResult {
+    static func result(of exit: ProgramExit, finishedAt now: UInt64, deadline: UInt64) -> PresenceResult {
         switch exit.output.trimmingCharacters(in: .whitespacesAndNewlines) {
         case "approve", "default": return .approved
         case "deny": return .denied
@@ -104,12 +104,12 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
     /// Checks at `serve` start that notifications can work: a session bus and notify-send
     /// ≥ 0.8 (actions). Returns notify-send's path.
     public static func checkEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment,
-                                        version: (String) -> String? = ProcessNotificationRunner.version(of:)) throws(Failure) -> String {
+                                        version: (String) -> String? = ChildProcessRunner.version(of:)) throws(Failure) -> String {
         guard let bus = environment["DBUS_SESSION_BUS_ADDRESS"], !bus.isEmpty else {
             throw Failure("--presence notify needs a desktop session bus, and DBUS_SESSION_BUS_ADDRESS is not set: run the key "
                           + "inside your desktop session (e.g. as the systemd user service), or use --presence prompt or control")
         }
-        guard let path = ProgramVerification.locate("notify-send", environment: environment) else {
+        guard let path = ChildProcessRunner.locate("notify-send", environment: environment) else {
             throw Failure("--presence notify needs notify-send, which is not installed (Debian: apt install libnotify-bin)")
         }
         if let text = version(path) {
@@ -130,7 +130,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
         if cancellation.isCancelled { return .cancelled }
         let start = Self.now()
         let deadline = start &+ request.timeoutMilliseconds
-        let (reused, stale) = open.withLock { current -> (NotificationProcess?, NotificationProcess?) in
+        let (reused, stale) = open.withLock { current -> (RunningProgram?, RunningProgram?) in
             guard let existing = current else { return (nil, nil) }
             if existing.request.isRepeated(by: request),
                let idle = existing.idleSince, start &- idle <= holdMilliseconds {
@@ -141,7 +141,7 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
             return (nil, existing.process)
         }
         stale?.close()
-        let process: NotificationProcess
+        let process: RunningProgram
         let generation: UInt64
         if let reused {
             process = reused
@@ -199,90 +199,12 @@ public final class NotifyPresence: UserPresence, @unchecked Sendable {
         open.withLock { if $0?.generation == generation { $0?.idleSince = idleSince } }
         // Holds `self` for those 2 s: a key's presence provider lives as long as the key anyway.
         DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(holdMilliseconds) + 50)) { [self] in
-            let expired = open.withLock { current -> NotificationProcess? in
+            let expired = open.withLock { current -> RunningProgram? in
                 guard let existing = current, existing.generation == generation, existing.idleSince == idleSince else { return nil }
                 current = nil
                 return existing.process
             }
             expired?.close()
-        }
-    }
-}
-
-/// How a notify-send run ended.
-public struct NotificationExit: Equatable, Sendable {
-    public var status: Int32
-    /// Standard output: the chosen action's name, or nothing.
-    public var output: String
-    public var errorOutput: String
-
-    public init(status: Int32, output: String, errorOutput: String = "") {
-        self.status = status; self.output = output; self.errorOutput = errorOutput
-    }
-}
-
-/// A running notify-send.
-public protocol NotificationProcess: AnyObject, Sendable {
-    /// nil while it runs.
-    var exit: NotificationExit? { get }
-    /// Closes the notification (SIGINT) and makes sure the process ends.
-    func close()
-}
-
-/// Starts notify-send (tests pass a fake).
-public protocol NotificationRunner: Sendable {
-    func start(executable: String, arguments: [String]) throws(NotifyPresence.Failure) -> NotificationProcess
-}
-
-/// The real runner: Foundation's `Process`, output through pipes.
-public struct ProcessNotificationRunner: NotificationRunner {
-    public init() {}
-
-    public func start(executable: String, arguments: [String]) throws(NotifyPresence.Failure) -> NotificationProcess {
-        do {
-            return try RunningNotification(executable: executable, arguments: arguments)
-        } catch {
-            throw NotifyPresence.Failure("cannot run \(executable): \(error)")
-        }
-    }
-
-    /// `notify-send --version`, or nil if it cannot be run.
-    public static func version(of executable: String) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--version"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch { return nil }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
-    }
-}
-
-/// A program run for a notification or a verification (SystemIO's ChildProcess: an empty signal
-/// mask, so notify-send's SIGINT handler runs and closes its notification).
-final class RunningNotification: NotificationProcess, @unchecked Sendable {
-    private let child: ChildProcess
-
-    init(executable: String, arguments: [String]) throws(Errno) {
-        child = try ChildProcess(executable: executable, arguments: arguments)
-    }
-
-    var exit: NotificationExit? {
-        child.exit.map { exit in
-            NotificationExit(status: exit.status, output: String(decoding: exit.output, as: UTF8.self),
-                             errorOutput: String(decoding: exit.errorOutput.prefix(2_000), as: UTF8.self))
-        }
-    }
-
-    func close() {
-        guard child.exit == nil else { return }
-        child.send(SIGINT)   // notify-send closes its notification and exits; pkcheck and fprintd-verify end
-        DispatchQueue.global().asyncAfter(deadline: .now() + 1) { [child] in
-            child.send(SIGKILL)
         }
     }
 }

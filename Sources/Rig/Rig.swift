@@ -61,15 +61,6 @@ public final class Rig: @unchecked Sendable {
         }
     }
 
-    /// One request line in, its response line out: the control API without a socket, for
-    /// embedding a rig in a process (benchmarks, tests). `subscribe` needs a connection and
-    /// is refused here.
-    public func respond(to line: [UInt8]) -> [UInt8] {
-        let (response, subscription) = RigConnection.respond(to: line, rig: self, allowSubscribe: false)
-        precondition(subscription == nil)
-        return response
-    }
-
     /// Runs one request line; the response line. Blocking methods (`answerPresence`) hold the
     /// calling thread until answered.
     /// `isAbandoned`: whether the asking connection has closed (an answer that waits is then

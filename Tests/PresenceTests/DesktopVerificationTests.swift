@@ -14,21 +14,21 @@ final class DesktopVerificationTests: XCTestCase {
 
     func testPkcheckExitsMapToTheCTAPOutcomes() {
         func outcome(_ status: Int32, _ errors: String = "") -> VerificationResult {
-            PolkitVerification.interpret(NotificationExit(status: status, output: "", errorOutput: errors)).0
+            PolkitVerification.interpret(ProgramExit(status: status, output: "", errorOutput: errors)).0
         }
         XCTAssertEqual(outcome(0), .verified)
         XCTAssertEqual(outcome(1, "Not authorized."), .notVerified, "a failed authentication spends a retry")
         XCTAssertEqual(outcome(2, "Authorization requires authentication but no agent is available."), .declined)
         XCTAssertEqual(outcome(3, "Authentication request was dismissed."), .declined, "a dismissed dialog spends none")
-        let missing = PolkitVerification.interpret(NotificationExit(
+        let missing = PolkitVerification.interpret(ProgramExit(
             status: 127, output: "", errorOutput: "Action org.latchkey.verify-user is not registered"))
         XCTAssertEqual(missing.0, .declined)
         XCTAssertTrue(missing.note?.contains("/usr/share/polkit-1/actions") == true, missing.note ?? "")
-        XCTAssertTrue(PolkitVerification.interpret(NotificationExit(status: 2, output: "")).note?.contains("agent") == true)
+        XCTAssertTrue(PolkitVerification.interpret(ProgramExit(status: 2, output: "")).note?.contains("agent") == true)
     }
 
     func testPkcheckNamesThisProcessBeyondAPID() throws {
-        let runner = FakeNotificationRunner { $0.finish(NotificationExit(status: 0, output: "")) }
+        let runner = FakeNotificationRunner { $0.finish(ProgramExit(status: 0, output: "")) }
         let verification = PolkitVerification.make(executable: "/usr/bin/pkcheck", logger: logger, runner: runner)
         XCTAssertEqual(verification.verifyUser(Self.request, cancellation: CancellationFlag()), .verified)
         let call = try XCTUnwrap(runner.calls.first)
@@ -44,7 +44,7 @@ final class DesktopVerificationTests: XCTestCase {
 
     func testFprintdVerifyOutputMapsToTheCTAPOutcomes() {
         func outcome(_ status: Int32, _ output: String) -> VerificationResult {
-            FprintdVerification.interpret(NotificationExit(status: status, output: output)).0
+            FprintdVerification.interpret(ProgramExit(status: status, output: output)).0
         }
         let device = "Using device /net/reactivated/Fprint/Device/0\nListing enrolled fingers:\n - #0: right-index-finger\n"
         XCTAssertEqual(outcome(0, device + "Verify started!\nVerifying: any\nVerify result: verify-match (done)\n"), .verified)
@@ -54,7 +54,7 @@ final class DesktopVerificationTests: XCTestCase {
         XCTAssertEqual(outcome(1, "No devices available\n"), .declined, "no reader: declined, no retry spent")
         XCTAssertEqual(outcome(1, device + "Verify result: verify-match (done)\n"), .notVerified,
                        "a match must also exit 0: anything else is not a verification")
-        let runner = FakeNotificationRunner { $0.finish(NotificationExit(status: 0, output: "Verify result: verify-match (done)\n")) }
+        let runner = FakeNotificationRunner { $0.finish(ProgramExit(status: 0, output: "Verify result: verify-match (done)\n")) }
         let verification = FprintdVerification.make(executable: "/usr/bin/fprintd-verify", logger: logger, runner: runner,
                                                     userName: "alice")
         XCTAssertEqual(verification.verifyUser(Self.request, cancellation: CancellationFlag()), .verified)

@@ -7,21 +7,21 @@ import XCTest
 import SystemIO
 
 /// A notify-send stand-in: the test decides when and how it exits.
-final class FakeNotification: NotificationProcess, @unchecked Sendable {
-    private let state = Mutex<(exit: NotificationExit?, closed: Int)>((nil, 0))
-    var exit: NotificationExit? { state.withLock { $0.exit } }
+final class FakeNotification: RunningProgram, @unchecked Sendable {
+    private let state = Mutex<(exit: ProgramExit?, closed: Int)>((nil, 0))
+    var exit: ProgramExit? { state.withLock { $0.exit } }
     var closeCount: Int { state.withLock { $0.closed } }
-    func finish(_ exit: NotificationExit) { state.withLock { $0.exit = exit } }
+    func finish(_ exit: ProgramExit) { state.withLock { $0.exit = exit } }
     func close() {
         state.withLock { state in
             state.closed += 1
             // notify-send on SIGINT: closes the notification and exits without an action.
-            if state.exit == nil { state.exit = NotificationExit(status: 0, output: "", errorOutput: "Wait cancelled, closing notification") }
+            if state.exit == nil { state.exit = ProgramExit(status: 0, output: "", errorOutput: "Wait cancelled, closing notification") }
         }
     }
 }
 
-final class FakeNotificationRunner: NotificationRunner, @unchecked Sendable {
+final class FakeNotificationRunner: ProgramRunner, @unchecked Sendable {
     private let state = Mutex<(calls: [[String]], processes: [FakeNotification], failing: Bool)>(([], [], false))
     /// What the next started notification does right away (nil: keeps waiting).
     let onStart: @Sendable (FakeNotification) -> Void
@@ -34,9 +34,9 @@ final class FakeNotificationRunner: NotificationRunner, @unchecked Sendable {
     var calls: [[String]] { state.withLock { $0.calls } }
     var processes: [FakeNotification] { state.withLock { $0.processes } }
 
-    func start(executable: String, arguments: [String]) throws(NotifyPresence.Failure) -> NotificationProcess {
+    func start(executable: String, arguments: [String]) throws(ProgramStartFailure) -> RunningProgram {
         let failing = state.withLock { $0.failing }
-        if failing { throw NotifyPresence.Failure("cannot run \(executable): No such file or directory") }
+        if failing { throw ProgramStartFailure("cannot run \(executable): No such file or directory") }
         let process = FakeNotification()
         state.withLock {
             $0.calls.append([executable] + arguments)
@@ -77,23 +77,23 @@ final class NotifyPresenceTests: XCTestCase {
 
     func testResultMapping() {
         let deadline: UInt64 = 10_000
-        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: "approve\n"), finishedAt: 100, deadline: deadline), .approved)
-        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: "deny\n"), finishedAt: 100, deadline: deadline), .denied)
+        XCTAssertEqual(NotifyPresence.result(of: ProgramExit(status: 0, output: "approve\n"), finishedAt: 100, deadline: deadline), .approved)
+        XCTAssertEqual(NotifyPresence.result(of: ProgramExit(status: 0, output: "deny\n"), finishedAt: 100, deadline: deadline), .denied)
         // The notification itself clicked (its default action: dunst's middle click, `dunstctl action`).
-        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: "default\n"), finishedAt: 100, deadline: deadline), .approved)
+        XCTAssertEqual(NotifyPresence.result(of: ProgramExit(status: 0, output: "default\n"), finishedAt: 100, deadline: deadline), .approved)
         // Closed by the user (no action) well before the deadline: denied.
-        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: ""), finishedAt: 100, deadline: deadline), .denied)
+        XCTAssertEqual(NotifyPresence.result(of: ProgramExit(status: 0, output: ""), finishedAt: 100, deadline: deadline), .denied)
         // Closed without an action at the deadline: the server expired it.
-        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 0, output: ""), finishedAt: 9_700, deadline: deadline), .timedOut)
+        XCTAssertEqual(NotifyPresence.result(of: ProgramExit(status: 0, output: ""), finishedAt: 9_700, deadline: deadline), .timedOut)
         // notify-send failed (no server, no actions): never approval.
-        XCTAssertEqual(NotifyPresence.result(of: NotificationExit(status: 1, output: "", errorOutput: "Actions are not supported"),
+        XCTAssertEqual(NotifyPresence.result(of: ProgramExit(status: 1, output: "", errorOutput: "Actions are not supported"),
                                              finishedAt: 9_900, deadline: deadline), .denied)
     }
 
     func testApproveAndDenyButtons() {
         for (action, expected) in [("approve", PresenceResult.approved), ("deny", .denied), ("", .denied)] {
             let runner = FakeNotificationRunner { process in
-                DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { process.finish(NotificationExit(status: 0, output: action + "\n")) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { process.finish(ProgramExit(status: 0, output: action + "\n")) }
             }
             var request = Self.register
             request.timeoutMilliseconds = 5_000   // answered (or closed) long before the deadline
@@ -138,7 +138,7 @@ final class NotifyPresenceTests: XCTestCase {
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .timedOut)
         XCTAssertEqual(runner.calls.count, 1)
         XCTAssertEqual(runner.processes[0].closeCount, 0, "kept open between polls")
-        runner.processes[0].finish(NotificationExit(status: 0, output: "approve\n"))   // clicked between polls
+        runner.processes[0].finish(ProgramExit(status: 0, output: "approve\n"))   // clicked between polls
         XCTAssertEqual(presence.confirmPresence(poll, cancellation: CancellationFlag()), .approved)
         XCTAssertEqual(runner.calls.count, 1)
 

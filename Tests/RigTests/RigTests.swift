@@ -14,7 +14,7 @@ import XCTest
 import Presence
 import Encoding
 
-/// The rig control API in-process: request lines through `RigConnection.respond`, keys on the
+/// The rig control API in-process: request lines through `RigRequests.respond`, keys on the
 /// socket transport driven by the platform client, events through a subscriber's queue.
 final class RigTests: XCTestCase {
     var scratch: ScratchDirectory!
@@ -34,7 +34,7 @@ final class RigTests: XCTestCase {
     /// One request; the response as a dictionary.
     func call(_ method: String, _ params: [String: Any] = [:], id: Int = 1) throws -> [String: Any] {
         let line = try JSONSerialization.data(withJSONObject: ["v": 1, "id": id, "method": method, "params": params])
-        return try decode(RigConnection.respond(to: Array(line), rig: rig).response)
+        return try decode(RigRequests.respond(to: Array(line), rig: rig).response)
     }
 
     func decode(_ line: [UInt8]) throws -> [String: Any] {
@@ -53,8 +53,8 @@ final class RigTests: XCTestCase {
     }
 
     func testMalformedRequestsGetPreciseErrorsAndIDsAreEchoed() throws {
-        XCTAssertEqual(errorCode(try decode(RigConnection.respond(to: Array("not json".utf8), rig: rig).response)), "parseError")
-        let v2 = try decode(RigConnection.respond(to: Array(#"{"v":2,"id":9,"method":"listAuthenticators"}"#.utf8), rig: rig).response)
+        XCTAssertEqual(errorCode(try decode(RigRequests.respond(to: Array("not json".utf8), rig: rig).response)), "parseError")
+        let v2 = try decode(RigRequests.respond(to: Array(#"{"v":2,"id":9,"method":"listAuthenticators"}"#.utf8), rig: rig).response)
         XCTAssertEqual(errorCode(v2), "parseError")
         XCTAssertEqual(v2["id"] as? Int, 9)
         XCTAssertEqual(errorCode(try call("frobnicate")), "unknownMethod")
