@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "KeySealing", dependencies: ["FIDOCrypto", "CBOR", "SystemIO", "CTSS", "CSecret"]),
         .target(name: "CredentialStore",
                 dependencies: ["KeySealing", "Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
-        .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev", "CShims"]),
+        .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev"]),
         .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
         .target(name: "FIDOClient",
                 dependencies: ["Encoding", "LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),

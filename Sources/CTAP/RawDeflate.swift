@@ -58,16 +58,7 @@ public enum RawDeflate {
         guard latchkey_inflate_init_raw(&stream) == Z_OK else { throw .truncated }
         defer { inflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: max(maxOutput, 0) + 1)
-        var input = input
-        let status: Int32 = input.withUnsafeMutableBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
-                stream.next_in = source.baseAddress
-                stream.avail_in = UInt32(source.count)
-                stream.next_out = destination.baseAddress
-                stream.avail_out = UInt32(destination.count)
-                return CZlib.inflate(&stream, Z_FINISH)
-            }
-        }
+        let status = finish(&stream, input: input, output: &output) { CZlib.inflate(&$0, Z_FINISH) }
         let produced = Int(stream.total_out)
         switch status {
         case Z_STREAM_END:
@@ -96,17 +87,23 @@ public enum RawDeflate {
         guard latchkey_deflate_init_raw(&stream, level) == Z_OK else { fatalError("zlib deflateInit2 failed: out of memory") }
         defer { deflateEnd(&stream) }
         var output = [UInt8](repeating: 0, count: Int(deflateBound(&stream, UInt(input.count))) + 5)
+        let status = finish(&stream, input: input, output: &output) { CZlib.deflate(&$0, Z_FINISH) }
+        precondition(status == Z_STREAM_END, "zlib deflate into deflateBound's room did not finish")
+        return Array(output.prefix(Int(stream.total_out)))
+    }
+
+    /// One call of `step` (inflate or deflate with Z_FINISH) over all of `input` into `output`.
+    private static func finish(_ stream: inout z_stream, input: [UInt8], output: inout [UInt8],
+                               _ step: (inout z_stream) -> Int32) -> Int32 {
         var input = input
-        let status: Int32 = input.withUnsafeMutableBufferPointer { source in
+        return input.withUnsafeMutableBufferPointer { source in
             output.withUnsafeMutableBufferPointer { destination in
                 stream.next_in = source.baseAddress
                 stream.avail_in = UInt32(source.count)
                 stream.next_out = destination.baseAddress
                 stream.avail_out = UInt32(destination.count)
-                return CZlib.deflate(&stream, Z_FINISH)
+                return step(&stream)
             }
         }
-        precondition(status == Z_STREAM_END, "zlib deflate into deflateBound's room did not finish")
-        return Array(output.prefix(Int(stream.total_out)))
     }
 }
