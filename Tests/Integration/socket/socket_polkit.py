@@ -16,7 +16,7 @@ from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and
 from socket_uv import NoPINInteraction
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 UID = 4242
 PASSWORD = "a login password"
 

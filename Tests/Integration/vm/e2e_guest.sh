@@ -282,7 +282,7 @@ check_signals() {  # check_signals chromium|firefox: websites' signals through L
     # Browser start and page load tried twice (bounded in e2e_browser.py), two passkeys, six checks:
     # on timeout it (SIGTERM) quits the browser in a finally; -k: killed 15 s later if it does not.
     HOME="$WORK/signals-$browser/home" timeout -k 15 600 "$PYTHON" "$HERE/e2e_signals.py" "$WORK/signals-$browser" \
-        "$browser" "$BIN" "$WORK/store-signals" "$HERE/../../extension" >"$WORK/signals-$browser.out" 2>&1
+        "$browser" "$BIN" "$WORK/store-signals" "$HERE/../../../extension" >"$WORK/signals-$browser.out" 2>&1
     status=$?
     stop_key signals; start_key main || return 1
     cp "$WORK/signals-$browser.out" "$RESULTS/" 2>/dev/null
@@ -362,7 +362,7 @@ check_two_keys() {
 }
 
 # --- diagnostics CLI, udev rules, install (latchkey devices | probe | wink | doctor) --------------
-ROOT="$(cd "$HERE/../.." && pwd)"
+ROOT="$(cd "$HERE/../../.." && pwd)"
 pycheck() {  # pycheck JSON_FILE PYTHON_ASSERTIONS...: `d` is the parsed JSON; extra args are sys.argv[2:]
     local file="$1" code="$2"; shift 2
     "$PYTHON" -c "import json, sys

@@ -2,8 +2,8 @@
 key (the same decisions throughout, the credential the session registered signing in again under the new key's
 ID) and against a key that differs (built-in UV: getInfo's options change, and replay says so and exits 1)."""
 
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports (and ../support on the path)
 from latchkey_socket import open_device
-from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
 
 class ExtraArgsKey(Key):

@@ -32,10 +32,11 @@ from fido2.hid import CtapHidDevice
 from fido2.server import Fido2Server
 from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequirement, UserVerificationRequirement
 
-sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts")))
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "scripts")))
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "support")))
 import latchkey_rig  # noqa: E402 - found through the path just added
-from check_support import RESULTS, check, close_quietly  # noqa: E402 - beside this file
-from rig_support import pkcs8, start_debug_rig, stop_rig  # noqa: E402 - beside this file
+from check_support import RESULTS, check, close_quietly  # noqa: E402 - in ../support
+from rig_support import pkcs8, start_debug_rig, stop_rig  # noqa: E402 - in ../support
 
 KEYS = 16           # keys at once
 STEP = 15           # seconds: the bound on one request to the rig, one event, one HID report

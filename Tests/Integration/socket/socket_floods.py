@@ -16,8 +16,8 @@ capacity (1,024, least recently used evicted).
 The packets, the good client, the flood processes and the floods the uhid suite runs as well
 (e2e_floods.py) are in flood_support.py; the socket's own floods are here."""
 
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports (and ../support on the path)
 import flood_support
-from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 from flood_support import *  # noqa: F401,F403 - packets, the good client, floods, run_flood
 
 CONNECTION_LIMIT = 256         # SocketTransport.defaultMaximumConnections

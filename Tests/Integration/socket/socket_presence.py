@@ -73,7 +73,7 @@ def test_notify_presence_with_stand_in():
 def test_notify_real_dbus():
     work = tempfile.mkdtemp(prefix="notify-", dir=WORK)
     log, key_log, socket_path = os.path.join(work, "notifications"), os.path.join(work, "key.log"), os.path.join(work, "k.sock")
-    daemon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_notification_daemon.py")
+    daemon = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes", "fake_notification_daemon.py")
     script = f"""
 {sys.executable} {daemon} {log} &
 for i in $(seq 100); do grep -q ready {log} 2>/dev/null && break; sleep 0.1; done
@@ -189,7 +189,7 @@ def test_notify_without_actions_falls_back():
     work = tempfile.mkdtemp(prefix="noactions-", dir=WORK)
     log, key_log, socket_path = os.path.join(work, "notifications"), os.path.join(work, "key.log"), os.path.join(work, "k.sock")
     control = os.path.join(work, "k.control")
-    daemon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_notification_daemon.py")
+    daemon = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fakes", "fake_notification_daemon.py")
     script = f"""
 {sys.executable} {daemon} {log} --no-actions &
 for i in $(seq 100); do grep -q ready {log} 2>/dev/null && break; sleep 0.1; done

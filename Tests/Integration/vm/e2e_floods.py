@@ -40,6 +40,7 @@ import traceback
 from fido2.hid import CtapHidDevice
 from fido2.hid.base import CtapHidConnection, HidDescriptor
 
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "support")))
 from flood_support import (BROADCAST, CHANNEL_CAPACITY, CMD_INIT, CMD_PING, ERR_INVALID_CHANNEL, ERR_MSG_TIMEOUT,
                            RSS_BUDGET_MB, allocate_channels, busy_counted, cpu_seconds, error,
                            fd_count, flood_channels, flood_init, flood_interleaved, flood_random,

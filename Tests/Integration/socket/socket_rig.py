@@ -32,7 +32,7 @@ from fido2.hid import CAPABILITY, CTAPHID
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
-sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "scripts")))
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "scripts")))
 import latchkey_rig  # noqa: E402 - found through the path just added
 from latchkey_rig import RigError, b64url_decode  # noqa: E402
 from rig_support import pkcs8  # noqa: E402 - beside this file

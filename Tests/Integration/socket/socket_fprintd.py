@@ -34,7 +34,7 @@ class StandIn:
         self.record_path = os.path.join(work, "fprintd.record")
         self.script("match")
         open(self.record_path, "w").close()
-        self.process = subprocess.Popen([sys.executable, os.path.join(HERE, "fake_fprintd.py"), self.control,
+        self.process = subprocess.Popen([sys.executable, os.path.join(os.path.dirname(HERE), "fakes", "fake_fprintd.py"), self.control,
                                          self.record_path], stdout=subprocess.DEVNULL,
                                         stderr=open(os.path.join(work, "fprintd.log"), "w"))
         wait_for(lambda: self.records() or self.process.poll() is not None, what="the stand-in fprintd")

@@ -20,6 +20,11 @@ import threading
 import time
 import traceback
 
+# The helpers the socket suite shares with the VM suite live in ../support.
+SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support")
+if SUPPORT not in sys.path:
+    sys.path.insert(0, SUPPORT)
+
 from fido2.attestation import AttestationType, PackedAttestation
 from fido2 import cbor
 from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction

@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from fido2.cose import ES256, ES256K, ES384, ES512, PS256, RS256, CoseKey
 
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports (and ../support on the path)
 from flood_support import CMD_CBOR, CMD_ERROR, CMD_KEEPALIVE, CMD_PING, allocate_channels, fragments, init_packet, read_message
-from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
 # alg → python-fido2 class, COSE crv, cryptography curve and hash, x/y length, non-discoverable credential ID length
 EcAlgorithm = namedtuple("EcAlgorithm", "name cose_class crv curve hash size id_length")
