@@ -79,8 +79,12 @@ from fido2.ctap1 import ApduError, Ctap1
 from fido2.ctap2 import ClientPin, Config, CredentialManagement, Ctap2, LargeBlobs
 from fido2.ctap2.base import args as ctap2_args
 from fido2.ctap2.pin import PinProtocolV1, PinProtocolV2
-from fido2.hid import CTAPHID, CtapHidDevice
-from fido2.hid.base import CtapHidConnection, HidDescriptor
+from fido2.hid import CTAPHID
+
+# The connection class and fixtures the socket suite uses, not copies of them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Integration", "support"))
+from latchkey_socket import open_device  # noqa: E402
+from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture  # noqa: E402
 from fido2.server import Fido2Server
 from fido2.webauthn import ResidentKeyRequirement, UserVerificationRequirement
 
@@ -111,32 +115,6 @@ def sha(text):
 
 
 # --- the key and connections to it -----------------------------------------------------------
-
-class SocketHidConnection(CtapHidConnection):
-    """Tests/Integration/latchkey_socket.py: one SOCK_SEQPACKET packet per 64-byte report."""
-
-    def __init__(self, path, timeout=15.0):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock.settimeout(timeout)
-        self.sock.connect(path)
-
-    def read_packet(self):
-        data = self.sock.recv(65)
-        if len(data) != 64:
-            raise OSError(f"packet of {len(data)} bytes")
-        return data
-
-    def write_packet(self, data):
-        self.sock.send(data)
-
-    def close(self):
-        self.sock.close()
-
-
-def open_device(path):
-    descriptor = HidDescriptor(path, 0x1209, 0x4C4B, 64, 64, "Latchkey", None)
-    return CtapHidDevice(descriptor, SocketHidConnection(path))
-
 
 class Key:
     def __init__(self, binary, work):
@@ -1213,11 +1191,9 @@ def signal_bridge_seeds():
 
 def import_seeds(binary, work):
     """FuzzImport: the files `latchkey import` and `restore` read — the hand-written CXF, Bitwarden
-    and KeePassXC fixtures of the socket suite (Tests/Integration/exchange_fixtures.py), and what
+    and KeePassXC fixtures of the socket suite (Tests/Integration/support/exchange_fixtures.py), and what
     the real CLI writes from a store with one imported passkey: a plaintext CXF export, one
     encrypted with a passphrase (scrypt 2^10) and to an X25519 key, and a whole-key backup."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Integration"))
-    from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture
     seeds = [(kind, json.dumps(document).encode()) for kind, document in
              (("cxf", hand_written_cxf()), ("bitwarden", bitwarden_fixture()), ("keepassxc", keepassxc_fixture()))]
     store = os.path.join(work, "import-store")
