@@ -12,7 +12,7 @@ import SystemIO
 /// (KEEPALIVE PROCESSING goes on, CANCEL ends the wait), as a slow key would; a dropped,
 /// truncated or flooded response is run as usual and then armed on `FaultyTransport`, which
 /// does that to the response's reports.
-final class FaultInjectingHandler: RequestHandler {
+final class FaultInjectingHandler: RequestHandlerWrapper {
     let inner: RequestHandler
     let faults: RigFaults
     let transport: FaultyTransport
@@ -28,12 +28,6 @@ final class FaultInjectingHandler: RequestHandler {
     /// A fault may delay any request, so a rig key's requests always run on the worker (its
     /// presence may also wait for the rig's answer: `RigPresence`).
     var neverWaitsForUser: Bool { false }
-
-    func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool {
-        inner.mayRunLong(command: command, payload: payload)
-    }
-
-    func powerCycle() { inner.powerCycle() }
 
     func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8] {
         let fault = faults.take(command: command, request: payload)

@@ -3,7 +3,7 @@ import KeyService
 
 /// A rig key's handler that shows every request with its response to `observe` (the rig's
 /// events, `RigWireEvents`), on the thread that ran it.
-final class ObservingHandler: RequestHandler {
+final class ObservingHandler: RequestHandlerWrapper {
     typealias Observer = @Sendable (_ command: UInt8, _ request: [UInt8], _ response: [UInt8]) -> Void
 
     let inner: RequestHandler
@@ -14,16 +14,24 @@ final class ObservingHandler: RequestHandler {
         self.observe = observe
     }
 
-    var neverWaitsForUser: Bool { inner.neverWaitsForUser }
-
-    func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool {
-        inner.mayRunLong(command: command, payload: payload)
-    }
-
     func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8] {
         let response = inner.handle(command: command, payload: payload, context: context)
         observe(command, payload, response)
         return response
+    }
+}
+
+/// A rig handler around another (the key's Authenticator, or another wrapper): what it does not
+/// change it forwards.
+protocol RequestHandlerWrapper: RequestHandler {
+    var inner: RequestHandler { get }
+}
+
+extension RequestHandlerWrapper {
+    var neverWaitsForUser: Bool { inner.neverWaitsForUser }
+
+    func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool {
+        inner.mayRunLong(command: command, payload: payload)
     }
 
     func powerCycle() { inner.powerCycle() }

@@ -39,8 +39,9 @@ final class ResponseOverrides: Sendable {
 /// flags cleared, its signature made again over the new authenticator data with the key that
 /// made it (the credential's, or the attestation key of x5c[0]) and, for a bogus signature,
 /// altered. Requests run on the key's worker, one at a time.
-final class ResponseOverridingHandler: RequestHandler, @unchecked Sendable {
+final class ResponseOverridingHandler: RequestHandlerWrapper, @unchecked Sendable {
     let authenticator: Authenticator
+    var inner: RequestHandler { authenticator }
     let overrides: ResponseOverrides
     let logger: Logger
     /// Each channel's last getAssertion clientDataHash, which its getNextAssertions sign over.
@@ -51,12 +52,6 @@ final class ResponseOverridingHandler: RequestHandler, @unchecked Sendable {
         self.authenticator = authenticator
         self.overrides = overrides
         self.logger = logger
-    }
-
-    var neverWaitsForUser: Bool { authenticator.neverWaitsForUser }
-
-    func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool {
-        authenticator.mayRunLong(command: command, payload: payload)
     }
 
     func powerCycle() {
