@@ -54,31 +54,43 @@ public struct CommandGroup: Sendable {
                            options: options)
     }
 
-    /// Help for `latchkey <group> [<member>] --help`: the member's when one is named, else the
-    /// group's list of members.
-    public func help(for parsed: ParsedArguments) -> String {
-        if let word = parsed.positionals.first, let member = members.first(where: { $0.word == word }) {
-            return member.spec.help
-        }
-        return groupHelp
+    /// The member `word` names, if any.
+    public func member(_ word: String?) -> Member? {
+        guard let word else { return nil }
+        return members.first { $0.word == word }
+    }
+
+    /// Help for `latchkey <group> [<member>] --help` (and `latchkey <group> help [<member>]`):
+    /// the member's when one is named, else the group's list of members.
+    public func help(for parsed: ParsedArguments, width: Int = 80) -> String {
+        var words = parsed.positionals[...]
+        if words.first == "help" { words = words.dropFirst() }
+        if let member = member(words.first) { return member.spec.help(width: width) }
+        return groupHelp(width: width)
     }
 
     /// The usage line for a usage error: the member's when one is named, else the group's.
     public func usage(for parsed: ParsedArguments) -> String {
-        if let word = parsed.positionals.first, let member = members.first(where: { $0.word == word }) {
-            return member.spec.usage
-        }
-        return spec.usage
+        member(parsed.positionals.first)?.spec.usage ?? spec.usage
     }
 
-    /// "Manage …", the usage line and one line per member.
-    public var groupHelp: String {
-        var lines = [abstract, "", "Usage: latchkey \(name) <subcommand> [options]", "", "Subcommands:"]
-        let width = members.map(\.word.count).max() ?? 0
-        for member in members {
-            lines.append("  " + member.word.padding(toLength: width + 2, withPad: " ", startingAt: 0) + member.spec.abstract)
+    /// The group's help laid out for 80 columns.
+    public var groupHelp: String { groupHelp(width: 80) }
+
+    /// "Manage …", the usage line, one line per member and the members' examples.
+    public func groupHelp(width: Int) -> String {
+        let text = HelpText(width: width)
+        var lines = text.wrap(abstract) + ["", "Usage: latchkey \(name) <subcommand> [options]", "", "Subcommands:"]
+        lines += text.columns(members.map { ($0.word, $0.spec.abstract) }, maximumLeft: 14)
+        let examples = members.flatMap(\.spec.examples)
+        if !examples.isEmpty {
+            lines += ["", "Examples:"]
+            for example in examples {
+                lines += text.wrap(example.command, indent: 6, firstIndent: 2) + text.wrap(example.explanation, indent: 6)
+            }
         }
-        lines += ["", "Run `latchkey \(name) <subcommand> --help` for a subcommand's options."]
+        lines += [""] + text.wrap("Run `latchkey \(name) <subcommand> --help` (or `latchkey help \(name) <subcommand>`) "
+                                   + "for a subcommand's options.")
         return lines.joined(separator: "\n")
     }
 
@@ -94,7 +106,9 @@ public struct CommandGroup: Sendable {
             throw UsageError("missing subcommand: " + members.map(\.word).joined(separator: ", "))
         }
         guard let member = members.first(where: { $0.word == word }) else {
-            throw UsageError("unknown subcommand '\(name) \(word)': use " + members.map(\.word).joined(separator: ", "))
+            let words = members.map(\.word)
+            throw UsageError(Suggestion.message("unknown subcommand '\(name) \(word)': use " + words.joined(separator: ", "),
+                                                word: word, among: words))
         }
         return (member, try Self.narrow(parsed, to: member.spec))
     }
@@ -106,7 +120,8 @@ public struct CommandGroup: Sendable {
         narrowed.positionals.removeFirst()
         let known = Set(spec.options.map(\.name))
         for name in (Array(parsed.values.keys) + Array(parsed.flags)).sorted() where !known.contains(name) {
-            throw UsageError("unknown option '--\(name)' for '\(spec.name)'")
+            throw UsageError(Suggestion.message("unknown option '--\(name)' for '\(spec.name)'", word: name,
+                                                among: spec.options.map(\.name), prefix: "--"))
         }
         if narrowed.wantsHelp { return narrowed }
         if narrowed.positionals.count < spec.minimumPositionals {

@@ -10,19 +10,28 @@ public struct CommandSpec: Sendable {
         }
     }
 
+    /// A command line to show under "Examples", and what it does.
+    public struct Example: Sendable {
+        public var command: String
+        public var explanation: String
+        public init(_ command: String, _ explanation: String) { self.command = command; self.explanation = explanation }
+    }
+
     public var name: String
     public var abstract: String
     public var positionals: [String]     // names, for the usage line
     public var minimumPositionals: Int
     public var maximumPositionals: Int
     public var options: [Option]
+    public var examples: [Example]
 
     public init(name: String, abstract: String, positionals: [String] = [], minimumPositionals: Int = 0,
-                maximumPositionals: Int? = nil, options: [Option] = []) {
+                maximumPositionals: Int? = nil, options: [Option] = [], examples: [Example] = []) {
         self.name = name; self.abstract = abstract; self.positionals = positionals
         self.minimumPositionals = minimumPositionals
         self.maximumPositionals = maximumPositionals ?? positionals.count
         self.options = options
+        self.examples = examples
     }
 
     public var usage: String {
@@ -34,17 +43,25 @@ public struct CommandSpec: Sendable {
         return parts.joined(separator: " ")
     }
 
-    public var help: String {
-        var lines = [abstract, "", usage]
-        if !options.isEmpty {
-            lines.append("")
-            lines.append("Options:")
-            let rendered = options.map { option in
-                ("--\(option.name)" + (option.valueName.map { " <\($0)>" } ?? ""), option.help)
-            } + [("-h, --help", "Show this help.")]
-            let width = rendered.map(\.0.count).max() ?? 0
-            for (left, right) in rendered {
-                lines.append("  " + left.padding(toLength: width + 2, withPad: " ", startingAt: 0) + right)
+    /// The option as its help shows it: `--store <DIR>`.
+    public static func synopsis(_ option: Option) -> String {
+        "--\(option.name)" + (option.valueName.map { " <\($0)>" } ?? "")
+    }
+
+    /// Help laid out for 80 columns (`help(width:)` for a terminal's).
+    public var help: String { help(width: 80) }
+
+    /// The abstract, the usage line, the options (and -h) and the examples, wrapped to `width`.
+    public func help(width: Int) -> String {
+        let text = HelpText(width: width)
+        var lines = text.wrap(abstract) + [""] + text.wrap(usage, indent: 7, firstIndent: 0)
+        lines += ["", "Options:"]
+        lines += text.columns(options.map { (Self.synopsis($0), $0.help) } + [("-h, --help", "Show this help.")])
+        if !examples.isEmpty {
+            lines += ["", "Examples:"]
+            for example in examples {
+                lines += text.wrap(example.command, indent: 6, firstIndent: 2)
+                lines += text.wrap(example.explanation, indent: 6)
             }
         }
         return lines.joined(separator: "\n")
@@ -98,7 +115,8 @@ public enum CommandLineParser {
                 name = String(name[..<equals])
             }
             guard let option = spec.options.first(where: { $0.name == name }) else {
-                throw UsageError("unknown option '--\(name)'")
+                throw UsageError(Suggestion.message("unknown option '--\(name)'", word: name,
+                                                    among: spec.options.map(\.name) + ["help"], prefix: "--"))
             }
             if let valueName = option.valueName {
                 let value: String

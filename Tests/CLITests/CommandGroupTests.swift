@@ -58,7 +58,8 @@ final class CommandGroupTests: XCTestCase {
               one  The first.
               two  The second.
 
-            Run `latchkey demo <subcommand> --help` for a subcommand's options.
+            Run `latchkey demo <subcommand> --help` (or `latchkey help demo <subcommand>`)
+            for a subcommand's options.
             """)
     }
 }
