@@ -20,10 +20,13 @@ import threading
 import time
 import traceback
 
-# The helpers the socket suite shares with the VM suite live in ../support.
+# The helpers the socket suite shares with the VM suite live in ../support; the Python modules
+# Latchkey ships (latchkey_socket, latchkey_rig) in scripts/.
 SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support")
-if SUPPORT not in sys.path:
-    sys.path.insert(0, SUPPORT)
+SCRIPTS = os.path.normpath(os.path.join(SUPPORT, os.pardir, os.pardir, os.pardir, "scripts"))
+for directory in (SCRIPTS, SUPPORT):
+    if directory not in sys.path:
+        sys.path.insert(0, directory)
 
 from fido2.attestation import AttestationType, PackedAttestation
 from fido2 import cbor

@@ -766,6 +766,15 @@ step "fido2-token -S sets a PIN; getInfo then shows clientPin" check_token_set_p
 step "fido2-cred -M -r -h with the PIN; fido2-assert -G -h: same hmac-secret twice, verified" check_cred_with_pin_hmac
 step "fido2-token -L -r / -L -k / -D -i: list RPs and credentials, delete one (credential management)" check_token_list_and_delete
 step "OpenSSH ed25519-sk -O resident -O verify-required: sign/verify with the PIN, ssh-keygen -K downloads it" check_ssh_resident_verify_required
+check_package() {  # the Debian package (scripts/package), last: it hides the toolchain for good
+    [ -n "${LATCHKEY_DEB:-}" ] && [ -s "$LATCHKEY_DEB" ] || { echo "no package: scripts/e2e passes LATCHKEY_DEB (scripts/package)"; return 1; }
+    stop_key pin 2>/dev/null; stop_key main 2>/dev/null
+    # Nothing after this step runs the debug build: an empty directory over /opt/swift leaves the
+    # package only what Debian gives it.
+    mountpoint -q /opt/swift || mount -t tmpfs -o ro,mode=0755 tmpfs /opt/swift || return 1
+    "$HERE/e2e_package.sh" "$LATCHKEY_DEB" "$PYTHON" "$WORK/package"
+}
+step "the Debian package: apt install with no Swift toolchain in sight; a user (not root) runs a key from it, fido2-token -L lists it, headless Chromium makes and uses a passkey on it; man -w, bash completion and python3 modules work; apt remove keeps the user's store (e2e_package.sh)" check_package
 stop_key pin 2>/dev/null
 stop_key main 2>/dev/null
 cp "$WORK"/key-*.log "$RESULTS/" 2>/dev/null

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The Debian package as Debian's own tools see it: scripts/package builds it from this checkout,
+# lintian finds no error or warning in it, and it holds what scripts/package says it does, with a
+# binary that needs no Swift toolchain. (Installing it, starting a key from it as a user and
+# removing it run in the VM rig: Tests/Integration/vm/e2e_guest.sh, "the Debian package".)
+# Usage: Tests/Scripts/package_test.sh [DEB]   (default: build one with scripts/package)
+# Prints one line per check and `package tests: N passed, N failed`.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+source scripts/lib.sh
+ensure_debs lintian dpkg-dev >/dev/null || exit 1
+passed=0; failed=0
+check() {  # check NAME COMMAND...
+    local name="$1"; shift
+    if "$@" >/tmp/package-check.out 2>&1; then passed=$((passed + 1)); echo "PASS $name"
+    else failed=$((failed + 1)); echo "FAIL $name"; sed 's/^/    | /' /tmp/package-check.out | tail -20; fi
+}
+deb="${1:-}"
+if [ -z "$deb" ]; then
+    started=$SECONDS
+    deb="$(scripts/package | tail -n 1)" || { echo "FAIL scripts/package"; echo "package tests: 0 passed, 1 failed"; exit 1; }
+    echo "scripts/package: $deb in $((SECONDS - started)) s ($(du -h "$deb" | cut -f1))"
+fi
+work="$(mktemp -d /tmp/package-test.XXXXXX)"; trap 'rm -rf "$work"' EXIT
+dpkg-deb -x "$deb" "$work/root"; dpkg-deb -e "$deb" "$work/control"
+# lintian refuses nothing as root, but says so on stderr; its tags are on stdout.
+check "lintian: no error or warning" sh -c "lintian --fail-on error,warning --display-level '>=warning' '$deb' 2>/dev/null | tee /dev/stderr | grep -q . && exit 1; lintian --fail-on error,warning '$deb' >/dev/null 2>&1"
+check "the version is the binary's" sh -c "[ \"\$(dpkg-deb -f '$deb' Version)\" = \"\$('$work/root/usr/bin/latchkey' --version | cut -d' ' -f2)\" ]"
+check "no Swift runtime linked dynamically" sh -c "! ldd '$work/root/usr/bin/latchkey' | grep -E 'swift|Foundation|dispatch|not found'"
+check "depends on Debian 12 libraries only (no toolchain)" sh -c "dpkg-deb -f '$deb' Depends | tee /dev/stderr | grep -q libssl3 && ! dpkg-deb -f '$deb' Depends | grep -qi swift"
+for path in usr/bin/latchkey usr/lib/udev/rules.d/70-latchkey.rules usr/lib/modules-load.d/latchkey.conf \
+        usr/lib/systemd/user/latchkey.service usr/share/polkit-1/actions/org.latchkey.verify-user.policy \
+        usr/share/latchkey/extension/manifest.json usr/share/man/man1/latchkey.1.gz usr/share/man/man1/latchkey-serve.1.gz \
+        usr/share/bash-completion/completions/latchkey usr/share/zsh/vendor-completions/_latchkey \
+        usr/share/fish/vendor_completions.d/latchkey.fish usr/lib/python3/dist-packages/latchkey_socket.py \
+        usr/lib/python3/dist-packages/latchkey_rig.py usr/share/doc/latchkey/copyright usr/share/doc/latchkey/changelog.gz; do
+    check "holds /$path" test -s "$work/root/$path"
+done
+check "the user unit runs the packaged binary" grep -q '^ExecStart=/usr/bin/latchkey serve --presence notify' "$work/root/usr/lib/systemd/user/latchkey.service"
+check "the rules are the repository's" cmp udev/70-latchkey.rules "$work/root/usr/lib/udev/rules.d/70-latchkey.rules"
+check "postinst makes group latchkey and loads uhid; postrm leaves stores alone" sh -c \
+    "grep -q 'groupadd --system latchkey' '$work/control/postinst' && grep -q 'modprobe uhid' '$work/control/postinst' && ! grep -q 'latchkey/' '$work/control/postrm'"
+check "man pages for every command" sh -c "[ \$(ls '$work/root/usr/share/man/man1' | wc -l) -eq \$(( \$('$work/root/usr/bin/latchkey' --help | grep -cE '^  [a-z][a-z-]* {2,}') + 1 )) ]"
+echo "package tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
