@@ -303,6 +303,19 @@ class Rig(_OverConnection):
     def remove_credential(self, authenticator_id, credential_id):
         self.call("removeCredential", authenticatorId=authenticator_id, credentialId=_wire_binary(credential_id))
 
+    def select_credential(self, authenticator_id, rp_id, credential_id=None, user_handle=None):
+        """selectCredential: the account (by credential ID or user handle, bytes or base64url) the
+        key answers the next sign-in at `rp_id` with when the platform sends no allowList — as
+        its user would pick it on a key with a display; the browser then shows no chooser."""
+        if (credential_id is None) == (user_handle is None):
+            raise ValueError("give credential_id or user_handle")
+        params = {"authenticatorId": authenticator_id, "rpId": rp_id}
+        if credential_id is not None:
+            params["credentialId"] = _wire_binary(credential_id)
+        else:
+            params["userHandle"] = _wire_binary(user_handle)
+        self.call("selectCredential", params)
+
     def set_credential_properties(self, authenticator_id, credential_id, backup_eligibility=None, backup_state=None):
         """setCredentialProperties: the BE/BS flags the credential's later assertions carry; a
         flag left as None keeps its value."""

@@ -13,6 +13,8 @@ public final class Authenticator: @unchecked Sendable {
     public let presence: UserPresence
     /// Built-in user verification (`--uv`); nil: the key has none, and getInfo no `uv` option.
     public let userVerification: (any UserVerification)?
+    /// Which account a sign-in without an allowList answers with, when the key chooses.
+    public let accountChooser: AccountChooser
     let clock: AuthenticatorClock
     let random: RandomSource
 
@@ -38,7 +40,7 @@ public final class Authenticator: @unchecked Sendable {
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, userVerification: (any UserVerification)? = nil, clock: AuthenticatorClock,
-                random: RandomSource = SystemRandom()) throws(StoreError) {
+                random: RandomSource = SystemRandom(), accountChooser: AccountChooser = AccountChooser()) throws(StoreError) {
         // A key whose keys all come from its random source (a seeded rig key) cannot make RSA
         // keys (primes are searched for, not drawn), so it does not offer RSA at all: a client
         // offering [RS256, ES256] then gets ES256, not a refusal after the touch.
@@ -50,6 +52,7 @@ public final class Authenticator: @unchecked Sendable {
         self.store = store
         self.presence = presence
         self.userVerification = userVerification
+        self.accountChooser = accountChooser
         self.clock = clock
         self.random = random
         let secrets = try store.loadDeviceSecrets(orCreate: {

@@ -92,15 +92,16 @@ extension Authenticator {
             try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified)
         }
         guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
-        let first = applicable.first
         // userSelected (0x06): the user chose this account on the key, so the platform need not
-        // ask again (Chromium then skips its account chooser, which no WebDriver can click). A
-        // key whose presence is `auto` answers for its user, so with exactly one account for the
-        // RP that choice is made; numberOfCredentials is then left out (it may not come with
-        // userSelected). Any other presence: the platform lets the user choose, as a YubiKey has it.
-        // (userSelected is CTAP 2.1: a CTAP 2.0 key always reports numberOfCredentials.)
-        let selectedOnKey = userPresence && applicable.count == 1 && presence.selectsForUser
-            && configuration.protocolLevel == .ctap21
+        // ask again (browsers then skip their account chooser, which no WebDriver can click). A
+        // key whose presence stands in for its user (`auto`, a rig key) makes that choice for
+        // them (AccountChooser: the account a test named, else the last used, else the newest),
+        // one account or several; with `--account-choice client` only when there is one. Any
+        // other presence: the platform lets the user choose, as a YubiKey 5 (no display) has it.
+        // numberOfCredentials is then left out (it may not come with userSelected). userSelected
+        // is CTAP 2.1: a CTAP 2.0 key always reports numberOfCredentials.
+        let answersForUser = userPresence && presence.selectsForUser && configuration.protocolLevel == .ctap21
+        let selectedOnKey = answersForUser && (applicable.count == 1 || accountChooser.policy == .recent)
         if userPresence {
             try collectPresence(.getAssertion, rpID: request.rpID, context: context, subject: request.clientDataHash,
                                 rpIDHash: rpIDHash)
@@ -108,17 +109,38 @@ extension Authenticator {
             // Step 9: presence spends the token's flags and permissions (but lbw).
             pinUvAuth.userPresenceWasCollected()
         }
-        if applicable.count > 1 {
+        var chosen = applicable.first
+        if selectedOnKey, applicable.count > 1 {
+            let accounts = try allDiscoverable(applicable, rpIDHash: rpIDHash, userVerified: userVerified)
+            chosen = accounts[accountChooser.pick(accounts.map { ($0.credentialID, $0.userHandle) }, rpIDHash: rpIDHash)]
+        } else if applicable.count > 1 {
             pendingAssertions = PendingAssertions(
                 channel: context.channel, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash, flags: flags,
                 userVerified: userVerified, wantsCredBlob: wantsCredBlob, wantsLargeBlobKey: wantsLargeBlobKey,
                 wantsThirdPartyPayment: wantsThirdPartyPayment, hmacSecret: hmacSecret, position: applicable.position, remaining: applicable.count - 1,
                 now: clock.monotonicNanoseconds())
         }
-        return try assertion(for: try candidate(from: first), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
+        return try assertion(for: try candidate(from: chosen), rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                              flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
                              wantsLargeBlobKey: wantsLargeBlobKey, wantsThirdPartyPayment: wantsThirdPartyPayment,
                              hmacSecret: hmacSecret, numberOfCredentials: selectedOnKey ? nil : applicable.count, userSelected: selectedOnKey)
+    }
+
+    /// Every discoverable credential `applicable` counts, newest first (one read each), for the
+    /// key to choose among; those deleted or hidden meanwhile are left out.
+    func allDiscoverable(_ applicable: DiscoverableCredentials, rpIDHash: [UInt8],
+                         userVerified: Bool) throws(CTAP2StatusCode) -> [ResidentCredential] {
+        var accounts = [applicable.first]
+        var position = applicable.position
+        while accounts.count < applicable.count {
+            let next = try withStore { store throws(StoreError) in
+                try store.discoverableCredential(after: position, rpIDHash: rpIDHash, userVerified: userVerified)
+            }
+            guard let next else { break }
+            position = next.position
+            if next.credential.isDiscoverable(userVerified: userVerified) { accounts.append(next.credential) }
+        }
+        return accounts
     }
 
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
@@ -253,6 +275,10 @@ extension Authenticator {
             rpIDHash: rpIDHash, flags: flags, signCount: counter,
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
         let signature = try candidate.key.signature(for: authenticatorData + clientDataHash)
+        // The account a key that chooses for its user picks next time, unless a test names one.
+        if let resident = candidate.resident, resident.discoverable {
+            accountChooser.used(credentialID: resident.credentialID, rpIDHash: rpIDHash)
+        }
         // CTAP 2.1 §6.2.2: user identifiable information only after user verification; the
         // user handle of a discoverable credential always.
         // (A stored credential that is not discoverable has no user the RP gave.)

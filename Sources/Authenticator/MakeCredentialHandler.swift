@@ -171,6 +171,8 @@ extension Authenticator {
             credential.counterless = configuration.countersZero
             credential.usedHMACSecret = hmacSecretAtCreation != nil && credRandom != nil
             try withStore { store throws(StoreError) in try store.saveResidentCredential(credential) }
+            // A passkey just made is the account its user means at that RP next (AccountChooser).
+            if isResident { accountChooser.used(credentialID: credential.credentialID, rpIDHash: credential.rpIDHash) }
         }
 
         var extensionOutputs: [CBORValue: CBORValue] = [:]

@@ -45,6 +45,10 @@ public enum ServeCommand {
                   help: "The signature counter of the credentials made: counting (a counter that only goes up, as a "
                       + "hardware key's; the default) or zero (always 0, as a synced passkey's: such credentials can "
                       + "leave in `latchkey export`). Credentials made before keep theirs."),
+            .init("account-choice", value: "recent|client",
+                  help: "With --presence auto, when a site has several passkeys on the key and asks for any: recent (the key "
+                      + "picks the one used last, as a key with a display lets its user pick, so headless browsers show no "
+                      + "account chooser; the default) or client (the key returns them all and the browser asks)."),
             .init("passphrase-file", value: "FILE", help: "The passphrase of a store sealed with one (`latchkey store seal`): "
                   + "one line in a file only you can read (default: LATCHKEY_PASSPHRASE_FILE, the systemd credential "
                   + "latchkey-passphrase, or the terminal)."),
@@ -123,6 +127,12 @@ public enum ServeCommand {
             case "zero": options.countersZero = true
             default: throw UsageError("invalid --counter '\(counter)': use counting or zero")
             }
+        }
+        if let choice = parsed.value("account-choice") {
+            guard let policy = AccountChooser.Policy(rawValue: choice) else {
+                throw UsageError("invalid --account-choice '\(choice)': use recent or client")
+            }
+            options.accountChoice = policy
         }
         if let file = parsed.value("passphrase-file") {
             guard !file.isEmpty else { throw UsageError("invalid --passphrase-file '': give a file path") }

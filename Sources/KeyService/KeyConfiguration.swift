@@ -58,6 +58,9 @@ public struct KeyConfiguration: Equatable, Sendable {
     public var enterpriseRPIDs: [String] = []
     /// `--counter zero`: the credentials made are counterless (exportable in CXF).
     public var countersZero = false
+    /// `--account-choice`: with several accounts at an RP, whether a key whose presence answers
+    /// for its user picks one (`recent`) or lets the platform ask (`client`).
+    public var accountChoice: AccountChooser.Policy = .recent
     public var logLevel: Logger.Level = .info
     /// `--trace FILE`.
     public var tracePath: String?

@@ -35,7 +35,8 @@ public enum KeyHost {
             authenticatorConfiguration.countersZero = configuration.countersZero
             authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
                                               userVerification: makeUserVerification(configuration, logger: logger),
-                                              clock: SystemClock())
+                                              clock: SystemClock(),
+                                              accountChooser: AccountChooser(policy: configuration.accountChoice))
         } catch {
             logger.error(error.message(directory: configuration.storeDirectory))
             return 1

@@ -146,6 +146,16 @@ public final class Rig: @unchecked Sendable {
                 credentialID: Base64URL.decode(params.credentialId, member: "credentialId"),
                 backupEligibility: params.backupEligibility, backupState: params.backupState, events: events)
             return EmptyResult()
+        case "selectCredential":
+            let params = try RigProtocol.params(SelectCredentialParams.self, from: line)
+            let choice: AccountChooser.Choice
+            switch (params.credentialId, params.userHandle) {
+            case let (id?, nil): choice = .credentialID(try Base64URL.decode(id, member: "credentialId"))
+            case let (nil, handle?): choice = .userHandle(try Base64URL.decode(handle, member: "userHandle"))
+            default: throw RigFailure.invalidParams("give credentialId or userHandle (one of them)")
+            }
+            try key(params.authenticatorId).selectAccount(rpID: params.rpId, choice: choice)
+            return EmptyResult()
         default:
             throw RigFailure(.unknownMethod, "unknown method '\(method)'")
         }
@@ -247,6 +257,12 @@ public final class Rig: @unchecked Sendable {
         options.hasResidentKey = !isU2F && (params.hasResidentKey ?? true)
         options.defaultBackupEligibility = params.defaultBackupEligibility ?? false
         options.defaultBackupState = params.defaultBackupState ?? false
+        if let choice = params.accountChoice {
+            guard let policy = AccountChooser.Policy(rawValue: choice) else {
+                throw RigFailure.invalidParams("accountChoice must be \"recent\" or \"client\"")
+            }
+            options.accountChoice = policy
+        }
         let key: RigKey
         do {
             key = try RigKey(options: options, storeDirectory: root + "/" + id, events: events, logger: logger)
@@ -404,6 +420,7 @@ struct AddAuthenticatorParams: Decodable {
     var isUserVerified: Bool?
     var isUserConsenting: Bool?
     var automaticPresenceSimulation: Bool?
+    var accountChoice: String?
     var automaticUserVerification: Bool?
     var attestation: String?
     var algorithms: [String]?
@@ -414,6 +431,12 @@ struct AddAuthenticatorParams: Decodable {
 }
 
 struct AuthenticatorParams: Decodable { var authenticatorId: String }
+struct SelectCredentialParams: Decodable {
+    var authenticatorId: String
+    var rpId: String
+    var credentialId: String?
+    var userHandle: String?
+}
 struct CredentialParams: Decodable { var authenticatorId: String; var credentialId: String }
 struct AddCredentialParams: Decodable { var authenticatorId: String; var credential: RigCredential }
 struct SetCredentialPropertiesParams: Decodable {

@@ -43,6 +43,9 @@ final class RigKey: @unchecked Sendable {
         /// The BE/BS flags of the credentials it makes (and of added ones that name none).
         var defaultBackupEligibility = false
         var defaultBackupState = false
+        /// `accountChoice`: whether the key picks one of an RP's accounts itself (`recent`) or
+        /// returns them all for the client to choose from (`client`).
+        var accountChoice = AccountChooser.Policy.recent
     }
 
     let options: Options
@@ -52,6 +55,8 @@ final class RigKey: @unchecked Sendable {
     let verification: RigVerification?
     let overrides = ResponseOverrides()
     let faults = RigFaults()
+    /// The account a discoverable sign-in answers with (`selectCredential`; else the last used).
+    let accountChooser: AccountChooser
     /// What its getInfo lists as extensions (none on a u2f key: it answers no getInfo).
     let extensionIdentifiers: [String]
     /// Its getInfo maxSerializedLargeBlobArray: planted blobs must fit in it.
@@ -67,6 +72,7 @@ final class RigKey: @unchecked Sendable {
     /// Opens the store in `storeDirectory`, brings up the transport and starts the key's loop
     /// on its own thread. Any failure undoes what was done and says what failed.
     init(options: Options, storeDirectory: String, events: RigEventHub, logger: Logger) throws(RigFailure) {
+        accountChooser = AccountChooser(policy: options.accountChoice)
         self.options = options
         self.storeDirectory = storeDirectory
         let id = options.id
@@ -114,7 +120,8 @@ final class RigKey: @unchecked Sendable {
         do {
             let random: RandomSource = options.seed.map { DeterministicRandom(seed: Array($0.utf8)) } ?? SystemRandom()
             authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
-                                              userVerification: verification, clock: SystemClock(), random: random)
+                                              userVerification: verification, clock: SystemClock(), random: random,
+                                              accountChooser: accountChooser)
         } catch {
             discard()
             throw .failed(error.message(directory: storeDirectory))
@@ -254,6 +261,21 @@ final class RigKey: @unchecked Sendable {
 
     /// setCredentialProperties: the BE/BS flags the credential's assertions carry from now on
     /// (a flag left out keeps its value).
+    /// `selectCredential`: the account the next discoverable sign-in at `rpID` answers with, named
+    /// by credential ID or user handle; it must be one of the key's visible passkeys for that RP.
+    func selectAccount(rpID: String, choice: AccountChooser.Choice) throws(RigFailure) {
+        let passkeys: [ResidentCredential]
+        do {
+            passkeys = try store.allResidentCredentials(includeHidden: false).filter { $0.rpID == rpID && $0.discoverable }
+        } catch {
+            throw .failed(error.message(directory: storeDirectory))
+        }
+        guard passkeys.contains(where: { choice.matches(credentialID: $0.credentialID, userHandle: $0.userHandle) }) else {
+            throw .invalidParams("\(id) has no passkey for \(rpID) with that \(choice.isCredentialID ? "credentialId" : "userHandle")")
+        }
+        accountChooser.select(choice, rpIDHash: SHA256.hash(Array(rpID.utf8)))
+    }
+
     func setProperties(credentialID: [UInt8], backupEligibility: Bool?, backupState: Bool?,
                        events: RigEventHub) throws(RigFailure) {
         let updated: ResidentCredential?

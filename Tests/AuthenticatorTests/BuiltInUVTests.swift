@@ -157,7 +157,7 @@ final class BuiltInUVTests: XCTestCase {
 
     /// With `auto` presence the key answers for its user: the only account of an RP comes back
     /// userSelected (no numberOfCredentials, which may not come with it), so a platform does not
-    /// show its account chooser; two accounts are the platform's to choose from.
+    /// show its account chooser; of two, the key picks the one made or used last (AccountChooser).
     func testAutoPresenceSelectsTheOnlyAccount() throws {
         let harness = try AuthenticatorHarness(presence: ScriptedPresence(selectsForUser: true),
                                                userVerification: ScriptedVerification())
@@ -173,8 +173,9 @@ final class BuiltInUVTests: XCTestCase {
         second.options = RequestOptions(["rk": true, "uv": true])
         _ = try harness.register(second)
         let two = harness.send(.getAssertion, assertion.cborValue).body
-        XCTAssertNil(two?[6])
-        XCTAssertEqual(two?[5]?.intValue, 2)
+        XCTAssertEqual(two?[6]?.boolValue, true, "the key chose")
+        XCTAssertNil(two?[5])
+        XCTAssertEqual(two?[4]?.mapValue?["id"]?.bytesValue, [9, 9], "bob: made last")
         // A person's presence (prompt, notify, control) never selects for them.
         let person = try uvHarness()
         _ = try person.register(request)

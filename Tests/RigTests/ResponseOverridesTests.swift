@@ -21,7 +21,7 @@ final class ResponseOverridesTests: XCTestCase {
             let logger = Logger(level: .error)
             let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: AutoPresence(logger: logger),
                                                   userVerification: userVerification ? AutoVerification(logger: logger) : nil,
-                                                  clock: SystemClock())
+                                                  clock: SystemClock(), accountChooser: AccountChooser(policy: .client))
             handler = ResponseOverridingHandler(authenticator, overrides: overrides, logger: logger)
         }
 

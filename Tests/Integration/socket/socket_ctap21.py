@@ -231,3 +231,37 @@ def test_ctap21_pinned_key():
     if key.process.returncode != 0:
         RESULTS.append(("pinned key exited cleanly", False))
         print("FAIL  pinned key exit status", key.process.returncode, key.log())
+
+
+@check("accounts chosen on the key: `serve --presence auto` (default --account-choice recent) answers a discoverable "
+       "getAssertion at an RP with two passkeys with one, userSelected and no numberOfCredentials: the one made last, "
+       "then the one that signed last; each signature verifies; `--account-choice bogus` is a usage error")
+def test_accounts_chosen_on_key():
+    key = Key("chooser", account_choice=None).start()
+    try:
+        ctap = Ctap2(key.device())
+        made = {}
+        for handle, name in ((b"ann-handle", "ann"), (b"ben-handle", "ben")):
+            attestation = ctap.make_credential(os.urandom(32), {"id": "accounts.example", "name": "Accounts"},
+                                               {"id": handle, "name": name}, [{"type": "public-key", "alg": -7}],
+                                               options={"rk": True})
+            made[handle] = attestation.auth_data.credential_data
+
+        def sign_in(allow=None):
+            client_data_hash = os.urandom(32)
+            assertion = ctap.get_assertion("accounts.example", client_data_hash, allow)
+            handle = bytes(assertion.user["id"]) if assertion.user else None
+            made[handle].public_key.verify(assertion.auth_data + client_data_hash, assertion.signature)
+            return assertion, handle
+
+        assertion, handle = sign_in()
+        assert assertion.user_selected is True and assertion.number_of_credentials is None, assertion
+        assert handle == b"ben-handle", handle
+        sign_in([{"type": "public-key", "id": made[b"ann-handle"].credential_id}])
+        assertion, handle = sign_in()
+        assert handle == b"ann-handle" and assertion.user_selected is True, (handle, assertion)
+    finally:
+        key.stop()
+    bogus = subprocess.run([BINARY, "serve", "--transport", f"socket:{WORK}/bogus.sock", "--account-choice", "bogus"],
+                           capture_output=True, text=True, timeout=30)
+    assert bogus.returncode == 64 and "use recent or client" in bogus.stderr, bogus.stderr

@@ -354,6 +354,36 @@ def check_seeded_discoverable(session):
     verify_signature(private_key.public_key(), assertion, client_data_hash)
 
 
+@check("rig: two accounts at rig.example: the key picks one itself (userSelected, no numberOfCredentials) — the one "
+       "used last, then the one selectCredential names by user handle or credential ID, each signature verified; "
+       "an account the key does not hold is invalidParams")
+def check_select_credential(session):
+    first_key, first_id, first_handle = session.state["p256"]
+    second_key, second_id, second_handle = ec.generate_private_key(ec.SECP256R1()), os.urandom(32), b"erin-handle"
+    session.rig().add_credential("k1", seeded_credential(second_key, "rig.example", second_id, second_handle, 0, "erin"))
+    try:
+        def sign_in():
+            client_data_hash = os.urandom(32)
+            assertion = session.ctap("k1").get_assertion("rig.example", client_data_hash)
+            assert assertion.user_selected is True and assertion.number_of_credentials is None, assertion
+            return assertion, client_data_hash
+        assertion, digest = sign_in()
+        assert bytes(assertion.user["id"]) == first_handle, "not the account used last"
+        verify_signature(first_key.public_key(), assertion, digest)
+        session.rig().select_credential("k1", "rig.example", user_handle=second_handle)
+        assertion, digest = sign_in()
+        assert bytes(assertion.user["id"]) == second_handle, assertion.user
+        verify_signature(second_key.public_key(), assertion, digest)
+        session.rig().select_credential("k1", "rig.example", credential_id=first_id)
+        assertion, digest = sign_in()
+        assert bytes(assertion.credential["id"]) == first_id
+        verify_signature(first_key.public_key(), assertion, digest)
+        expect_rig_error("invalidParams", session.rig().select_credential, "k1", "rig.example", user_handle=b"nobody")
+        expect_rig_error("invalidParams", session.rig().call, "selectCredential", authenticatorId="k1", rpId="rig.example")
+    finally:
+        session.rig().remove_credential("k1", second_id)
+
+
 @check("rig: addCredential Ed25519 (signCount 7): getAssertion with allowList signs counter 8 with an EdDSA signature that verifies")
 def check_seeded_ed25519(session):
     private_key = ed25519.Ed25519PrivateKey.generate()
@@ -1334,6 +1364,7 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_no_uv_option, check_uv_verified, check_uv_requested_event, check_uv_refused,
               check_made_credential_event, check_made_credential_listed,
               check_seeded_p256, check_seeded_asserted_event, check_seeded_get_credential, check_seeded_discoverable,
+              check_select_credential,
               check_seeded_ed25519, check_seeded_non_resident, check_seeded_bad_key, check_seeded_no_such_key,
               check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none, check_uv_control, check_seeded_keys,
               check_power_cycle, check_protocol_ctap2, check_no_resident_key, check_bad_param_type, check_unknown_method,

@@ -70,6 +70,7 @@ def main():
     test_native_host()
     test_cli_device_credential_management()
     test_ctap21_pinned_key()
+    test_accounts_chosen_on_key()
     test_builtin_uv()
     test_polkit_uv()
     test_fprintd_uv()

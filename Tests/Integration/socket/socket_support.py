@@ -70,8 +70,12 @@ class Key:
     """One `latchkey serve` process on a socket, optionally under a pseudo-terminal so that
     `--presence prompt` has a real controlling terminal to ask on."""
 
-    def __init__(self, name, presence="auto", use_pty=False, store=None, preexec=None):
+    def __init__(self, name, presence="auto", use_pty=False, store=None, preexec=None, account_choice="client"):
         self.name = name
+        # The suite's protocol checks walk an RP's accounts with getNextAssertion, as a platform
+        # does with a key that has no display: `--account-choice client`. None: the default
+        # (`recent`: a key with automatic presence picks the account itself; socket_ctap21.py).
+        self.account_choice = account_choice
         self.preexec = preexec
         self.socket_path = os.path.join(WORK, f"{name}.sock")
         self.store = store or os.path.join(WORK, f"{name}-store")
@@ -90,7 +94,8 @@ class Key:
         return [self.socket_path]
 
     def start(self, expect_up=True):
-        args = [BINARY, "serve", "--transport", f"socket:{self.socket_path}", "--presence", self.presence,
+        choice = ["--account-choice", self.account_choice] if self.account_choice else []
+        args = [BINARY, "serve", "--transport", f"socket:{self.socket_path}", "--presence", self.presence, *choice,
                 *self.extra_args(), "--store", self.store, "--name", self.name, "--log-level", "debug"]
         log = open(self.log_path, "ab")
         if self.use_pty:
