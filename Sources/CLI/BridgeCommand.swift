@@ -99,8 +99,11 @@ public enum BridgeCommand {
             }
             io.out("Wired the browsers to the key's store \(directory):")
             for line in done { io.out("  " + line) }
-            io.out("Now load Latchkey's extension (the extension/ folder of the source tree): see the README, "
-                + "\"Keeping passkeys in sync with websites\". Websites' signals then reach this key.")
+            // The package puts the extension here; a source tree has it in extension/.
+            let packaged = "/usr/share/latchkey/extension"
+            let folder = FileManager.default.fileExists(atPath: packaged + "/manifest.json") ? packaged : "the extension/ folder of the source tree"
+            io.out("Now load Latchkey's extension (\(folder)) in the browser: see docs/signals.md "
+                + "(/usr/share/doc/latchkey/docs/signals.md when installed). Websites' signals then reach this key.")
             return 0
         }
     }
@@ -147,7 +150,7 @@ public enum BridgeCommand {
 
     static func contactSentence(_ contact: BridgeContact?, directory: String) -> String {
         guard let contact else {
-            return "The extension has not reached the key's store \(directory) yet (load it in the browser; see the README)."
+            return "The extension has not reached the key's store \(directory) yet (load it in the browser; see docs/signals.md)."
         }
         let (difference, overflow) = Int64(time(nil)).subtractingReportingOverflow(contact.time)
         let ago = overflow ? 0 : max(0, difference)

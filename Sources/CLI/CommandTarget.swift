@@ -3,6 +3,7 @@ import CredentialStore
 import FIDOClient
 import Foundation
 import LinuxHID
+import SystemIO
 
 /// What a credential, signal or PIN command works on: a key's store on this machine (`--name`,
 /// `--store`, as `latchkey serve` picks it), or a device over CTAP2 (`--device`, `--socket`).
@@ -57,6 +58,7 @@ enum LocalStore {
     /// `latchkey serve` runs on it: SQLite orders the writes, and the key sees them on its next
     /// request. A directory without a store is a failure, not a new empty store.
     static func openExisting(directory: String, options: StoreOptions = .init()) throws(CLIError) -> SQLiteCredentialStore {
+        try checkStoreDirectory(directory)
         guard FileManager.default.fileExists(atPath: directory + "/credentials.sqlite") else {
             throw .failure("no key store at \(directory): no key has run there yet "
                 + "(start one with `latchkey serve --name NAME`, or name another with --name or --store)")
@@ -68,14 +70,58 @@ enum LocalStore {
         }
     }
 
+    /// What is wrong with `directory` as a store's directory, in the user's terms: missing, not a
+    /// directory, or not this user's to open (permission) — before anything tries to open it.
+    static func checkStoreDirectory(_ directory: String) throws(CLIError) {
+        let info: stat
+        do {
+            info = try FileSystem.status(directory)
+        } catch {
+            switch error {
+            case .noSuchFileOrDirectory:
+                throw .failure("no key store at \(directory): the directory does not exist "
+                    + "(start a key there with `latchkey serve --store \(directory)`, or name another with --name or --store)")
+            case .permissionDenied:
+                throw .failure("cannot reach the store \(directory): permission denied on a directory above it")
+            default:
+                throw .failure("cannot open the store \(directory): \(error.message)")
+            }
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw .failure("\(directory) is not a directory: --store names a key's store directory "
+                + "(e.g. ~/.local/share/latchkey/default)")
+        }
+        guard access(directory, R_OK | X_OK) == 0 else {
+            let owner = info.st_uid == getuid() ? "yours, mode \(String(info.st_mode & 0o777, radix: 8))" : "uid \(info.st_uid)'s"
+            throw .failure("cannot open the store \(directory): permission denied (the directory is \(owner)); "
+                + "run the command as the user whose key it is")
+        }
+    }
+
+    /// The device of the key running on the store in `directory` (its `serving` record), if one
+    /// is running and can be found: its socket, or its uhid device by the key's name.
+    static func servingDevice(directory: String,
+                              enumerate: () -> [HIDDeviceInfo] = { HIDDeviceEnumerator().fidoDevices() }) throws(CLIError) -> DeviceSelection? {
+        guard let serving = ServingKey.read(directory: directory) else { return nil }
+        switch serving.transport {
+        case .socket(let path):
+            return .socket(path: path)
+        case .uhid(let name):
+            switch DeviceSelection.resolve(argument: name, socket: nil, fidoDevices: enumerate()) {
+            case .success(let selection): return selection
+            case .failure(let problem):
+                throw .failure("the key '\(name)' runs on \(directory) (pid \(serving.pid)), but its device cannot be used: \(problem.message)")
+            }
+        }
+    }
+
     /// Opens a store for an offline change: with its exclusive lock, so that no key runs on it
     /// meanwhile. A running key is a failure that names the device options.
     static func openExclusively(directory: String, name: String, options: StoreOptions = .init()) throws(CLIError) -> SQLiteCredentialStore {
         do {
             return try SQLiteCredentialStore.open(directory: directory, lock: .exclusive, options: options)
         } catch .locked {
-            throw .failure("a key is running on the store \(directory); change its PIN through it over CTAP2: "
-                + "--socket PATH (a key on the socket transport) or --device /dev/hidrawN (uhid; `latchkey devices` lists them)")
+            throw .failure("a key is running on the store \(directory): leave out --offline to go through it, or stop it first")
         } catch {
             throw .failure(error.message(directory: directory))
         }

@@ -28,6 +28,7 @@ public struct DoctorCheck: Sendable, Equatable {
 
     /// Every check, judged from `facts` alone.
     public static func evaluate(_ facts: DoctorFacts) -> [DoctorCheck] {
+        if facts.socketSetup { return socketSetup(facts) }
         var checks = [uhid(facts)]
         if let boot = uhidBoot(facts) { checks.append(boot) }
         if let access = uhidAccess(facts) { checks.append(access) }
@@ -40,6 +41,21 @@ public struct DoctorCheck: Sendable, Equatable {
         checks.append(signalBridge(facts))
         checks += sandboxedBrowsers(facts)
         if let sandbox = runningSandbox(facts) { checks.append(sandbox) }
+        return checks
+    }
+
+    /// A CI or container setup (`--ci`, or found): keys on the socket transport. What a desktop
+    /// needs is said as not needed, never as a failure or a warning.
+    static func socketSetup(_ facts: DoctorFacts) -> [DoctorCheck] {
+        let notNeeded = "not needed: keys here run on the socket transport (doctor --ci)"
+        var checks = [DoctorCheck(id: "uhid", title: "uhid kernel module", status: .ok,
+                                  detail: facts.uhidNodeExists ? "\(facts.uhidPath) is present (unused)" : notNeeded)]
+        checks.append(keyRunning(facts))
+        checks.append(store(facts.store))
+        if let masterKey = masterKey(facts.store) { checks.append(masterKey) }
+        for (id, title) in [("udev-rules", "udev rules"), ("user-service", "systemd user service"), ("signal-bridge", "websites' signals")] {
+            checks.append(DoctorCheck(id: id, title: title, status: .ok, detail: notNeeded))
+        }
         return checks
     }
 
@@ -141,7 +157,10 @@ public struct DoctorCheck: Sendable, Equatable {
     static func keyRunning(_ facts: DoctorFacts) -> DoctorCheck {
         let title = "a key is running"
         var found = facts.runningKeys.map { "key '\($0.name)' on \($0.devicePath)" }
-        found += facts.liveSockets.map { "a key listening on \($0)" }
+        found += facts.liveSockets.map { socket in
+            if case .socket(socket)? = facts.storeServedBy?.transport { return "the key of \(facts.store.directory) on socket \(socket)" }
+            return "a key listening on \(socket)"
+        }
         if !found.isEmpty {
             return DoctorCheck(id: "key-running", title: title, status: .ok, detail: found.joined(separator: "; "))
         }
@@ -210,7 +229,7 @@ public struct DoctorCheck: Sendable, Equatable {
             return DoctorCheck(id: "master-key", title: title, status: .warn,
                                detail: "unsealed: anyone who copies \(store.directory) (a backup, a stolen disk) has its credentials",
                                fix: "latchkey store seal --tpm --store '\(store.directory)' (or --keyring; or --passphrase, which the "
-                                   + "key then needs at every start: README, \"Protecting your keys\")")
+                                   + "key then needs at every start: docs/desktop.md, \"Protecting your keys\")")
         }
     }
 
@@ -232,7 +251,7 @@ public struct DoctorCheck: Sendable, Equatable {
         guard !wired.isEmpty else {
             return DoctorCheck(id: "signal-bridge", title: title, status: .warn,
                                detail: "no browser is wired to the key (optional: websites' WebAuthn signals keep its passkeys in sync)",
-                               fix: "latchkey bridge install, then load Latchkey's extension (README, \"Keeping passkeys in sync with websites\")")
+                               fix: "latchkey bridge install, then load Latchkey's extension (docs/signals.md)")
         }
         let contact = facts.bridgeContact.map { "the extension last reached this store \(CredentialSummary.timestamp($0.time)) from \($0.browser)" }
             ?? "the extension has not reached this store yet"

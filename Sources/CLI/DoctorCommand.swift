@@ -13,6 +13,9 @@ public enum DoctorCommand {
             .init("name", value: "NAME", help: "Check the store of key NAME (default: default)."),
             .init("store", value: "DIR", help: "Check the store in DIR instead."),
             .init("socket", value: "PATH", help: "Also look for a key listening on this socket."),
+            .init("ci", help: "Judge a CI or container setup, whose keys run on the socket transport: uhid, udev rules, "
+                  + "the user service and the browser bridge are not needed (automatic when CI is set, or when there is "
+                  + "no uhid and a key answers on a socket)."),
             .init("json", help: "Print the checks as JSON."),
         ])
 
@@ -22,7 +25,10 @@ public enum DoctorCommand {
             throw UsageError("invalid --name '\(name)': use letters, digits, '-', '_' or '.'")
         }
         let directory = StoreLocation.directory(explicit: parsed.value("store"), name: name)
-        let facts = DoctorFacts.gather(storeDirectory: directory, extraSockets: parsed.value("socket").map { [$0] } ?? [])
+        var facts = DoctorFacts.gather(storeDirectory: directory, extraSockets: parsed.value("socket").map { [$0] } ?? [])
+        let environment = ProcessInfo.processInfo.environment
+        facts.socketSetup = parsed.flag("ci") || !(environment["CI"] ?? "").isEmpty && !facts.uhidNodeExists
+            || (!facts.uhidNodeExists && !facts.liveSockets.isEmpty)
         let checks = DoctorCheck.evaluate(facts)
         print(parsed.flag("json") ? json(checks, facts: facts).rendered : text(checks, facts: facts))
         return exitStatus(checks)

@@ -71,6 +71,12 @@ public struct DoctorFacts: Sendable, Equatable {
 
     public var runningKeys: [RunningKey] = []
     public var liveSockets: [String] = []
+    /// The key running on the store, from its `serving` record (ServingKey), if any.
+    public var storeServedBy: ServingKey?
+    /// A setup whose keys run on the socket transport (CI, containers): `--ci`, or found —
+    /// `CI` set, or no uhid here while a key answers on a socket. uhid, udev, the user
+    /// service and the browser bridge are then not needed.
+    public var socketSetup = false
     public var userUnitPath: String?
     /// `latchkey bridge status`: each browser's wiring, and the extension's last contact.
     public var bridge: [BridgeInstallation.Status] = []
@@ -167,6 +173,8 @@ public struct DoctorFacts: Sendable, Equatable {
             facts.runningKeys.append(RunningKey(name: name, devicePath: device.devicePath, isAccessible: device.isAccessible))
         }
         var sockets = extraSockets
+        facts.storeServedBy = ServingKey.read(directory: storeDirectory)
+        if case let .socket(path)? = facts.storeServedBy?.transport { sockets.insert(path, at: 0) }
         if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
             sockets.append(runtime + "/latchkey.sock")
             let directory = runtime + "/latchkey"

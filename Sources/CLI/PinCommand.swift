@@ -14,7 +14,7 @@ import SystemIO
 public enum PinCommand {
     static let targetOptions = CommandTarget.storeOptions + CommandTarget.deviceOptions
     static let offlineOption = CommandSpec.Option(
-        "offline", help: "Change the PIN in a store no key is running on (with --name/--store), without a device.")
+        "offline", help: "Change the PIN in the store itself, never through a key running on it (which then must not be).")
 
     public static let statusSpec = CommandSpec(
         name: "pin status", abstract: "Show whether a PIN is set, the attempts left, forcePINChange and the minimum length.",
@@ -144,17 +144,23 @@ public enum PinCommand {
     static func withKey(_ parsed: ParsedArguments, io: CommandIO,
                         _ body: (RemoteAuthenticator) throws(CLIError) -> Void) throws(CLIError) {
         let offline = parsed.flag("offline")
-        let storeNamed = parsed.value("name") != nil || parsed.value("store") != nil
         let deviceNamed = parsed.value("device") != nil || parsed.value("socket") != nil
         if offline && deviceNamed { throw .usage("--offline is for a store (--name/--store), not a device") }
-        if !offline && !deviceNamed {
-            throw .usage("name the key: --device DEVICE or --socket PATH (a running key), "
-                + "or --offline\(storeNamed ? "" : " with --name/--store") for a store no key is running on")
-        }
         var target = parsed
-        if offline { target.values["pin-file"] = nil; target.values["new-pin-file"] = nil }
+        if !deviceNamed { target.values["pin-file"] = nil; target.values["new-pin-file"] = nil }
         switch try CommandTarget.resolve(target, environment: io.environment) {
         case let .store(directory, name):
+            // A store a key is running on: through that key, as a client would (the key holds
+            // the store; its PIN state is in its memory too). Else the store itself, locked.
+            if !offline, let selection = try LocalStore.servingDevice(directory: directory) {
+                let place = switch selection {
+                case let .socket(path): "socket \(path)"
+                case let .hidraw(path, _): path
+                }
+                io.err("the key running on \(directory) holds it: going through it (\(place))")
+                try body(try DeviceSession.connect(selection, io: io))
+                return
+            }
             let store = try LocalStore.openExclusively(directory: directory, name: name)
             defer { store.close() }
             try body(RemoteAuthenticator(link: try inProcessLink(store, label: "the store \(directory)")))

@@ -17,14 +17,22 @@ public enum KeyHost {
         defer { controlSocket?.stop() }
         guard let presence = makePresence(configuration, logger: logger, controlSocket: &controlSocket) else { return 1 }
 
+        // A key that does not start leaves no store behind: what this start creates (the
+        // directory, or the files in an empty one) is removed again on every failure below.
+        let newStore = NewStore(directory: configuration.storeDirectory)
         let store: SQLiteCredentialStore
         do {
             store = try SQLiteCredentialStore.open(directory: configuration.storeDirectory, lock: .exclusive)
         } catch {
             logger.error(error.message(directory: configuration.storeDirectory))
+            newStore.discard()
             return 1
         }
-        defer { store.close() }
+        var started = false
+        defer {
+            store.close()
+            if !started { newStore.discard() }
+        }
 
         let authenticator: Authenticator
         do {
@@ -84,6 +92,20 @@ public enum KeyHost {
             transport.shutdown()
             traceFile?.close()
             return 1
+        }
+        started = true
+        // Where commands given this store (`pin`, `doctor`) find the key that holds it.
+        let serving: ServingKey.Transport = switch configuration.transport {
+        case .uhid: .uhid(name: configuration.name)
+        case let .socket(path): .socket(path: path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path)
+        }
+        if let error = ServingKey(transport: serving).write(directory: configuration.storeDirectory) {
+            logger.debug("cannot record where the key serves in \(configuration.storeDirectory): \(error.message)")
+        }
+        defer { ServingKey.remove(directory: configuration.storeDirectory) }
+        if newStore.isNew {
+            // A mistyped --store starts an empty key: say so, once, where the user looks.
+            logger.info("created a new store at \(configuration.storeDirectory)")
         }
         let signals = SignalWatcher(stop: { signal in
             logger.info("\(signal), shutting down")
@@ -189,6 +211,34 @@ public enum KeyHost {
                 return nil
             }
             return TerminalPresence(logger: logger)
+        }
+    }
+}
+
+/// The store a key's start may create: what was there before it, so that a start that fails
+/// removes what it made and nothing else.
+struct NewStore {
+    let directory: String
+    /// The directory's entries before the start (nil: there was no directory).
+    let entriesBefore: Set<String>?
+    /// Whether this start makes the store (there was no database).
+    let isNew: Bool
+
+    init(directory: String) {
+        self.directory = directory
+        entriesBefore = (try? FileSystem.entries(directory)).map(Set.init)
+        isNew = !FileManager.default.fileExists(atPath: directory + "/credentials.sqlite")
+    }
+
+    /// Removes what the start made: the whole directory if it made it, else the new files.
+    func discard() {
+        guard isNew else { return }
+        guard let entriesBefore else {
+            try? FileManager.default.removeItem(atPath: directory)
+            return
+        }
+        for entry in (try? FileSystem.entries(directory)) ?? [] where !entriesBefore.contains(entry) {
+            try? FileManager.default.removeItem(atPath: directory + "/" + entry)
         }
     }
 }

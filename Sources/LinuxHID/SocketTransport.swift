@@ -248,6 +248,12 @@ public final class SocketTransport: ReportTransport {
             return
         } catch {
             guard error == .addressInUse else {
+                if error == .noSuchFileOrDirectory {
+                    let directory = address.path.contains("/") ? String(address.path[..<address.path.lastIndex(of: "/")!]) : "."
+                    throw TransportError.system(call: "bind", errno: ENOENT, message:
+                        "cannot make the socket \(address.path): the directory \(directory.isEmpty ? "/" : directory) does not exist; "
+                        + "create it (mkdir -p), or choose a path in a directory that exists")
+                }
                 throw TransportError(error, call: "bind", path: address.path)
             }
         }
