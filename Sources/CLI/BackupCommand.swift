@@ -1,6 +1,7 @@
 import Authenticator
 import CredentialStore
 import Exchange
+import FIDOClient
 import FIDOCrypto
 import Foundation
 
@@ -17,6 +18,7 @@ public enum BackupCommand {
             .init("passphrase-file", value: "FILE", help: "Encrypt with the passphrase in FILE (default without --to: typed twice)."),
             .init("pin-file", value: "FILE", help: "The key's PIN, when it has one (else $LATCHKEY_PIN, else the terminal)."),
             ExchangeFiles.scryptOption,
+            CredentialsCommand.jsonOption,
         ])
     public static let restoreSpec = CommandSpec(
         name: "restore", abstract: "Make a new key's store from a `latchkey backup` file.",
@@ -24,6 +26,7 @@ public enum BackupCommand {
         options: CommandTarget.storeOptions + [
             .init("key", value: "FILE", help: "The X25519 private key (PEM) the backup was encrypted to."),
             .init("passphrase-file", value: "FILE", help: "The passphrase it was encrypted with (default: asked)."),
+            CredentialsCommand.jsonOption,
         ])
 
     public static func backup(_ parsed: ParsedArguments) throws(UsageError) -> Int32 { try backup(parsed, io: .standard) }
@@ -45,7 +48,12 @@ public enum BackupCommand {
             defer { plaintext.wipe() }
             let file = try ExchangeFiles.seal(plaintext, contents: .backup, encryption)
             try ExchangeFiles.writePrivately(file, to: out)
-            io.out("Backed up the key \(name) (\(directory): \(count) resident credential(s), its wrapping key, PIN and settings) to \(out).")
+            if parsed.flag("json") {
+                io.out(JSONValue.object([("store", .string(directory)), ("out", .string(out)), ("residentCredentials", .int(count)),
+                                         ("bytes", .int(file.count))]).rendered)
+            } else {
+                io.out("Backed up the key \(name) (\(directory): \(count) resident credential(s), its wrapping key, PIN and settings) to \(out).")
+            }
             return 0
         }
     }
@@ -56,7 +64,8 @@ public enum BackupCommand {
                 throw .usage("restore makes a key's store (--name or --store)")
             }
             let path = parsed.positionals[0]
-            var bytes = try ExchangeFiles.read(path, what: "backup")
+            // Whatever `backup` writes: the largest database it takes, and the envelope around it.
+            var bytes = try ExchangeFiles.read(path, what: "backup", limit: StoreBackup.maximumDatabaseBytes + (1 << 20))
             defer { bytes.wipe() }
             guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }),
                   encrypted.contents == .backup else {
@@ -70,6 +79,11 @@ public enum BackupCommand {
             let store = try LocalStore.openExisting(directory: directory)
             defer { store.close() }
             let count = try LocalStore.perform(directory) { () throws(StoreError) in try store.residentCredentialCount() }
+            if parsed.flag("json") {
+                io.out(JSONValue.object([("store", .string(directory)), ("backupCreated", .string(CredentialSummary.timestamp(created))),
+                                         ("residentCredentials", .int(count)), ("masterKey", .string("unsealed"))]).rendered)
+                return 0
+            }
             let when = Date(timeIntervalSince1970: TimeInterval(created))
             io.out("Restored the backup of \(ISO8601DateFormatter().string(from: when)) into \(directory): \(count) resident credential(s). "
                    + "Its master key is unsealed: seal it with `latchkey store seal --passphrase`. Run only one of the two keys: "

@@ -70,6 +70,12 @@ struct CredentialSummary: Equatable {
         extensions = credential.hasLargeBlobKey ? ["largeBlobKey"] : []
     }
 
+    /// Whether `latchkey export` takes it (a store's credential: a visible passkey whose signature
+    /// counter is always 0); nil when unknown (a device's).
+    var exportable: Bool? {
+        counter.map { $0 == "zero" && discoverable && hiddenSince == nil }
+    }
+
     /// The RP ID as text output shows it (`DisplayText`: a site's text never acts on the terminal).
     var shownRPID: String { DisplayText.safe(rpID) }
 
@@ -102,6 +108,7 @@ struct CredentialSummary: Equatable {
             ("extensions", .array(extensions.map(JSONValue.string))),
             ("discoverable", .bool(discoverable)),
             ("signatureCounter", .optional(counter)),
+            ("exportable", exportable.map(JSONValue.bool) ?? .null),
             ("prfUsed", usedPRF.map(JSONValue.bool) ?? .null),
         ])
     }
@@ -166,13 +173,16 @@ struct CredentialSummary: Equatable {
     /// The `list` table (a device's credentials have no creation time: no CREATED column).
     static func table(_ credentials: [CredentialSummary], showHidden: Bool) -> [String] {
         let showCreated = credentials.contains { $0.createdAt != nil }
+        // A store's credentials say whether `latchkey export` can take them; a device's do not know.
+        let showExport = credentials.contains { $0.counter != nil }
         var rows = [["RP ID", "USER", "USER HANDLE", "CREDENTIAL ID", "ALG"] + (showCreated ? ["CREATED"] : []) + ["PROTECT"]
-                    + (showHidden ? ["HIDDEN SINCE"] : [])]
+                    + (showExport ? ["EXPORT"] : []) + (showHidden ? ["HIDDEN SINCE"] : [])]
         for credential in credentials {
             var row = [credential.shownRPID, credential.userLabel, credential.shownUserHandle.map(shortened) ?? "-",
                        shortened(credential.encodedID), credential.algorithm.map(algorithmName) ?? "-"]
             if showCreated { row.append(credential.createdAt.map(timestamp) ?? "-") }
             row.append(credential.credProtect.map(String.init) ?? "-")
+            if showExport { row.append(credential.exportable.map { $0 ? "yes" : "no" } ?? "-") }
             if showHidden { row.append(credential.hiddenSince.map(timestamp) ?? "-") }
             rows.append(row)
         }
@@ -184,6 +194,23 @@ struct CredentialSummary: Equatable {
         }
     }
 
+    /// The prefix `argument` gives: without padding, the ellipsis `list` shows, or blanks.
+    static func prefixText(_ argument: String) -> String {
+        var prefix = argument.trimmingCharacters(in: .whitespaces)
+        while prefix.hasSuffix("=") { prefix.removeLast() }
+        if prefix.hasSuffix("…") { prefix.removeLast() }
+        return prefix
+    }
+
+    /// The one rule for naming a credential on the command line, checked before anything is
+    /// opened: its whole ID, or at least 6 of its first characters (a usage error otherwise).
+    static func checkArgument(_ argument: String) throws(CLIError) {
+        guard prefixText(argument).count >= 6 else {
+            throw .usage("'\(argument)' is too short to name a credential: give at least 6 characters of its ID, "
+                         + "as `latchkey credentials list` shows it (or the whole ID)")
+        }
+    }
+
     /// Finds the credential `argument` names among `candidates`: its full base64url (padded or
     /// not), or a prefix of it of at least 6 characters that only one credential has (what
     /// `list` shows). nil when none matches; a failure when several do.
@@ -191,10 +218,8 @@ struct CredentialSummary: Equatable {
         if let bytes = Base64URL.decode(argument), let exact = candidates.first(where: { $0.credentialID == bytes }) {
             return exact
         }
-        var prefix = argument.trimmingCharacters(in: .whitespaces)
-        while prefix.hasSuffix("=") { prefix.removeLast() }
-        if prefix.hasSuffix("…") { prefix.removeLast() }
-        guard prefix.count >= 6 else { return nil }
+        try checkArgument(argument)
+        let prefix = prefixText(argument)
         let matches = candidates.filter { $0.encodedID.hasPrefix(prefix) }
         guard matches.count <= 1 else {
             throw .failure("'\(argument)' is the start of \(matches.count) credential IDs; give more of it (`--json` shows them in full)")

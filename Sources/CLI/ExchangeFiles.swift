@@ -69,7 +69,7 @@ enum ExchangeFiles {
         }
     }
 
-    static func read(_ path: String, what: String) throws(CLIError) -> [UInt8] {
+    static func read(_ path: String, what: String, limit readLimit: Int = readLimit) throws(CLIError) -> [UInt8] {
         let file: FileDescriptor
         do {
             file = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
@@ -79,7 +79,9 @@ enum ExchangeFiles {
         defer { file.close() }
         do {
             let bytes = try file.readAll(limit: readLimit + 1)
-            guard bytes.count <= readLimit else { throw CLIError.failure("the \(what) \(path) is over \(readLimit >> 20) MiB: not an export") }
+            guard bytes.count <= readLimit else {
+                throw CLIError.failure("the \(what) \(path) is over \(readLimit >> 20) MiB: not one Latchkey wrote")
+            }
             return bytes
         } catch let error as CLIError {
             throw error
@@ -88,10 +90,15 @@ enum ExchangeFiles {
         }
     }
 
-    /// Writes `bytes` to `path` mode 0600, replacing it whole or not at all.
+    /// Writes `bytes` to `path` mode 0600, replacing it whole or not at all; missing parent
+    /// directories are made first, mode 0700 (`import --new-key ~/.config/latchkey/receive.key`
+    /// on an account that has no ~/.config/latchkey yet).
     static func writePrivately(_ bytes: [UInt8], to path: String) throws(CLIError) {
         let temporary = path + ".tmp-\(getpid())"
         do {
+            if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+                try FileSystem.createDirectories(String(path[..<slash]), mode: 0o700)
+            }
             let file = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY | O_CLOEXEC)
             defer { file.close() }
             try file.writeAll(bytes)

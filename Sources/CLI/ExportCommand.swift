@@ -51,6 +51,16 @@ public enum ExportCommand {
             for exclusion in excluded {
                 io.err("not exported: \(DisplayText.safe(exclusion.rpID)) \(Base64URL.encode(exclusion.credentialID)): \(exclusion.reason)")
             }
+            // Never a "success" that wrote nothing: an empty export is an error that says why.
+            guard document.passkeyCount > 0 else {
+                let scope = rpIDs.map { " for " + $0.map { DisplayText.safe($0) }.joined(separator: ", ") } ?? ""
+                if excluded.isEmpty {
+                    throw .failure("nothing to export: the key at \(directory) has no passkeys\(scope); nothing was written")
+                }
+                throw .failure("nothing to export: none of the \(excluded.count) passkey(s)\(scope) at \(directory) can leave the key "
+                               + "(reasons above); nothing was written. Passkeys made while the key runs with `serve --counter zero` "
+                               + "(the desktop unit's setting) can be exported; `latchkey backup` copies the whole key instead")
+            }
             var plaintext = try ExchangeFiles.perform { () throws(ExchangeError) in try document.json() }
             defer { plaintext.wipe() }
             let file = try ExchangeFiles.seal(plaintext, contents: .cxf, encryption)

@@ -149,17 +149,23 @@ public enum SignalCommand {
     static func unknown(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             let rpID = try required(parsed, "rp")
-            guard let credentialID = Base64URL.decode(parsed.positionals[0]) else {
-                throw .usage("'\(parsed.positionals[0])' is not a base64url credential ID (the signal takes the whole ID)")
-            }
-            let encoded = Base64URL.encode(credentialID)
-            var result: [(String, JSONValue)] = [("signal", .string("unknown")), ("rpId", .string(rpID)),
-                                                 ("credentialId", .string(encoded))]
+            // The credential as `credentials show/delete` take it: its whole ID, or a unique prefix
+            // of at least 6 characters; one that is not there is an error (exit 1), as there.
+            let argument = parsed.positionals[0]
+            try CredentialSummary.checkArgument(argument)
             let text: String
+            var result: [(String, JSONValue)] = [("signal", .string("unknown")), ("rpId", .string(rpID))]
             switch try CommandTarget.resolve(parsed, environment: io.environment) {
             case let .store(directory, _):
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
+                let credential = try CredentialsCommand.storeCredential(argument, store: store, directory: directory)
+                guard credential.rpID == rpID else {
+                    throw .failure("credential \(argument) is \(DisplayText.safe(credential.rpID))'s, not \(DisplayText.safe(rpID))'s; nothing changed")
+                }
+                let credentialID = credential.credentialID
+                let encoded = Base64URL.encode(credentialID)
+                result.append(("credentialId", .string(encoded)))
                 let changes = try LocalStore.perform(directory) { () throws(StoreError) in
                     try store.signalUnknownCredential(rpID: rpID, credentialID: credentialID)
                 }
@@ -169,11 +175,17 @@ public enum SignalCommand {
                            ("prfUsed", .array(prf.map { .string(Base64URL.encode($0)) }))]
                 text = hidden
                     ? "unknown at \(rpID): credential \(encoded) is hidden.\nNote: " + retentionNote + "." + prfNote(prf, rpID: rpID, io: io)
-                    : "unknown at \(rpID): the store has no credential \(encoded) of that RP; nothing changed."
+                    : "unknown at \(rpID): credential \(encoded) was hidden already; nothing changed."
             case .device(let selection):
                 let remote = try DeviceSession.connect(selection, io: io)
                 let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
-                let match = try DeviceSession.summaries(manager, rpID: rpID).filter { $0.credentialID == credentialID }
+                let found = try CredentialSummary.find(argument, in: try DeviceSession.summaries(manager, rpID: rpID))
+                guard let found else {
+                    throw .failure("\(remote.label) has no credential \(argument) of \(DisplayText.safe(rpID)); nothing changed")
+                }
+                let match = [found]
+                let encoded = found.encodedID
+                result.append(("credentialId", .string(encoded)))
                 let deleted = try deleteAfterConfirmation(match, manager: manager, parsed: parsed, io: io)
                 result += [("device", .string(remote.label)), ("hidden", .bool(false)), ("deleted", .bool(deleted > 0)),
                            ("note", .string(deviceNote))]
@@ -264,7 +276,7 @@ public enum SignalCommand {
             if parsed.flag("json") {
                 let ids: ([[UInt8]]) -> JSONValue = { .array($0.map { .string(Base64URL.encode($0)) }) }
                 io.out(JSONValue.object([("store", .string(directory)), ("entries", .array(entries.map { entry in
-                    .object([("time", .int(Int(entry.time))), ("source", .string(entry.source)), ("rpId", .string(entry.rpID)),
+                    .object([("time", .string(CredentialSummary.timestamp(Int64(entry.time)))), ("source", .string(entry.source)), ("rpId", .string(entry.rpID)),
                              ("method", .string(entry.method)), ("matched", .int(entry.changes.matched)),
                              ("hidden", ids(entry.changes.hidden)), ("unhidden", ids(entry.changes.unhidden)),
                              ("renamed", ids(entry.changes.renamed))])

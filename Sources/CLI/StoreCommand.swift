@@ -144,6 +144,8 @@ public enum StoreCommand {
     static func status(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             let directory = try directory(parsed, io: io)
+            // A store that is not there is an error (exit 1), as for every command that names one.
+            try LocalStore.checkStoreDirectory(directory)
             let state = try storeState(directory)
             if parsed.flag("json") {
                 var fields: [(String, JSONValue)] = [("store", .string(directory))]

@@ -17,6 +17,9 @@ public enum StoreBackup {
         public init(masterKey: SecretBytes, database: [UInt8]) { self.masterKey = masterKey; self.database = database }
     }
 
+    /// The largest database a backup holds; `latchkey restore` reads any backup that size makes.
+    public static let maximumDatabaseBytes = 256 << 20
+
     /// A snapshot of `store` (open, a key may be running on it).
     public static func snapshot(of store: SQLiteCredentialStore) throws(StoreError) -> Snapshot {
         let temporary = store.directory + "/backup.tmp-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
@@ -24,14 +27,20 @@ public enum StoreBackup {
         try store.withConnection { db throws(StoreError) in
             _ = try db.run("VACUUM INTO ?", [.text(temporary)])
         }
-        do {
+        let database: [UInt8]
+        do throws(Errno) {
             let file = try FileDescriptor.open(temporary, flags: O_RDONLY | O_CLOEXEC)
             defer { file.close() }
             try file.setMode(0o600)
-            return Snapshot(masterKey: store.masterKey, database: try file.readAll(limit: 1 << 30))
+            database = try file.readAll(limit: maximumDatabaseBytes)
         } catch {
             throw .io("cannot read the snapshot \(temporary): \(error.message)")
         }
+        guard database.count <= maximumDatabaseBytes else {
+            throw .io("the store's database is over \(maximumDatabaseBytes >> 20) MiB, more than a backup holds: "
+                      + "copy the store's directory while no key runs instead")
+        }
+        return Snapshot(masterKey: store.masterKey, database: database)
     }
 
     /// A new store in `directory` (which must not exist, or be empty) from `snapshot`: the database

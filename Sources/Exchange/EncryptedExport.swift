@@ -81,7 +81,11 @@ public struct EncryptedExport: Sendable {
             return try HPKE.open(ciphertext, enc: enc, recipient: key, info: Self.hpkeInfo,
                                  aad: Self.associatedData(contents: contents, method: method))
         } catch {
-            throw .decryption("the file does not decrypt with this key: \(error); it was altered or cut short")
+            // The recipient is this key (checked above): what fails to open was changed after.
+            switch error {
+            case .openFailed: throw .decryption("the file was made for this key but does not open with it: it was altered or cut short")
+            default: throw .decryption("the file's encryption is damaged (\(error)): it was altered or cut short")
+            }
         }
     }
 

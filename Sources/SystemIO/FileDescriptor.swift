@@ -83,11 +83,24 @@ public final class FileDescriptor {
     /// Reads to end of file, at most `limit` bytes (one more is read to tell a longer file);
     /// the read buffer is wiped, as it may hold a secret.
     public func readAll(limit: Int) throws(Errno) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: limit + 1)
+        // The buffer starts at the file's size (a regular file) or 64 KiB and doubles as needed:
+        // memory follows what there is to read, not the limit (a 1 GiB limit once cost 1 GiB for
+        // a 40 KB store). Every buffer given up is wiped first: what is read may be secret.
+        var size = stat()
+        let expected = fstat(rawValue, &size) == 0 && (size.st_mode & S_IFMT) == S_IFREG ? Int(size.st_size) + 1 : 64 << 10
+        var buffer = [UInt8](repeating: 0, count: max(1, min(limit + 1, expected)))
         defer { buffer.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) } }
         var total = 0
         let descriptor = rawValue
-        while total < buffer.count {
+        while total <= limit {
+            if total == buffer.count {
+                var larger = [UInt8](repeating: 0, count: min(limit + 1, buffer.count * 2))
+                larger.withUnsafeMutableBytes { target in
+                    buffer.withUnsafeBytes { target.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: total) }
+                }
+                buffer.withUnsafeMutableBytes { explicit_bzero($0.baseAddress!, $0.count) }
+                buffer = larger
+            }
             let start = total
             let count = try Errno.retryingInterrupts {
                 buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + start, $0.count - start) }

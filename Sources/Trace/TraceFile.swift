@@ -113,14 +113,23 @@ public final class TraceFile {
         }
     }
 
+    /// The largest trace `read` takes (a day of a busy key's traffic is a few MB).
+    public static let readLimit = 1 << 30
+
     public static func read(path: String) throws(Failure) -> Contents {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        let bytes: [UInt8]
+        do throws(Errno) {
+            let file = try FileDescriptor.open(path, flags: O_RDONLY)
+            defer { file.close() }
+            let info = try file.status()
+            if info.st_mode & S_IFMT == S_IFDIR { throw Errno(rawValue: EISDIR) }
+            bytes = try file.readAll(limit: readLimit)
         } catch {
-            throw Failure("cannot read the trace file \(path): \(error.localizedDescription)")
+            // strerror's words ("No such file or directory"), never Foundation's.
+            throw Failure("cannot read the trace file \(path): \(error.message)")
         }
-        return try parse(Array(data), name: path)
+        guard bytes.count <= readLimit else { throw Failure("the trace file \(path) is over \(readLimit >> 20) MiB") }
+        return try parse(bytes, name: path)
     }
 
     public static func parse(_ bytes: [UInt8], name: String = "trace") throws(Failure) -> Contents {

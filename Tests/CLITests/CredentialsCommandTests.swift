@@ -66,8 +66,9 @@ final class CredentialsCommandTests: XCTestCase {
         let entry = try XCTUnwrap(entries.first { $0["userName"] as? String == "alice" })
         XCTAssertEqual(Set(entry.keys), ["rpId", "rpName", "userHandle", "userName", "userDisplayName", "credentialId",
                                          "algorithm", "coseAlgorithm", "created", "credProtect", "hidden", "hiddenSince",
-                                         "extensions", "discoverable", "signatureCounter", "prfUsed"])
+                                         "extensions", "discoverable", "signatureCounter", "prfUsed", "exportable"])
         XCTAssertEqual(entry["signatureCounter"] as? String, "counting", "a key's own credentials count unless made counterless")
+        XCTAssertEqual(entry["exportable"] as? Bool, false, "a counting credential cannot leave in an export")
         XCTAssertEqual(entry["credentialId"] as? String, Base64URL.encode(alice.credentialID))
         XCTAssertEqual(entry["userHandle"] as? String, "YWxpY2U")
         XCTAssertEqual(entry["userDisplayName"] as? String, "Alice A")
@@ -146,7 +147,9 @@ final class CredentialsCommandTests: XCTestCase {
         XCTAssertTrue(output.out.contains("User name:     a"), output.out)
         XCTAssertEqual(credentials(["show", "--store", store.directory, "qqqqqqqq"]), .status(1))
         XCTAssertEqual(output.err, "Error: 'qqqqqqqq' is the start of 2 credential IDs; give more of it (`--json` shows them in full)")
-        XCTAssertEqual(credentials(["show", "--store", store.directory, "qqqq"]), .status(1), "prefixes shorter than 6 are not guessed")
+        XCTAssertEqual(credentials(["show", "--store", store.directory, "qqqq"]),
+                       .usage("'qqqq' is too short to name a credential: give at least 6 characters of its ID, "
+                              + "as `latchkey credentials list` shows it (or the whole ID)"), "prefixes shorter than 6 are not guessed")
     }
 
     func testDeleteAsksOnTheTerminalAndNeedsYesWithoutOne() throws {

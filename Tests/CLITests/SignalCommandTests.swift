@@ -86,8 +86,11 @@ final class SignalCommandTests: XCTestCase {
     func testUnknownHidesOnlyAtItsRP() throws {
         let alice = try store.add(rpID: "example.com", userHandle: [1], name: "alice", displayName: nil)
         let id = Base64URL.encode(alice.credentialID)
-        XCTAssertEqual(signal(["unknown", "--store", store.directory, "--rp", "other.org", id]), .status(0))
-        XCTAssertEqual(output.out, "unknown at other.org: the store has no credential \(id) of that RP; nothing changed.")
+        // A credential of another RP is not there for this one: an error (exit 1), as for a missing one.
+        XCTAssertEqual(signal(["unknown", "--store", store.directory, "--rp", "other.org", id]), .status(1))
+        XCTAssertEqual(output.err, "Error: credential \(id) is example.com's, not other.org's; nothing changed")
+        XCTAssertEqual(signal(["unknown", "--store", store.directory, "--rp", "other.org", "ZZZZZZZZ"]), .status(1))
+        XCTAssertTrue(output.err.hasPrefix("Error: no credential ZZZZZZZZ in the store"), output.err)
         XCTAssertFalse(try hidden(alice))
 
         XCTAssertEqual(signal(["unknown", "--store", store.directory, "--rp", "example.com", "--json", id]), .status(0))
@@ -95,7 +98,12 @@ final class SignalCommandTests: XCTestCase {
         XCTAssertEqual(result["hidden"] as? Bool, true)
         XCTAssertEqual(result["deleted"] as? Bool, false)
         XCTAssertTrue(try hidden(alice))
-        XCTAssertEqual(try store.all().count, 1)
+        // The prefix `credentials list` shows names a credential, as in `credentials show`.
+        let bob = try store.add(rpID: "example.com", userHandle: [2], name: "bob", displayName: nil)
+        let bobID = Base64URL.encode(bob.credentialID)
+        XCTAssertEqual(signal(["unknown", "--store", store.directory, "--rp", "example.com", String(bobID.prefix(8))]), .status(0))
+        XCTAssertTrue(try hidden(bob))
+        XCTAssertEqual(try store.all().count, 2)
     }
 
     func testCurrentUserRenamesHiddenOnesTooAndKeepsWhatIsNotGiven() throws {
@@ -130,7 +138,8 @@ final class SignalCommandTests: XCTestCase {
                        .usage("'-bad+' is not a base64url credential ID"))
         XCTAssertEqual(signal(["unknown", "--store", "/s", "--rp", "a"]), .usage("missing <credential-id>"))
         XCTAssertEqual(signal(["unknown", "--store", "/s", "--rp", "a", "AAAA…"]),
-                       .usage("'AAAA…' is not a base64url credential ID (the signal takes the whole ID)"))
+                       .usage("'AAAA…' is too short to name a credential: give at least 6 characters of its ID, "
+                              + "as `latchkey credentials list` shows it (or the whole ID)"))
         XCTAssertEqual(signal(["current-user", "--store", "/s", "--rp", "a", "--user-handle", "AQ"]),
                        .usage("give --user-name and/or --display-name"))
         XCTAssertEqual(signal(["current-user", "--store", "/s", "--ids-file", "f"]),

@@ -43,6 +43,7 @@ from socket_exchange import *  # noqa: F401,F403
 from socket_endpoints import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
 from socket_signals import *  # noqa: F401,F403
+from socket_first_hour import *  # noqa: F401,F403
 
 def main():
     print(f"socket integration suite: {BINARY}, work dir {WORK}", flush=True)
@@ -51,7 +52,7 @@ def main():
     try:
         for test in (test_ping_wink, test_cli_diagnostics, test_get_info, test_register_es256, test_register_eddsa, test_resident,
                      test_get_next_assertion, test_exclude_list, test_u2f, test_two_clients, test_bad_packets,
-                     test_hid_errors, test_socket_mode, test_get_info_ctap21, test_reset):
+                     test_hid_errors, test_socket_mode, test_get_info_ctap21, test_first_hour, test_reset):
             test(key)
     finally:
         key.stop()
