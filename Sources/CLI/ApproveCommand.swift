@@ -1,4 +1,5 @@
 import Authenticator
+import FIDOClient
 import CredentialStore
 import Foundation
 import KeyService
@@ -21,6 +22,7 @@ public enum ApproveCommand {
                   + "SHA-256(RP_ID)), pending or still to come."),
             .init("request", value: "N", help: "\(verb.capitalized) only the pending request N (`latchkey presence status` shows it)."),
             .init("timeout", value: "SECONDS", help: "With --rp: how long to wait for that RP's request (default: 30)."),
+            CredentialsCommand.jsonOption,
         ]
     }
 
@@ -38,13 +40,14 @@ public enum ApproveCommand {
         name: "presence",
         abstract: "`presence status`: show the presence request a --presence control key is waiting on.",
         positionals: ["status"], minimumPositionals: 1,
-        options: Array(answerOptions(verb: "answer").prefix(2)))
+        options: Array(answerOptions(verb: "answer").prefix(2)) + [CredentialsCommand.jsonOption])
 
     public struct Options: Equatable, Sendable {
         public var controlPath: String
         public var timeoutMilliseconds: UInt64 = 30_000
         public var rpID: String?
         public var requestID: UInt64?
+        public var json = false
     }
 
     public static func options(from parsed: ParsedArguments,
@@ -69,6 +72,7 @@ public enum ApproveCommand {
             options.requestID = id
         }
         if options.rpID != nil && options.requestID != nil { throw UsageError("give --rp or --request, not both") }
+        options.json = parsed.flag("json")
         return options
     }
 
@@ -87,6 +91,12 @@ public enum ApproveCommand {
         }
         switch response.result {
         case "approved", "denied":
+            if options.json {
+                print(JSONValue.object([("result", .string(response.result)), ("operation", .optional(response.operation)),
+                                        ("rpId", .optional(response.rpID)), ("user", .optional(response.user)),
+                                        ("request", response.requestID.map { .int(Int($0)) } ?? .null)]).rendered)
+                return 0
+            }
             var text = "\(response.result): " + DisplayText.request(response.operation ?? "a request", rpID: response.rpID,
                                                                    userName: response.user)
             if let id = response.requestID { text += " (request \(id))" }
@@ -119,6 +129,15 @@ public enum ApproveCommand {
         guard response.result == "status" else {
             printError(response.message ?? "the key answered '\(response.result)'")
             return 1
+        }
+        if options.json {
+            let pending = response.pending.map { pending in
+                JSONValue.object([("request", pending.id.map { .int(Int($0)) } ?? .null), ("operation", .string(pending.operation)),
+                                  ("rpId", .optional(pending.rpID)), ("user", .optional(pending.user)),
+                                  ("waitingMs", pending.waitingMilliseconds.map { .int(Int($0)) } ?? .null)])
+            }
+            print(JSONValue.object([("pending", pending ?? .null), ("waitingAnswers", .int(response.waitingAnswers ?? 0))]).rendered)
+            return 0
         }
         if let pending = response.pending {
             var text = "pending: " + (pending.id.map { "request \($0): " } ?? "")

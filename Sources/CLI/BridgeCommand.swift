@@ -20,10 +20,11 @@ public enum BridgeCommand {
             .init("passphrase-file", value: "FILE",
                   help: "For a store sealed with a passphrase: the file (only you can read it) the host reads it from."),
             userDataOption,
+            CredentialsCommand.jsonOption,
         ])
     public static let uninstallSpec = CommandSpec(
         name: "bridge uninstall", abstract: "Remove the browsers' host manifests and the launcher.",
-        options: [userDataOption])
+        options: [userDataOption, CredentialsCommand.jsonOption])
     public static let statusSpec = CommandSpec(
         name: "bridge status", abstract: "Which browsers are wired, and when the extension last reached the key.",
         options: CommandTarget.storeOptions + [userDataOption, CredentialsCommand.jsonOption])
@@ -97,6 +98,10 @@ public enum BridgeCommand {
             } catch {
                 throw .failure(error.message)
             }
+            if parsed.flag("json") {
+                io.out(JSONValue.object([("store", .string(directory)), ("done", .array(done.map(JSONValue.string)))]).rendered)
+                return 0
+            }
             io.out("Wired the browsers to the key's store \(directory):")
             for line in done { io.out("  " + line) }
             // The package puts the extension here; a source tree has it in extension/.
@@ -112,6 +117,10 @@ public enum BridgeCommand {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             let done = BridgeInstallation.uninstall(launcherPath: launcherPath(environment: io.environment),
                                                     browsers: browsers(parsed, environment: io.environment))
+            if parsed.flag("json") {
+                io.out(JSONValue.object([("removed", .array(done.map(JSONValue.string)))]).rendered)
+                return 0
+            }
             io.out(done.isEmpty ? "Nothing to remove: no browser was wired." : "Removed:\n" + done.map { "  " + $0 }.joined(separator: "\n"))
             return 0
         }

@@ -26,12 +26,13 @@ public enum PinCommand {
             var option = option
             if option.name == "pin-file" { option.help = "Read the new PIN from FILE (else $LATCHKEY_PIN, else the terminal, twice)." }
             return option
-        } + [offlineOption])
+        } + [offlineOption, CredentialsCommand.jsonOption])
     public static let changeSpec = CommandSpec(
         name: "pin change", abstract: "Change the PIN (current PIN: --pin-file or $LATCHKEY_PIN; new: --new-pin-file or $LATCHKEY_NEW_PIN).",
         options: targetOptions + [
             .init("new-pin-file", value: "FILE", help: "Read the new PIN from FILE (else $LATCHKEY_NEW_PIN, else the terminal, twice)."),
             offlineOption,
+            CredentialsCommand.jsonOption,
         ])
 
     public static func group(io: @escaping @Sendable () -> CommandIO = { .standard }) -> CommandGroup {
@@ -116,7 +117,8 @@ public enum PinCommand {
                 } catch {
                     throw error.cliError
                 }
-                io.out("PIN set on \(remote.label).")
+                io.out(parsed.flag("json") ? JSONValue.object([("key", .string(remote.label)), ("pinSet", .bool(true))]).rendered
+                       : "PIN set on \(remote.label).")
             }
             return 0
         }
@@ -133,7 +135,8 @@ public enum PinCommand {
                 } catch {
                     throw error.cliError
                 }
-                io.out("PIN changed on \(remote.label).")
+                io.out(parsed.flag("json") ? JSONValue.object([("key", .string(remote.label)), ("pinChanged", .bool(true))]).rendered
+                       : "PIN changed on \(remote.label).")
             }
             return 0
         }

@@ -25,10 +25,11 @@ public enum StoreCommand {
             passphraseFileOption,
             .init("current-passphrase-file", value: "FILE", help: "The passphrase it is sealed with now, to change it (default: asked)."),
             ExchangeFiles.scryptOption,
+            CredentialsCommand.jsonOption,
         ])
     public static let unsealSpec = CommandSpec(
         name: "store unseal", abstract: "Keep the master key unsealed again (32 bytes beside the store, as test rigs do).",
-        options: CommandTarget.storeOptions + [passphraseFileOption])
+        options: CommandTarget.storeOptions + [passphraseFileOption, CredentialsCommand.jsonOption])
     public static let statusSpec = CommandSpec(
         name: "store status", abstract: "Say how the store's master key is kept.",
         options: CommandTarget.storeOptions + [CredentialsCommand.jsonOption])
@@ -90,7 +91,12 @@ public enum StoreCommand {
             } catch {
                 throw .failure(error.message(directory: directory))
             }
-            io.out("Sealed the master key of \(directory) " + done)
+            if parsed.flag("json") {
+                io.out(JSONValue.object([("store", .string(directory)), ("masterKey", .string("sealed")),
+                                         ("method", .string(chosen[0]))]).rendered)
+            } else {
+                io.out("Sealed the master key of \(directory) " + done)
+            }
             return 0
         }
     }
@@ -126,8 +132,10 @@ public enum StoreCommand {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             let directory = try directory(parsed, io: io)
             let state = try storeState(directory)
+            let report = JSONValue.object([("store", .string(directory)), ("masterKey", .string("unsealed")),
+                                           ("changed", .bool(state.method != nil))]).rendered
             guard state.method != nil else {
-                io.out("The master key of \(directory) is not sealed; nothing to do.")
+                io.out(parsed.flag("json") ? report : "The master key of \(directory) is not sealed; nothing to do.")
                 return 0
             }
             let passphrase = try currentPassphrase(parsed, state: state, directory: directory, io: io, option: "passphrase-file")
@@ -136,7 +144,8 @@ public enum StoreCommand {
             } catch {
                 throw .failure(error.message(directory: directory))
             }
-            io.out("The master key of \(directory) is unsealed: anyone who copies the directory can use its credentials.")
+            io.out(parsed.flag("json") ? report
+                   : "The master key of \(directory) is unsealed: anyone who copies the directory can use its credentials.")
             return 0
         }
     }

@@ -12,6 +12,7 @@ public enum WinkCommand {
         options: [
             .init("socket", value: "PATH", help: "Wink a key on the socket transport instead of a hidraw device."),
             .init("timeout", value: "MS", help: "How long to wait for each reply, in milliseconds (default: 1000)."),
+            CredentialsCommand.jsonOption,
         ])
 
     public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 {
@@ -20,7 +21,7 @@ public enum WinkCommand {
         guard let selection = try DeviceArguments.select(parsed) else { return 1 }
         switch wink(selection, timeoutMilliseconds: Int32(timeout)) {
         case .success(let message):
-            print(message)
+            print(parsed.flag("json") ? JSONValue.object([("winked", .bool(true)), ("message", .string(message))]).rendered : message)
             return 0
         case .failure(let error):
             FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))

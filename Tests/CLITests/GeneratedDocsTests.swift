@@ -37,6 +37,17 @@ final class GeneratedDocsTests: XCTestCase {
         XCTAssertGreaterThan(checked, 100)
     }
 
+    /// Every command that reports a result can report it as JSON; the exceptions run until
+    /// stopped (serve, rig, proxy, native-host) or write files for packagers (generate).
+    func testEveryReportingCommandTakesJSON() {
+        let exempt: Set<String> = ["serve", "rig", "proxy", "native-host", "generate"]
+        for entry in commands where !exempt.contains(entry.spec.name) {
+            for spec in entry.leafSpecs {
+                XCTAssertTrue(spec.options.contains { $0.name == "json" && $0.valueName == nil }, "\(spec.name) has no --json")
+            }
+        }
+    }
+
     func testHelpFitsTheWidthItIsGiven() {
         for width in [60, 80, 100] {
             var texts = [LatchkeyCLI.topLevelHelp(width: width)]

@@ -49,8 +49,9 @@ def check_pin_through_running_key():
         with open(pin_file, "w") as handle:
             handle.write("246810\n")
         os.chmod(pin_file, 0o600)
-        done = latchkey_cli("pin", "set", "--store", key.store, "--pin-file", pin_file, new_session=True)
+        done = latchkey_cli("pin", "set", "--store", key.store, "--pin-file", pin_file, "--json", new_session=True)
         assert done.returncode == 0, (done.stdout, done.stderr)
+        assert json.loads(done.stdout)["pinSet"] is True, done.stdout
         assert "going through it (socket " + key.socket_path in done.stderr, done.stderr
         status = json.loads(latchkey_cli("pin", "status", "--socket", key.socket_path, "--json").stdout)
         assert status.get("pinSet") is True or status.get("clientPin") is True, status
@@ -89,6 +90,8 @@ def check_store_path_errors(key):
     open(regular, "w").close()
     file_store = latchkey_cli("credentials", "list", "--store", regular)
     assert file_store.returncode == 1 and "is not a directory" in file_store.stderr, file_store.stderr
+    unsealed = json.loads(latchkey_cli("store", "unseal", "--store", key.store, "--json").stdout)
+    assert unsealed == {"store": key.store, "masterKey": "unsealed", "changed": False}, unsealed
     status = latchkey_cli("store", "status", "--store", os.path.join(WORK, "no-such-store"))
     assert status.returncode == 1 and "does not exist" in status.stderr, (status.returncode, status.stderr)
     if os.geteuid() == 0:
