@@ -36,7 +36,7 @@ for path in usr/bin/latchkey usr/lib/udev/rules.d/70-latchkey.rules usr/lib/modu
         usr/lib/python3/dist-packages/latchkey_rig.py usr/share/doc/latchkey/copyright usr/share/doc/latchkey/changelog.gz; do
     check "holds /$path" test -s "$work/root/$path"
 done
-check "the user unit runs the packaged binary" grep -q '^ExecStart=/usr/bin/latchkey serve --presence notify' "$work/root/usr/lib/systemd/user/latchkey.service"
+check "the user unit runs the packaged binary (passkeys exportable: --counter zero)" grep -q '^ExecStart=/usr/bin/latchkey serve --presence notify --counter zero' "$work/root/usr/lib/systemd/user/latchkey.service"
 check "the rules are the repository's" cmp udev/70-latchkey.rules "$work/root/usr/lib/udev/rules.d/70-latchkey.rules"
 check "postinst makes group latchkey and loads uhid; postrm leaves stores alone" sh -c \
     "grep -q 'groupadd --system latchkey' '$work/control/postinst' && grep -q 'modprobe uhid' '$work/control/postinst' && ! grep -q 'latchkey/' '$work/control/postrm'"
