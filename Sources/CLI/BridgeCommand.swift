@@ -5,7 +5,7 @@ import SignalBridge
 import KeySealing
 
 /// `latchkey bridge install|uninstall|status`: wires browsers to `latchkey native-host` for
-/// Latchkey's extension (README, "Keeping passkeys in sync with websites"). Per user: host
+/// Latchkey's extension (docs/signals.md). Per user: host
 /// manifests for Chromium, Google Chrome and Firefox, and one launcher that runs the host for
 /// the key named (`--name`, `--store`; the default key otherwise).
 public enum BridgeCommand {

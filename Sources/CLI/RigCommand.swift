@@ -5,8 +5,7 @@ import Presence
 import Rig
 import SystemIO
 
-/// `latchkey rig`: many keys in one process, driven through the rig control API (README, "The
-/// rig control API"); `latchkey rig call METHOD [PARAMS]`: one request from the shell.
+/// `latchkey rig`: many keys in one process, driven through the rig control API (docs/rig-protocol.md); `latchkey rig call METHOD [PARAMS]`: one request from the shell.
 public enum RigCommand {
     public static let spec = CommandSpec(
         name: "rig",

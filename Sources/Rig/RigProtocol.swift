@@ -5,7 +5,7 @@ import Presence
 import SystemIO
 import Encoding
 
-/// The rig control protocol, version 1 (README, "The rig control API"): JSON objects, one
+/// The rig control protocol, version 1 (docs/rig-protocol.md): JSON objects, one
 /// per line, both ways. A request is `{"v":1,"id":N,"method":"…","params":{…}}`; its response
 /// `{"id":N,"result":{…}}` or `{"id":N,"error":{"code":"…","message":"…"}}`. The vocabulary is
 /// that of WebDriver's virtual authenticators and DevTools' WebAuthn domain.

@@ -4,7 +4,7 @@ import CredentialStore
 import Encoding
 
 /// One browser's conversation with `latchkey native-host` (sans-IO but for the store): a message
-/// in, its reply out. The contract is the README's "Keeping passkeys in sync with websites":
+/// in, its reply out. The contract is docs/native-host.md:
 ///
 /// - `{"id": N, "type": "signal", "origin": O, "method": M, "options": {…}}` → `{"id": N, "ok":
 ///   true, "hidden": [ids], "unhidden": [ids], "renamed": [ids]}` or `{"id": N, "ok": false,

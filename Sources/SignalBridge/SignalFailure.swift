@@ -1,5 +1,4 @@
-/// Why a signal was refused, named as the host's reply names it (README, "Keeping passkeys in
-/// sync with websites"): the DOMException names a page would see for the same fault.
+/// Why a signal was refused, named as the host's reply names it (docs/native-host.md): the DOMException names a page would see for the same fault.
 public enum SignalFailure: Error, Equatable, Sendable {
     /// The origin is not secure, or the RP ID is not the origin's host or a registrable suffix
     /// of it, or it is a public suffix.

@@ -2,8 +2,7 @@ import CBOR
 import CredentialStore
 import Encoding
 
-/// A website's signal as the host received it, every member checked (README, "Keeping passkeys
-/// in sync with websites"): `options` are the W3C dictionaries (WebAuthn L3 §5.1.10), IDs in
+/// A website's signal as the host received it, every member checked (docs/native-host.md): `options` are the W3C dictionaries (WebAuthn L3 §5.1.10), IDs in
 /// base64url without padding.
 public enum WebsiteSignal: Equatable, Sendable {
     case unknownCredential(rpID: String, credentialID: [UInt8])

@@ -27,6 +27,7 @@ import sys
 import threading
 import time
 
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from fido2.cose import ES256
 from fido2.server import Fido2Server
@@ -52,6 +53,7 @@ OPERATION_TIMEOUT = 90   # s, each create() or get()
 # outlives a step), it holds one account for localhost. With one account and `--presence auto`
 # the key reports it selected, and no browser shows an account chooser, which no WebDriver reaches.
 PASSKEY_USER_ID = b"latchkey-e2e-pk1"
+SECOND_USER_ID = b"latchkey-e2e-pk2"   # a second account at localhost: the key chooses between them
 
 # window.__latchkeyE2E records how far the call got, for a report when it never settles.
 WEBAUTHN_SCRIPT = """
@@ -334,6 +336,31 @@ def run_flows(browser):
         assert result.credential_id == passkey.credential_id
         print(f"passkey get() (empty allowCredentials, uv {uv.value}) ok in {took:.1f} s, "
               f"verified by Fido2Server", flush=True)
+    run_two_accounts(browser, server, passkey)
+
+
+def run_two_accounts(browser, server, first):
+    """Two accounts at localhost: an empty allowCredentials brings no account chooser (which no
+    WebDriver can click), because the key, with automatic presence, picks one as a key with a
+    display lets its user pick (userSelected): the one made last, then the one that signed last.
+    Fido2Server checks each answer against both accounts' public keys and its user handle."""
+    user = {"id": SECOND_USER_ID, "name": "second-user", "displayName": "Second User"}
+    creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,
+                                            user_verification=UserVerificationRequirement.REQUIRED)
+    created, took = webauthn(browser, CREATE, dict(creation), "second account create()")
+    second = server.register_complete(state, created).credential_data
+    accounts = [first, second]
+    steps = [(None, second, SECOND_USER_ID, "the one made last"), ([first], first, PASSKEY_USER_ID, "by its ID"),
+             (None, first, PASSKEY_USER_ID, "the one that signed last")]
+    for allow, expected, handle, why in steps:
+        request, state = server.authenticate_begin(allow, user_verification=UserVerificationRequirement.REQUIRED)
+        what = f"two accounts: get() ({'empty allowCredentials' if allow is None else 'allowCredentials [first]'})"
+        asserted, took = webauthn(browser, GET, dict(request), what)
+        result = server.authenticate_complete(state, accounts, asserted)
+        signed_by = AuthenticationResponse.from_dict(asserted).response.user_handle
+        assert result.credential_id == expected.credential_id and signed_by == handle, \
+            f"{what}: answered with {signed_by!r}, expected {handle!r} ({why})"
+        print(f"{what} ok in {took:.1f} s: {handle.decode()} ({why}), verified by Fido2Server", flush=True)
 
 
 # --- --rig: credentials planted through the rig's control API sign in on the page ----------------
@@ -534,6 +561,33 @@ def write_large_blob(rig, server, sign_in, credential_id):
     return took
 
 
+def run_rig_account_choice(rig, server, sign_in, first_id):
+    """A second passkey for localhost planted beside the first: the rig's selectCredential names
+    which one the next empty-allowCredentials get() answers with, by user handle and then by
+    credential ID; Fido2Server verifies each against the key the test made (the first's public
+    key comes from getCredential's private key)."""
+    second_key = ec.generate_private_key(ec.SECP256R1())
+    second_id = os.urandom(32)
+    rig.client.add_credential(RIG_KEY, {"credentialId": second_id, "isResidentCredential": True, "rpId": "localhost",
+                                        "privateKey": pkcs8(second_key), "userHandle": SECOND_USER_ID,
+                                        "userName": "second-user", "userDisplayName": "Second User"})
+    rig.events.wait_for("credentialAdded", timeout=RIG_STEP, credentialId=second_id)
+    first_key = serialization.load_der_private_key(
+        latchkey_rig.b64url_decode(rig.client.get_credential(RIG_KEY, first_id)["privateKey"]), password=None)
+    accounts = {cid: AttestedCredentialData.create(Aaguid.NONE, cid, ES256.from_cryptography_key(key.public_key()))
+                for cid, key in ((first_id, first_key), (second_id, second_key))}
+    for select, expected, handle in (({"user_handle": SECOND_USER_ID}, second_id, SECOND_USER_ID),
+                                     ({"credential_id": first_id}, first_id, PLANTED_USER_ID)):
+        rig.client.select_credential(RIG_KEY, "localhost", **select)
+        request, state = server.authenticate_begin(None, user_verification=UserVerificationRequirement.REQUIRED)
+        what = f"two planted passkeys, selectCredential {next(iter(select))}: get() (empty allowCredentials)"
+        asserted, took = sign_in(dict(request), what)
+        result = server.authenticate_complete(state, list(accounts.values()), asserted)
+        signed_by = AuthenticationResponse.from_dict(asserted).response.user_handle
+        assert result.credential_id == expected and signed_by == handle, f"{what}: answered with {signed_by!r}, expected {handle!r}"
+        print(f"{what} ok in {took:.1f} s: {handle.decode()}, verified by Fido2Server", flush=True)
+
+
 def run_rig_flows(browser, work, binary):
     """Key web steps aside (Chromium asks every FIDO device it sees, and one without the
     credential would fail a get() by ID, or add its passkey to an empty allowCredentials), then
@@ -570,6 +624,7 @@ def run_rig_flows(browser, work, binary):
               f"the page read the {len(PLANTED_BLOB)}-byte blob planted with it", flush=True)
         took = write_large_blob(rig, server, sign_in, passkey_id)
         print(f"get() with largeBlob write ok in {took:.1f} s: written, and getCredential reports the page's blob", flush=True)
+        run_rig_account_choice(rig, server, sign_in, passkey_id)
         took = rig.remove_key()
         print(f"removeAuthenticator {RIG_KEY}: {node} gone after {took:.1f} s", flush=True)
     finally:
