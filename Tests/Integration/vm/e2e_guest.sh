@@ -296,7 +296,7 @@ check_signals() {  # check_signals chromium|firefox: websites' signals through L
         | grep -iE "latchkey|native|extension" | tail -10
     return 1
 }
-check_playwright() {  # the README's Playwright example, run: headless Chromium through Playwright for Python, the same key
+check_playwright() {  # docs/ci.md's Playwright example, run: headless Chromium through Playwright for Python, the same key
     [ -x /usr/bin/chromium ] || { echo "chromium not installed"; return 1; }
     "$PYTHON" -c "import playwright" 2>/dev/null || { echo "playwright is not in the test venv (scripts/lib.sh installs it)"; return 1; }
     local status
@@ -724,7 +724,7 @@ step "headless Chromium through latchkey proxy (the real key's node hidden from 
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "websites' signals, headless Chromium + Latchkey's extension + native host: signalUnknownCredential hides (get() then uses the other passkey), signalAllAcceptedCredentials hides and un-hides, signalCurrentUserDetails renames; http://127.0.0.1 naming localhost is a SecurityError, a bad ID a TypeError, a 1,000-signal loop is rate-limited, a garbage frame changes nothing (e2e_signals.py)" check_signals chromium
 step "websites' signals, headless Firefox ESR + Latchkey's extension (temporary add-on) + native host: the same checks (e2e_signals.py)" check_signals firefox
-step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (the README example, e2e_playwright.py)" check_playwright
+step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (docs/ci.md's example, e2e_playwright.py)" check_playwright
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
 step "fido2-cred -M/-V ES256, then fido2-assert -G/-V" check_cred_assert es es256 e2e.example

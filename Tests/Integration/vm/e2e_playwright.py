@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's Playwright example, run: Playwright for Python (PyPI `playwright`, its own
+"""docs/ci.md's Playwright example, run: Playwright for Python (PyPI `playwright`, its own
 driver, no browser download) launches Debian's headless Chromium, which registers a passkey
 (residentKey required, userVerification required) on an http://localhost page and signs in with
 it with an empty allowCredentials. The key behind it is Latchkey on uhid with built-in user
