@@ -56,6 +56,9 @@ public struct DoctorCheck: Sendable, Equatable {
         for (id, title) in [("udev-rules", "udev rules"), ("user-service", "systemd user service"), ("signal-bridge", "websites' signals")] {
             checks.append(DoctorCheck(id: id, title: title, status: .ok, detail: notNeeded))
         }
+        // A browser in a sandbox cannot reach a key on a socket either: still worth saying.
+        checks += sandboxedBrowsers(facts)
+        if let sandbox = runningSandbox(facts) { checks.append(sandbox) }
         return checks
     }
 

@@ -36,6 +36,23 @@ final class DoctorCheckTests: XCTestCase {
         return facts
     }
 
+    /// A socket setup (CI, a container: `--ci` or found): no uhid is no failure, the desktop
+    /// pieces are not needed, and the key on the socket and the store are still checked.
+    func testASocketSetupNeedsNoUhidAndNoDesktopPieces() throws {
+        var facts = DoctorFacts(userName: "ci", isRoot: false, kernelRelease: "6.1.0-28-amd64",
+                                store: healthy().store)
+        facts.liveSockets = ["/tmp/ci.sock"]
+        XCTAssertEqual(try check("uhid", in: facts).status, .fail, "without the socket setup, no uhid fails")
+        facts.socketSetup = true
+        let checks = DoctorCheck.evaluate(facts)
+        XCTAssertFalse(checks.contains { $0.status == .fail }, "\(checks)")
+        for id in ["uhid", "udev-rules", "user-service", "signal-bridge", "key-running", "store"] {
+            XCTAssertEqual(try check(id, in: facts).status, .ok, id)
+        }
+        XCTAssertTrue(try check("udev-rules", in: facts).detail.hasPrefix("not needed"))
+        XCTAssertNotNil(checks.first { $0.id == "sandboxed-browsers" }, "browsers are still looked at")
+    }
+
     func check(_ id: String, in facts: DoctorFacts) throws -> DoctorCheck {
         try XCTUnwrap(DoctorCheck.evaluate(facts).first { $0.id == id }, "no check \(id)")
     }
