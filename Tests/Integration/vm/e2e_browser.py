@@ -160,7 +160,11 @@ def open_chromium(work, attempt, extra_arguments=()):
 
     options = Options()
     options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+    # Under TCG Chromium's GPU process (there even with --disable-gpu: it composites in software)
+    # now and then dies of SIGSEGV; after the sixth death Chromium gives up ("GPU process isn't
+    # usable. Goodbye.") and the browser closes mid-flow. Without the limit it restarts it again.
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-gpu-process-crash-limit",
+                     "--disable-dev-shm-usage",
                      "--no-first-run", f"--user-data-dir={work}/chromium-profile-{attempt}",
                      # Chromium logs its FIDO decisions ("FIDO:" lines) at -v=1; kept in chromedriver.log.
                      "--enable-logging=stderr", "--v=1") + tuple(extra_arguments):

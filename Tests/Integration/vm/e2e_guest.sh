@@ -255,8 +255,9 @@ check_browser_through_proxy() {  # headless Chromium through `latchkey proxy`: t
     [ "$status" -eq 0 ] || cp "$WORK"/browser-proxy/chromedriver-*.log "$RESULTS/" 2>/dev/null
     [ "$status" -eq 77 ] && { grep -E "NOT RUN" "$WORK/browser-proxy.out"; return 77; }
     [ "$status" -eq 0 ] || { tail -20 "$WORK/browser-proxy.out"; return 1; }
-    # Every step of e2e_browser.py's flows passed (create()/get(), the RS256 RP, passkeys with uv preferred and
-    # required: 8), the same, in the same order, as the direct run's before its rig part; and they went through the proxy.
+    # Every step of e2e_browser.py's flows passed (create()/get(), passkeys with uv preferred and required, two
+    # accounts at one RP, the RS256 RP: 11), the same, in the same order, as the direct run's before its rig part;
+    # and they went through the proxy.
     "$BIN" trace --json "$WORK/proxy-browser.trace" >"$WORK/proxy-browser-trace.jsonl" || return 1
     python3 - "$WORK/browser.out" "$WORK/browser-proxy.out" "$WORK/proxy-browser-trace.jsonl" <<'PY'
 import json, re, sys
@@ -264,7 +265,7 @@ def steps(path):
     return [re.sub(r" ok in .*", "", line.strip()) for line in open(path) if re.search(r" ok in [0-9.]+ s", line)]
 direct, proxied = steps(sys.argv[1]), steps(sys.argv[2])
 print(f"{len(proxied)} steps passed through the proxy: " + "; ".join(proxied))
-assert len(proxied) == 8 and direct[:len(proxied)] == proxied, (direct, proxied)
+assert len(proxied) == 11 and direct[:len(proxied)] == proxied, (direct, proxied)
 print("the same steps as the direct run's, in the same order")
 events = [json.loads(line) for line in open(sys.argv[3]) if line.strip()]
 commands = [e.get("summary") or "" for e in events if e.get("kind") == "message"]

@@ -49,7 +49,8 @@ def open_browser(playwright, work, attempt):
     try:
         browser = playwright.chromium.launch(
             executable_path="/usr/bin/chromium", headless=True, timeout=START_TIMEOUT * 1000,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"])
+            args=["--no-sandbox", "--disable-gpu", "--disable-gpu-process-crash-limit",
+                  "--disable-dev-shm-usage", "--no-first-run"])
     except Exception as error:  # noqa: BLE001 - a browser that never came up is retried, then not run
         print(f"chromium did not start after {time.time() - started:.1f} s: {type(error).__name__}: "
               f"{str(error).splitlines()[0] if str(error) else ''}", flush=True)
