@@ -1,6 +1,6 @@
 // SystemIO's C shims: GNU-only calls (see latchkey_system_shims.h for why each exists).
 #ifndef _GNU_SOURCE
-#define _GNU_SOURCE   // accept4, pipe2, POLLRDHUP, sendmmsg, recvmmsg
+#define _GNU_SOURCE   // accept4, struct ucred, pipe2, POLLRDHUP, sendmmsg, recvmmsg
 #endif
 #include "latchkey_system_shims.h"
 
@@ -15,6 +15,15 @@
 
 int lk_accept4_cloexec_nonblock(int fd) {
     return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+}
+
+int lk_peer_credentials(int fd, uint32_t *uid, int32_t *pid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -1;
+    *uid = credentials.uid;
+    *pid = credentials.pid;
+    return 0;
 }
 
 int lk_pipe_cloexec(int fds[2]) {

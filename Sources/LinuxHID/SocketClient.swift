@@ -37,6 +37,16 @@ public final class SocketClient {
             }
             throw TransportError(error, call: "connect", path: path)
         }
+        // Only a key of this user may hear what is sent (PINs, hmac-secret salts): whoever can
+        // write in the socket's directory could otherwise put a listener there.
+        let credentials = try? socket.peerCredentials()
+        guard let credentials, PeerCredentials.isTrusted(uid: credentials.uid) else {
+            socket.close()
+            let who = credentials.map { PeerCredentials.describe(uid: $0.uid) } ?? "a user it cannot tell"
+            throw .system(call: "connect", errno: EPERM,
+                          message: "\(path) is served by \(who), not by you (\(PeerCredentials.describe(uid: getuid()))); "
+                          + "refusing to talk to it: remove it and start your own key there, or choose another path")
+        }
     }
 
     deinit {

@@ -29,9 +29,8 @@ public final class SocketTransport: ReportTransport {
 
     public let path: String
     private let listener: FileDescriptor
-    /// Device and inode of the socket file this transport bound, so
-    /// `shutdown` unlinks only its own file.
-    private let socketFile: (device: UInt64, inode: UInt64)
+    /// The socket file this transport published, so `shutdown` unlinks only its own file.
+    private let socketFile: PublishedSocket
     private var clients: [TransportConnection: FileDescriptor] = [:]
     private var connectionsByDescriptor: [Int32: TransportConnection] = [:]
     private var nextConnection: TransportConnection = 1
@@ -45,48 +44,56 @@ public final class SocketTransport: ReportTransport {
     /// full) or is gone. Log-worthy, never fatal.
     public private(set) var lostReportCount = 0
 
-    /// Listens on `path`. An existing socket file nobody listens on
-    /// (connect → ECONNREFUSED) is replaced; a live one is `.socketInUse`;
-    /// anything else at `path` is left alone and reported.
+    /// Listens on `path`, published only once it accepts (`PublishedSocket`). An existing
+    /// socket file nobody listens on (connect → ECONNREFUSED) is replaced; a live one is
+    /// `.socketInUse`; anything else at `path` is left alone and reported. A client whose uid
+    /// is not this process's is closed at once (SO_PEERCRED), whatever the file's mode allows.
     public init(path: String, maximumConnections: Int = SocketTransport.defaultMaximumConnections) throws(TransportError) {
         self.maximumConnections = max(1, maximumConnections)
         spareDescriptor = try? FileDescriptor.open("/dev/null", flags: O_RDONLY)
-        let address: UnixSocketAddress
         do {
-            address = try UnixSocketAddress(path: path)
+            _ = try UnixSocketAddress(path: path)
         } catch {
             throw .socketPath(path, error)
         }
         self.path = path
+        let published: PublishedSocket
         do {
-            listener = try .unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+            published = try PublishedSocket.listen(at: path, type: SOCK_SEQPACKET, backlog: Self.listenBacklog, nonBlocking: true)
         } catch {
-            throw TransportError(error, call: "socket")
+            throw Self.transportError(error, path: path)
         }
-        try Self.bind(listener, to: address)
-        do throws(TransportError) {
-            // Mode 0600 between bind and listen: until listen(2) every connect
-            // is refused, so no client can get in under the umask's mode.
-            do {
-                try FileSystem.setMode(path, 0o600)
-            } catch {
-                throw TransportError(error, call: "chmod", path: path)
+        listener = published.descriptor
+        socketFile = published
+    }
+
+    /// What a failure to publish the socket means to the user.
+    static func transportError(_ failure: PublishedSocket.Failure, path: String) -> TransportError {
+        switch failure {
+        case .bind(let error):
+            if error == .noSuchFileOrDirectory {
+                let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+                return .system(call: "bind", errno: ENOENT, message:
+                    "cannot make the socket \(path): the directory \(directory.isEmpty ? "/" : directory) does not exist; "
+                    + "create it (mkdir -p), or choose a path in a directory that exists")
             }
-            let status = try Self.status(ofSocketAt: path)
-            guard status.st_mode & 0o7777 == 0o600 else {
-                throw TransportError.system(
-                    call: "chmod", errno: EPERM,
-                    message: "\(path) has mode \(String(status.st_mode & 0o7777, radix: 8)) after chmod 0600; use a directory on a filesystem that keeps UNIX permissions")
-            }
-            socketFile = (UInt64(status.st_dev), UInt64(status.st_ino))
-            do {
-                try listener.listen(backlog: Self.listenBacklog)
-            } catch {
-                throw TransportError(error, call: "listen", path: path)
-            }
-        } catch {
-            try? FileSystem.remove(path)
-            throw error
+            if error == .nameTooLong { return .socketPath(path, error) }
+            return TransportError(error, call: "bind", path: path)
+        case .mode(let error?, _):
+            return TransportError(error, call: "chmod", path: path)
+        case .mode(nil, let actual):
+            return .system(call: "chmod", errno: EPERM,
+                           message: "\(path) has mode \(String(actual, radix: 8)) after chmod 0600; use a directory on a filesystem that keeps UNIX permissions")
+        case .listen(let error):
+            return TransportError(error, call: "listen", path: path)
+        case .notASocket:
+            return .system(call: "bind", errno: EADDRINUSE, message: "\(path) exists and is not a socket; remove it or choose another path")
+        case .inUse:
+            return .socketInUse(path: path)
+        case .permissionDenied:
+            return .permissionDenied(path: path)
+        case .publish(let error):
+            return TransportError(error, call: "link", path: path)
         }
     }
 
@@ -145,10 +152,7 @@ public final class SocketTransport: ReportTransport {
         connectionsByDescriptor = [:]
         listener.close()
         spareDescriptor?.close()
-        if let status = try? Self.status(ofSocketAt: path),
-           UInt64(status.st_dev) == socketFile.device, UInt64(status.st_ino) == socketFile.inode {
-            try? FileSystem.remove(path)
-        }
+        socketFile.unpublish()
     }
 
     // MARK: Reading
@@ -166,6 +170,12 @@ public final class SocketTransport: ReportTransport {
                 break
             } catch {
                 break   // EAGAIN: nobody else waiting
+            }
+            guard client.peerIsTrusted() else {
+                let who = (try? client.peerCredentials()).map { PeerCredentials.describe(uid: $0.uid) } ?? "an unknown user"
+                client.close()
+                events.append(.connectionRefused(reason: "a client running as \(who) is not this key's user"))
+                continue
             }
             guard clients.count < maximumConnections else {
                 client.close()
@@ -237,90 +247,5 @@ public final class SocketTransport: ReportTransport {
         guard let client = clients.removeValue(forKey: connection) else { return }
         connectionsByDescriptor[client.rawValue] = nil
         client.close()
-    }
-
-    // MARK: Creating the socket file
-
-    /// bind(2), replacing a stale socket file once.
-    private static func bind(_ listener: FileDescriptor, to address: UnixSocketAddress) throws(TransportError) {
-        do {
-            try listener.bind(to: address)
-            return
-        } catch {
-            guard error == .addressInUse else {
-                if error == .noSuchFileOrDirectory {
-                    let directory = address.path.contains("/") ? String(address.path[..<address.path.lastIndex(of: "/")!]) : "."
-                    throw TransportError.system(call: "bind", errno: ENOENT, message:
-                        "cannot make the socket \(address.path): the directory \(directory.isEmpty ? "/" : directory) does not exist; "
-                        + "create it (mkdir -p), or choose a path in a directory that exists")
-                }
-                throw TransportError(error, call: "bind", path: address.path)
-            }
-        }
-        try removeStaleSocket(at: address)
-        do {
-            try listener.bind(to: address)
-        } catch {
-            if error == .addressInUse { throw .socketInUse(path: address.path) }
-            throw TransportError(error, call: "bind", path: address.path)
-        }
-    }
-
-    /// Unlinks the socket file at `address` if nobody listens on it
-    /// (docs/socket-transport.md: "an existing stale socket file is replaced, a
-    /// live one is an error"). Not a socket → error, the file is kept.
-    private static func removeStaleSocket(at address: UnixSocketAddress) throws(TransportError) {
-        let path = address.path
-        let status: stat
-        do {
-            status = try Self.status(ofSocketAt: path)
-        } catch {
-            if case .system(_, ENOENT, _) = error { return }   // gone meanwhile: bind again
-            throw error
-        }
-        guard status.st_mode & S_IFMT == S_IFSOCK else {
-            throw TransportError.system(
-                call: "bind", errno: EADDRINUSE,
-                message: "\(path) exists and is not a socket; remove it or choose another path")
-        }
-        let probe: FileDescriptor
-        do {
-            probe = try .unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
-        } catch {
-            throw TransportError(error, call: "socket")
-        }
-        do {
-            try probe.connect(to: address)
-        } catch {
-            switch error {
-            case .connectionRefused:
-                break   // stale: nobody listens
-            case .noSuchFileOrDirectory:
-                return
-            default:
-                // Accepted-but-busy (EAGAIN), another socket type (EPROTOTYPE),
-                // or anything else: something lives there; leave it alone.
-                if error == .permissionDenied || error == .notPermitted {
-                    throw .permissionDenied(path: path)
-                }
-                throw .socketInUse(path: path)
-            }
-            do {
-                try FileSystem.remove(path)
-            } catch {
-                throw TransportError(error, call: "unlink", path: path, hint: "cannot remove the stale socket file")
-            }
-            return
-        }
-        throw .socketInUse(path: path)   // connected: a live key listens there
-    }
-
-    /// lstat(2) of `path`.
-    private static func status(ofSocketAt path: String) throws(TransportError) -> stat {
-        do {
-            return try FileSystem.linkStatus(path)
-        } catch {
-            throw TransportError(error, call: "lstat", path: path)
-        }
     }
 }

@@ -38,6 +38,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let fileExists = Errno(rawValue: EEXIST)
     public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
     public static let tooManyOpenFilesInSystem = Errno(rawValue: ENFILE)
+    public static let operationNotSupported = Errno(rawValue: EOPNOTSUPP)
 
     /// `strerror(3)` text, e.g. "No such file or directory".
     public var description: String {

@@ -18,6 +18,12 @@ extern "C" {
 /// concurrent fork/exec inherits the descriptor.
 int lk_accept4_cloexec_nonblock(int fd);
 
+/// getsockopt(fd, SOL_SOCKET, SO_PEERCRED): the peer's uid and pid of a connected UNIX socket
+/// (for a client, those of the process that called listen(2); for a server, those of the
+/// process that called connect(2)). 0, or −1 and errno.
+/// Why a shim: struct ucred is declared only under _GNU_SOURCE.
+int lk_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
+
 /// pipe2(fds, O_CLOEXEC): 0, or −1 and errno.
 /// Why a shim: pipe2 is declared only under _GNU_SOURCE; pipe + fcntl would leave a window in
 /// which a concurrent spawn inherits the pipe (and its reader never sees end of file).

@@ -100,13 +100,13 @@ def run_inside(binary, work):
         assert key.poll() is None, key_log()
         assert "uv fprintd: each verification asks for a finger on the reader" in key_log(), key_log()
 
-        ctap = Ctap2(open_device(sock))
+        ctap = Ctap2(open_device(sock, peer_uid=UID))
         assert ctap.info.options.get("uv") is True and ctap.info.uv_modality == 0x2, (ctap.info.options, ctap.info.uv_modality)
         assert stand_in.runs() == 0, "getInfo runs no verification"
 
         # A finger that matches: a user-verified passkey made and used through Fido2Client.
         stand_in.script("match")
-        client = Fido2Client(open_device(sock), client_data_collector=DefaultClientDataCollector("https://fprintd.example"),
+        client = Fido2Client(open_device(sock, peer_uid=UID), client_data_collector=DefaultClientDataCollector("https://fprintd.example"),
                              user_interaction=NoPINInteraction())
         server = Fido2Server({"id": "fprintd.example", "name": "Fprintd RP"})
         user = {"id": os.urandom(16), "name": "pat@fprintd.example", "displayName": "Pat"}
@@ -125,7 +125,7 @@ def run_inside(binary, work):
 
         # The uv option: the reader asks to scan again, then matches (fprintd-verify's last result counts).
         stand_in.script("retry")
-        ctap = Ctap2(open_device(sock))
+        ctap = Ctap2(open_device(sock, peer_uid=UID))
         assertion = ctap.get_assertion("fprintd.example", os.urandom(32), options={"uv": True})
         assert assertion.auth_data.flags & 0x04, "UV flag on the uv-option assertion"
         assert stand_in.runs() == 3

@@ -158,7 +158,7 @@ def inside(binary, work):
                 return handle.read()[-3000:]
 
         # No agent yet: declined (OPERATION_DENIED), no retry spent, and the log says why.
-        ctap = Ctap2(open_device(sock))
+        ctap = Ctap2(open_device(sock, peer_uid=UID))
         assert ctap.info.options.get("uv") is True and ctap.info.uv_modality == 0x4, (ctap.info.options, ctap.info.uv_modality)
         client_pin = ClientPin(ctap)
         expect_ctap_error(CtapError.ERR.OPERATION_DENIED, client_pin.get_uv_token, ClientPin.PERMISSION.MAKE_CREDENTIAL,
@@ -168,7 +168,7 @@ def inside(binary, work):
 
         agent = Agent(key.pid)
         time.sleep(1.0)   # registered with polkitd
-        client = Fido2Client(open_device(sock), client_data_collector=DefaultClientDataCollector("https://polkit.example"),
+        client = Fido2Client(open_device(sock, peer_uid=UID), client_data_collector=DefaultClientDataCollector("https://polkit.example"),
                              user_interaction=NoPINInteraction())
         server = Fido2Server({"id": "polkit.example", "name": "Polkit RP"})
         user = {"id": os.urandom(16), "name": "pat@polkit.example", "displayName": "Pat"}
@@ -185,7 +185,7 @@ def inside(binary, work):
         assert agent.requests == 2, "each verification asks again (auth_self, never kept)"
 
         # The uv option (no token): the same verification on the command itself.
-        ctap = Ctap2(open_device(sock))
+        ctap = Ctap2(open_device(sock, peer_uid=UID))
         assertion = ctap.get_assertion("polkit.example", os.urandom(32), options={"uv": True})
         assert assertion.auth_data.flags & 0x04, "UV flag on the uv-option assertion"
         assert agent.requests == 3
