@@ -225,6 +225,11 @@ public struct DoctorCheck: Sendable, Equatable {
     static func masterKey(_ store: DoctorFacts.Store) -> DoctorCheck? {
         guard let state = store.masterKey, state != .missing else { return nil }
         let title = "master key"
+        if let weakness = state.weakness {
+            return DoctorCheck(id: "master-key", title: title, status: .warn, detail: StoreCommand.describe(state) + "; weaker than it "
+                                   + "can be: " + weakness,
+                               fix: "latchkey store seal --\(state.method ?? "tpm") --store '\(store.directory)'")
+        }
         switch state {
         case .sealedWithPassphrase, .sealedWithTPM, .sealedWithKeyring, .missing:
             return DoctorCheck(id: "master-key", title: title, status: .ok, detail: StoreCommand.describe(state))

@@ -166,7 +166,7 @@ public enum StoreCommand {
                                ("kdf", .object([("name", .string("scrypt")), ("logN", .int(Int(parameters.logN))),
                                                 ("r", .int(Int(parameters.r))), ("p", .int(Int(parameters.p))),
                                                 ("memoryBytes", .int(Int(parameters.memoryBytes)))]))]
-                case let .sealedWithTPM(pcrs):
+                case let .sealedWithTPM(pcrs, _):
                     fields += [("masterKey", .string("sealed")), ("method", .string("tpm")),
                                ("pcrs", .array(pcrs.map { .int(Int($0)) })),
                                ("tpmAnswers", .bool(TPMSeal.probe(tcti: nil) == nil))]
@@ -174,9 +174,11 @@ public enum StoreCommand {
                     fields += [("masterKey", .string("sealed")), ("method", .string("keyring")), ("item", .string(item)),
                                ("keyringAnswers", .bool(KeyringSeal.probe() == nil))]
                 }
+                if let weakness = state.weakness { fields.append(("weakness", .string(weakness))) }
                 io.out(JSONValue.object(fields).rendered)
             } else {
                 io.out("\(directory): " + describe(state))
+                if let weakness = state.weakness { io.out("weaker than it can be: " + weakness) }
             }
             return 0
         }
@@ -197,7 +199,7 @@ public enum StoreCommand {
         case .unsealed:
             "master key unsealed (anyone who copies the directory has its credentials: latchkey store seal --tpm|--keyring|--passphrase)"
         case let .sealedWithPassphrase(parameters): "master key sealed with a passphrase (\(describe(parameters)))"
-        case let .sealedWithTPM(pcrs):
+        case let .sealedWithTPM(pcrs, _):
             "master key sealed to this machine's TPM 2.0" + (pcrs.isEmpty ? "" : " and PCR \(pcrs.map(String.init).joined(separator: ","))")
         case let .sealedWithKeyring(item): "master key sealed with the login keyring (Secret Service item \(item))"
         }

@@ -176,10 +176,11 @@ public struct EncryptedExport: Sendable {
             let kdf = try reader.object("kdf")
             guard try kdf.string("name") == "scrypt" else { throw .unsupportedVersion("kdf.name: only scrypt is read") }
             let logN = try kdf.integer("logN"), r = try kdf.integer("r"), p = try kdf.integer("p")
-            guard let logN = UInt8(exactly: logN), let r = UInt32(exactly: r), let p = UInt32(exactly: p),
-                  Scrypt.Parameters(logN: logN, r: r, p: p).isReasonable else {
-                throw .malformed("kdf: scrypt parameters out of range (2^10 ≤ N ≤ 2^22, at most 4 GiB)")
+            guard let logN = UInt8(exactly: logN), let r = UInt32(exactly: r), let p = UInt32(exactly: p) else {
+                throw .malformed("kdf: scrypt parameters out of range (logN 10 to 22, r and p at most 2^32)")
             }
+            // Checked before anything is derived: the file is not authenticated yet.
+            if let problem = Scrypt.Parameters(logN: logN, r: r, p: p).problem { throw .malformed("kdf: \(problem)") }
             let salt = try kdf.bytes("salt"), nonce = try reader.bytes("nonce")
             guard salt.count >= 16, nonce.count == 12 else { throw .malformed("kdf.salt or nonce has the wrong length") }
             method = .passphrase(parameters: Scrypt.Parameters(logN: logN, r: r, p: p), salt: salt, nonce: nonce)

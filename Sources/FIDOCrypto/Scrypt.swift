@@ -32,11 +32,33 @@ public enum Scrypt {
         /// What OpenSSL needs for them: 128·r·(N + p + 2) bytes (its V and B arrays).
         var opensslMemoryBytes: UInt64 { 128 * UInt64(r) * ((UInt64(1) << UInt64(logN)) + UInt64(p) + 2) }
 
-        /// Within what a store may ask of a machine and OpenSSL accepts: 2^10 ≤ N ≤ 2^22,
-        /// N < 2^(16·r) (RFC 7914), r·p < 2^30, at most 4 GiB.
-        public var isReasonable: Bool {
-            (10...22).contains(logN) && r >= 1 && p >= 1 && UInt64(logN) < 16 * UInt64(r)
-                && UInt64(r) * UInt64(p) < 1 << 30 && opensslMemoryBytes <= 4 << 30
+        /// The most work a file may ask for, N·r·p: 16 times the default's 2^20 (about 8 s on a
+        /// laptop). Memory alone is no bound: `logN 10, r 1, p 16000000` needs 1 MiB and runs for
+        /// hours, before anything in the file is authenticated (issue 34).
+        public static let maximumWork: UInt64 = 1 << 24
+        /// The most parallel lanes a file may ask for (OpenSSL runs them one after another).
+        public static let maximumParallelism: UInt32 = 16
+
+        /// N·r·p: how many Salsa20/8 block mixes, in units of the default's 1/2^20.
+        public var work: UInt64 { (UInt64(1) << UInt64(min(logN, 63))) &* UInt64(r) &* UInt64(p) }
+
+        /// Within what a store or a file may ask of a machine and OpenSSL accepts: 2^10 ≤ N ≤ 2^22,
+        /// N < 2^(16·r) (RFC 7914), 1 ≤ p ≤ 16, N·r·p ≤ 2^24, at most 4 GiB.
+        public var isReasonable: Bool { problem == nil }
+
+        /// What is out of range, naming the limit; nil when the parameters are reasonable.
+        public var problem: String? {
+            guard (10...22).contains(logN) else { return "scrypt logN \(logN) is outside 10 to 22" }
+            guard r >= 1, p >= 1 else { return "scrypt r and p must be at least 1" }
+            guard UInt64(logN) < 16 * UInt64(r) else { return "scrypt N = 2^\(logN) is too large for r = \(r) (RFC 7914)" }
+            guard p <= Self.maximumParallelism else {
+                return "scrypt p = \(p) is more than \(Self.maximumParallelism), the most Latchkey runs"
+            }
+            guard UInt64(r) <= Self.maximumWork, work <= Self.maximumWork else {
+                return "scrypt work N·r·p = 2^\(logN)·\(r)·\(p) is more than 2^24 (16 times the default), the most Latchkey runs"
+            }
+            guard opensslMemoryBytes <= 4 << 30 else { return "scrypt would need \(opensslMemoryBytes >> 20) MiB, more than 4 GiB" }
+            return nil
         }
     }
 

@@ -35,7 +35,9 @@ public enum MasterKeySeal {
         case unsealed
         case sealedWithPassphrase(Scrypt.Parameters)
         /// Sealed to this machine's TPM 2.0, bound to these PCRs (SHA-256 bank; empty: none).
-        case sealedWithTPM(pcrs: [UInt8])
+        /// `pinned`: the record names the TPM's storage key (records before 2026-12-03 do not,
+        /// and such a record no longer opens: `store seal --tpm` upgrades it).
+        case sealedWithTPM(pcrs: [UInt8], pinned: Bool)
         /// Its wrapping key in the login keyring, under this item name.
         case sealedWithKeyring(item: String)
 
@@ -46,6 +48,23 @@ public enum MasterKeySeal {
             case .sealedWithPassphrase: "passphrase"
             case .sealedWithTPM: "tpm"
             case .sealedWithKeyring: "keyring"
+            }
+        }
+
+        /// How the seal is weaker than its method can make it, and how to fix it; nil when it
+        /// is as strong as Latchkey makes it (`store status` and `doctor` report it).
+        public var weakness: String? {
+            switch self {
+            case .sealedWithTPM(_, pinned: false):
+                "the TPM record does not name the TPM's storage key (an older Latchkey wrote it, or someone removed the name), "
+                    + "so a device between the CPU and the TPM could read the master key, and Latchkey no longer opens it: "
+                    + "re-seal it with `latchkey store seal --tpm`"
+            case let .sealedWithPassphrase(parameters)
+                where parameters.memoryBytes < Scrypt.Parameters.default.memoryBytes || parameters.work < Scrypt.Parameters.default.work:
+                "scrypt N=2^\(parameters.logN), r=\(parameters.r), p=\(parameters.p) costs a guesser less than the default "
+                    + "(N=2^17, r=8, p=1: 128 MiB per guess): re-seal it with `latchkey store seal --passphrase`"
+            default:
+                nil
             }
         }
     }
@@ -95,7 +114,9 @@ public enum MasterKeySeal {
 
     private static func sealLocked(_ file: MasterKeyFile, method: Method, current: SecretBytes?) throws(SealError) {
         let previous = try state(file)
-        let key = try masterKey(file, passphrase: current)
+        // Re-sealing to the TPM is how an old record without the storage key's name is upgraded.
+        let upgrading = if case .tpm = method { true } else { false }
+        let key = try masterKey(file, passphrase: current, allowUnpinnedTPM: upgrading)
         let wrapping: Sealed.Wrapping
         let wrappingKey: SecretBytes
         switch method {
@@ -139,12 +160,12 @@ public enum MasterKeySeal {
     }
 
     /// The master key in `file`: raw, or opened with `passphrase`.
-    static func masterKey(_ file: MasterKeyFile, passphrase: SecretBytes?) throws(SealError) -> SecretBytes {
+    static func masterKey(_ file: MasterKeyFile, passphrase: SecretBytes?, allowUnpinnedTPM: Bool = false) throws(SealError) -> SecretBytes {
         guard var contents = try file.read() else {
             throw .io("\(file.path) does not exist: the store is created by its first `latchkey serve`")
         }
         defer { contents.wipe() }
-        return try open(contents, path: file.path, passphrase: passphrase, directory: file.directory)
+        return try open(contents, path: file.path, passphrase: passphrase, directory: file.directory, allowUnpinnedTPM: allowUnpinnedTPM)
     }
 
     /// The master key in `file`, which must exist: raw, or sealed and opened by its method (a
@@ -158,7 +179,7 @@ public enum MasterKeySeal {
     /// The master key in `contents` (master.key's bytes): raw, or sealed and opened by its
     /// method (a passphrase: the one given, or else the installed source's).
     static func open(_ contents: [UInt8], path: String, passphrase: SecretBytes?,
-                     directory: String) throws(SealError) -> SecretBytes {
+                     directory: String, allowUnpinnedTPM: Bool = false) throws(SealError) -> SecretBytes {
         if contents.count == MasterKeyFile.keyCount { return SecretBytes(contents) }
         let sealed = try Sealed(decoding: contents, path: path)
         let wrappingKey: SecretBytes
@@ -172,7 +193,14 @@ public enum MasterKeySeal {
             }
             wrappingKey = try derive(given, salt: salt, parameters: parameters)
         case let .tpm(blob):
-            wrappingKey = try TPMSeal.unseal(blob, tcti: nil)
+            // A record must name the storage key its session is salted to; one without the name
+            // would open against any TPM-like answerer. Only re-sealing to the TPM reads such a
+            // record, to upgrade it.
+            do {
+                wrappingKey = try TPMSeal.unseal(blob, tcti: nil, allowUnpinned: allowUnpinnedTPM)
+            } catch .sealed(let message) where blob.storageKeyName == nil {
+                throw .sealed("\(path): " + message)
+            }
         case let .keyring(item):
             wrappingKey = try KeyringSeal.lookup(item: item, path: path)
         }

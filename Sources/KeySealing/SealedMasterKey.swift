@@ -29,7 +29,7 @@ extension MasterKeySeal {
         var state: State {
             switch wrapping {
             case let .passphrase(parameters, _): .sealedWithPassphrase(parameters)
-            case let .tpm(blob): .sealedWithTPM(pcrs: blob.pcrs)
+            case let .tpm(blob): .sealedWithTPM(pcrs: blob.pcrs, pinned: blob.storageKeyName != nil)
             case let .keyring(item): .sealedWithKeyring(item: item)
             }
         }
@@ -79,7 +79,7 @@ extension MasterKeySeal {
                     throw .corrupt("\(path) is a passphrase-sealed master key with missing or malformed scrypt fields")
                 }
                 let parameters = Scrypt.Parameters(logN: logN, r: r, p: p)
-                guard parameters.isReasonable else { throw .corrupt("\(path) asks for scrypt parameters out of range") }
+                if let problem = parameters.problem { throw .corrupt("\(path) asks for more than Latchkey allows: \(problem)") }
                 self.init(wrapping: .passphrase(parameters, salt: salt), nonce: nonce, sealed: sealed)
             case "tpm":
                 guard let publicArea = map["tpmPublic"]?.bytesValue, !publicArea.isEmpty, publicArea.count <= 1024,
@@ -89,7 +89,8 @@ extension MasterKeySeal {
                       pcrs.count == list.count, pcrs.allSatisfy({ $0 < 24 }) else {
                     throw .corrupt("\(path) is a TPM-sealed master key with missing or malformed fields")
                 }
-                // The storage key's name, recorded since 2026-12-03 (a record without one opens unchecked).
+                // The storage key's name, recorded since 2026-12-03; a record without one is read (for
+                // `store status` and to be upgraded by `store seal --tpm`) but not opened otherwise.
                 let storageKeyName = map["tpmStorageKey"]?.bytesValue
                 if map["tpmStorageKey"] != nil, storageKeyName.map({ (2...66).contains($0.count) }) != true {
                     throw .corrupt("\(path) is a TPM-sealed master key with a malformed storage key name")

@@ -60,7 +60,14 @@ public enum TPMSeal {
     /// The secret `blob` seals, unsealed by the TPM that `tcti` reaches (as in `seal`). Fails with
     /// `.sealed` saying what to do when no TPM answers, when this TPM is not the one that sealed it
     /// (or was cleared since), or when its PCRs have changed; `.corrupt` when the blob does not parse.
-    public static func unseal(_ blob: Blob, tcti: String?) throws(SealError) -> SecretBytes {
+    /// A blob must name the storage key it was sealed under (`storageKeyName`): one without the
+    /// name is `.sealed` unless `allowUnpinned` (only re-sealing, to upgrade an old record, asks).
+    public static func unseal(_ blob: Blob, tcti: String?, allowUnpinned: Bool = false) throws(SealError) -> SecretBytes {
+        guard blob.storageKeyName != nil || allowUnpinned else {
+            throw .sealed("the TPM-sealed master key does not name the TPM's storage key (an older Latchkey wrote it, or someone "
+                + "removed the name): opening it so would let a device between the CPU and the TPM read the master key. "
+                + "Re-seal it with `latchkey store seal --tpm` (which records the name), then start the key again")
+        }
         let bound: PCRSelection
         do { bound = try PCRSelection(blob.pcrs) } catch { throw .corrupt("the TPM-sealed master key names \(error)") }
         guard bound.indices == blob.pcrs else {

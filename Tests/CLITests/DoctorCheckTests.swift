@@ -70,7 +70,7 @@ final class DoctorCheckTests: XCTestCase {
         facts.store.masterKey = .sealedWithPassphrase(.default)
         XCTAssertEqual(try check("master-key", in: facts).status, .ok)
         XCTAssertTrue(try check("master-key", in: facts).detail.contains("128 MiB per guess"))
-        for state in [MasterKeySeal.State.sealedWithTPM(pcrs: [7]), .sealedWithKeyring(item: String(repeating: "a", count: 32))] {
+        for state in [MasterKeySeal.State.sealedWithTPM(pcrs: [7], pinned: true), .sealedWithKeyring(item: String(repeating: "a", count: 32))] {
             facts.store.masterKey = state
             XCTAssertEqual(try check("master-key", in: facts).status, .ok, "\(state)")
         }

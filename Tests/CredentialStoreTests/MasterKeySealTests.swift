@@ -123,7 +123,7 @@ final class MasterKeySealTests: XCTestCase {
                                           nonce: [UInt8](repeating: 2, count: 12), sealed: [UInt8](repeating: 3, count: 48))
         try Data(greedy.encoded()).write(to: URL(fileURLWithPath: path))
         XCTAssertThrowsError(try MasterKeySeal.state(directory: temporary.storePath)) { error in
-            XCTAssertEqual(error as? StoreError, .corrupt("\(path) asks for scrypt parameters out of range"))
+            XCTAssertEqual(error as? StoreError, .corrupt("\(path) asks for more than Latchkey allows: scrypt logN 30 is outside 10 to 22"))
         }
     }
 }

@@ -162,8 +162,22 @@ final class ExchangeTests: XCTestCase {
         var text = String(decoding: locked.json(), as: UTF8.self)
         text = text.replacingOccurrences(of: "\"logN\":10", with: "\"logN\":40")
         XCTAssertThrowsError(try PasskeyFile.encryptedExport(in: Array(text.utf8))) {
-            XCTAssertTrue("\($0)".contains("out of range"), "\($0)")
+            XCTAssertTrue("\($0)".contains("outside 10 to 22"), "\($0)")
         }
+        // Bounded work, not only memory (issue 34: logN 10, r 1, p 16000000 ran for hours at 1 MiB).
+        let hostile = String(decoding: locked.json(), as: UTF8.self).replacingOccurrences(of: "\"r\":8", with: "\"r\":1")
+            .replacingOccurrences(of: "\"p\":1", with: "\"p\":16000000")
+        XCTAssertNotEqual(hostile, String(decoding: locked.json(), as: UTF8.self))
+        let started = Date()
+        XCTAssertThrowsError(try PasskeyFile.encryptedExport(in: Array(hostile.utf8))) {
+            XCTAssertTrue("\($0)".contains("p = 16000000 is more than 16"), "\($0)")
+        }
+        let greedy = String(decoding: locked.json(), as: UTF8.self).replacingOccurrences(of: "\"logN\":10", with: "\"logN\":22")
+            .replacingOccurrences(of: "\"p\":1", with: "\"p\":16")
+        XCTAssertThrowsError(try PasskeyFile.encryptedExport(in: Array(greedy.utf8))) {
+            XCTAssertTrue("\($0)".contains("more than 2^24"), "\($0)")
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "refused before any derivation")
     }
 
     // MARK: The import plan, against a real store

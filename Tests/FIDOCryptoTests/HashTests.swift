@@ -137,5 +137,12 @@ final class ScryptTests: XCTestCase {
                        "fdbabe1c9d3472007856e7190d01e9fe7c6ad7cbc8237830e77376634b3731622eaf30d92e22a3886ff109279d9830dac727afb94a83ee6d8360cbdfa2cc0640")
         XCTAssertEqual(Scrypt.Parameters.default.memoryBytes, 128 << 20, "the default costs 128 MiB a guess")
         XCTAssertThrowsError(try Scrypt.deriveKey(passphrase: SecretBytes([1]), salt: [2], parameters: Scrypt.Parameters(logN: 30, r: 8, p: 1)))
+        // Work bounded as well as memory: N·r·p ≤ 2^24 and p ≤ 16.
+        XCTAssertNil(Scrypt.Parameters(logN: 20, r: 8, p: 2).problem)
+        XCTAssertEqual(Scrypt.Parameters(logN: 10, r: 1, p: 16_000_000).problem, "scrypt p = 16000000 is more than 16, the most Latchkey runs")
+        XCTAssertEqual(Scrypt.Parameters(logN: 22, r: 8, p: 1).problem,
+                       "scrypt work N·r·p = 2^22·8·1 is more than 2^24 (16 times the default), the most Latchkey runs")
+        XCTAssertNotNil(Scrypt.Parameters(logN: 12, r: UInt32.max, p: 1).problem)
+        XCTAssertThrowsError(try Scrypt.deriveKey(passphrase: SecretBytes([1]), salt: [2], parameters: Scrypt.Parameters(logN: 10, r: 1, p: 16_000_000)))
     }
 }

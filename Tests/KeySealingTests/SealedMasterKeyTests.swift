@@ -25,7 +25,11 @@ final class SealedMasterKeyTests: XCTestCase {
             XCTAssertNil(relabelled.open(under: wrapping), "a record relabelled as another method does not open")
         }
         XCTAssertEqual(try MasterKeySeal.Sealed(decoding: MasterKeySeal.Sealed.seal(key, under: wrapping, wrapping: .tpm(blob))
-            .encoded(), path: path).state, .sealedWithTPM(pcrs: [0, 7]))
+            .encoded(), path: path).state, .sealedWithTPM(pcrs: [0, 7], pinned: true))
+        XCTAssertEqual(try MasterKeySeal.Sealed(decoding: MasterKeySeal.Sealed.seal(key, under: wrapping, wrapping: .tpm(unpinned))
+            .encoded(), path: path).state, .sealedWithTPM(pcrs: [0, 7], pinned: false))
+        XCTAssertNil(MasterKeySeal.State.sealedWithTPM(pcrs: [], pinned: true).weakness)
+        XCTAssertTrue(MasterKeySeal.State.sealedWithTPM(pcrs: [], pinned: false).weakness?.contains("latchkey store seal --tpm") == true)
         // Malformed fields are named, not trapped on.
         var bad = try MasterKeySeal.Sealed.seal(key, under: wrapping, wrapping: .keyring(item: "../../not-hex"))
         XCTAssertThrowsError(try MasterKeySeal.Sealed(decoding: bad.encoded(), path: path)) { error in

@@ -116,9 +116,53 @@ final class TPMSealTests: XCTestCase {
         XCTAssertEqual(try tpm.transientHandles(), 0, "the storage key is flushed after the refusal")
         XCTAssertEqual(try tpm.loadedSessions(), 0, "no session was started")
 
+        // Issue 34: a blob without the name no longer opens (deleting the member stripped the
+        // defence); only re-sealing reads it, to upgrade it.
         var unpinned = blob
         unpinned.storageKeyName = nil
-        XCTAssertEqual(try TPMSeal.unseal(unpinned, tcti: tpm.tcti).copyBytes(), secret.copyBytes())
+        guard case let .sealed(refusal) = message({ _ = try TPMSeal.unseal(unpinned, tcti: tpm.tcti) }) else {
+            return XCTFail("an unpinned blob opened")
+        }
+        XCTAssertTrue(refusal.contains("latchkey store seal --tpm"), refusal)
+        XCTAssertEqual(try TPMSeal.unseal(unpinned, tcti: tpm.tcti, allowUnpinned: true).copyBytes(), secret.copyBytes())
+    }
+
+    /// The finding of issue 34, end to end on a master.key: with `tpmStorageKey` deleted from the
+    /// record the store no longer opens (before, it opened silently); `store seal --tpm`'s path
+    /// upgrades it, after which it opens and names the key again.
+    func testStrippedStorageKeyNameIsRefusedAndResealingUpgrades() throws {
+        let tpm = try startTPM()
+        let saved = getenv("TSS2_TCTI").map { String(cString: $0) }
+        defer { if let saved { setenv("TSS2_TCTI", saved, 1) } else { unsetenv("TSS2_TCTI") } }
+        setenv("TSS2_TCTI", tpm.tcti, 1)
+        let directory = NSTemporaryDirectory() + "stripped-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        XCTAssertEqual(mkdir(directory, 0o700), 0)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = MasterKeyFile(directory: directory)
+        let key = SecretBytes(randomCount: 32)
+        XCTAssertTrue(FileManager.default.createFile(atPath: file.path, contents: Data(key.copyBytes()),
+                                                     attributes: [.posixPermissions: 0o600]))
+        try MasterKeySeal.seal(file, with: .tpm(pcrs: []))
+        XCTAssertEqual(try MasterKeySeal.state(file), .sealedWithTPM(pcrs: [], pinned: true))
+        XCTAssertEqual(try MasterKeySeal.load(file)?.copyBytes(), key.copyBytes())
+
+        // Delete the member, as someone who can edit the file would.
+        var record = try MasterKeySeal.Sealed(decoding: XCTUnwrap(try file.read()), path: file.path)
+        guard case var .tpm(blob) = record.wrapping else { return XCTFail("not a TPM record") }
+        blob.storageKeyName = nil
+        record.wrapping = .tpm(blob)
+        XCTAssertTrue(FileManager.default.createFile(atPath: file.path, contents: Data(record.encoded()),
+                                                     attributes: [.posixPermissions: 0o600]))
+        XCTAssertEqual(try MasterKeySeal.state(file), .sealedWithTPM(pcrs: [], pinned: false))
+        XCTAssertNotNil(MasterKeySeal.State.sealedWithTPM(pcrs: [], pinned: false).weakness)
+        XCTAssertThrowsError(try MasterKeySeal.load(file)) {
+            guard case let .sealed(text)? = $0 as? SealError else { return XCTFail("\($0)") }
+            XCTAssertTrue(text.contains(file.path) && text.contains("latchkey store seal --tpm"), text)
+        }
+
+        try MasterKeySeal.seal(file, with: .tpm(pcrs: []))
+        XCTAssertEqual(try MasterKeySeal.state(file), .sealedWithTPM(pcrs: [], pinned: true))
+        XCTAssertEqual(try MasterKeySeal.load(file)?.copyBytes(), key.copyBytes())
     }
 
     func testAnotherTPMCannotUnseal() throws {
