@@ -36,7 +36,7 @@ let package = Package(
         // in neither OpenSSL nor SQLite (which CShims carries).
         .target(name: "CSystemIO"),
 
-        .target(name: "SystemIO", dependencies: ["CSystemIO"]),
+        .target(name: "SystemIO", dependencies: ["CSystemIO", "Encoding"]),
 
         // Base64URL and JSON text, below everything that reads or writes them.
         .target(name: "Encoding"),
@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "CTAP", dependencies: ["CBOR", "CZlib"]),
         .target(name: "CTAPHID"),
         .target(name: "FIDOCrypto", dependencies: ["COpenSSL", "CShims"]),
-        .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto"]),
+        .target(name: "Authenticator", dependencies: ["CTAP", "CBOR", "FIDOCrypto", "Encoding"]),
         // A store's master key sealed by the TPM, the login keyring or a passphrase.
         .target(name: "KeySealing", dependencies: ["FIDOCrypto", "CBOR", "SystemIO", "CTSS", "CSecret"]),
         .target(name: "CredentialStore",
@@ -64,7 +64,7 @@ let package = Package(
                 dependencies: ["Encoding", "KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",
                                "FIDOCrypto", "SystemIO"]),
         // Tools for any FIDO device: the tracing proxy and a recorded key replayed as a device.
-        .target(name: "DeviceTools", dependencies: ["KeyService", "Authenticator", "LinuxHID", "CTAPHID", "Trace", "SystemIO"]),
+        .target(name: "DeviceTools", dependencies: ["KeyService", "Authenticator", "LinuxHID", "CTAPHID", "Trace", "SystemIO", "Encoding"]),
         // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
         .target(name: "Exchange",
                 dependencies: ["Encoding", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),
@@ -120,7 +120,7 @@ let package = Package(
         .testTarget(name: "SignalBridgeTests",
                     dependencies: ["Encoding", "SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",
-                    dependencies: ["Encoding", "CLI", "SignalBridge", "FIDOClient", "KeyService", "Authenticator", "CredentialStore", "KeySealing", "LinuxHID",
+                    dependencies: ["Encoding", "CLI", "SignalBridge", "FIDOClient", "KeyService", "Presence", "Authenticator", "CredentialStore", "KeySealing", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
     ]
 )

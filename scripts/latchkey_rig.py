@@ -65,6 +65,8 @@ import json
 import os
 import signal
 import socket
+import stat
+import struct
 import subprocess
 import tempfile
 import threading
@@ -115,11 +117,40 @@ def b64url_decode(text):
 
 def default_control_path():
     """Where `latchkey rig` listens by default: `$XDG_RUNTIME_DIR/latchkey/rig.control` when
-    XDG_RUNTIME_DIR is set and absolute, otherwise `/tmp/latchkey-<uid>/rig.control`."""
+    XDG_RUNTIME_DIR is set and absolute, otherwise `$XDG_CACHE_HOME/latchkey/run-<host>/rig.control`
+    (`~/.cache/…`): never a shared directory such as /tmp."""
     runtime = os.environ.get("XDG_RUNTIME_DIR", "")
     if runtime and os.path.isabs(runtime):
         return os.path.join(runtime, "latchkey", "rig.control")
-    return f"/tmp/latchkey-{os.getuid()}/rig.control"
+    cache = os.environ.get("XDG_CACHE_HOME", "")
+    if not (cache and os.path.isabs(cache)):
+        home = os.environ.get("HOME", "")
+        if not (home and os.path.isabs(home)):
+            import pwd
+            home = pwd.getpwuid(os.getuid()).pw_dir
+        cache = os.path.join(home.rstrip("/") or "/", ".cache")
+    host = "".join(c for c in socket.gethostname().split(".")[0] if c.isascii() and (c.isalnum() or c == "-"))[:32]
+    return os.path.join(cache, "latchkey", "run-" + (host or "localhost"), "rig.control")
+
+
+def _check_private_directory(directory):
+    """The default directory must be this user's, mode 0700, not a link (as the rig requires)."""
+    try:
+        status = os.lstat(directory)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(status.st_mode) or status.st_uid != os.getuid() or status.st_mode & 0o077:
+        raise PermissionError(f"{directory} must be a directory owned by you with mode 0700, but it is owned by uid "
+                              f"{status.st_uid} with mode {stat.S_IMODE(status.st_mode):o}: another user may have made it; "
+                              "remove it, or pass the control path")
+
+
+def _check_peer(sock, path):
+    """Refuses a rig run by another user (SO_PEERCRED) before a byte is sent."""
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    if uid not in (os.getuid(), 0):
+        raise PermissionError(f"the control socket {path} is served by uid {uid}, not by you (uid {os.getuid()}); "
+                              "nothing was sent to it")
 
 
 def _camel(name):
@@ -148,12 +179,15 @@ def _wire_credential(credential):
 class _LineConnection:
     """One SOCK_STREAM connection carrying newline-terminated JSON objects."""
 
-    def __init__(self, path, timeout):
+    def __init__(self, path, timeout, default_path=False):
         self.path = path
+        if default_path:
+            _check_private_directory(os.path.dirname(path))
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             self.sock.settimeout(timeout)
             self.sock.connect(path)
+            _check_peer(self.sock, path)
         except BaseException:
             self.sock.close()
             raise
@@ -226,7 +260,7 @@ class Rig(_OverConnection):
         self.path = path or default_control_path()
         self.timeout = timeout
         self.events = collections.deque()
-        self._connection = _LineConnection(self.path, timeout)
+        self._connection = _LineConnection(self.path, timeout, default_path=path is None)
         self._next_id = 1
         self._abandoned = set()     # ids whose responses a timed-out call gave up on
         self._lock = threading.Lock()
@@ -392,7 +426,7 @@ class EventStream(_OverConnection):
         self.path = path or default_control_path()
         self.seen = []
         self._queue = collections.deque()
-        self._connection = _LineConnection(self.path, timeout)
+        self._connection = _LineConnection(self.path, timeout, default_path=path is None)
         try:
             params = {} if authenticator_id is None else {"authenticatorId": authenticator_id}
             self._connection.send({"v": PROTOCOL_VERSION, "id": 1, "method": "subscribe", "params": params}, timeout)

@@ -1,3 +1,5 @@
+import Encoding
+
 /// Text from relying parties and websites — RP IDs, user names, display names —, made safe to
 /// show a person on a terminal, in a desktop notification or in the CLI's output (issue 14:
 /// "what the user approves is what they see").
@@ -49,22 +51,7 @@ public enum DisplayText {
         return text
     }
 
-    /// Control characters (C0, DEL, C1), line/paragraph separators, the bidirectional
-    /// formatting characters (ALM, LRM, RLM, the embeddings and overrides, the isolates), and the
-    /// invisible ones that make two names look alike (soft hyphen, zero-width space, word joiner
-    /// and invisible operators, BOM, tag characters). Zero-width (non-)joiners inside a character
-    /// (emoji sequences) are part of it; standing alone they are shown escaped.
-    static func isActive(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x00...0x1F, 0x7F...0x9F: true
-        case 0x061C, 0x200E, 0x200F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: true
-        case 0x00AD, 0x200B, 0x2060...0x2064, 0xFEFF, 0xE0000...0xE007F: true
-        default: false
-        }
-    }
+    static func isActive(_ scalar: Unicode.Scalar) -> Bool { TerminalText.isActive(scalar) }
 
-    static func escape(_ scalar: Unicode.Scalar) -> String {
-        let hex = String(scalar.value, radix: 16, uppercase: true)
-        return scalar.value < 0x100 ? "\\x" + (hex.count == 1 ? "0" + hex : hex) : "\\u{" + hex + "}"
-    }
+    static func escape(_ scalar: Unicode.Scalar) -> String { TerminalText.escape(scalar) }
 }

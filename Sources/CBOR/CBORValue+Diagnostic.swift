@@ -24,7 +24,7 @@ extension CBORValue: CustomStringConvertible {
             }
             out += "'"
         case .textString(let text):
-            JSONStringLiteral.append(text, to: &out, escapingDelete: true)
+            JSONStringLiteral.append(text, to: &out)
         case .array(let elements):
             out += "["
             for (i, element) in elements.enumerated() {

@@ -17,7 +17,7 @@ public enum ApproveCommand {
         [
             .init("name", value: "NAME", help: "The key's name, as given to `latchkey serve --name` (default: default)."),
             .init("control", value: "PATH", help: "The key's control socket (default: $XDG_RUNTIME_DIR/latchkey/<name>.control, "
-                  + "or /tmp/latchkey-<uid>/<name>.control)."),
+                  + "or ~/.cache/latchkey/run-<host>/<name>.control)."),
             .init("rp", value: "RP_ID", help: "\(verb.capitalized) only a request of this RP (a U2F one: application parameter "
                   + "SHA-256(RP_ID)), pending or still to come."),
             .init("request", value: "N", help: "\(verb.capitalized) only the pending request N (`latchkey presence status` shows it)."),
@@ -44,6 +44,8 @@ public enum ApproveCommand {
 
     public struct Options: Equatable, Sendable {
         public var controlPath: String
+        /// No --control: the directory must be private (`ControlClient.connect`).
+        public var controlPathIsDefault = false
         public var timeoutMilliseconds: UInt64 = 30_000
         public var rpID: String?
         public var requestID: UInt64?
@@ -57,6 +59,7 @@ public enum ApproveCommand {
             throw UsageError("invalid --name '\(name)': use letters, digits, '-', '_' or '.'")
         }
         var options = Options(controlPath: parsed.value("control") ?? ControlSocket.defaultPath(name: name, environment: environment))
+        options.controlPathIsDefault = parsed.value("control") == nil
         if let text = parsed.value("timeout") {
             guard let seconds = Double(text), seconds.isFinite, seconds >= 0, seconds <= 3_600 else {
                 throw UsageError("invalid --timeout '\(text)': give seconds, 0 to 3600")
@@ -84,7 +87,8 @@ public enum ApproveCommand {
         let replyTimeout = Int32(clamping: options.timeoutMilliseconds + ControlPresence.defaultHoldMilliseconds + 5_000)
         let response: ControlResponse
         do {
-            response = try ControlClient.exchange(request, path: options.controlPath, replyTimeoutMilliseconds: replyTimeout)
+            response = try ControlClient.exchange(request, path: options.controlPath, pathIsDefault: options.controlPathIsDefault,
+                                                  replyTimeoutMilliseconds: replyTimeout)
         } catch {
             printError(error.description)
             return 1
@@ -92,7 +96,7 @@ public enum ApproveCommand {
         switch response.result {
         case "approved", "denied":
             if options.json {
-                print(JSONValue.object([("result", .string(response.result)), ("operation", .optional(response.operation)),
+                Console.out(JSONValue.object([("result", .string(response.result)), ("operation", .optional(response.operation)),
                                         ("rpId", .optional(response.rpID)), ("user", .optional(response.user)),
                                         ("request", response.requestID.map { .int(Int($0)) } ?? .null)]).rendered)
                 return 0
@@ -100,10 +104,10 @@ public enum ApproveCommand {
             var text = "\(response.result): " + DisplayText.request(response.operation ?? "a request", rpID: response.rpID,
                                                                    userName: response.user)
             if let id = response.requestID { text += " (request \(id))" }
-            print(text)
+            Console.out(text)
             return 0
         case "none":
-            FileHandle.standardError.write(Data("latchkey \(decision.rawValue): \(response.message ?? "no presence request came")\n".utf8))
+            Console.err("latchkey \(decision.rawValue): \(response.message ?? "no presence request came")")
             return 1
         default:
             printError(response.message ?? "the key answered '\(response.result)'")
@@ -121,6 +125,7 @@ public enum ApproveCommand {
         let response: ControlResponse
         do {
             response = try ControlClient.exchange(ControlRequest(action: "status"), path: options.controlPath,
+                                                  pathIsDefault: options.controlPathIsDefault,
                                                   replyTimeoutMilliseconds: 5_000)
         } catch {
             printError(error.description)
@@ -136,22 +141,22 @@ public enum ApproveCommand {
                                   ("rpId", .optional(pending.rpID)), ("user", .optional(pending.user)),
                                   ("waitingMs", pending.waitingMilliseconds.map { .int(Int($0)) } ?? .null)])
             }
-            print(JSONValue.object([("pending", pending ?? .null), ("waitingAnswers", .int(response.waitingAnswers ?? 0))]).rendered)
+            Console.out(JSONValue.object([("pending", pending ?? .null), ("waitingAnswers", .int(response.waitingAnswers ?? 0))]).rendered)
             return 0
         }
         if let pending = response.pending {
             var text = "pending: " + (pending.id.map { "request \($0): " } ?? "")
                 + DisplayText.request(pending.operation, rpID: pending.rpID, userName: pending.user)
             if let waited = pending.waitingMilliseconds { text += String(format: " (waiting %.1f s)", Double(waited) / 1_000) }
-            print(text)
+            Console.out(text)
         } else {
-            print("no presence request pending")
+            Console.out("no presence request pending")
         }
-        if let waiting = response.waitingAnswers, waiting > 0 { print("answers waiting for a request: \(waiting)") }
+        if let waiting = response.waitingAnswers, waiting > 0 { Console.out("answers waiting for a request: \(waiting)") }
         return 0
     }
 
     private static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+        Console.err("Error: \(message)")
     }
 }

@@ -33,8 +33,8 @@ public struct CommandIO: Sendable {
     /// The process's standard output and error, environment (the PINs `PINEnvironment.take`
     /// took out of it at start, in `LatchkeyCLI.runProcess`) and controlling terminal.
     public static var standard: CommandIO {
-        var io = CommandIO(out: { print($0) },
-                           err: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) },
+        var io = CommandIO(out: { Console.out($0) },
+                           err: { Console.err($0) },
                            environment: ProcessInfo.processInfo.environment,
                            terminal: ControllingTerminal.open())
         io.pins.merge(PINEnvironment.values) { _, taken in taken }

@@ -17,7 +17,7 @@ enum DeviceArguments {
             return selection
         case .failure(let problem):
             if problem.isUsageError { throw UsageError(problem.message) }
-            FileHandle.standardError.write(Data("Error: \(problem.message)\n".utf8))
+            Console.err("Error: \(problem.message)")
             return nil
         }
     }

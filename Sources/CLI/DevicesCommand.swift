@@ -17,7 +17,7 @@ public enum DevicesCommand {
     public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 {
         let enumerator = HIDDeviceEnumerator()
         let devices = parsed.flag("all") ? enumerator.allDevices() : enumerator.fidoDevices()
-        print(render(devices, json: parsed.flag("json"), includesAll: parsed.flag("all")))
+        Console.out(render(devices, json: parsed.flag("json"), includesAll: parsed.flag("all")))
         return 0
     }
 

@@ -30,7 +30,7 @@ public enum DoctorCommand {
         facts.socketSetup = parsed.flag("ci") || !(environment["CI"] ?? "").isEmpty && !facts.uhidNodeExists
             || (!facts.uhidNodeExists && !facts.liveSockets.isEmpty)
         let checks = DoctorCheck.evaluate(facts)
-        print(parsed.flag("json") ? json(checks, facts: facts).rendered : text(checks, facts: facts))
+        Console.out(parsed.flag("json") ? json(checks, facts: facts).rendered : text(checks, facts: facts))
         return exitStatus(checks)
     }
 

@@ -2,6 +2,7 @@ import CredentialStore
 import Foundation
 import SignalBridge
 import LinuxHID
+import Presence
 import KeySealing
 
 /// Everything `latchkey doctor` looks at, gathered once (`gather`) and judged
@@ -182,7 +183,7 @@ public struct DoctorFacts: Sendable, Equatable {
                 sockets.append(directory + "/" + name)
             }
         }
-        sockets.append("/tmp/latchkey-\(uid).sock")
+        sockets.append(ControlSocket.defaultDirectory(environment: environment, uid: uid) + "/latchkey.sock")
         var seen = Set<String>()
         for socket in sockets where seen.insert(socket).inserted && manager.fileExists(atPath: socket) {
             if let client = try? SocketClient(path: socket) {

@@ -67,7 +67,7 @@ public enum ExportCommand {
             if let out {
                 try ExchangeFiles.writePrivately(file, to: out)
             } else {
-                FileHandle.standardOutput.write(Data(file))
+                Console.raw(Data(file))
             }
             let method = switch encryption {
             case .recipient: "encrypted to \(parsed.value("to") ?? "")"

@@ -94,7 +94,7 @@ public enum LatchkeyCLI {
         do {
             try ProcessHardening.disableCoreDumps()
         } catch {
-            FileHandle.standardError.write(Data("latchkey: warning: cannot disable core dumps (\(error))\n".utf8))
+            Console.err("latchkey: warning: cannot disable core dumps (\(error))")
         }
         ProcessHardening.dropCrashHandlers()
         // tpm2-tss logs every failed TPM call on stderr (ERROR:tcti:…) — a probe that finds no TPM
@@ -110,18 +110,18 @@ public enum LatchkeyCLI {
         var arguments = arguments
         let width = HelpText.preferredWidth(environment: environment)
         guard let first = arguments.first else {
-            FileHandle.standardError.write(Data((shortHelp + "\n").utf8))
+            Console.err(shortHelp)
             return 64
         }
         if first == "-h" || first == "--help" {
-            print(topLevelHelp(width: width))
+            Console.out(topLevelHelp(width: width))
             return 0
         }
         if first == "help" {
             return help(Array(arguments.dropFirst()), width: width)
         }
         if first == "--version" || first == "version" {
-            print("latchkey \(version)")
+            Console.out("latchkey \(version)")
             return 0
         }
         let names = commands.map(\.spec.name)
@@ -145,7 +145,7 @@ public enum LatchkeyCLI {
                         ?? entry.spec.usage)
         }
         if parsed.wantsHelp {
-            print(entry.help(for: parsed, width: width))
+            Console.out(entry.help(for: parsed, width: width))
             return 0
         }
         do {
@@ -158,7 +158,7 @@ public enum LatchkeyCLI {
     /// `latchkey help [COMMAND [SUBCOMMAND]]`: the same text as `COMMAND [SUBCOMMAND] --help`.
     static func help(_ words: [String], width: Int) -> Int32 {
         guard let name = words.first else {
-            print(topLevelHelp(width: width))
+            Console.out(topLevelHelp(width: width))
             return 0
         }
         guard let entry = commands.first(where: { $0.spec.name == name }) else {
@@ -171,13 +171,13 @@ public enum LatchkeyCLI {
                                            word: words[1], among: memberWords),
                         usage: "Usage: latchkey help \(name) [<subcommand>]")
         }
-        print(entry.help(for: ParsedArguments(positionals: Array(words.dropFirst())), width: width))
+        Console.out(entry.help(for: ParsedArguments(positionals: Array(words.dropFirst())), width: width))
         return 0
     }
 
     /// `Error: message` and the usage line on standard error; the usage-error status, 64.
     static func fail(_ message: String, usage: String) -> Int32 {
-        FileHandle.standardError.write(Data("Error: \(message)\n\(usage)\n".utf8))
+        Console.err("Error: \(message)\n\(usage)")
         return 64
     }
 }

@@ -27,7 +27,7 @@ enum PassphraseInput {
                 case .usage(let usage): usage.message
                 case .failure(let text): text
                 }
-                FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+                Console.err("Error: \(message)")
                 return nil
             }
         }

@@ -44,9 +44,9 @@ public enum ProbeCommand {
 
     private static func emit(_ report: ProbeReport, json: Bool) {
         if json {
-            print(report.json.rendered)
+            Console.out(report.json.rendered)
         } else {
-            print(report.text)
+            Console.out(report.text)
         }
     }
 }

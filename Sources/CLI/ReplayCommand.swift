@@ -61,7 +61,7 @@ public enum ReplayCommand {
         let differing = results.filter { !$0.differences.isEmpty }.count
         let skipped = results.filter { $0.skipped != nil }.count
         if parsed.flag("json") {
-            print(JSONValue.object([
+            Console.out(JSONValue.object([
                 ("trace", .string(tracePath)), ("key", .string(selection.label)), ("exchanges", .int(results.count)),
                 ("differing", .int(differing)), ("skipped", .int(skipped)),
                 ("results", .array(results.map { result in
@@ -72,18 +72,18 @@ public enum ReplayCommand {
                 })),
             ]).rendered)
         } else {
-            print("replaying \(results.count) request\(results.count == 1 ? "" : "s") of \(tracePath) against \(selection.label)")
+            Console.out("replaying \(results.count) request\(results.count == 1 ? "" : "s") of \(tracePath) against \(selection.label)")
             for result in results {
                 let mark = result.skipped != nil ? "skipped" : result.differences.isEmpty ? "same" : "DIFFERS"
-                print("\(mark.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hexChannel(result.channel))  \(result.request)")
-                if let skipped = result.skipped { print("           \(skipped) (--include-harmful sends it)") }
-                for difference in result.differences { print("           \(difference)") }
+                Console.out("\(mark.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hexChannel(result.channel))  \(result.request)")
+                if let skipped = result.skipped { Console.out("           \(skipped) (--include-harmful sends it)") }
+                for difference in result.differences { Console.out("           \(difference)") }
                 if !result.differences.isEmpty, !result.redactedFields.isEmpty {
-                    print("           (the recording blanked \(result.redactedFields.joined(separator: ", ")): sent as zeros, "
+                    Console.out("           (the recording blanked \(result.redactedFields.joined(separator: ", ")): sent as zeros, "
                         + "so a different answer may come from that alone)")
                 }
             }
-            print("\(results.count - differing - skipped) same, \(differing) different" + (skipped > 0 ? ", \(skipped) skipped" : ""))
+            Console.out("\(results.count - differing - skipped) same, \(differing) different" + (skipped > 0 ? ", \(skipped) skipped" : ""))
         }
         return differing == 0 ? 0 : 1
     }
@@ -211,6 +211,6 @@ public enum ReplayCommand {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("Error: \(message)\n".utf8))
+        Console.err("Error: \(message)")
     }
 }

@@ -13,7 +13,7 @@ public enum RigCommand {
         positionals: ["call", "METHOD", "PARAMS"], minimumPositionals: 0,
         options: [
             .init("control", value: "PATH", help: "The rig's control socket (default: $XDG_RUNTIME_DIR/latchkey/rig.control, "
-                  + "or /tmp/latchkey-<uid>/rig.control)."),
+                  + "or ~/.cache/latchkey/run-<host>/rig.control)."),
             .init("root", value: "DIR", help: "Where the keys' stores live (DIR/<authenticatorId>); default: a temporary "
                   + "private directory, deleted when the rig stops."),
             .init("timeout", value: "SECONDS", help: "rig call: how long to wait for the answer (default: 60)."),
@@ -58,7 +58,7 @@ public enum RigCommand {
                 }
                 timeout = seconds
             }
-            return call(method: parsed.positionals[1], params: Array(compact), path: controlPath,
+            return call(method: parsed.positionals[1], params: Array(compact), path: controlPath, pathIsDefault: control == nil,
                         timeoutMilliseconds: Int32(timeout * 1_000))
         case let other?:
             throw UsageError("unknown rig command '\(other)': use `latchkey rig` or `latchkey rig call METHOD [PARAMS]`")
@@ -66,29 +66,30 @@ public enum RigCommand {
     }
 
     /// Prints the result (pretty JSON) and exits 0, or the error's code and message and exits 1.
-    static func call(method: String, params: [UInt8], path: String, timeoutMilliseconds: Int32) -> Int32 {
+    static func call(method: String, params: [UInt8], path: String, pathIsDefault: Bool, timeoutMilliseconds: Int32) -> Int32 {
         let line: [UInt8]
         do {
-            line = try RigClient.call(method: method, paramsJSON: params, path: path, replyTimeoutMilliseconds: timeoutMilliseconds)
+            line = try RigClient.call(method: method, paramsJSON: params, path: path, pathIsDefault: pathIsDefault,
+                                  replyTimeoutMilliseconds: timeoutMilliseconds)
         } catch {
-            FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+            Console.err("Error: \(error.description)")
             return 1
         }
         guard let response = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-            FileHandle.standardError.write(Data("Error: the rig on \(path) sent something that is not a response\n".utf8))
+            Console.err("Error: the rig on \(path) sent something that is not a response")
             return 1
         }
         if let error = response["error"] as? [String: Any] {
             let code = error["code"] as? String ?? "error"
-            FileHandle.standardError.write(Data("Error (\(code)): \(error["message"] as? String ?? "")\n".utf8))
+            Console.err("Error (\(code)): \(error["message"] as? String ?? "")")
             return 1
         }
         guard let result = response["result"], JSONSerialization.isValidJSONObject(result),
               let data = try? JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
-            FileHandle.standardError.write(Data("Error: the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))\n".utf8))
+            Console.err("Error: the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))")
             return 1
         }
-        print(String(decoding: data, as: UTF8.self))
+        Console.json(String(decoding: data, as: UTF8.self))
         return 0
     }
 }

@@ -26,7 +26,7 @@ public enum ServeCommand {
                       + "attempt fails: retry and lockout tests)."),
             .init("control", value: "PATH", help: "The control socket of --presence control, and of notify when the "
                   + "notification server shows no buttons (default: "
-                  + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or /tmp/latchkey-<uid>/<name>.control)."),
+                  + "$XDG_RUNTIME_DIR/latchkey/<name>.control, or ~/.cache/latchkey/run-<host>/<name>.control)."),
             .init("trace", value: "FILE", help: "Record every CTAPHID report in and out to FILE (mode 0600, secrets blanked); "
                   + "decode it with `latchkey trace FILE`."),
             .init("attestation", value: "batch|installation",

@@ -19,14 +19,14 @@ public enum TraceCommand {
         do {
             contents = try TraceFile.read(path: path)
         } catch {
-            FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+            Console.err("Error: \(error.description)")
             return 1
         }
         let json = parsed.flag("json")
         let events = TraceDecoder.decode(contents, fullByteStrings: parsed.flag("full") || json)
         let output = json ? TraceDecoder.jsonLines(events)
             : TraceDecoder.text(events, header: contents.header, truncatedLines: contents.truncatedLines)
-        if !output.isEmpty { FileHandle.standardOutput.write(Data((output + "\n").utf8)) }
+        if !output.isEmpty { Console.out(output) }
         return 0
     }
 }

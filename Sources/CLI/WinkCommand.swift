@@ -21,10 +21,10 @@ public enum WinkCommand {
         guard let selection = try DeviceArguments.select(parsed) else { return 1 }
         switch wink(selection, timeoutMilliseconds: Int32(timeout)) {
         case .success(let message):
-            print(parsed.flag("json") ? JSONValue.object([("winked", .bool(true)), ("message", .string(message))]).rendered : message)
+            Console.out(parsed.flag("json") ? JSONValue.object([("winked", .bool(true)), ("message", .string(message))]).rendered : message)
             return 0
         case .failure(let error):
-            FileHandle.standardError.write(Data("Error: \(error.message)\n".utf8))
+            Console.err("Error: \(error.message)")
             return 1
         }
     }

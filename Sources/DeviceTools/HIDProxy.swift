@@ -1,3 +1,4 @@
+import Encoding
 import Foundation
 import LinuxHID
 import Synchronization
@@ -174,6 +175,6 @@ struct LiveView {
         guard !events.isEmpty else { return }
         // The decoder's text without its title, column heads and message count.
         let lines = TraceDecoder.text(events, header: contents.header).split(separator: "\n").dropFirst(2).dropLast()
-        FileHandle.standardError.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+        FileHandle.standardError.write(Data((TerminalText.lines(lines.joined(separator: "\n")) + "\n").utf8))
     }
 }

@@ -1,10 +1,10 @@
-/// A JSON string literal (RFC 8259 §7): quote, backslash and the C0 control characters escaped,
-/// everything else as is. CBOR diagnostic notation writes text strings this way (RFC 8949 §8),
-/// and so does the CLI's `--json` output (Service/JSONValue).
+/// A JSON string literal (RFC 8259 §7): quote, backslash and every scalar a terminal would act
+/// on (`TerminalText.isActive`: C0, DEL, C1, bidirectional and invisible formatting) escaped,
+/// everything else as is — so JSON printed to a terminal is safe as it is. CBOR diagnostic
+/// notation writes text strings this way (RFC 8949 §8), and so does the CLI's `--json` output.
 public enum JSONStringLiteral {
-    /// Appends `text` quoted to `out`; `escapingDelete` also writes U+007F as \u007f (the
-    /// diagnostic notation does, for terminals).
-    public static func append(_ text: String, to out: inout String, escapingDelete: Bool = false) {
+    /// Appends `text` quoted to `out`.
+    public static func append(_ text: String, to out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -14,10 +14,8 @@ public enum JSONStringLiteral {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             default:
-                if scalar.value < 0x20 || (escapingDelete && scalar.value == 0x7f) {
-                    out += "\\u00"
-                    out += hexDigits[Int(scalar.value >> 4)]
-                    out += hexDigits[Int(scalar.value & 0x0f)]
+                if TerminalText.isActive(scalar) {
+                    out += TerminalText.jsonEscape(scalar)
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

@@ -247,7 +247,8 @@ public final class ControlPresence: UserPresence, @unchecked Sendable {
 
     /// For the control client (who may see what it answers): operation and RP ID.
     static func describeForAnswer(_ request: PresenceRequest) -> String {
-        request.operation.rawValue + (request.rpID.map { " at \($0)" } ?? "")
+        // The RP ID is the site's: shown the safe way here, and again by whoever prints it.
+        DisplayText.request(request.operation.rawValue, rpID: request.rpID, userName: nil)
     }
 
     private static func date(after milliseconds: UInt64) -> Date {

@@ -1,3 +1,4 @@
+import Authenticator
 import Foundation
 import LinuxHID
 import Synchronization
@@ -5,7 +6,7 @@ import SystemIO
 
 /// A private control socket: a UNIX SOCK_STREAM socket, mode 0600 in a private directory.
 /// `--presence control` keys serve `ControlRequest` on it (one line each way) at
-/// `$XDG_RUNTIME_DIR/latchkey/<name>.control` (or `/tmp/latchkey-<uid>/<name>.control`, or
+/// `$XDG_RUNTIME_DIR/latchkey/<name>.control` (or `~/.cache/latchkey/run-<host>/<name>.control`, or
 /// `--control PATH`); `latchkey rig` serves its control API (`RigControlServer`).
 ///
 /// Served by its own accept thread plus one thread per connection running `serve`, so nothing
@@ -22,7 +23,7 @@ public final class ControlSocket: @unchecked Sendable {
 
     public let path: String
     private let listener: FileDescriptor
-    private let socketFile: (device: UInt64, inode: UInt64)
+    private let socketFile: PublishedSocket
     private let logger: Logger
     private let wakeup: WakeupEvent
     private let connections = Atomic<Int>(0)
@@ -36,6 +37,8 @@ public final class ControlSocket: @unchecked Sendable {
     private let onStop: @Sendable () -> Void
     /// The line a connection past `maximumConnections` gets before it is closed.
     private let refusal: [UInt8]
+    /// The line a connection from another user gets (the message names both users).
+    private let foreignRefusal: @Sendable (String) -> [UInt8]
 
     /// Whether `stop()` has begun: connection loops that run long end when it turns true.
     public var isStopped: Bool { stopped.load(ordering: .acquiring) }
@@ -43,47 +46,109 @@ public final class ControlSocket: @unchecked Sendable {
     /// Where a key's control socket lives unless `--control PATH` says otherwise.
     public static func defaultPath(name: String, environment: [String: String] = ProcessInfo.processInfo.environment,
                                    uid: uid_t = getuid()) -> String {
-        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
-            return runtime + "/latchkey/" + name + ".control"
-        }
-        return "/tmp/latchkey-\(uid)/\(name).control"
+        defaultDirectory(environment: environment, uid: uid) + "/" + name + ".control"
     }
 
-    /// Creates the default path's directory (mode 0700) if needed and checks that it is
-    /// private: a directory (not a symlink), owned by this user, no group or other access.
-    public static func preparePrivateDirectory(_ directory: String) throws(Failure) {
-        do {
-            try FileSystem.createDirectory(directory, mode: 0o700)
-        } catch {
-            throw Failure("cannot create \(directory): \(error)")
+    /// `$XDG_RUNTIME_DIR/latchkey`; without XDG_RUNTIME_DIR (no login session: cron, su, a
+    /// container), `$XDG_CACHE_HOME/latchkey/run-<host>` (`~/.cache/…`), never a shared
+    /// directory such as /tmp, where another user could make the directory first. The host name
+    /// keeps two machines sharing a home over NFS from taking each other's sockets for stale ones.
+    public static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment,
+                                        uid: uid_t = getuid()) -> String {
+        if let runtime = environment["XDG_RUNTIME_DIR"], runtime.hasPrefix("/") {
+            return runtime + "/latchkey"
         }
+        let cache: String
+        if let directory = environment["XDG_CACHE_HOME"], directory.hasPrefix("/") {
+            cache = directory
+        } else {
+            let home = environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? homeDirectory(uid: uid) ?? ""
+            cache = (home.hasSuffix("/") ? String(home.dropLast()) : home) + "/.cache"
+        }
+        return cache + "/latchkey/run-" + hostLabel()
+    }
+
+    /// The user database's home directory of `uid`.
+    static func homeDirectory(uid: uid_t) -> String? {
+        var entry = passwd()
+        var result: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwuid_r(uid, &entry, &buffer, buffer.count, &result) == 0, let result, let directory = result.pointee.pw_dir else {
+            return nil
+        }
+        let text = String(cString: directory)
+        return text.hasPrefix("/") ? text : nil
+    }
+
+    /// This machine's host name as a file name: letters, digits, '-' and '.', at most 32 bytes.
+    public static func hostLabel() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        let name = String(cString: buffer).unicodeScalars.prefix { $0 != "." }
+        let label = String(String.UnicodeScalarView(name.filter {
+            ($0.value >= 0x30 && $0.value <= 0x39) || ($0.value | 0x20 >= 0x61 && $0.value | 0x20 <= 0x7A) || $0 == "-"
+        }).prefix(32))
+        return label.isEmpty ? "localhost" : label
+    }
+
+    /// Creates the default path's directory (and missing parents, mode 0700) if needed and
+    /// checks that it is private: a directory (not a symlink), owned by this user, no group or
+    /// other access.
+    public static func preparePrivateDirectory(_ directory: String) throws(Failure) {
+        var missing: [String] = []
+        var ancestor = directory
+        while !ancestor.isEmpty, ancestor != "/", (try? FileSystem.linkStatus(ancestor)) == nil {
+            missing.append(ancestor)
+            ancestor = (ancestor as NSString).deletingLastPathComponent
+        }
+        for path in missing.reversed() {
+            do {
+                try FileSystem.createDirectory(path, mode: 0o700)
+            } catch {
+                throw Failure("cannot create \(path): \(error)")
+            }
+        }
+        if let problem = privacyProblem(directory) { throw Failure(problem) }
+    }
+
+    /// Why `directory` is not a private directory of this user, or nil if it is (or does not
+    /// exist: then nobody listens in it). Clients check this before connecting to a default
+    /// path, as the servers do before listening.
+    public static func privacyProblem(_ directory: String) -> String? {
         let status: stat
         do {
             status = try FileSystem.linkStatus(directory)
+        } catch where error == .noSuchFileOrDirectory {
+            return nil
         } catch {
-            throw Failure("cannot inspect \(directory): \(error)")
+            return "cannot inspect \(directory): \(error)"
         }
-        guard FileSystem.isPrivateDirectory(status) else {
-            throw Failure("\(directory) must be a directory owned by you with mode 0700 (it holds the control socket); "
-                          + "fix or remove it, or pass --control PATH")
-        }
+        guard !FileSystem.isPrivateDirectory(status) else { return nil }
+        let kind = status.st_mode & S_IFMT == S_IFLNK ? "a symbolic link" : status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "a file"
+        return "\(directory) must be a directory owned by you with mode 0700 (it holds control sockets), but it is \(kind) "
+            + "owned by \(PeerCredentials.describe(uid: status.st_uid)) with mode \(String(status.st_mode & 0o7777, radix: 8)): "
+            + "another user may have made it to catch what you send. Remove it (if you did not make it, ask your administrator), "
+            + "or pass --control PATH"
     }
 
     /// The control socket of `--presence control`: one `ControlRequest` line in, one response out.
     public convenience init(path: String, presence: ControlPresence, logger: Logger) throws(Failure) {
         try self.init(path: path, logger: logger, maximumConnections: Self.maximumConnections,
                       refusal: ControlLine.encode(ControlResponse.error("too many control connections")),
+                      foreignRefusal: { ControlLine.encode(ControlResponse.error($0)) },
                       onStop: { presence.stop() }, serve: { Self.servePresence($0, presence: presence) })
     }
 
-    /// Binds and listens at `path` (mode 0600). A stale socket file there is replaced; a live
-    /// one (another key with the same name) is an error.
+    /// Listens at `path` (mode 0600), published only once it accepts (`PublishedSocket`). A
+    /// stale socket file there is replaced; a live one (another key with the same name) is an error.
     public init(path: String, logger: Logger, maximumConnections: Int, refusal: [UInt8],
+                foreignRefusal: @escaping @Sendable (String) -> [UInt8],
                 onStop: @escaping @Sendable () -> Void, serve: @escaping @Sendable (FileDescriptor) -> Void) throws(Failure) {
         self.path = path
         self.logger = logger
         self.connectionLimit = maximumConnections
         self.refusal = refusal
+        self.foreignRefusal = foreignRefusal
         self.onStop = onStop
         self.serve = serve
         do {
@@ -91,27 +156,26 @@ public final class ControlSocket: @unchecked Sendable {
         } catch {
             throw Failure("cannot create the control socket's wakeup event: \(error)")
         }
-        let descriptor: FileDescriptor
+        let published: PublishedSocket
         do {
-            descriptor = try .unixSocket(type: SOCK_STREAM, nonBlocking: true)
+            published = try PublishedSocket.listen(at: path, type: SOCK_STREAM, backlog: 16, nonBlocking: true)
         } catch {
-            throw Failure("socket failed: \(error)")
+            throw Failure(Self.message(error, path: path))
         }
-        try Self.bind(descriptor, path: path)
-        // Mode 0600 between bind and listen: until listen(2) every connect is refused.
-        guard (try? FileSystem.setMode(path, 0o600)) != nil, let status = try? FileSystem.linkStatus(path),
-              status.st_mode & 0o777 == 0o600 else {
-            try? FileSystem.remove(path)
-            throw Failure("cannot make the control socket \(path) private (mode 0600)")
+        listener = published.descriptor
+        socketFile = published
+    }
+
+    static func message(_ failure: PublishedSocket.Failure, path: String) -> String {
+        switch failure {
+        case .bind(let error): ControlIO.addressError(path, error, call: "bind")
+        case .mode: "cannot make the control socket \(path) private (mode 0600)"
+        case .listen(let error): "listen failed for \(path): \(error)"
+        case .notASocket: "\(path) exists and is not a socket; remove it or choose another --control PATH"
+        case .inUse: "another key is already using the control socket \(path); give this one another --name or --control PATH"
+        case .permissionDenied: "\(path) belongs to another user; remove it or choose another --control PATH"
+        case .publish(let error): "cannot put the control socket at \(path): \(error)"
         }
-        socketFile = (UInt64(status.st_dev), UInt64(status.st_ino))
-        do {
-            try descriptor.listen(backlog: 16)
-        } catch {
-            try? FileSystem.remove(path)
-            throw Failure("listen failed for \(path): \(error)")
-        }
-        listener = descriptor
     }
 
     deinit { stop() }
@@ -132,10 +196,7 @@ public final class ControlSocket: @unchecked Sendable {
         wakeup.signal()
         if started.load(ordering: .acquiring) { acceptLoopDone.wait() }
         listener.close()
-        if let status = try? FileSystem.linkStatus(path), UInt64(status.st_dev) == socketFile.device,
-           UInt64(status.st_ino) == socketFile.inode {
-            try? FileSystem.remove(path)
-        }
+        socketFile.unpublish()
     }
 
     // MARK: Serving
@@ -163,6 +224,17 @@ public final class ControlSocket: @unchecked Sendable {
                     continue
                 } catch {
                     break   // EAGAIN: nobody else waiting; EMFILE & co.: try again next turn
+                }
+                // Only this user (or root) steers the key: the directory and the mode keep others
+                // out, and so does this, whatever they are.
+                let peer = try? client.peerCredentials()
+                guard let peer, PeerCredentials.isTrusted(uid: peer.uid) else {
+                    let who = peer.map { PeerCredentials.describe(uid: $0.uid) } ?? "an unknown user"
+                    logger.warning("control socket \(path): refused a connection from \(who)")
+                    LineSocket.write(foreignRefusal("this control socket belongs to \(PeerCredentials.describe(uid: getuid())); "
+                                                    + "\(who) may not use it"), to: client)
+                    client.close()
+                    continue
                 }
                 if connections.add(1, ordering: .acquiringAndReleasing).newValue > connectionLimit {
                     connections.subtract(1, ordering: .acquiringAndReleasing)
@@ -210,45 +282,13 @@ public final class ControlSocket: @unchecked Sendable {
                                        requestID: id)
             case .unused:
                 let seconds = Double(timeout) / 1_000
-                let what = if case .relyingParty(let rpID) = target { "no presence request for \(rpID)" } else { "no presence request" }
+                let what = if case .relyingParty(let rpID) = target { "no presence request for \(DisplayText.safe(rpID))" } else { "no presence request" }
                 return ControlResponse(result: "none", message: "\(what) came within \(String(format: "%g", seconds)) s")
             case .noMatch(let message):
                 return ControlResponse(result: "none", message: message)
             case .stopped:
                 return .error("the key is shutting down")
             }
-        }
-    }
-
-    // MARK: Binding
-
-    private static func bind(_ descriptor: FileDescriptor, path: String) throws(Failure) {
-        let address: UnixSocketAddress
-        do {
-            address = try UnixSocketAddress(path: path)
-        } catch {
-            throw Failure(ControlIO.addressError(path, error, call: "bind"))
-        }
-        do {
-            try descriptor.bind(to: address)
-            return
-        } catch where error == .addressInUse {
-            // Something is there: a live key (connect works), a stale socket (refused), or another file.
-        } catch {
-            throw Failure(ControlIO.addressError(path, error, call: "bind"))
-        }
-        guard let status = try? FileSystem.linkStatus(path), status.st_mode & S_IFMT == S_IFSOCK else {
-            throw Failure("\(path) exists and is not a socket; remove it or choose another --control PATH")
-        }
-        if let probe = try? FileDescriptor.unixSocket(type: SOCK_STREAM, nonBlocking: false),
-           (try? probe.connect(to: address)) != nil {
-            throw Failure("another key is already using the control socket \(path); give this one another --name or --control PATH")
-        }
-        do {
-            try FileSystem.remove(path)
-            try descriptor.bind(to: address)
-        } catch {
-            throw Failure(ControlIO.addressError(path, error, call: "bind"))
         }
     }
 }

@@ -69,17 +69,10 @@ private struct EventLine: Decodable { var event: String? }
 /// The client end, for `latchkey rig call`: one request, its response line (event lines, which
 /// a fresh connection does not get, are skipped all the same).
 public enum RigClient {
-    public static func call(method: String, paramsJSON: [UInt8], path: String,
+    public static func call(method: String, paramsJSON: [UInt8], path: String, pathIsDefault: Bool,
                             replyTimeoutMilliseconds: Int32) throws(ControlSocket.Failure) -> [UInt8] {
-        let descriptor: FileDescriptor
-        do {
-            descriptor = try .unixSocket(type: SOCK_STREAM, nonBlocking: false)
-            try descriptor.connect(to: UnixSocketAddress(path: path))
-        } catch where error == .noSuchFileOrDirectory || error == .connectionRefused {
-            throw .init("no rig is listening on \(path) (\(error)); start one with `latchkey rig`, or pass its --control PATH")
-        } catch {
-            throw .init(ControlIO.addressError(path, error, call: "connect"))
-        }
+        let descriptor = try ControlClient.connect(to: path, directoryMustBePrivate: pathIsDefault, server: "rig",
+                                                   nobodyListening: "start one with `latchkey rig`, or pass its --control PATH")
         defer { descriptor.close() }
         var text = #"{"v":1,"id":1,"method":"#
         JSONStringLiteral.append(method, to: &text)

@@ -49,6 +49,7 @@ public enum RigHost {
             socket = try ControlSocket(path: configuration.controlPath, logger: logger, maximumConnections: maximumConnections,
                                        refusal: RigProtocol.response(id: nil, failure: RigFailure(.tooMany,
                                            "the rig already serves \(maximumConnections) control connections; close one")),
+                                       foreignRefusal: { RigProtocol.response(id: nil, failure: RigFailure(.forbidden, $0)) },
                                        onStop: { rig.closeConnections() }, serve: { RigConnection.serve($0, rig: rig) })
         } catch {
             logger.error(error.description)

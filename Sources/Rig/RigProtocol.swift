@@ -107,7 +107,7 @@ struct EmptyResult: Encodable {}
 /// Why a rig request failed: the protocol's error code and a message that names what is wrong.
 public struct RigFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
-        case parseError, unknownMethod, invalidParams, noSuchAuthenticator, noSuchCredential, unsupported, failed, tooMany
+        case parseError, unknownMethod, invalidParams, noSuchAuthenticator, noSuchCredential, unsupported, failed, tooMany, forbidden
     }
 
     public var code: Code

@@ -76,7 +76,7 @@ struct JSONReply {
 
     static func quoted(_ text: String) -> String {
         var out = ""
-        JSONStringLiteral.append(text, to: &out, escapingDelete: true)
+        JSONStringLiteral.append(text, to: &out)
         return out
     }
 }

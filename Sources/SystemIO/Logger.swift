@@ -1,3 +1,4 @@
+import Encoding
 import Glibc
 import Synchronization
 
@@ -43,7 +44,9 @@ public final class Logger: Sendable {
     public func log(_ messageLevel: Level, _ message: @autoclosure () -> String) {
         guard messageLevel <= level else { return }
         let stamp = Self.timestamp()
-        let line = "\(stamp) latchkey[\(messageLevel.name)] \(message())"
+        // One line per message, nothing a terminal acts on: messages carry paths, errors and
+        // names from outside, and a log is read on terminals.
+        let line = "\(stamp) latchkey[\(messageLevel.name)] \(TerminalText.line(message()))"
         lock.withLock { _ in sink(line) }
     }
 

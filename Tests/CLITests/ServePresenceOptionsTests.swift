@@ -2,6 +2,7 @@ import CLI
 import FIDOClient
 import KeyService
 import LatchkeyTestSupport
+import Presence
 import XCTest
 
 /// `latchkey serve --presence auto|deny|prompt|notify|control --control PATH --trace FILE`.
@@ -49,7 +50,7 @@ final class ServePresenceOptionsTests: XCTestCase {
         XCTAssertFalse(explicit.controlPathIsDefault)
         let noRuntimeDirectory = try ServeCommand.options(
             from: CommandLineParser.parse(["--presence", "control"], spec: ServeCommand.spec), environment: ["HOME": "/home/u"])
-        XCTAssertEqual(noRuntimeDirectory.controlPath, "/tmp/latchkey-\(getuid())/default.control")
+        XCTAssertEqual(noRuntimeDirectory.controlPath, "/home/u/.cache/latchkey/run-\(ControlSocket.hostLabel())/default.control")
         XCTAssertThrowsError(try options(["--control", "/tmp/k.control"])) {
             XCTAssertEqual($0 as? UsageError, UsageError("--control is for --presence control (or notify, for a server without buttons)"))
         }

@@ -54,7 +54,7 @@ final class ControlPresenceTests: XCTestCase {
         let path = self.path
         return Background { try? ControlClient.exchange(ControlRequest(action: action, timeoutMilliseconds: timeout, rpID: rp,
                                                                        requestID: request),
-                                                        path: path, replyTimeoutMilliseconds: 10_000) }
+                                                        path: path, pathIsDefault: false, replyTimeoutMilliseconds: 10_000) }
     }
 
     /// A U2F request as U2FHandler makes it: no RP ID, the application parameter as its hash,
@@ -241,20 +241,20 @@ final class ControlPresenceTests: XCTestCase {
     func testStatusAndProtocolErrors() throws {
         let result = confirm(Self.register)
         waitUntil { $0.pending != nil }
-        let status = try ControlClient.exchange(ControlRequest(action: "status"), path: path, replyTimeoutMilliseconds: 5_000)
+        let status = try ControlClient.exchange(ControlRequest(action: "status"), path: path, pathIsDefault: false, replyTimeoutMilliseconds: 5_000)
         XCTAssertEqual(status.result, "status")
         XCTAssertEqual(status.pending?.operation, "register")
         XCTAssertEqual(status.pending?.rpID, "example.com")
         XCTAssertEqual(status.waitingAnswers, 0)
-        XCTAssertEqual(try ControlClient.exchange(ControlRequest(action: "touch"), path: path, replyTimeoutMilliseconds: 5_000).result,
+        XCTAssertEqual(try ControlClient.exchange(ControlRequest(action: "touch"), path: path, pathIsDefault: false, replyTimeoutMilliseconds: 5_000).result,
                        "error")
         let both = ControlRequest(action: "approve", rpID: "example.com", requestID: 1)
-        XCTAssertEqual(try ControlClient.exchange(both, path: path, replyTimeoutMilliseconds: 5_000).message,
+        XCTAssertEqual(try ControlClient.exchange(both, path: path, pathIsDefault: false, replyTimeoutMilliseconds: 5_000).message,
                        "give rp_id or request, not both")
         XCTAssertEqual(status.pending?.id, 1)
         var future = ControlRequest(action: "approve")
         future.version = 2
-        XCTAssertEqual(try ControlClient.exchange(future, path: path, replyTimeoutMilliseconds: 5_000).result, "error")
+        XCTAssertEqual(try ControlClient.exchange(future, path: path, pathIsDefault: false, replyTimeoutMilliseconds: 5_000).result, "error")
         XCTAssertEqual(answer("approve").wait()??.result, "approved")
         XCTAssertEqual(result.wait(), .approved)
     }
@@ -291,7 +291,21 @@ final class ControlPresenceTests: XCTestCase {
     func testDefaultPathAndPrivateDirectory() throws {
         XCTAssertEqual(ControlSocket.defaultPath(name: "work", environment: ["XDG_RUNTIME_DIR": "/run/user/1000"]),
                        "/run/user/1000/latchkey/work.control")
-        XCTAssertEqual(ControlSocket.defaultPath(name: "work", environment: [:], uid: 1000), "/tmp/latchkey-1000/work.control")
+        // Without XDG_RUNTIME_DIR: under the user's cache directory, never /tmp (issue 34).
+        let host = ControlSocket.hostLabel()
+        XCTAssertEqual(ControlSocket.defaultPath(name: "work", environment: ["HOME": "/home/u"], uid: 1000),
+                       "/home/u/.cache/latchkey/run-\(host)/work.control")
+        XCTAssertEqual(ControlSocket.defaultPath(name: "work", environment: ["HOME": "/home/u/", "XDG_CACHE_HOME": "/c"], uid: 1000),
+                       "/c/latchkey/run-\(host)/work.control")
+        XCTAssertEqual(ControlSocket.defaultPath(name: "work", environment: ["HOME": "relative"], uid: 0),
+                       (ControlSocket.homeDirectory(uid: 0) ?? "") + "/.cache/latchkey/run-\(host)/work.control")
+        XCTAssertFalse(host.isEmpty)
+        XCTAssertTrue(host.utf8.count <= 32 && host.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" })
+        // Missing parents are made private too.
+        let nested = directory.path + "/home/.cache/latchkey/run-x"
+        try ControlSocket.preparePrivateDirectory(nested)
+        XCTAssertNil(ControlSocket.privacyProblem(nested))
+        XCTAssertNil(ControlSocket.privacyProblem(directory.path + "/absent"))
         let fresh = directory.path + "/fresh"
         try ControlSocket.preparePrivateDirectory(fresh)
         var status = stat()
@@ -305,6 +319,21 @@ final class ControlPresenceTests: XCTestCase {
         let link = directory.path + "/link"
         XCTAssertEqual(symlink(fresh, link), 0)
         XCTAssertThrowsError(try ControlSocket.preparePrivateDirectory(link), "a symlink is not a private directory")
+
+        // Clients of a default path check its directory as the servers do, before connecting:
+        // a live socket in a directory anyone could have made hears nothing (issue 34).
+        let squatted = try ControlSocket(path: open + "/default.control", presence: ControlPresence(logger: Logger(level: .error, sink: { _ in })),
+                                         logger: Logger(level: .error, sink: { _ in }))
+        squatted.start()
+        defer { squatted.stop() }
+        XCTAssertThrowsError(try ControlClient.exchange(ControlRequest(action: "status"), path: open + "/default.control",
+                                                        pathIsDefault: true, replyTimeoutMilliseconds: 2_000)) {
+            let message = ($0 as? ControlSocket.Failure)?.description ?? ""
+            XCTAssertTrue(message.contains("must be a directory owned by you with mode 0700") && message.contains("mode 755"), message)
+        }
+        XCTAssertEqual(try ControlClient.exchange(ControlRequest(action: "status"), path: open + "/default.control",
+                                                  pathIsDefault: false, replyTimeoutMilliseconds: 2_000).result, "status",
+                       "a path given with --control is the user's choice: only the peer's uid is checked")
     }
 
     /// `latchkey approve` against a live control socket: 0 when its answer was taken, 1 with no key.
