@@ -27,6 +27,14 @@ public enum NativeHostCommand {
             // Chromium passes the caller's origin (chrome-extension://ID/); Firefox the manifest's
             // path, then the add-on's ID.
             let caller = parsed.positionals.last ?? "unknown"
+            // Only Latchkey's own extension may drive the host: the manifest allows only it, but
+            // the host is an ordinary program, and a browser names the caller on its command line.
+            guard BridgeInstallation.isLatchkeyExtension(caller: caller) else {
+                log("refusing: the caller '\(caller.prefix(200))' is not Latchkey's extension (\(BridgeInstallation.callers.joined(separator: " or ")))")
+                let refusal = NativeHostSession.failure(id: nil, .security("this native host serves Latchkey's own extension only"))
+                try? FileDescriptor(owning: 1).writeAll(NativeMessageFraming.frame(Array(refusal.utf8)))
+                return 1
+            }
             var contactRecorded = false
             let session = NativeHostSession(
                 openStore: { () throws(SignalFailure) -> SQLiteCredentialStore in

@@ -11,6 +11,15 @@ public enum BridgeInstallation {
     /// extension/manifest.json, browser_specific_settings.gecko.id.
     public static let firefoxExtensionID = "signal-bridge@latchkey"
 
+    /// What a browser passes the host as its last argument when Latchkey's extension starts it:
+    /// Chromium the caller's origin, Firefox the add-on's ID.
+    public static var callers: [String] { ["chrome-extension://\(chromiumExtensionID)/", firefoxExtensionID] }
+
+    /// Whether `caller` (the host's last argument) is Latchkey's own extension.
+    public static func isLatchkeyExtension(caller: String) -> Bool {
+        callers.contains(caller)
+    }
+
     public enum Family: String, Sendable {
         case chromium
         case firefox

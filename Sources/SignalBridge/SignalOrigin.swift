@@ -1,3 +1,5 @@
+import Glibc
+
 /// A website's origin as browsers serialize it (`https://site.example`, `http://localhost:8080`),
 /// and the rule that decides which RP IDs it may name in a signal. The extension's background
 /// script applies the same rule (extension/rpid.js); the host checks again, never trusting it.
@@ -7,8 +9,13 @@ public struct SignalOrigin: Equatable, Sendable {
     public let host: String
     public let port: Int?
 
-    /// Parses a serialized origin: scheme `https` or `http`, a host, an optional port, nothing
-    /// else (no path, user info, query or trailing slash).
+    /// Parses a serialized origin as browsers write it — exactly what `new URL(origin).origin`
+    /// gives back, nothing else: scheme `https` or `http` in lowercase, a lowercase ASCII host
+    /// (labels of letters, digits, `-` and `_`, none empty; an IPv4 address in dotted decimal; an
+    /// IPv6 address in its canonical bracketed form), and a port only when it is not the
+    /// scheme's default, in decimal without sign or leading zero. No path, user info, query or
+    /// trailing slash. The journal records what this accepted, so it accepts one spelling of
+    /// each origin (issue 34: `https://..example.com`, `HTTPS://…`, `:+443` and `:0443` were taken).
     public init(_ text: String) throws(SignalFailure) {
         func refuse(_ why: String) -> SignalFailure { .security("origin '\(text.prefix(200))' \(why)") }
         guard text.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }) else {
@@ -16,29 +23,69 @@ public struct SignalOrigin: Equatable, Sendable {
         }
         let parts = text.split(separator: "://", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { throw refuse("has no scheme") }
-        scheme = parts[0].lowercased()
-        guard scheme == "https" || scheme == "http" else { throw refuse("is not a web origin (https or http)") }
-        var authority = Substring(parts[1])
-        guard !authority.contains(where: { "/?#@\\".contains($0) }) else {
-            throw refuse("is not an origin (it has a path, query or user info)")
+        guard parts[0] == "https" || parts[0] == "http" else {
+            throw refuse(parts[0].lowercased() == "https" || parts[0].lowercased() == "http"
+                         ? "is not serialized (the scheme is lowercase in an origin)" : "is not a web origin (https or http)")
         }
-        var port: Int?
+        scheme = String(parts[0])
+        var authority = Substring(parts[1])
+        guard !authority.contains(where: { "/?#@\\%".contains($0) }) else {
+            throw refuse("is not an origin (it has a path, query, user info or an escape)")
+        }
+        var portText: Substring?
         if authority.hasPrefix("[") {
-            // An IPv6 literal; refused by `isSecure`'s domain rule below, but parsed for the message.
             guard let close = authority.firstIndex(of: "]") else { throw refuse("has an unclosed IPv6 literal") }
             let rest = authority[authority.index(after: close)...]
-            if rest.hasPrefix(":") { port = Int(rest.dropFirst()) } else if !rest.isEmpty { throw refuse("has a bad port") }
+            if rest.hasPrefix(":") { portText = rest.dropFirst() } else if !rest.isEmpty { throw refuse("has a bad port") }
             authority = authority[...close]
-        } else if let colon = authority.lastIndex(of: ":") {
-            guard let value = Int(authority[authority.index(after: colon)...]), (1...65535).contains(value) else {
-                throw refuse("has a bad port")
+            guard Self.isCanonicalIPv6(authority.dropFirst().dropLast()) else {
+                throw refuse("has an IPv6 address not in the form browsers serialize")
             }
-            port = value
+        } else if let colon = authority.lastIndex(of: ":") {
+            portText = authority[authority.index(after: colon)...]
             authority = authority[..<colon]
         }
+        var port: Int?
+        if let portText {
+            guard let first = portText.first, first != "0", portText.allSatisfy({ $0 >= "0" && $0 <= "9" }), portText.count <= 5,
+                  let value = Int(portText), (1...65535).contains(value) else {
+                throw refuse("has a bad port (1 to 65535, in decimal)")
+            }
+            guard value != (scheme == "https" ? 443 : 80) else {
+                throw refuse("is not serialized (an origin leaves out the scheme's default port \(value))")
+            }
+            port = value
+        }
         guard !authority.isEmpty else { throw refuse("has no host") }
-        host = authority.lowercased()
+        if !authority.hasPrefix("[") {
+            let labels = authority.split(separator: ".", omittingEmptySubsequences: false)
+            guard authority.utf8.count <= 253, labels.allSatisfy({ label in
+                (1...63).contains(label.utf8.count)
+                    && label.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+            }) else {
+                throw refuse("has a host that is not a serialized one (lowercase letters, digits, '-' and '_' in labels, none empty)")
+            }
+            if let last = labels.last, last.allSatisfy({ $0 >= "0" && $0 <= "9" }) || last.hasPrefix("0x") {
+                // Ends in a number: an IPv4 address to the URL parser, which writes it as a dotted quad.
+                guard labels.count == 4, labels.allSatisfy({ label in
+                    label.allSatisfy({ $0 >= "0" && $0 <= "9" }) && (label == "0" || label.first != "0") && Int(label).map { $0 <= 255 } == true
+                }) else { throw refuse("has an IPv4 address not in dotted decimal") }
+            }
+        }
+        host = String(authority)
         self.port = port
+    }
+
+    /// `address` (between the brackets) as inet_ntop writes it back: lowercase, `::` for the
+    /// longest run of zero groups, no leading zeros — the URL standard's IPv6 serializer, for the
+    /// addresses without an embedded IPv4 part (which it writes in hex).
+    static func isCanonicalIPv6(_ address: Substring) -> Bool {
+        guard !address.contains("."), address.utf8.count < 46 else { return false }
+        var bytes = in6_addr()
+        guard inet_pton(AF_INET6, String(address), &bytes) == 1 else { return false }
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(AF_INET6, &bytes, &buffer, socklen_t(buffer.count)) != nil else { return false }
+        return String(cString: buffer) == address
     }
 
     /// An IPv4 or IPv6 literal host: no RP ID can be a domain suffix of it. A host whose last

@@ -105,7 +105,7 @@ final class SignalOriginTests: XCTestCase {
         assertRefused("localhost", from: "http://127.0.0.1:8765")              // the e2e negative: an address, not a domain
         assertRefused("127.0.0.1", from: "http://127.0.0.1")
         assertRefused("127.0.0.1", from: "https://127.0.0.1")
-        assertRefused("1", from: "https://[::1]:443")
+        assertRefused("1", from: "https://[::1]:8443")
         assertRefused("example.com", from: "https://0x7f.example.com.0x1")    // ends in a number: an IPv4 host
         assertRefused("localhost", from: "ftp://localhost")
         assertRefused("localhost", from: "chrome-extension://abc")
@@ -119,7 +119,20 @@ final class SignalOriginTests: XCTestCase {
                      "https://example.com?q", "https://[::1"] {
             XCTAssertThrowsError(try SignalOrigin(text), text)
         }
-        XCTAssertEqual(try SignalOrigin("HTTPS://Example.COM:443").serialized, "https://example.com:443")
+        // Issue 34: only the spelling a browser serializes (`new URL(o).origin` gives it back unchanged).
+        for text in ["https://..example.com", "https://.example.com", "https://example..com", "https://example.com.",
+                     "HTTPS://x.example.com", "https://X.example.com", "https://x.example.com:+443", "https://x.example.com:0443",
+                     "https://x.example.com:443", "http://localhost:80", "https://x.example.com:", "https://%78.example.com",
+                     "https://a b.example.com", "http://127.1", "http://0x7f.0.0.1", "http://127.000.0.1", "http://[::FFFF:1]",
+                     "http://[0:0::1]", "http://[::127.0.0.1]", "https://x.example.com:8443:1"] {
+            XCTAssertThrowsError(try SignalOrigin(text), text) {
+                guard case .security = $0 as? SignalFailure else { return XCTFail("\(text): \($0)") }
+            }
+        }
+        for text in ["https://example.com", "https://a_b.example.com:8443", "http://localhost:8080", "http://127.0.0.1",
+                     "http://[::1]:8080", "https://xn--bcher-kva.example", "https://1.2.3.4:1"] {
+            XCTAssertEqual(try SignalOrigin(text).serialized, text)
+        }
     }
 
     func testIDNRelyingPartyIDs() {

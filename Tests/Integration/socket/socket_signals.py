@@ -13,11 +13,14 @@ from fido2.ctap2 import Ctap2
 from socket_support import BINARY, WORK, Key, b64url, check, latchkey_cli, make_resident, offered_ids
 
 
-def native_host(store, messages, raw=b""):
+CHROMIUM_CALLER = "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/"
+
+
+def native_host(store, messages, raw=b"", caller=(CHROMIUM_CALLER,)):
     """Runs `latchkey native-host --store STORE` with `messages` framed (then `raw` bytes): its
-    exit status and its replies, parsed."""
+    exit status and its replies, parsed. `caller`: the arguments a browser adds."""
     data = b"".join(struct.pack("=I", len(body)) + body for body in (json.dumps(m).encode() for m in messages)) + raw
-    done = subprocess.run([BINARY, "native-host", "--store", store, "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/"],
+    done = subprocess.run([BINARY, "native-host", "--store", store, *caller],
                           input=data, capture_output=True, timeout=60)
     replies, out = [], done.stdout
     while out:
@@ -103,3 +106,33 @@ def test_native_host():
         assert wiring["lastContact"]["caller"] == "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/", wiring
     finally:
         assert key.stop() == 0, key.log()
+
+
+@check("native-host serves Latchkey's own extension only (Chromium's ID, Firefox's add-on ID) and takes origins only as "
+       "browsers serialize them: each malformed one a SecurityError, nothing applied or journaled (issue 34)")
+def test_native_host_callers_and_origins():
+    key = Key("bridge-strict").start()
+    try:
+        ctap = Ctap2(key.device())
+        rp = "strict.example"
+        alice = make_resident(ctap, rp, b"alice-handle", "alice", "Alice")
+        hide = {"rpId": rp, "credentialId": b64url(alice)}
+        for caller in (("chrome-extension://aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/",), ("/tmp/manifest.json", "evil@example"), ()):
+            status, replies, log = native_host(key.store, [signal(1, "unknownCredential", hide, origin="https://strict.example")],
+                                               caller=caller)
+            assert status == 1, (caller, status, replies)
+            assert replies == [{"id": None, "ok": False, "error": "SecurityError",
+                                "message": "this native host serves Latchkey's own extension only"}], replies
+            assert "is not Latchkey's extension" in log, log
+        malformed = ["https://..strict.example", "https://.strict.example", "HTTPS://x.strict.example",
+                     "https://x.strict.example:+443", "https://x.strict.example:0443", "https://x.strict.example:443",
+                     "https://X.strict.example", "https://strict.example."]
+        messages = [signal(index + 1, "unknownCredential", hide, origin=origin) for index, origin in enumerate(malformed)]
+        status, replies, log = native_host(key.store, messages, caller=("/usr/lib/mozilla/manifest.json", "signal-bridge@latchkey"))
+        assert status == 0, (status, log)
+        assert [(r["id"], r["ok"], r["error"]) for r in replies] == [(i + 1, False, "SecurityError") for i in range(len(malformed))], replies
+        assert offered_ids(ctap, rp) == {alice}, "a malformed origin changed what the key offers"
+        journal = json.loads(latchkey_cli("signal", "log", "--store", key.store, "--json").stdout)["entries"]
+        assert journal == [], journal
+    finally:
+        key.stop()

@@ -71,6 +71,7 @@ def main():
     test_notify_presence_with_stand_in()
     test_cli_store_signals()
     test_native_host()
+    test_native_host_callers_and_origins()
     test_cli_device_credential_management()
     test_ctap21_pinned_key()
     test_accounts_chosen_on_key()

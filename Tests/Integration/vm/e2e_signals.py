@@ -167,7 +167,7 @@ def garbage_to_native_host(key):
     """A frame announcing 2 GiB, then junk: answered with an error, nothing applied, exit 1."""
     before = (key.credentials(), len(key.journal()))
     frame = struct.pack("=I", 0x7FFF_FFFF) + b"\xff garbage"
-    host = subprocess.run([key.binary, "native-host", "--store", key.store, "chrome-extension://e2e/"], input=frame,
+    host = subprocess.run([key.binary, "native-host", "--store", key.store, "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/"], input=frame,
                           capture_output=True, timeout=30)
     assert host.returncode == 1, f"native-host exited {host.returncode} (stderr: {host.stderr.decode()[-300:]})"
     length = struct.unpack("=I", host.stdout[:4])[0]
