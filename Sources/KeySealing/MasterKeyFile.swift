@@ -92,15 +92,43 @@ public struct MasterKeyFile: Sendable {
     /// Replaces master.key with `contents` in one step: a private temporary file, fsync'd, then
     /// rename(2) over master.key and an fsync of the directory. A crash leaves the old file or the
     /// new one (and at worst a stray temporary, which nothing reads).
+    ///
+    /// The old file's bytes (a raw key before `store seal`, the previous record after) are then
+    /// overwritten with zeros and synced before its last name goes: renamed over, they would stay
+    /// in freed blocks. It keeps a name (`master.key.old-PID-…`) until then, so a crash in
+    /// between leaves it for `removeStaleTemporaries` to overwrite.
     func replace(with contents: [UInt8]) throws(SealError) {
         let temporary = try writeTemporary(contents)
         defer { try? FileSystem.remove(temporary) }
+        let retired = path + ".old-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        let keptOld = (try? FileSystem.link(path, to: retired)) != nil
         do {
             try FileSystem.rename(temporary, to: path)
         } catch {
+            if keptOld { try? FileSystem.remove(retired) }
             throw .io("cannot replace \(path): \(error.message)")
         }
         synchronizeDirectory()
+        if keptOld { destroy(retired) }
+    }
+
+    /// Overwrites the file at `name` with zeros, syncs it, and unlinks it — unless it is
+    /// master.key's own file under another name (a crash between link(2) and unlink(2)): then
+    /// only the extra name goes. On a copy-on-write file system (btrfs) or a flash drive that
+    /// remaps blocks, the old bytes may survive the overwrite (docs/desktop.md says so).
+    func destroy(_ name: String) {
+        if let current = try? FileSystem.linkStatus(path), let doomed = try? FileSystem.linkStatus(name),
+           current.st_dev == doomed.st_dev, current.st_ino == doomed.st_ino {
+            try? FileSystem.remove(name)
+            return
+        }
+        if let fd = try? FileDescriptor.open(name, flags: O_WRONLY | O_NOFOLLOW), let info = try? fd.status(),
+           info.st_mode & S_IFMT == S_IFREG {
+            let size = min(Int(info.st_size), Self.largestFile * 4)
+            try? fd.writeAll([UInt8](repeating: 0, count: size))
+            try? fd.synchronize()
+        }
+        try? FileSystem.remove(name)
     }
 
     /// `contents` in a new private, fsync'd `master.key.new-PID-…` beside master.key (the name
@@ -118,18 +146,16 @@ public struct MasterKeyFile: Sendable {
         return temporary
     }
 
-    /// Removes `master.key.new-PID-…` files whose writer is gone: a seal, unseal or creation
-    /// killed before its rename. (An unseal's temporary holds the raw key: it must not outlive it.)
+    /// Removes `master.key.new-PID-…` and `master.key.old-PID-…` files whose writer is gone (a
+    /// seal, unseal or creation killed before it finished), their bytes overwritten first: an
+    /// unseal's temporary holds the raw key, a retired file the old key or record.
     public func removeStaleTemporaries() {
         guard let names = try? FileSystem.entries(directory) else { return }
-        let prefix = "master.key.new-"
-        for name in names where name.hasPrefix(prefix) {
+        for name in names {
+            guard let prefix = ["master.key.new-", "master.key.old-"].first(where: { name.hasPrefix($0) }) else { continue }
             let pid = name.dropFirst(prefix.count).split(separator: "-").first.flatMap { Int32($0) }
             if let pid, pid > 0, kill(pid, 0) == 0 || errno == EPERM { continue }   // its writer still runs
-            if var stale = try? FileDescriptor.open(directory + "/" + name, flags: O_RDWR | O_NOFOLLOW).readAll(limit: Self.largestFile) {
-                stale.wipe()
-            }
-            try? FileSystem.remove(directory + "/" + name)
+            destroy(directory + "/" + name)
         }
         synchronizeDirectory()
     }

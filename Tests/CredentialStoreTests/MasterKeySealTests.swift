@@ -104,6 +104,44 @@ final class MasterKeySealTests: XCTestCase {
         try FileManager.default.removeItem(atPath: live)
     }
 
+    /// Issue 34, finding 8: the raw key renamed over by `store seal` stayed in freed blocks. Now
+    /// the old file's bytes are overwritten (a hard link the test keeps to it reads zeros) before
+    /// its last name goes; a stale retired name is overwritten too — unless it is master.key's
+    /// own file (a crash between link and unlink), which must survive.
+    func testSealOverwritesTheOldKeyInPlace() throws {
+        let (temporary, credential) = try storeWithACredential()
+        let path = temporary.storePath + "/master.key"
+        let witness = temporary.storePath + "/witness"
+        XCTAssertEqual(link(path, witness), 0)
+        let raw = try Data(contentsOf: URL(fileURLWithPath: witness))
+        XCTAssertEqual(raw.count, 32)
+        XCTAssertNotEqual(raw, Data(count: 32))
+        try MasterKeySeal.seal(directory: temporary.storePath, passphrase: passphrase, parameters: quick)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: witness)), Data(count: 32), "the raw key was not overwritten")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: temporary.storePath).filter { $0.contains(".old-") }, [])
+
+        // A retired file left by a killed seal: overwritten, then removed.
+        let retired = temporary.storePath + "/master.key.old-2147483646-ab"
+        let retiredWitness = temporary.storePath + "/witness2"
+        try Data(repeating: 9, count: 32).write(to: URL(fileURLWithPath: retired))
+        XCTAssertEqual(chmod(retired, 0o600), 0)
+        XCTAssertEqual(link(retired, retiredWitness), 0)
+        // A crash between link and unlink: the extra name of master.key itself.
+        let alias = temporary.storePath + "/master.key.old-2147483645-cd"
+        XCTAssertEqual(link(path, alias), 0)
+        let sealed = try Data(contentsOf: URL(fileURLWithPath: path))
+        MasterKeyFile(directory: temporary.storePath).removeStaleTemporaries()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: retired))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: retiredWitness)), Data(count: 32))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: alias))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: path)), sealed, "master.key itself was left alone")
+        MasterKeySeal.installPassphraseSource { [passphrase] _ in passphrase }
+        defer { MasterKeySeal.installPassphraseSource(nil) }
+        let store = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        defer { store.close() }
+        assertSameCredential(try store.residentCredential(id: credential.credentialID), credential)
+    }
+
     func testDamagedOrForeignSealsAreErrorsNotTraps() throws {
         let (temporary, _) = try storeWithACredential()
         try MasterKeySeal.seal(directory: temporary.storePath, passphrase: passphrase, parameters: quick)
