@@ -32,6 +32,7 @@ public struct DoctorCheck: Sendable, Equatable {
         var checks = [uhid(facts)]
         if let boot = uhidBoot(facts) { checks.append(boot) }
         if let access = uhidAccess(facts) { checks.append(access) }
+        if let sharing = uhidSharing(facts) { checks.append(sharing) }
         checks.append(udevRules(facts))
         checks.append(hidrawAccess(facts))
         checks.append(keyRunning(facts))
@@ -124,6 +125,27 @@ public struct DoctorCheck: Sendable, Equatable {
                            detail: "\(facts.userName) cannot open \(facts.uhidPath) for reading and writing", fix: fix)
     }
 
+    /// Whoever may open /dev/uhid can create a device that claims another user in its HID phys,
+    /// and the udev rule gives its node to that user, whose browser then registers passkeys on
+    /// the creator's key (issue 34, finding 5). Fine for one user; a warning for more.
+    static func uhidSharing(_ facts: DoctorFacts) -> DoctorCheck? {
+        guard facts.uhidNodeExists, facts.udevRulePath != nil else { return nil }
+        let title = "who may create keys"
+        let creators = facts.uhidCreators
+        if creators.count <= 1 && creators != ["everyone"] {
+            return DoctorCheck(id: "uhid-sharing", title: title, status: .ok,
+                               detail: creators.isEmpty ? "only root may open \(facts.uhidPath)"
+                                   : "only \(creators[0]) (and root) may open \(facts.uhidPath)")
+        }
+        let who = creators == ["everyone"] ? "every user" : "\(creators.count) users (\(creators.joined(separator: ", ")))"
+        return DoctorCheck(id: "uhid-sharing", title: title, status: .warn,
+                           detail: "\(who) may open \(facts.uhidPath): any of them can present a security key whose device "
+                               + "node udev gives to another of them (the rule trusts the owner the device names), so that "
+                               + "user's browser would register passkeys on a key the creator controls",
+                           fix: "on a machine shared by several people, keep group latchkey to one user "
+                               + "(sudo gpasswd -d USER latchkey) and run other users' keys on the socket transport")
+    }
+
     static func udevRules(_ facts: DoctorFacts) -> DoctorCheck {
         let title = "udev rules"
         if let path = facts.udevRulePath {
@@ -132,8 +154,8 @@ public struct DoctorCheck: Sendable, Equatable {
         // Without the rule only root (or a hand-made chmod) reaches /dev/uhid.
         let blocking = facts.uhidNodeExists && !facts.uhidAccessible
         return DoctorCheck(id: "udev-rules", title: title, status: blocking ? .fail : .warn,
-                           detail: "70-latchkey.rules is not installed (it gives group latchkey and the user at the seat "
-                               + "/dev/uhid and Latchkey's hidraw nodes)",
+                           detail: "70-latchkey.rules is not installed (it gives group latchkey /dev/uhid, and each "
+                               + "Latchkey hidraw node to the user whose key it is)",
                            fix: installHint + "; or by hand: " + ruleCommands)
     }
 

@@ -1,6 +1,7 @@
 import CredentialStore
 import Foundation
 import SignalBridge
+import SystemIO
 import LinuxHID
 import Presence
 import KeySealing
@@ -56,6 +57,10 @@ public struct DoctorFacts: Sendable, Equatable {
     public var uhidPath = "/dev/uhid"
     public var uhidNodeExists = false
     public var uhidAccessible = false
+    /// The users besides root who may open /dev/uhid (its owner, its group's members and the
+    /// users whose primary group it is, users named in its ACL), by name; "everyone" when its
+    /// mode lets others in. Each of them can create a device the udev rule gives to another.
+    public var uhidCreators: [String] = []
     public var uhidModuleLoaded = false
     public var uhidBuiltIn = false
     public var uhidModuleAvailable = false
@@ -131,6 +136,7 @@ public struct DoctorFacts: Sendable, Equatable {
         facts.uhidPath = paths.uhid
         facts.uhidNodeExists = manager.fileExists(atPath: paths.uhid)
         facts.uhidAccessible = access(paths.uhid, R_OK | W_OK) == 0
+        facts.uhidCreators = UHIDCreators.find(path: paths.uhid)
         facts.uhidModuleLoaded = manager.fileExists(atPath: paths.sysModule)
         let moduleDirectory = paths.modulesRoot + "/" + facts.kernelRelease
         facts.uhidBuiltIn = lines(of: moduleDirectory + "/modules.builtin").contains { $0.hasSuffix("/uhid.ko") }
@@ -266,5 +272,63 @@ public struct DoctorFacts: Sendable, Equatable {
             if filled > 0 { groups.formUnion(list.prefix(Int(filled))) }
         }
         return groups
+    }
+}
+
+/// Who besides root may open /dev/uhid for reading and writing (`DoctorFacts.uhidCreators`).
+enum UHIDCreators {
+    static func find(path: String) -> [String] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return [] }
+        let mode = info.st_mode
+        if mode & 0o006 == 0o006 { return ["everyone"] }
+        var names = Set<String>()
+        if info.st_uid != 0, mode & 0o600 == 0o600, let name = userName(info.st_uid) { names.insert(name) }
+        if mode & 0o060 == 0o060 { names.formUnion(groupMembers(info.st_gid)) }
+        names.formUnion(aclUsers(path))
+        names.remove("root")
+        return names.sorted()
+    }
+
+    static func userName(_ uid: uid_t) -> String? {
+        getpwuid(uid).flatMap { $0.pointee.pw_name.map { String(cString: $0) } }
+    }
+
+    /// Members listed in the group database, and users whose primary group it is.
+    static func groupMembers(_ gid: gid_t) -> Set<String> {
+        var names = Set<String>()
+        if let group = getgrgid(gid) {
+            var member = group.pointee.gr_mem
+            while let name = member?.pointee {
+                names.insert(String(cString: name))
+                member = member?.advanced(by: 1)
+            }
+        }
+        setpwent()
+        while let entry = getpwent() {
+            if entry.pointee.pw_gid == gid, let name = entry.pointee.pw_name { names.insert(String(cString: name)) }
+        }
+        endpwent()
+        return names
+    }
+
+    /// The named users of the POSIX ACL (`system.posix_acl_access`: a 4-byte version, then
+    /// entries of tag (2 bytes), permissions (2) and id (4); tag 2 is a named user) with read
+    /// and write — what systemd-logind's `uaccess` grants the user at the seat.
+    static func aclUsers(_ path: String) -> Set<String> {
+        guard let buffer = FileSystem.extendedAttribute(path, "system.posix_acl_access"), buffer.count >= 4 else { return [] }
+        let size = buffer.count
+        var names = Set<String>()
+        var offset = 4
+        while offset + 8 <= size {
+            let tag = UInt16(buffer[offset]) | UInt16(buffer[offset + 1]) << 8
+            let permissions = UInt16(buffer[offset + 2]) | UInt16(buffer[offset + 3]) << 8
+            let id = UInt32(buffer[offset + 4]) | UInt32(buffer[offset + 5]) << 8 | UInt32(buffer[offset + 6]) << 16
+                | UInt32(buffer[offset + 7]) << 24
+            if tag == 0x02, permissions & 0o6 == 0o6 { names.insert(userName(uid_t(id)) ?? "uid \(id)") }
+            if tag == 0x08, permissions & 0o6 == 0o6 { names.formUnion(groupMembers(gid_t(id))) }
+            offset += 8
+        }
+        return names
     }
 }

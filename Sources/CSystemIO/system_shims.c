@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/xattr.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -24,6 +25,10 @@ int lk_peer_credentials(int fd, uint32_t *uid, int32_t *pid) {
     *uid = credentials.uid;
     *pid = credentials.pid;
     return 0;
+}
+
+long lk_getxattr(const char *path, const char *name, void *buffer, size_t size) {
+    return (long)getxattr(path, name, buffer, size);
 }
 
 int lk_pipe_cloexec(int fds[2]) {

@@ -1,3 +1,4 @@
+import CSystemIO
 import Glibc
 
 /// Path-level calls (no descriptor): status, removal, modes, private directories.
@@ -79,6 +80,14 @@ public enum FileSystem {
 
     /// Whether `info` is a directory (not a link to one) owned by this user with no group or
     /// other access: the test for a directory that holds sockets or secrets.
+    /// The extended attribute `name` of `path` (following links), or nil when it has none.
+    public static func extendedAttribute(_ path: String, _ name: String) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let size = buffer.withUnsafeMutableBytes { lk_getxattr(path, name, $0.baseAddress, $0.count) }
+        guard size >= 0 else { return nil }
+        return Array(buffer.prefix(size))
+    }
+
     public static func isPrivateDirectory(_ info: stat) -> Bool {
         info.st_mode & S_IFMT == S_IFDIR && info.st_uid == getuid() && info.st_mode & 0o077 == 0
     }

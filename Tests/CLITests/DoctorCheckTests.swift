@@ -1,6 +1,7 @@
 @testable import CLI
 import CredentialStore
 import FIDOClient
+import FIDOCrypto
 import Foundation
 import KeyService
 import LatchkeyTestSupport
@@ -57,6 +58,22 @@ final class DoctorCheckTests: XCTestCase {
         try XCTUnwrap(DoctorCheck.evaluate(facts).first { $0.id == id }, "no check \(id)")
     }
 
+    /// Issue 34, finding 5: everyone who may open /dev/uhid can give another user a fake key.
+    func testUHIDSharingCheck() throws {
+        var facts = healthy()
+        facts.uhidCreators = ["pat"]
+        XCTAssertEqual(try check("uhid-sharing", in: facts).status, .ok)
+        XCTAssertEqual(try check("uhid-sharing", in: facts).detail, "only pat (and root) may open /dev/uhid")
+        facts.uhidCreators = ["pat", "sam"]
+        let shared = try check("uhid-sharing", in: facts)
+        XCTAssertEqual(shared.status, .warn)
+        XCTAssertTrue(shared.detail.hasPrefix("2 users (pat, sam) may open /dev/uhid"), shared.detail)
+        XCTAssertTrue(shared.fix?.contains("gpasswd -d USER latchkey") == true)
+        facts.uhidCreators = ["everyone"]
+        XCTAssertTrue(try check("uhid-sharing", in: facts).detail.hasPrefix("every user may open"))
+        XCTAssertEqual(DoctorCommand.exitStatus(DoctorCheck.evaluate(facts)), 0, "a warning, not a failure")
+    }
+
     /// Issue 14: how the master key is kept. Unsealed is a warning (rigs keep it so), never a failure.
     func testMasterKeyCheck() throws {
         var facts = healthy()
@@ -75,13 +92,23 @@ final class DoctorCheckTests: XCTestCase {
             XCTAssertEqual(try check("master-key", in: facts).status, .ok, "\(state)")
         }
         XCTAssertTrue(try check("master-key", in: facts).detail.contains("login keyring"))
+        // Issue 34: a seal weaker than its method can make it is a warning with the command that fixes it.
+        facts.store.masterKey = .sealedWithTPM(pcrs: [], pinned: false)
+        let unpinned = try check("master-key", in: facts)
+        XCTAssertEqual(unpinned.status, .warn)
+        XCTAssertTrue(unpinned.detail.contains("does not name the TPM's storage key"), unpinned.detail)
+        XCTAssertEqual(unpinned.fix, "latchkey store seal --tpm --store '/home/pat/.local/share/latchkey/default'")
+        facts.store.masterKey = .sealedWithPassphrase(Scrypt.Parameters(logN: 12, r: 8, p: 1))
+        XCTAssertEqual(try check("master-key", in: facts).status, .warn)
+        XCTAssertEqual(try check("master-key", in: facts).fix, "latchkey store seal --passphrase --store '/home/pat/.local/share/latchkey/default'")
+        facts.store.masterKey = .sealedWithKeyring(item: String(repeating: "a", count: 32))
         facts.store.integrity = .sealedNotChecked
         XCTAssertEqual(try check("store", in: facts).status, .ok, "a sealed store without its passphrase is not a failure")
     }
 
     func testAHealthySetupIsAllOK() {
         let checks = DoctorCheck.evaluate(healthy())
-        XCTAssertEqual(checks.map(\.id), ["uhid", "uhid-boot", "uhid-access", "udev-rules", "hidraw-access",
+        XCTAssertEqual(checks.map(\.id), ["uhid", "uhid-boot", "uhid-access", "uhid-sharing", "udev-rules", "hidraw-access",
                                           "key-running", "store", "user-service", "signal-bridge", "sandboxed-browsers"])
         XCTAssertEqual(checks.filter { $0.status != .ok }, [])
         XCTAssertEqual(DoctorCommand.exitStatus(checks), 0)

@@ -24,6 +24,10 @@ int lk_accept4_cloexec_nonblock(int fd);
 /// Why a shim: struct ucred is declared only under _GNU_SOURCE.
 int lk_peer_credentials(int fd, uint32_t *uid, int32_t *pid);
 
+/// getxattr(path, name, buffer, size): the attribute's length, or −1 and errno.
+/// Why a shim: <sys/xattr.h> is not part of Swift's Glibc module.
+long lk_getxattr(const char *path, const char *name, void *buffer, size_t size);
+
 /// pipe2(fds, O_CLOEXEC): 0, or −1 and errno.
 /// Why a shim: pipe2 is declared only under _GNU_SOURCE; pipe + fcntl would leave a window in
 /// which a concurrent spawn inherits the pipe (and its reader never sees end of file).

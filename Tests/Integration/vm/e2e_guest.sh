@@ -490,6 +490,13 @@ udev_rule_checks() {  # udev_rule_checks MAIN_NODE (udevd running, rule loaded)
         setpriv --reuid=4242 --regid=4242 --groups="$gid" "$BIN" probe "$alice" --pings 2 --echo-bytes 0 >"$WORK/probe-user.txt" 2>&1 \
             && echo "uid 4242 probed its own key $alice" || { cat "$WORK/probe-user.txt"; ok=0; }
     fi
+    # Issue 34: /dev/uhid is group latchkey's alone (no seat ACL): a user outside it cannot
+    # create a device, so cannot name another user as its owner.
+    if setpriv --reuid=4244 --regid=4244 --clear-groups sh -c 'exec 3<>/dev/uhid' 2>/dev/null; then
+        echo "uid 4244 (not in group latchkey) could open /dev/uhid"; ok=0
+    else
+        echo "uid 4244 (not in group latchkey) cannot open /dev/uhid"
+    fi
     # Another user — even in group latchkey — opens neither uid 4242's key nor root's.
     local other
     for other in "$alice" "$node"; do
