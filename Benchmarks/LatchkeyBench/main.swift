@@ -9,6 +9,9 @@ import Foundation
 ///   latchkey-bench --remote socket:PATH --remote /dev/hidrawN [--seconds S] [--json FILE]
 ///                                                    running keys only (scripts/bench --vm)
 ///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
+///   latchkey-bench --soak PATH/TO/latchkey [--requests N] [--clients C] [--json FILE]
+///                                                    one key process, N getAssertions (default 1,000,000)
+///                                                    from C clients (8): its memory and descriptors
 // Secrets in the secure heap, as `latchkey serve` has them (LatchkeyCLI.runProcess): its lock
 // is on every key's allocation, so the figures include it.
 SecureHeap.start()
@@ -20,6 +23,9 @@ var jsonPath: String?
 var profile: String?
 var remotes: [String] = []
 var iterations = 1000
+var soakBinary: String?
+var soakRequests = 1_000_000
+var soakClients = 8
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
     arguments.removeFirst()
@@ -41,11 +47,20 @@ while let argument = arguments.first {
     case "--profile":
         profile = arguments.first
         arguments = Array(arguments.dropFirst())
+    case "--soak":
+        soakBinary = arguments.first
+        arguments = Array(arguments.dropFirst())
+    case "--requests":
+        soakRequests = Int(arguments.first ?? "") ?? soakRequests
+        arguments = Array(arguments.dropFirst())
+    case "--clients":
+        soakClients = Int(arguments.first ?? "") ?? soakClients
+        arguments = Array(arguments.dropFirst())
     case "--iterations":
         iterations = Int(arguments.first ?? "") ?? iterations
         arguments = Array(arguments.dropFirst())
     case "-h", "--help":
-        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]")
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N] | --soak LATCHKEY [--requests N] [--clients C]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]\n".utf8))
@@ -76,6 +91,12 @@ report.machine["build"] = "release"
 print("latchkey-bench (\(report.machine["mode"]!), \(report.machine["build"]!), \(report.machine["cores"]!) cores)")
 report.printHeader()
 do {
+    if let soakBinary {
+        try SoakBenchmark.run(report: report, binary: soakBinary, requests: soakRequests, clients: soakClients)
+        if let jsonPath { try report.writeJSON(to: jsonPath) }
+        print("benchmark: \(report.rows.count) figures")
+        exit(0)
+    }
     if !remotes.isEmpty {
         try RemoteBenchmarks.run(report: report, targets: remotes, seconds: seconds)
         if let jsonPath { try report.writeJSON(to: jsonPath) }
