@@ -10,7 +10,9 @@ import SystemIO
 /// code of the protocol and a message. Skipped: answers that wait for a request (they would
 /// wait up to their timeout) and socket keys the input would place on the file system.
 let rig: Rig = {
-    var template = Array("/tmp/lk-fuzzrig-XXXXXX".utf8CString)
+    // tmpfs where there is one: the rig's stores commit durably (see FuzzSignalBridge).
+    let base = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp"
+    var template = Array("\(base)/lk-fuzzrig-XXXXXX".utf8CString)
     guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else { fatalError("mkdtemp") }
     let root = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     let rig = Rig(root: root, uhidPath: "/nonexistent/uhid", logger: Logger(level: .error, sink: { _ in }))
