@@ -764,7 +764,7 @@ step "latchkey probe over hidraw: INIT, 20 PINGs, 7609-byte echo, WINK, getInfo 
 step "latchkey probe by key name (text, 1500-byte echo checked) and latchkey wink reach the key" check_cli_probe_text_and_wink
 step "latchkey doctor reports the missing udev rule (WARN for root, with the fix)" check_doctor_reports_missing_rule
 step "installing udev/70-latchkey.rules turns doctor's udev-rules check OK" check_doctor_with_rule
-step "udev applies the rule: /dev/uhid 0660 group latchkey; each key's hidraw node 0600 for the user running it; another user (even in the group) is refused" check_udev_rule_applies
+step "udev applies the rule: /dev/uhid 0660 group latchkey and nobody else (a user outside it cannot open it); each key's hidraw node 0600 for the user running it; another user (even in the group) is refused" check_udev_rule_applies
 step "scripts/install and scripts/uninstall (each twice: idempotent); doctor sees the install" check_install_and_uninstall
 step "--presence control: fido2-cred waits until \`latchkey approve\` gives the touch" check_control_approve
 step "--presence control: \`latchkey deny\` → fido2-cred exits 1, key logs CTAP2_ERR_OPERATION_DENIED" check_control_deny
