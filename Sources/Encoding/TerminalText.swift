@@ -29,22 +29,13 @@ public enum TerminalText {
     /// are (paths, JSON); text from outside that must not pass for an escape is quoted field by
     /// field before it is put into a message (`DisplayText.safe` in Authenticator).
     public static func lines(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { isActive($0) && $0 != "\n" && $0 != "\t" }) else { return text }
-        var shown = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            if isActive(scalar) && scalar != "\n" && scalar != "\t" {
-                shown.append(contentsOf: escape(scalar).unicodeScalars)
-            } else {
-                shown.append(scalar)
-            }
-        }
-        return String(shown)
+        replacingActive(in: text, keeping: ["\n", "\t"], with: escape)
     }
 
     /// One line as it may reach a terminal or a log: like `lines`, but a line feed is escaped
     /// too, so a message cannot fake a line of its own.
     public static func line(_ text: String) -> String {
-        lines(text).replacingNewlines()
+        replacingActive(in: text, keeping: ["\t"], with: escape)
     }
 
     /// JSON text as it may reach a terminal: every active scalar but line feed and tab written
@@ -52,11 +43,17 @@ public enum TerminalText {
     /// scalars can only stand inside strings, where the escape means the same scalar, so the
     /// document's meaning is unchanged.
     public static func json(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { isActive($0) && $0 != "\n" && $0 != "\t" }) else { return text }
+        replacingActive(in: text, keeping: ["\n", "\t"], with: jsonEscape)
+    }
+
+    /// `text` with every active scalar not in `kept` replaced by `replacement`'s text.
+    static func replacingActive(in text: String, keeping kept: Set<Unicode.Scalar>,
+                                with replacement: (Unicode.Scalar) -> String) -> String {
+        guard text.unicodeScalars.contains(where: { isActive($0) && !kept.contains($0) }) else { return text }
         var shown = String.UnicodeScalarView()
         for scalar in text.unicodeScalars {
-            if isActive(scalar) && scalar != "\n" && scalar != "\t" {
-                shown.append(contentsOf: jsonEscape(scalar).unicodeScalars)
+            if isActive(scalar) && !kept.contains(scalar) {
+                shown.append(contentsOf: replacement(scalar).unicodeScalars)
             } else {
                 shown.append(scalar)
             }
@@ -73,16 +70,5 @@ public enum TerminalText {
         guard scalar.value > 0xFFFF else { return unit(scalar.value) }
         let value = scalar.value - 0x10000
         return unit(0xD800 + (value >> 10)) + unit(0xDC00 + (value & 0x3FF))
-    }
-}
-
-private extension String {
-    func replacingNewlines() -> String {
-        guard contains("\n") else { return self }
-        var shown = String.UnicodeScalarView()
-        for scalar in unicodeScalars {
-            if scalar == "\n" { shown.append(contentsOf: TerminalText.escape(scalar).unicodeScalars) } else { shown.append(scalar) }
-        }
-        return String(shown)
     }
 }
