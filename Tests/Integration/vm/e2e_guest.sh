@@ -447,6 +447,8 @@ check_udev_rule_applies() {  # the rule, run by udev itself: /dev/uhid for group
     grep -E '70-latchkey.rules' "$WORK/udevadm-hidraw.txt" "$WORK/udevadm-uhid.txt"
     grep -qE '70-latchkey.rules:[0-9]+ (OWNER|MODE)' "$WORK/udevadm-hidraw.txt" || { tail -40 "$WORK/udevadm-hidraw.txt"; return 1; }
     grep -qE '70-latchkey.rules:[0-9]+ (GROUP|MODE)' "$WORK/udevadm-uhid.txt" || { tail -40 "$WORK/udevadm-uhid.txt"; return 1; }
+    # Issue 34: no seat ACL on /dev/uhid (the user at the seat could give another user a fake key).
+    if grep -E '^(CURRENT_)?TAGS=.*:uaccess:' "$WORK/udevadm-uhid.txt"; then echo "/dev/uhid is tagged uaccess"; return 1; fi
     # Apply it for real: the guest's udevd (virtme-ng's init starts one; else one of our own while we need it).
     local own_udevd=""
     if ! udevadm control --ping --timeout=5 >/dev/null 2>&1; then
