@@ -47,7 +47,8 @@ public final class SocketTransport: ReportTransport {
     /// Listens on `path`, published only once it accepts (`PublishedSocket`). An existing
     /// socket file nobody listens on (connect → ECONNREFUSED) is replaced; a live one is
     /// `.socketInUse`; anything else at `path` is left alone and reported. A client whose uid
-    /// is not this process's is closed at once (SO_PEERCRED), whatever the file's mode allows.
+    /// is neither this process's nor root's is closed at once (SO_PEERCRED), whatever the
+    /// file's mode allows.
     public init(path: String, maximumConnections: Int = SocketTransport.defaultMaximumConnections) throws(TransportError) {
         self.maximumConnections = max(1, maximumConnections)
         spareDescriptor = try? FileDescriptor.open("/dev/null", flags: O_RDONLY)

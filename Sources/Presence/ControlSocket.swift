@@ -80,7 +80,8 @@ public final class ControlSocket: @unchecked Sendable {
         return text.hasPrefix("/") ? text : nil
     }
 
-    /// This machine's host name as a file name: letters, digits, '-' and '.', at most 32 bytes.
+    /// This machine's host name as a file name: its first label's letters, digits and '-', at
+    /// most 32 bytes ("localhost" when nothing is left).
     public static func hostLabel() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
