@@ -101,8 +101,20 @@ extension CBORValue {
             key.encode(into: &keys)
             order.append((start, keys.count, value))
         }
+        // canonicalKeyPrecedes on raw ranges: the generic slice comparison cost more than the
+        // rest of encoding a getInfo answer.
         keys.withUnsafeBufferPointer { keys in
-            order.sort { canonicalKeyPrecedes(keys[$0.start..<$0.end], keys[$1.start..<$1.end]) }
+            order.sort { a, b in
+                let length = a.end - a.start
+                if length != b.end - b.start { return length < b.end - b.start }
+                var index = 0
+                while index < length {
+                    let x = keys[a.start + index], y = keys[b.start + index]
+                    if x != y { return x < y }
+                    index += 1
+                }
+                return false
+            }
         }
         for entry in order {
             buffer.append(contentsOf: keys[entry.start..<entry.end])
