@@ -19,6 +19,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bridge = Bridge.shared
     var reader = NativeMessageReader()
     reader.append(input)
+    var messages = 0
     while true {
         let message: [UInt8]?
         do throws(NativeMessageReader.Failure) {
@@ -28,6 +29,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
             break
         }
         guard let message else { break }
+        messages += 1
         let (reply, understood) = bridge.session.handle(message)
         guard let json = try? JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any] else {
             invariant(false, "the reply is not a JSON object: \(reply.prefix(200))")
@@ -48,7 +50,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         }
         guard understood else { break }
     }
-    bridge.checkOtherSite()
+    bridge.checkOtherSite(messages: messages)
     return 0
 }
 
@@ -89,12 +91,15 @@ final class Bridge: @unchecked Sendable {
                                     limiter: SignalRateLimiter(capacity: .infinity, refillPerSecond: 0), now: { 0 })
     }
 
-    /// No signal from any origin but other.example's own may touch its credential.
-    func checkOtherSite() {
+    /// No signal from any origin but other.example's own may touch its credential. Each input
+    /// starts with it untouched (the end of the last one restored it), so only this input's
+    /// journal entries — at most one per message — can explain a change: reading the whole
+    /// journal made every input slower than the one before.
+    func checkOtherSite(messages: Int) {
         guard let other = try? store.residentCredential(id: otherID) else { return invariant(false, "other.example's credential is gone") }
         let touched = other.hiddenSince != nil || other.userName != "user" || other.userDisplayName != "User"
         guard touched else { return }
-        let sources = (try? store.signalJournal(limit: 1_000)) ?? []
+        let sources = (try? store.signalJournal(limit: messages)) ?? []
         let bySite = sources.contains { entry in
             guard entry.rpID == "other.example", let host = try? SignalOrigin(entry.source).host else { return false }
             return host == "other.example" || host.hasSuffix(".other.example")

@@ -75,6 +75,10 @@ public final class FuzzKey {
         var pin: PINState?
     }
     nonisolated(unsafe) static var seeds: [UInt8: Seed] = [:]
+    /// getInfo answers that passed `check`, by setup variant (whose seeds set the secrets).
+    nonisolated(unsafe) static var checkedInfo: [UInt8: Set<[UInt8]>] = [:]
+    /// The setup bits that choose what is seeded.
+    let variant: UInt8
     public static let rpID = "fuzz.example"
     public static let pinText = "271828"
 
@@ -115,6 +119,7 @@ public final class FuzzKey {
         })
         secrets = [Self.deviceSecrets.wrappingKey.copyBytes(), Self.deviceSecrets.attestationPrivateKey.copyBytes()]
         let variant = setup & 0x37
+        self.variant = variant
         if let seed = Self.seeds[variant] {
             // The same state as seeding through makeCredential and clientPIN, restored directly.
             for credential in seed.residents { try? store.saveResidentCredential(credential) }
@@ -197,6 +202,11 @@ public final class FuzzKey {
     /// - none of `secrets` anywhere in it.
     public func check(request: [UInt8], response: [UInt8]) {
         invariant(!response.isEmpty, "empty response to \(hex(request))")
+        // A getInfo answer is checked once per setup variant and text: it is most of the bytes
+        // a config script reads back, and its invariants depend on nothing but its bytes.
+        let memoizable = request.first == CTAPCommand.getInfo.rawValue
+        if memoizable, Self.checkedInfo[variant]?.contains(response) == true { return }
+        defer { if memoizable { Self.checkedInfo[variant, default: []].insert(response) } }
         let status = response[0]
         invariant(CTAP2StatusCode(rawValue: status) != nil, "undefined status 0x\(hex([status]))")
         if response.count > 1 {

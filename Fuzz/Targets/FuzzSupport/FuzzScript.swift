@@ -35,15 +35,38 @@ public struct CommandFamily {
                 continue
             }
             let command = commands[Int(op & 0x7F) % commands.count]
+            let sent: [UInt8]
             if op & 0x80 == 0 {
-                key.send([command.rawValue] + body)
+                sent = body
             } else {
                 guard let request = try? CBORDecoder.decode(body) else { continue }
                 if token == nil { token = key.token(permissions, rpID: FuzzKey.rpID) }
                 guard let token, let authenticated = authenticate(command, request, token) else { continue }
-                key.send([command.rawValue] + authenticated.encoded())
+                sent = authenticated.encoded()
             }
-            if command == .clientPIN || command == .reset { token = nil }
+            let response = key.send([command.rawValue] + sent)
+            if Self.mayEndToken(command, parameters: sent, status: response.first) { token = nil }
+        }
+    }
+}
+
+extension CommandFamily {
+    /// Whether the answer to `command` may have ended the platform's token: a reset that
+    /// succeeded; a clientPIN subcommand other than getPINRetries (0x01), getKeyAgreement
+    /// (0x02) and getUVRetries (0x07) that succeeded (a new token, a new PIN) or that touched
+    /// the PIN's retries (which regenerates the key agreement). Other answers change nothing, so
+    /// the token is kept: a fresh one costs two ECDH agreements and a key generation (about
+    /// 0.8 ms under ASan), most of an input's time when it was made after every record. A wrong
+    /// guess costs coverage only (the next request fails its pinUvAuthParam check).
+    static func mayEndToken(_ command: CTAPCommand, parameters: [UInt8], status: UInt8?) -> Bool {
+        switch command {
+        case .reset: return status == CTAP2StatusCode.success.rawValue
+        case .clientPIN:
+            guard [CTAP2StatusCode.success, .pinInvalid, .pinBlocked, .pinAuthBlocked]
+                .contains(where: { $0.rawValue == status }) else { return false }
+            let subcommand = (try? CBORDecoder.decode(parameters))?[2]?.intValue
+            return ![1, 2, 7].contains(subcommand)
+        default: return false
         }
     }
 }
