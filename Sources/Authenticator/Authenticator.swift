@@ -17,6 +17,8 @@ public final class Authenticator: @unchecked Sendable {
     public let accountChooser: AccountChooser
     let clock: AuthenticatorClock
     let random: RandomSource
+    /// Where new credential keys are made and kept (`serve --keys tpm`); nil: in software.
+    public let keyDevice: (any CredentialKeyDevice)?
 
     var secrets: DeviceSecrets
     var codec: CredentialIDCodec
@@ -40,7 +42,8 @@ public final class Authenticator: @unchecked Sendable {
 
     public init(configuration: AuthenticatorConfiguration = .init(), store: CredentialStorePort,
                 presence: UserPresence, userVerification: (any UserVerification)? = nil, clock: AuthenticatorClock,
-                random: RandomSource = SystemRandom(), accountChooser: AccountChooser = AccountChooser()) throws(StoreError) {
+                random: RandomSource = SystemRandom(), accountChooser: AccountChooser = AccountChooser(),
+                keyDevice: (any CredentialKeyDevice)? = nil) throws(StoreError) {
         // A key whose keys all come from its random source (a seeded rig key) cannot make RSA
         // keys (primes are searched for, not drawn), so it does not offer RSA at all: a client
         // offering [RS256, ES256] then gets ES256, not a refusal after the touch.
@@ -48,7 +51,11 @@ public final class Authenticator: @unchecked Sendable {
         if random.derivesKeys { configuration.algorithms.removeAll { $0.rsaPadding != nil } }
         // A curve this libcrypto lacks is not offered (getInfo lists only what the key can make).
         configuration.algorithms.removeAll { !$0.isAvailableInLibcrypto }
+        // A key device (a TPM) makes P-256 keys: the key then offers ES256 alone, so that no
+        // credential it makes is a software key the user did not ask for.
+        if keyDevice != nil { configuration.algorithms = [.es256] }
         self.configuration = configuration
+        self.keyDevice = keyDevice
         self.store = store
         self.presence = presence
         self.userVerification = userVerification

@@ -182,14 +182,21 @@ extension Authenticator {
     /// user, credentialID, publicKey (COSE, derived from the stored private key), credProtect,
     /// largeBlobKey and thirdPartyPayment of one credential (§6.8.4).
     private func response(for credential: ResidentCredential) throws(CTAP2StatusCode) -> CredentialManagementResponse {
-        guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
-              let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
-            throw .other
+        let publicKey: COSEKey
+        if let deviceKey = DeviceKey(stored: credential.privateKey) {
+            // A device's key is listed (and can be deleted) even on a key without that device.
+            publicKey = .ec2P256(algorithm: .es256, x: deviceKey.x, y: deviceKey.y)
+        } else {
+            guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
+                  let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
+                throw .other
+            }
+            publicKey = key.cosePublicKey
         }
         var response = CredentialManagementResponse(
             user: UserEntity(id: credential.userHandle, name: credential.userName, displayName: credential.userDisplayName),
             credentialID: CredentialDescriptor(id: credential.credentialID),
-            publicKey: key.cosePublicKey.cborValue,
+            publicKey: publicKey.cborValue,
             credProtect: credential.credProtect,
             largeBlobKey: credential.largeBlobKey?.copyBytes())
         // Whether it is a payment credential, on a key that offers thirdPartyPayment (python-fido2

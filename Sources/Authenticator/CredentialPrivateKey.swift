@@ -8,6 +8,8 @@ enum CredentialPrivateKey {
     case ed25519(Ed25519.PrivateKey)
     /// RS256 or PS256.
     case rsa(COSEAlgorithm, RSA.PrivateKey)
+    /// ES256 kept by a device (a TPM): only its public point and the device's blob are here.
+    case device(DeviceKey, any CredentialKeyDevice)
 
     /// Bytes of the stored key: the ECDSA scalar (32, 48 for P-384, 66 for P-521), the Ed25519
     /// seed (32); nil for RSA (its DER is over a kilobyte: no credential ID carries it) and for an
@@ -17,7 +19,13 @@ enum CredentialPrivateKey {
         return algorithm == .edDSA ? Ed25519.keyByteCount : nil
     }
 
-    static func generate(_ algorithm: COSEAlgorithm, random: RandomSource) throws(CTAP2StatusCode) -> CredentialPrivateKey {
+    static func generate(_ algorithm: COSEAlgorithm, random: RandomSource,
+                         device: (any CredentialKeyDevice)? = nil) throws(CTAP2StatusCode) -> CredentialPrivateKey {
+        if let device {
+            // A key with a key device makes ES256 only (Authenticator.init) and never in software.
+            guard algorithm == .es256 else { throw .unsupportedAlgorithm }
+            return .device(try device.makeP256Key(), device)
+        }
         do {
             if let suite = algorithm.ecdsaSuite {
                 // A reproducible rig key draws its scalar from the random source (by rejection).
@@ -43,9 +51,14 @@ enum CredentialPrivateKey {
         }
     }
 
-    /// The key held in `secret` (a stored credential's), without copying it out of there.
-    init?(algorithm: COSEAlgorithm, secret: SecretBytes) {
-        if let suite = algorithm.ecdsaSuite {
+    /// The key held in `secret` (a stored credential's), without copying it out of there. A
+    /// device's key (`DeviceKey`) needs that device: without it (a store copied to a key
+    /// started without `--keys tpm`) the credential has no key here.
+    init?(algorithm: COSEAlgorithm, secret: SecretBytes, device: (any CredentialKeyDevice)? = nil) {
+        if let key = DeviceKey(stored: secret) {
+            guard algorithm == .es256, let device, device.holds(blob: key.blob) else { return nil }
+            self = .device(key, device)
+        } else if let suite = algorithm.ecdsaSuite {
             guard let key = try? ECDSA.PrivateKey(secret: secret, suite: suite) else { return nil }
             self = .ecdsa(algorithm, key)
         } else if algorithm == .edDSA {
@@ -64,6 +77,7 @@ enum CredentialPrivateKey {
         case let .ecdsa(algorithm, _): algorithm
         case .ed25519: .edDSA
         case let .rsa(algorithm, _): algorithm
+        case .device: .es256
         }
     }
 
@@ -72,6 +86,7 @@ enum CredentialPrivateKey {
         case let .ecdsa(_, key): key.rawRepresentation
         case let .ed25519(key): key.rawRepresentation
         case let .rsa(_, key): key.rawRepresentation
+        case let .device(key, _): key.stored
         }
     }
 
@@ -95,6 +110,8 @@ enum CredentialPrivateKey {
             return .okpEd25519(x: key.publicKey.rawRepresentation)
         case let .rsa(algorithm, key):
             return .rsa(algorithm: algorithm, n: key.publicKey.modulus, e: key.publicKey.exponent)
+        case let .device(key, _):
+            return .ec2P256(algorithm: .es256, x: key.x, y: key.y)
         }
     }
 
@@ -105,7 +122,10 @@ enum CredentialPrivateKey {
             case let .ecdsa(_, key): return try key.signature(for: message)
             case let .ed25519(key): return try key.signature(for: message)
             case let .rsa(algorithm, key): return try key.signature(for: message, padding: algorithm == .ps256 ? .pss : .pkcs1v15)
+            case let .device(key, device): return try device.signature(blob: key.blob, for: message)
             }
+        } catch let error as CTAP2StatusCode {
+            throw error
         } catch {
             throw .other
         }

@@ -91,7 +91,16 @@ extension Authenticator {
         let found = try withStore { store throws(StoreError) in
             try store.discoverableCredentials(rpIDHash: rpIDHash, userVerified: userVerified)
         }
-        guard let applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
+        guard var applicable = found, applicable.first.isDiscoverable(userVerified: userVerified) else { throw .noCredentials }
+        // A credential whose key another device holds (a TPM-bound one in a copied store) is
+        // not this key's: passed over, as later ones are by getNextAssertion.
+        while !holdsKey(of: applicable.first) {
+            let next = try withStore { store throws(StoreError) in
+                try store.discoverableCredential(after: applicable.position, rpIDHash: rpIDHash, userVerified: userVerified)
+            }
+            guard let next, applicable.count > 1 else { throw .noCredentials }
+            applicable = DiscoverableCredentials(first: next.credential, position: next.position, count: applicable.count - 1)
+        }
         // userSelected (0x06): the user chose this account on the key, so the platform need not
         // ask again (browsers then skip their account chooser, which no WebDriver can click). A
         // key whose presence stands in for its user (`auto`, a rig key) makes that choice for
@@ -138,7 +147,9 @@ extension Authenticator {
             }
             guard let next else { break }
             position = next.position
-            if next.credential.isDiscoverable(userVerified: userVerified) { accounts.append(next.credential) }
+            if next.credential.isDiscoverable(userVerified: userVerified), holdsKey(of: next.credential) {
+                accounts.append(next.credential)
+            }
         }
         return accounts
     }
@@ -154,8 +165,14 @@ extension Authenticator {
         }
         // One deleted or hidden since (CLI, signals) is skipped by the store; when that leaves
         // fewer than numberOfCredentials said, the last call finds none.
-        let next = try withStore { store throws(StoreError) in
+        var next = try withStore { store throws(StoreError) in
             try store.discoverableCredential(after: pending.position, rpIDHash: pending.rpIDHash, userVerified: pending.userVerified)
+        }
+        // One whose key another device holds is passed over (see getAssertion).
+        while let skipped = next, !holdsKey(of: skipped.credential) {
+            next = try withStore { store throws(StoreError) in
+                try store.discoverableCredential(after: skipped.position, rpIDHash: pending.rpIDHash, userVerified: pending.userVerified)
+            }
         }
         guard let next else {
             pendingAssertions = nil
@@ -209,15 +226,22 @@ extension Authenticator {
         guard !id.isEmpty, id.count <= 1023 else { return nil }
         let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: id) }
         guard let stored, stored.rpIDHash == rpIDHash, stored.hiddenSince == nil,
-              stored.credProtect != .userVerificationRequired || userVerified else { return nil }
+              stored.credProtect != .userVerificationRequired || userVerified, holdsKey(of: stored) else { return nil }
         return stored
+    }
+
+    /// Whether this key can sign with `credential`: a software key always; one a device made
+    /// only when that device is this key's (`CredentialKeyDevice.holds`).
+    func holdsKey(of credential: ResidentCredential) -> Bool {
+        guard let deviceKey = DeviceKey(stored: credential.privateKey) else { return true }
+        return keyDevice?.holds(blob: deviceKey.blob) == true
     }
 
     /// Unseal a credential ID for this RP and import its key, through the cache of recent ones.
     func openCredential(_ id: [UInt8], rpIDHash: [UInt8]) -> OpenedCredential? {
         if let cached = openedCredentials.credential(id: id, rpIDHash: rpIDHash) { return cached }
         guard let source = codec.open(id, rpIDHash: rpIDHash),
-              let key = CredentialPrivateKey(algorithm: source.algorithm, secret: source.privateKey) else { return nil }
+              let key = CredentialPrivateKey(algorithm: source.algorithm, secret: source.privateKey, device: keyDevice) else { return nil }
         let opened = OpenedCredential(isResident: source.isResident, credProtect: source.credProtect,
                                       hasHMACSecret: source.hasHMACSecret, isThirdPartyPayment: source.isThirdPartyPayment, key: key)
         openedCredentials.insert(opened, id: id, rpIDHash: rpIDHash)
@@ -233,7 +257,7 @@ extension Authenticator {
             return AssertionCandidate(credentialID: credential.credentialID, key: cached.key, resident: credential)
         }
         guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
-              let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {
+              let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey, device: keyDevice) else {
             throw .other
         }
         openedCredentials.insert(OpenedCredential(isResident: true, credProtect: credential.credProtect, hasHMACSecret: false,

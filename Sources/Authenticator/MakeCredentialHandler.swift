@@ -52,7 +52,8 @@ extension Authenticator {
         // A key too long for a credential ID (RSA's DER) is kept in the store even for a
         // non-discoverable credential, under a random ID; it then takes a slot as the rig's
         // allowList-only credentials do.
-        let idCarriesKey = CredentialPrivateKey.secretByteCount(algorithm) != nil
+        // So is a key device's blob (a TPM's is over 200 bytes, and only that TPM opens it).
+        let idCarriesKey = keyDevice == nil && CredentialPrivateKey.secretByteCount(algorithm) != nil
         let isStored = isResident || !idCarriesKey
         // A key without resident credentials (getInfo rk false): CTAP 2.1 §6.1.2 step 4.
         if isResident && !configuration.supportsResidentKeys { throw .unsupportedOption }
@@ -139,7 +140,7 @@ extension Authenticator {
         pinUvAuth.userPresenceWasCollected()
 
         // Then the credential.
-        let key = try CredentialPrivateKey.generate(algorithm, random: random)
+        let key = try CredentialPrivateKey.generate(algorithm, random: random, device: keyDevice)
         let credentialID: [UInt8]
         if idCarriesKey {
             let source = CredentialSource(isResident: isResident, algorithm: algorithm, credProtect: credProtect,

@@ -15,12 +15,13 @@ final class AuthenticatorHarness {
     /// `port`, when given, is what the authenticator talks to (a wrapper around `store`).
     init(presence: ScriptedPresence = ScriptedPresence(), store: InMemoryCredentialStore = InMemoryCredentialStore(),
          port: CredentialStorePort? = nil, configuration: AuthenticatorConfiguration = AuthenticatorConfiguration(),
-         userVerification: (any UserVerification)? = nil, accountChooser: AccountChooser = AccountChooser()) throws {
+         userVerification: (any UserVerification)? = nil, accountChooser: AccountChooser = AccountChooser(),
+         keyDevice: (any CredentialKeyDevice)? = nil, seed: UInt64 = 7) throws {
         self.presence = presence
         self.store = store
         self.authenticator = try Authenticator(configuration: configuration, store: port ?? store, presence: presence,
-                                               userVerification: userVerification, clock: clock, random: SeededRandom(seed: 7),
-                                               accountChooser: accountChooser)
+                                               userVerification: userVerification, clock: clock, random: SeededRandom(seed: seed),
+                                               accountChooser: accountChooser, keyDevice: keyDevice)
     }
 
     /// Send command ‖ CBOR(parameters); return (status, decoded body).
