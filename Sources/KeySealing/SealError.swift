@@ -10,3 +10,12 @@ public enum SealError: Error, Equatable, Sendable {
     /// The master key is sealed and was not (or could not be) opened.
     case sealed(String)
 }
+
+extension SealError {
+    /// The message it carries.
+    public var message: String {
+        switch self {
+        case let .corrupt(text), let .io(text), let .permissions(text), let .sealed(text): text
+        }
+    }
+}

@@ -317,7 +317,7 @@ extension TPMSeal {
             + "under an empty owner password; seal with a passphrase instead"
     }
 
-    private static func check(_ rc: TSS2_RC, _ step: TPMFailure.Step) throws(TPMFailure) {
+    static func check(_ rc: TSS2_RC, _ step: TPMFailure.Step) throws(TPMFailure) {
         if rc != TSS2_RC_SUCCESS { throw TPMFailure(step, rc) }
     }
 }
@@ -329,7 +329,7 @@ struct TPMFailure: Error {
         case createPrimary = "Esys_CreatePrimary", create = "Esys_Create", load = "Esys_Load", unseal = "Esys_Unseal"
         case startAuthSession = "Esys_StartAuthSession", policyPCR = "Esys_PolicyPCR", policyGetDigest = "Esys_PolicyGetDigest"
         case getCapability = "Esys_GetCapability", pcrExtend = "Esys_PCR_Extend", marshal = "Tss2_MU"
-        case getName = "Esys_TR_GetName", storageKeyCheck = "the storage key's name"
+        case getName = "Esys_TR_GetName", storageKeyCheck = "the storage key's name", sign = "Esys_Sign"
     }
 
     let step: Step
@@ -373,7 +373,7 @@ struct TPMFailure: Error {
 
 /// One conversation with a TPM: the TCTI the loader opened and the ESAPI context over it, owned
 /// here and finalized in deinit (STYLE 5); transient handles are flushed by whoever made them.
-private final class ESAPIConnection {
+final class ESAPIConnection {
     let context: OpaquePointer
     private var tcti: OpaquePointer?
 
@@ -500,7 +500,7 @@ struct PCRSelection {
 // MARK: - Marshalling
 
 extension TPMSeal {
-    private static func marshal<T>(_ value: UnsafePointer<T>, _ capacity: Int,
+    static func marshal<T>(_ value: UnsafePointer<T>, _ capacity: Int,
                                    _ marshal: (UnsafePointer<T>?, UnsafeMutablePointer<UInt8>?, Int, UnsafeMutablePointer<Int>?) -> TSS2_RC)
         throws(TPMFailure) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: capacity)
@@ -523,7 +523,7 @@ extension TPMSeal {
     }
 
     /// Zeroes, in place, a C struct that held secret bytes (explicit_bzero: never elided as a dead store).
-    private static func wipe<T>(_ value: inout T) {
+    static func wipe<T>(_ value: inout T) {
         withUnsafeMutableBytes(of: &value) { bytes in
             if let base = bytes.baseAddress { explicit_bzero(base, bytes.count) }
         }

@@ -289,7 +289,7 @@ final class TPMSealTests: XCTestCase {
 
 /// One swtpm in socket mode (`swtpm socket --tpm2 ... --flags not-need-init,startup-clear`): its
 /// state in a fresh directory, so two of them are two different TPMs, on a free loopback port pair.
-private final class SoftwareTPM {
+final class SoftwareTPM {
     enum Failure: Error { case notInstalled, noFreePorts, didNotStart(String), tpm2Tools(String) }
 
     let port: UInt16
