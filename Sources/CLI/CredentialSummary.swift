@@ -29,6 +29,9 @@ struct CredentialSummary: Equatable {
     var counter: String?
     /// Whether it ever gave an hmac-secret (PRF) output, when known (a store's credentials).
     var usedPRF: Bool?
+    /// Where its private key is ("software", or "tpm": made and kept by the TPM of the machine
+    /// that made it, signing nowhere else), when known (a store's credentials).
+    var keyStorage: String?
 
     /// The user handle as shown: none for a credential that is not discoverable.
     var shownUserHandle: String? { discoverable ? Base64URL.encode(userHandle) : nil }
@@ -54,6 +57,7 @@ struct CredentialSummary: Equatable {
         discoverable = credential.discoverable
         counter = credential.counterless ? "zero" : "counting"
         usedPRF = credential.usedHMACSecret
+        keyStorage = DeviceKey.isDeviceKey(credential.privateKey) ? "tpm" : "software"
     }
 
     init(_ credential: RemoteCredentialManager.Credential, rpName: String?) {
@@ -73,7 +77,7 @@ struct CredentialSummary: Equatable {
     /// Whether `latchkey export` takes it (a store's credential: a visible passkey whose signature
     /// counter is always 0); nil when unknown (a device's).
     var exportable: Bool? {
-        counter.map { $0 == "zero" && discoverable && hiddenSince == nil }
+        counter.map { $0 == "zero" && discoverable && hiddenSince == nil && keyStorage != "tpm" }
     }
 
     /// The RP ID as text output shows it (`DisplayText`: a site's text never acts on the terminal).
@@ -110,6 +114,7 @@ struct CredentialSummary: Equatable {
             ("signatureCounter", .optional(counter)),
             ("exportable", exportable.map(JSONValue.bool) ?? .null),
             ("prfUsed", usedPRF.map(JSONValue.bool) ?? .null),
+            ("keyStorage", .optional(keyStorage)),
         ])
     }
 
@@ -124,6 +129,7 @@ struct CredentialSummary: Equatable {
         add("Display name", userDisplayName.map { DisplayText.safe($0) } ?? "-")
         add("User handle", shownUserHandle ?? "- (allowList only: not discoverable)")
         add("Algorithm", algorithm.map { "\(Self.algorithmName($0)) (\($0))" } ?? "-")
+        if keyStorage == "tpm" { add("Key", "in the TPM that made it (signs on that machine only; never exported)") }
         if let createdAt { add("Created", Self.timestamp(createdAt)) }
         add("credProtect", credProtect.map { "\($0) (\(Self.credProtectName($0)))" } ?? "-")
         add("Extensions", extensions.isEmpty ? "-" : extensions.joined(separator: ", "))
@@ -179,7 +185,8 @@ struct CredentialSummary: Equatable {
                     + (showExport ? ["EXPORT"] : []) + (showHidden ? ["HIDDEN SINCE"] : [])]
         for credential in credentials {
             var row = [credential.shownRPID, credential.userLabel, credential.shownUserHandle.map(shortened) ?? "-",
-                       shortened(credential.encodedID), credential.algorithm.map(algorithmName) ?? "-"]
+                       shortened(credential.encodedID),
+                       (credential.algorithm.map(algorithmName) ?? "-") + (credential.keyStorage == "tpm" ? " (TPM)" : "")]
             if showCreated { row.append(credential.createdAt.map(timestamp) ?? "-") }
             row.append(credential.credProtect.map(String.init) ?? "-")
             if showExport { row.append(credential.exportable.map { $0 ? "yes" : "no" } ?? "-") }

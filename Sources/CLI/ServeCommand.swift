@@ -37,6 +37,11 @@ public enum ServeCommand {
                       + COSEAlgorithm.defaultCredentialAlgorithms.map(\.name).joined(separator: ",") + "): names or COSE numbers, "
                       + "e.g. ES256,EdDSA to emulate a YubiKey 5 before firmware 5.7. RS256 and PS256 only when named: "
                       + "no credential ID carries an RSA key, so every RSA credential takes a slot in the store."),
+            .init("keys", value: "software|tpm",
+                  help: "Where credential keys are made and kept: software (the default) or tpm (inside this machine's "
+                      + "TPM 2.0, reached as the store's seal reaches it: TSS2_TCTI, else /dev/tpmrm0; ES256 only; each "
+                      + "credential's key signs only in this TPM, so a copied store or backup signs nothing elsewhere). "
+                      + "Credentials made before keep their keys where they are."),
             .init("enterprise-rp", value: "RPID,RPID,…",
                   help: "RP IDs given a vendor-facilitated enterprise attestation (the store's own certificate chain, "
                       + "which identifies this installation) once it is enabled with authenticatorConfig "
@@ -113,6 +118,17 @@ public enum ServeCommand {
             } catch {
                 throw UsageError("invalid --algorithms '\(list)': \(error)")
             }
+        }
+        if let keys = parsed.value("keys") {
+            guard let location = KeyConfiguration.CredentialKeys(rawValue: keys) else {
+                throw UsageError("invalid --keys '\(keys)': use software or tpm")
+            }
+            options.keys = location
+            // A TPM makes P-256 keys: naming other algorithms as well would promise what it cannot make.
+            if location == .tpm, parsed.value("algorithms") != nil, options.algorithms != [.es256] {
+                throw UsageError("--keys tpm makes ES256 keys only: drop --algorithms or give --algorithms ES256")
+            }
+            if location == .tpm { options.algorithms = [.es256] }
         }
         if let list = parsed.value("enterprise-rp") {
             let rpIDs = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)

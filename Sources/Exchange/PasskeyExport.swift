@@ -41,6 +41,10 @@ public enum PasskeyExport {
                         + "or imported can leave")
                 continue
             }
+            guard !DeviceKey.isDeviceKey(credential.privateKey) else {
+                exclude("its key was made in the TPM (`serve --keys tpm`) and never leaves it")
+                continue
+            }
             guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm), let pkcs8Algorithm = algorithm.pkcs8Algorithm,
                   let key = try? PKCS8PrivateKey.encode(pkcs8Algorithm, credential.privateKey) else {
                 exclude("its key (COSE algorithm \(credential.algorithm)) cannot be written as PKCS#8")

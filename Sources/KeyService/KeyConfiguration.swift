@@ -5,6 +5,15 @@ import SystemIO
 /// given, logging and tracing. The CLI builds it from the command line (`ServeCommand`);
 /// `KeyHost` runs it.
 public struct KeyConfiguration: Equatable, Sendable {
+    /// Where the key makes and keeps its credentials' private keys.
+    public enum CredentialKeys: String, Equatable, Sendable {
+        /// In this process, sealed in the credential ID or the store (every algorithm).
+        case software
+        /// Inside this machine's TPM 2.0 (TSS2_TCTI, else /dev/tpmrm0): ES256 only; the store
+        /// keeps the TPM's blob, which signs nothing on another TPM.
+        case tpm
+    }
+
     public enum Transport: Equatable, Sendable {
         case uhid(path: String)
         case socket(path: String)
@@ -58,6 +67,8 @@ public struct KeyConfiguration: Equatable, Sendable {
     public var enterpriseRPIDs: [String] = []
     /// `--counter zero`: the credentials made are counterless (exportable in CXF).
     public var countersZero = false
+    /// `--keys`: where new credential keys are made and kept.
+    public var keys: CredentialKeys = .software
     /// `--account-choice`: with several accounts at an RP, whether a key whose presence answers
     /// for its user picks one (`recent`) or lets the platform ask (`client`).
     public var accountChoice: AccountChooser.Policy = .recent

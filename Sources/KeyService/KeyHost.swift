@@ -1,5 +1,6 @@
 import Authenticator
 import CredentialStore
+import KeySealing
 import Foundation
 import LinuxHID
 import Trace
@@ -34,6 +35,17 @@ public enum KeyHost {
             if !started { newStore.discard() }
         }
 
+        var keyDevice: TPMKeyDevice?
+        if configuration.keys == .tpm {
+            do {
+                keyDevice = try TPMKeyDevice(tcti: nil, logger: logger)
+                logger.info("credential keys are made and kept by the TPM (ES256 only)")
+            } catch {
+                logger.error("--keys tpm: \(error.message)")
+                return 1
+            }
+        }
+
         let authenticator: Authenticator
         do {
             var authenticatorConfiguration = AuthenticatorConfiguration()
@@ -44,7 +56,8 @@ public enum KeyHost {
             authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
                                               userVerification: makeUserVerification(configuration, logger: logger),
                                               clock: SystemClock(),
-                                              accountChooser: AccountChooser(policy: configuration.accountChoice))
+                                              accountChooser: AccountChooser(policy: configuration.accountChoice),
+                                              keyDevice: keyDevice)
         } catch {
             logger.error(error.message(directory: configuration.storeDirectory))
             return 1

@@ -66,8 +66,9 @@ final class CredentialsCommandTests: XCTestCase {
         let entry = try XCTUnwrap(entries.first { $0["userName"] as? String == "alice" })
         XCTAssertEqual(Set(entry.keys), ["rpId", "rpName", "userHandle", "userName", "userDisplayName", "credentialId",
                                          "algorithm", "coseAlgorithm", "created", "credProtect", "hidden", "hiddenSince",
-                                         "extensions", "discoverable", "signatureCounter", "prfUsed", "exportable"])
+                                         "extensions", "discoverable", "signatureCounter", "prfUsed", "exportable", "keyStorage"])
         XCTAssertEqual(entry["signatureCounter"] as? String, "counting", "a key's own credentials count unless made counterless")
+        XCTAssertEqual(entry["keyStorage"] as? String, "software", "made without --keys tpm")
         XCTAssertEqual(entry["exportable"] as? Bool, false, "a counting credential cannot leave in an export")
         XCTAssertEqual(entry["credentialId"] as? String, Base64URL.encode(alice.credentialID))
         XCTAssertEqual(entry["userHandle"] as? String, "YWxpY2U")

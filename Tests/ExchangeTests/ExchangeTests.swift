@@ -80,6 +80,20 @@ final class ExchangeTests: XCTestCase {
         XCTAssertTrue(try XCTUnwrap(excluded.first { $0.credentialID == counting.credentialID }).reason.contains("counting signature counter"))
     }
 
+    /// A credential whose key a TPM made (`serve --keys tpm`) has no private key here to write:
+    /// it stays, named with why, even when counterless.
+    func testExportLeavesTPMBoundCredentialsBehind() throws {
+        var bound = try credential("bound")
+        bound.privateKey = DeviceKey(x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32),
+                                     blob: [UInt8](repeating: 3, count: 200)).stored
+        let kept = try credential("kept")
+        let (document, excluded) = PasskeyExport.document(of: [bound, kept], rpIDs: nil, largeBlobArray: LargeBlobStorage.emptyArray,
+                                                          keyName: "k", now: 0)
+        XCTAssertEqual(document.passkeyCount, 1)
+        XCTAssertEqual(excluded.map(\.credentialID), [bound.credentialID])
+        XCTAssertTrue(excluded[0].reason.contains("TPM"), excluded[0].reason)
+    }
+
     // MARK: Reading
 
     func testAWrittenDocumentReadsBackWithItsExtensionsAndLargeBlob() throws {

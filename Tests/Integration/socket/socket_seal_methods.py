@@ -325,8 +325,95 @@ def test_method_switch_kills(work):
         tpm.stop()
 
 
+class TPMKey(Key):
+    """`latchkey serve --keys tpm` reaching `tpm` (TSS2_TCTI in its environment only)."""
+
+    def __init__(self, name, tpm, store):
+        tcti = tpm.tcti if tpm else "swtpm:host=127.0.0.1,port=9"
+
+        def environment():
+            os.environ["TSS2_TCTI"] = tcti
+        super().__init__(name, store=store, preexec=environment)
+
+    def extra_args(self):
+        return ["--keys", "tpm"]
+
+
+def no_credential_signs(key, server, credential, discoverable):
+    try:
+        sign_in(key, server, credential, discoverable)
+    except Exception as error:  # python-fido2: ClientError (NO_CREDENTIALS), or the RP's check
+        return str(error)
+    raise AssertionError("a copied TPM-bound credential signed on another key")
+
+
+@check("serve --keys tpm (swtpm): getInfo offers ES256 alone; credentials made there sign in (Fido2Server verifies), "
+       "resident and not; `credentials list` says TPM for each; the same store on another TPM, and on a key without "
+       "--keys tpm, has none of them; the first TPM still signs after a restart; no TPM and --algorithms EdDSA are "
+       "refused with what to do")
+def test_tpm_keys(work):
+    store = os.path.join(work, "tpm-keys-store")
+    tpm, other = SoftwareTPM(work, "keys"), None
+    try:
+        key = TPMKey("tpm-keys", tpm, store).start()
+        try:
+            device = key.device()
+            try:
+                info = Ctap2(device).info
+            finally:
+                device.close()
+            assert [p["alg"] for p in info.algorithms] == [-7], info.algorithms
+            made = [register(key, "tpm-keys.example", resident=False), register(key, "tpm-keys-rk.example", resident=True)]
+            for (server, credential), discoverable in zip(made, (False, True)):
+                sign_in(key, server, credential, discoverable)
+        finally:
+            assert key.stop() == 0, key.log()
+        with open(key.log_path, errors="replace") as log:
+            assert "made and kept by the TPM" in log.read(), key.log()
+
+        listed = cli("credentials", "list", "--store", store, "--all", "--json")
+        assert listed.returncode == 0, listed.stderr
+        credentials = json.loads(listed.stdout)["credentials"]
+        assert len(credentials) == 2 and all(c["keyStorage"] == "tpm" for c in credentials), credentials
+        assert all(c["exportable"] is False for c in credentials), credentials
+        table = cli("credentials", "list", "--store", store, "--all")
+        assert table.stdout.count("ES256 (TPM)") == 2, table.stdout
+
+        copy = os.path.join(work, "tpm-keys-copy")
+        shutil.copytree(store, copy)
+        for name in ("lock", "serving"):
+            if os.path.exists(os.path.join(copy, name)):
+                os.unlink(os.path.join(copy, name))
+        other = SoftwareTPM(work, "keys-elsewhere")
+        for elsewhere in (TPMKey("tpm-keys-elsewhere", other, copy), Key("tpm-keys-software", store=copy)):
+            elsewhere.start()
+            try:
+                for (server, credential), discoverable in zip(made, (False, True)):
+                    no_credential_signs(elsewhere, server, credential, discoverable)
+            finally:
+                assert elsewhere.stop() == 0, elsewhere.log()
+
+        again = TPMKey("tpm-keys-again", tpm, store).start()
+        try:
+            for (server, credential), discoverable in zip(made, (False, True)):
+                sign_in(again, server, credential, discoverable)
+        finally:
+            assert again.stop() == 0, again.log()
+
+        absent = TPMKey("tpm-keys-absent", None, os.path.join(work, "tpm-keys-absent")).start(expect_up=False)
+        assert absent.process.wait(timeout=30) == 1
+        assert "--keys tpm: no TPM answered" in absent.log(), absent.log()
+        refused = cli("serve", "--keys", "tpm", "--algorithms", "EdDSA", "--transport", "socket:" + os.path.join(work, "x.sock"))
+        assert refused.returncode == 64 and "ES256 keys only" in refused.stderr, refused.stderr
+    finally:
+        tpm.stop()
+        if other:
+            other.stop()
+
+
 def test_seal_methods():
     work = tempfile.mkdtemp(dir=WORK, prefix="seal-methods-")
     test_keyring_seal(work)
     test_tpm_seal(work)
+    test_tpm_keys(work)
     test_method_switch_kills(work)
