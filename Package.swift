@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(name: "latchkey-bench",
                           dependencies: ["Rig", "KeyService", "Presence", "FIDOClient", "Authenticator", "CredentialStore", "FIDOCrypto", "CTAP",
                                          "CTAPHID",
-                                         "LinuxHID", "CBOR", "SystemIO"],
+                                         "LinuxHID", "CBOR", "SystemIO", "KeySealing"],
                           path: "Benchmarks/LatchkeyBench"),
 
         .testTarget(name: "EncodingTests", dependencies: ["Encoding"]),

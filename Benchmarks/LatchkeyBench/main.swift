@@ -111,6 +111,7 @@ do {
     try TransportBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
     try ConcurrencyBenchmarks.run(report: report, seconds: concurrencySeconds)
     try RigBenchmarks.run(report: report, seconds: quick ? 0.2 : 3)
+    try TPMBenchmarks.run(report: report, baselines: baselines, seconds: quick ? 0.2 : max(seconds, 3))
     try ScaleBenchmarks.run(report: report, sizes: sizes, seconds: seconds)
     if let jsonPath { try report.writeJSON(to: jsonPath) }
     print("benchmark: \(report.rows.count) figures")
