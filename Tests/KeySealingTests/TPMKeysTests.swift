@@ -6,25 +6,7 @@ import XCTest
 /// Credential keys made and used inside a TPM (`TPMKeys`, `serve --keys tpm`), against real
 /// software TPMs (swtpm): a key signs only in the TPM that made it, what it signs verifies
 /// under the public point it reported, and nothing is left loaded but what it keeps on purpose.
-final class TPMKeysTests: XCTestCase {
-    private var started: [SoftwareTPM] = []
-
-    override func tearDown() {
-        for tpm in started { tpm.stop() }
-        started.removeAll()
-    }
-
-    private func startTPM(file: StaticString = #filePath, line: UInt = #line) throws -> SoftwareTPM {
-        guard let executable = SoftwareTPM.executable() else {
-            XCTFail("swtpm is not installed: install Debian's swtpm and swtpm-tools (apt-get install swtpm swtpm-tools)",
-                    file: file, line: line)
-            throw SoftwareTPM.Failure.notInstalled
-        }
-        let tpm = try SoftwareTPM(executable: executable)
-        started.append(tpm)
-        return tpm
-    }
-
+final class TPMKeysTests: SoftwareTPMTestCase {
     func testKeyMadeInTheTPMSignsWhatItsPublicKeyVerifies() throws {
         let tpm = try startTPM()
         let keys = try TPMKeys(tcti: tpm.tcti)
@@ -105,6 +87,19 @@ final class TPMKeysTests: XCTestCase {
         var damaged = try XCTUnwrap(KeyBlob(decoding: made.blob))
         damaged.privateArea[damaged.privateArea.count - 1] ^= 0x01
         XCTAssertThrowsError(try keys.signature(blob: damaged.encoded, for: [1]))
+    }
+
+    func testNothingIsLeftInTheTPMOnceTheKeysAreGone() throws {
+        let tpm = try startTPM()
+        do {
+            let keys = try TPMKeys(tcti: tpm.tcti)
+            let made = try keys.makeP256Key()
+            _ = try keys.signature(blob: made.blob, for: [1])
+        }
+        // swtpm has no resource manager: what TPMKeys did not flush (the storage key, the loaded
+        // key, the session) would still be there.
+        XCTAssertEqual(try tpm.transientHandles(), 0)
+        XCTAssertEqual(try tpm.loadedSessions(), 0)
     }
 
     func testNoTPMIsAnErrorNamingWhatToDo() {

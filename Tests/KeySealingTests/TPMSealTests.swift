@@ -8,27 +8,7 @@ import XCTest
 /// Sealing to a TPM 2.0 (TPMSeal), against real software TPMs (swtpm), each test its own: what is
 /// sealed comes back, only from the TPM that sealed it, only while its PCRs hold, and every way
 /// of failing says what happened and what to do.
-final class TPMSealTests: XCTestCase {
-    private var started: [SoftwareTPM] = []
-
-    override func tearDown() {
-        for tpm in started { tpm.stop() }
-        started.removeAll()
-    }
-
-    /// A fresh swtpm: fails the test (never skips it: a skipped test must not pass) when swtpm is
-    /// not installed.
-    private func startTPM(file: StaticString = #filePath, line: UInt = #line) throws -> SoftwareTPM {
-        guard let executable = SoftwareTPM.executable() else {
-            XCTFail("swtpm is not installed: install Debian's swtpm and swtpm-tools (apt-get install swtpm swtpm-tools)",
-                    file: file, line: line)
-            throw SoftwareTPM.Failure.notInstalled
-        }
-        let tpm = try SoftwareTPM(executable: executable)
-        started.append(tpm)
-        return tpm
-    }
-
+final class TPMSealTests: SoftwareTPMTestCase {
     private func message(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> SealError? {
         do {
             try body()
@@ -284,6 +264,30 @@ final class TPMSealTests: XCTestCase {
     private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard haystack.count >= needle.count else { return false }
         return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<$0 + needle.count]) == needle }
+    }
+}
+
+/// A test case that starts software TPMs of its own and stops them after each test.
+class SoftwareTPMTestCase: XCTestCase {
+    private var started: [SoftwareTPM] = []
+
+    override func tearDown() {
+        for tpm in started { tpm.stop() }
+        started.removeAll()
+        super.tearDown()
+    }
+
+    /// A fresh swtpm: fails the test (never skips it: a skipped test must not pass) when swtpm is
+    /// not installed.
+    func startTPM(file: StaticString = #filePath, line: UInt = #line) throws -> SoftwareTPM {
+        guard let executable = SoftwareTPM.executable() else {
+            XCTFail("swtpm is not installed: install Debian's swtpm and swtpm-tools (apt-get install swtpm swtpm-tools)",
+                    file: file, line: line)
+            throw SoftwareTPM.Failure.notInstalled
+        }
+        let tpm = try SoftwareTPM(executable: executable)
+        started.append(tpm)
+        return tpm
     }
 }
 
