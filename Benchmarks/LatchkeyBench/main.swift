@@ -9,6 +9,7 @@ import Foundation
 ///   latchkey-bench --remote socket:PATH --remote /dev/hidrawN [--seconds S] [--json FILE]
 ///                                                    running keys only (scripts/bench --vm)
 ///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
+///   latchkey-bench --tpm [--seconds S]              the baselines and the TPM-bound key rows only
 ///   latchkey-bench --soak PATH/TO/latchkey [--requests N] [--clients C] [--json FILE]
 ///                                                    one key process, N getAssertions (default 1,000,000)
 ///                                                    from C clients (8): its memory and descriptors
@@ -26,6 +27,7 @@ var iterations = 1000
 var soakBinary: String?
 var soakRequests = 1_000_000
 var soakClients = 8
+var tpmOnly = false
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
     arguments.removeFirst()
@@ -56,11 +58,13 @@ while let argument = arguments.first {
     case "--clients":
         soakClients = Int(arguments.first ?? "") ?? soakClients
         arguments = Array(arguments.dropFirst())
+    case "--tpm":
+        tpmOnly = true
     case "--iterations":
         iterations = Int(arguments.first ?? "") ?? iterations
         arguments = Array(arguments.dropFirst())
     case "-h", "--help":
-        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N] | --soak LATCHKEY [--requests N] [--clients C]")
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --tpm | --profile NAME [--iterations N] | --soak LATCHKEY [--requests N] [--clients C]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]\n".utf8))
@@ -106,6 +110,12 @@ do {
     let baselines = try CryptoBaselines.measure(seconds: seconds)
     for baseline in [baselines.es256Sign, baselines.es256Keygen, baselines.ed25519Sign, baselines.ecdh] {
         report.add("crypto", baseline, note: "baseline, straight through libcrypto")
+    }
+    if tpmOnly {
+        try TPMBenchmarks.run(report: report, baselines: baselines, seconds: max(seconds, 3))
+        if let jsonPath { try report.writeJSON(to: jsonPath) }
+        print("benchmark: \(report.rows.count) figures")
+        exit(0)
     }
     try CoreBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
     try TransportBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
