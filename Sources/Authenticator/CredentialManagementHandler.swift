@@ -185,7 +185,7 @@ extension Authenticator {
         let publicKey: COSEKey
         if let deviceKey = DeviceKey(stored: credential.privateKey) {
             // A device's key is listed (and can be deleted) even on a key without that device.
-            publicKey = .ec2P256(algorithm: .es256, x: deviceKey.x, y: deviceKey.y)
+            publicKey = deviceKey.cosePublicKey
         } else {
             guard let algorithm = COSEAlgorithm(rawValue: credential.algorithm),
                   let key = CredentialPrivateKey(algorithm: algorithm, secret: credential.privateKey) else {

@@ -111,7 +111,7 @@ enum CredentialPrivateKey {
         case let .rsa(algorithm, key):
             return .rsa(algorithm: algorithm, n: key.publicKey.modulus, e: key.publicKey.exponent)
         case let .device(key, _):
-            return .ec2P256(algorithm: .es256, x: key.x, y: key.y)
+            return key.cosePublicKey
         }
     }
 

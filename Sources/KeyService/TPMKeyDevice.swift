@@ -7,7 +7,6 @@ import SystemIO
 /// A TPM failure while a request runs is CTAP2_ERR_OTHER to the client, and the log says why
 /// (the TPM's answer is no client's business).
 final class TPMKeyDevice: CredentialKeyDevice, @unchecked Sendable {
-    let name = "tpm"
     private let keys: TPMKeys
     private let logger: Logger?
 

@@ -12,7 +12,6 @@ final class KeyDeviceTests: XCTestCase {
     /// A device that keeps software P-256 keys by blob; its blobs start with its own tag, as a
     /// TPM's name its storage key, so that another device of this kind holds none of them.
     final class FakeDevice: CredentialKeyDevice, @unchecked Sendable {
-        let name = "fake"
         let tag: UInt8
         private let keys = Mutex<[[UInt8]: ECDSA.PrivateKey]>([:])
         private let signed = Mutex(0)

@@ -7,8 +7,6 @@ import FIDOCrypto
 /// for the key (for a TPM: its public area and its private area encrypted by the TPM's storage
 /// key), which another device cannot use.
 public protocol CredentialKeyDevice: Sendable {
-    /// What the key calls it in messages and listings ("tpm").
-    var name: String { get }
     /// A new P-256 signing key made inside the device: its public point and the device's blob.
     func makeP256Key() throws(CTAP2StatusCode) -> DeviceKey
     /// Whether `blob` names a key of this device (a TPM: made under its storage key). A
@@ -42,11 +40,14 @@ public struct DeviceKey: Equatable, Sendable {
     /// The stored form.
     public var stored: SecretBytes { SecretBytes(Self.prefix + x + y + blob) }
 
-    /// The device key a credential's stored `privateKey` holds, or nil when it holds a software key.
+    /// Its public key as COSE has it.
+    public var cosePublicKey: COSEKey { .ec2P256(algorithm: .es256, x: x, y: y) }
+
+    /// The device key a credential's stored `privateKey` holds, or nil when it holds a software key
+    /// (whose bytes are never copied out: an RSA key's DER is longer than the header too).
     public init?(stored: SecretBytes) {
-        guard stored.count > Self.headerCount else { return nil }
+        guard Self.isDeviceKey(stored) else { return nil }
         let bytes = stored.copyBytes()
-        guard Array(bytes.prefix(Self.prefix.count)) == Self.prefix else { return nil }
         x = Array(bytes[Self.prefix.count..<Self.prefix.count + 32])
         y = Array(bytes[Self.prefix.count + 32..<Self.headerCount])
         blob = Array(bytes[Self.headerCount...])
