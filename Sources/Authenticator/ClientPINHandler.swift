@@ -31,8 +31,10 @@ extension Authenticator {
     }
 
     /// getPINRetries (0x01), §6.5.5.2: pinRetries and powerCycleState.
+    /// Without a PIN there are no retries to count: CTAP2_ERR_PIN_NOT_SET, as a YubiKey 5 answers
+    /// (and python-fido2's device suite expects after a reset); the spec's text names no case.
     func getPINRetries() throws(CTAP2StatusCode) -> ClientPINResponse {
-        let retries = try loadPINState()?.retries ?? PINPolicy.maxRetries
+        guard let retries = try loadPINState()?.retries else { throw .pinNotSet }
         // powerCycleState (0x04) is CTAP 2.1.
         return ClientPINResponse(pinRetries: retries, powerCycleState: configuration.protocolLevel == .ctap20
             ? nil : pinUvAuth.isBlockedUntilPowerCycle)

@@ -37,11 +37,11 @@ final class ClientPINTests: XCTestCase {
         XCTAssertEqual(harness.clientPIN(ClientPINRequest(pinUvAuthProtocol: 3, subCommand: .getKeyAgreement)).status, .invalidParameter)
     }
 
-    func testGetPINRetriesStartsAtEight() throws {
+    func testGetPINRetriesIsPINNotSetUntilAPINIsSetThenEight() throws {
         let harness = try AuthenticatorHarness()
-        XCTAssertEqual(harness.pinRetries().retries, 8)
-        XCTAssertEqual(harness.pinRetries().powerCycleState, false)
+        XCTAssertEqual(harness.clientPIN(ClientPINRequest(subCommand: .getPINRetries)).status, .pinNotSet)
         XCTAssertEqual(try harness.setPIN("1234"), .success)
+        XCTAssertEqual(harness.pinRetries().powerCycleState, false)
         XCTAssertEqual(harness.pinRetries().retries, 8)
     }
 
@@ -329,8 +329,9 @@ final class ClientPINTests: XCTestCase {
             XCTAssertEqual(harness.pinRetries().retries, 0)
             // Only reset helps.
             XCTAssertEqual(harness.send(.reset).status, .success)
-            XCTAssertEqual(harness.pinRetries().retries, 8)
+            XCTAssertEqual(harness.clientPIN(ClientPINRequest(subCommand: .getPINRetries)).status, .pinNotSet)
             XCTAssertEqual(try harness.setPIN("5678", pinProtocol), .success)
+            XCTAssertEqual(harness.pinRetries().retries, 8)
         }
     }
 

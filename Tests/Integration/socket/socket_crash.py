@@ -82,6 +82,17 @@ class CrashKey(Key):
         self.process.wait()
 
 
+def pin_retries(client_pin):
+    """getPINRetries' count; on a key without a PIN (CTAP2_ERR_PIN_NOT_SET, as a YubiKey 5 answers)
+    the model's count for "no PIN", CRASH_MAX_RETRIES."""
+    try:
+        return client_pin.get_pin_retries()[0]
+    except CtapError as error:
+        if error.code != CtapError.ERR.PIN_NOT_SET:
+            raise
+        return CRASH_MAX_RETRIES
+
+
 def crash_b64decode(text):
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
@@ -472,7 +483,7 @@ class CrashRun:
     def op_read_retries(self):
         pin, retries = self.pin_state()
         self.begin("getPINRetries")
-        seen = self.client_pin.get_pin_retries()[0]
+        seen = pin_retries(self.client_pin)
         if seen != retries:
             self.violation("pin", f"getPINRetries answered {seen} with no crash since the model's {retries}")
             self.pin_states = {(pin, seen)}
@@ -532,7 +543,7 @@ class CrashRun:
         self.client_pin = ClientPin(self.ctap)
         self.mismatches = 0
         has_pin = bool(self.ctap.info.options.get("clientPin"))
-        retries = self.client_pin.get_pin_retries()[0]
+        retries = pin_retries(self.client_pin)
         fits = {(pin, r) for pin, r in self.pin_states if (pin is not None) == has_pin and r == retries}
         if not fits:
             self.violation("pin", f"after the restart clientPin={has_pin}, retries {retries}; the answers allow only "
@@ -552,7 +563,7 @@ class CrashRun:
                     assert error.code == CtapError.ERR.PIN_INVALID, error
                     self.mismatches += 1
                     retries -= 1
-                    if self.client_pin.get_pin_retries()[0] != retries:
+                    if pin_retries(self.client_pin) != retries:
                         self.violation("pin", "a wrong PIN after the restart did not cost exactly one retry")
             else:
                 raise AssertionError(f"none of the PINs {pins} opens the key")
