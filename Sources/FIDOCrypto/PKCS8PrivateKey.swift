@@ -12,6 +12,8 @@ public enum PKCS8PrivateKey {
         case ed25519
         /// An RSA key: its PKCS#1 RSAPrivateKey DER (2048–4096 bits).
         case rsa
+        /// An ML-DSA key: its 32-byte seed (RFC 9881's `seed` form).
+        case mlDSA(MLDSA.ParameterSet)
 
         /// A P-256 key (ES256).
         public static let p256 = Algorithm.ec(.p256)
@@ -21,6 +23,7 @@ public enum PKCS8PrivateKey {
         case notPKCS8
         case unsupportedKeyType(String)
         case invalidScalar
+        case mlDSAWithoutSeed
 
         public var description: String {
             switch self {
@@ -28,6 +31,9 @@ public enum PKCS8PrivateKey {
             case let .unsupportedKeyType(type):
                 "a \(type) key: only EC keys on P-256, P-384, P-521 or secp256k1, Ed25519 and RSA keys are credentials"
             case .invalidScalar: "an EC private scalar outside [1, n-1]"
+            case .mlDSAWithoutSeed:
+                "an ML-DSA key in its expanded form only: Latchkey keeps ML-DSA keys as their 32-byte seed "
+                    + "(write the key with its seed, as OpenSSL 3.5 and the cryptography package do by default)"
             }
         }
     }
@@ -35,6 +41,8 @@ public enum PKCS8PrivateKey {
     /// The raw key (scalar or seed) of a PKCS#8 DER private key. The DER must be exactly one
     /// PrivateKeyInfo (no trailing bytes).
     public static func decode(_ der: [UInt8]) throws(Failure) -> (Algorithm, SecretBytes) {
+        // OpenSSL 3.0 knows no ML-DSA: those are read here.
+        if let mlDSA = try decodeMLDSA(der) { return mlDSA }
         let key: EVPPKey
         do throws(CryptoError) {
             key = try der.withBytes { (bytes) throws(CryptoError) -> EVPPKey in
@@ -108,6 +116,12 @@ public enum PKCS8PrivateKey {
             der += header(0x30, 3 + algorithmIdentifier.count + octetsHeader.count + raw.count)
             der += [0x02, 0x01, 0x00] + algorithmIdentifier + octetsHeader
             raw.append(to: &der)
+        case let .mlDSA(parameterSet):
+            // RFC 9881 §6: id-ml-dsa-*, no parameters; privateKey = seed [0] IMPLICIT OCTET STRING.
+            guard raw.count == MLDSA.seedByteCount else { throw .invalidKey }
+            der += [0x30, 0x34, 0x02, 0x01, 0x00, 0x30, 0x0B, 0x06, 0x09] + mlDSAObjectIdentifier(parameterSet)
+                + [0x04, 0x22, 0x80, 0x20]
+            raw.append(to: &der)
         case .ed25519:
             guard raw.count == Ed25519.keyByteCount else { throw .invalidKey }
             der += [0x30, 0x2E, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2B, 0x65, 0x70,   // id-Ed25519
@@ -115,6 +129,50 @@ public enum PKCS8PrivateKey {
             raw.append(to: &der)
         }
         return SecretBytes(wiping: der)
+    }
+
+    /// id-ml-dsa-44, -65, -87: 2.16.840.1.101.3.4.3.17, .18, .19 (NIST CSOR).
+    private static func mlDSAObjectIdentifier(_ parameterSet: MLDSA.ParameterSet) -> [UInt8] {
+        let last: UInt8 = switch parameterSet {
+        case .mlDSA44: 0x11
+        case .mlDSA65: 0x12
+        case .mlDSA87: 0x13
+        }
+        return [0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x03, last]
+    }
+
+    /// An ML-DSA PrivateKeyInfo (RFC 9881): nil when the DER is not one (another key type, for
+    /// OpenSSL to read). Of its three private key forms, `seed` and `both` are read (the
+    /// expanded key of `both` must be the seed's); `expandedKey` alone cannot give the seed.
+    private static func decodeMLDSA(_ der: [UInt8]) throws(Failure) -> (Algorithm, SecretBytes)? {
+        var reader = DERReader(der[...])
+        guard let info = reader.read(tag: 0x30), reader.isAtEnd else { return nil }
+        var fields = DERReader(info)
+        guard let version = fields.read(tag: 0x02), version.elementsEqual([0x00]) || version.elementsEqual([0x01]),
+              let algorithmIdentifier = fields.read(tag: 0x30) else { return nil }
+        var identifier = DERReader(algorithmIdentifier)
+        guard let oid = identifier.read(tag: 0x06), identifier.isAtEnd,
+              let parameterSet = MLDSA.ParameterSet.allCases.first(where: { mlDSAObjectIdentifier($0)[...] == oid }) else {
+            return nil
+        }
+        // Attributes or a public key after the private key: not a form any ML-DSA writer uses.
+        guard var octets = fields.read(tag: 0x04).map(DERReader.init), fields.isAtEnd else { throw .notPKCS8 }
+        if let seed = octets.read(tag: 0x80), octets.isAtEnd {
+            guard seed.count == MLDSA.seedByteCount else { throw .notPKCS8 }
+            return (.mlDSA(parameterSet), SecretBytes(seed))
+        }
+        if let both = octets.read(tag: 0x30), octets.isAtEnd {
+            var pair = DERReader(both)
+            guard let seed = pair.read(tag: 0x04), seed.count == MLDSA.seedByteCount,
+                  let expanded = pair.read(tag: 0x04), pair.isAtEnd else { throw .notPKCS8 }
+            let secret = SecretBytes(seed)
+            var key = MLDSAExpandedKey(seed: secret, parameterSet, encodingPrivateKey: true)
+            var ours = key.encodedPrivateKey ?? []
+            defer { ours.wipe(); key.wipe() }
+            guard constantTimeEquals(ours, Array(expanded)) else { throw .notPKCS8 }
+            return (.mlDSA(parameterSet), secret)
+        }
+        throw .mlDSAWithoutSeed
     }
 
     /// The named-curve OID's content octets (RFC 5480 §2.1.1.1, SEC 2 for secp256k1).
@@ -137,4 +195,31 @@ public enum PKCS8PrivateKey {
     }
 
     private static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { header(tag, content.count) + content }
+}
+
+/// Reads definite-length DER elements (short or long form lengths) from a slice.
+struct DERReader {
+    private var bytes: ArraySlice<UInt8>
+
+    init(_ bytes: ArraySlice<UInt8>) { self.bytes = bytes }
+
+    var isAtEnd: Bool { bytes.isEmpty }
+
+    /// The content of the next element when its tag is `tag`; nil (nothing consumed) otherwise.
+    mutating func read(tag: UInt8) -> ArraySlice<UInt8>? {
+        guard let first = bytes.first, first == tag, bytes.count >= 2 else { return nil }
+        var index = bytes.startIndex + 1
+        var length = Int(bytes[index])
+        index += 1
+        if length >= 0x80 {
+            let count = length - 0x80
+            guard (1...3).contains(count), bytes.endIndex - index >= count else { return nil }
+            length = bytes[index..<(index + count)].reduce(0) { $0 << 8 | Int($1) }
+            index += count
+        }
+        guard bytes.endIndex - index >= length else { return nil }
+        let content = bytes[index..<(index + length)]
+        bytes = bytes[(index + length)...]
+        return content
+    }
 }

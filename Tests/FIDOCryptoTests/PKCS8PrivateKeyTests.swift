@@ -61,3 +61,50 @@ final class PKCS8PrivateKeyTests: XCTestCase {
         XCTAssertThrowsError(try PKCS8PrivateKey.encode(.ed25519, SecretBytes([1, 2, 3])))
     }
 }
+
+extension PKCS8PrivateKeyTests {
+    /// ML-DSA keys (RFC 9881), which OpenSSL 3.0 cannot read: the `seed` form byte for byte as the
+    /// `cryptography` package writes it (`private_bytes(DER, PKCS8, NoEncryption())`), the `both`
+    /// form read when its expanded key is the seed's, the expanded form alone refused by name.
+    func testMLDSASeedFormAsTheCryptographyPackageWritesIt() throws {
+        let seed = Array<UInt8>(0..<32)
+        for (parameterSet, lastArc) in [(MLDSA.ParameterSet.mlDSA44, "11"), (.mlDSA65, "12"), (.mlDSA87, "13")] {
+            let expected = "3034020100300b06096086480165030403" + lastArc + "04228020" + seed.hex
+            let der = try PKCS8PrivateKey.encode(.mlDSA(parameterSet), SecretBytes(seed))
+            XCTAssertEqual(der.copyBytes().hex, expected)
+            let (algorithm, raw) = try PKCS8PrivateKey.decode([UInt8](hex: expected))
+            XCTAssertEqual(algorithm, PKCS8PrivateKey.Algorithm.mlDSA(parameterSet))
+            XCTAssertEqual(raw.copyBytes(), seed)
+        }
+    }
+
+    func testMLDSABothFormIsCheckedAndExpandedFormAloneIsRefused() throws {
+        let seed = SecretBytes(Array<UInt8>(repeating: 7, count: 32))
+        let expanded = try XCTUnwrap(MLDSAExpandedKey(seed: seed, .mlDSA44, encodingPrivateKey: true).encodedPrivateKey)
+        XCTAssertEqual(expanded.count, 2560)
+        func der(_ privateKey: [UInt8]) -> [UInt8] {
+            func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+                let length = content.count
+                let header: [UInt8] = length < 0x80 ? [UInt8(length)] : [0x82, UInt8(length >> 8), UInt8(length & 0xFF)]
+                return [tag] + header + content
+            }
+            return tlv(0x30, [0x02, 0x01, 0x00] + [UInt8](hex: "300b0609608648016503040311") + tlv(0x04, privateKey))
+        }
+        func both(_ expandedKey: [UInt8]) -> [UInt8] {
+            let inner = [0x04, 0x20] + seed.copyBytes() + [0x04, 0x82, UInt8(expandedKey.count >> 8), UInt8(expandedKey.count & 0xFF)]
+                + expandedKey
+            return [0x30, 0x82, UInt8(inner.count >> 8), UInt8(inner.count & 0xFF)] + inner
+        }
+        let (algorithm, raw) = try PKCS8PrivateKey.decode(der(both(expanded)))
+        XCTAssertEqual(algorithm, PKCS8PrivateKey.Algorithm.mlDSA(.mlDSA44))
+        XCTAssertEqual(raw.copyBytes(), seed.copyBytes())
+        var altered = expanded
+        altered[100] ^= 1
+        XCTAssertThrowsError(try PKCS8PrivateKey.decode(der(both(altered)))) {
+            XCTAssertEqual($0 as? PKCS8PrivateKey.Failure, .notPKCS8)
+        }
+        XCTAssertThrowsError(try PKCS8PrivateKey.decode(der([0x04, 0x82, 0x0A, 0x00] + expanded))) {
+            XCTAssertEqual($0 as? PKCS8PrivateKey.Failure, .mlDSAWithoutSeed)
+        }
+    }
+}
