@@ -19,7 +19,8 @@ struct CredentialSource {
 /// another key, or altered in any bit simply fails to open.
 ///
 /// Layout: version(1) ‖ nonce(12) ‖ AES-GCM(flags(1) ‖ alg(1) ‖ credProtect(1) ‖ key(n)) ‖ tag(16),
-/// where n is the algorithm's key length: 64 bytes for ES256, EdDSA and ES256K (32-byte keys),
+/// where n is the algorithm's key length: 64 bytes for ES256, EdDSA, ES256K and ML-DSA (32-byte
+/// keys; an ML-DSA key is its FIPS 204 seed),
 /// 80 for ES384, 98 for ES512. flags: 0x01 resident, 0x02 hmac-secret, 0x04 thirdPartyPayment
 /// (IDs made before it have the bit clear: not payment credentials, which is what they are).
 struct CredentialIDCodec {
@@ -75,6 +76,9 @@ struct CredentialIDCodec {
         case .es384: 3
         case .es512: 4
         case .es256K: 5
+        case .mlDSA44: 6
+        case .mlDSA65: 7
+        case .mlDSA87: 8
         case .ecdhESHKDF256, .rs256, .ps256: 0   // no key carried: RSA credentials are stored
         }
     }
@@ -86,6 +90,9 @@ struct CredentialIDCodec {
         case 3: .es384
         case 4: .es512
         case 5: .es256K
+        case 6: .mlDSA44
+        case 7: .mlDSA65
+        case 8: .mlDSA87
         default: nil
         }
     }

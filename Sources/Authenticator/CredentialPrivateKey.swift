@@ -8,14 +8,18 @@ enum CredentialPrivateKey {
     case ed25519(Ed25519.PrivateKey)
     /// RS256 or PS256.
     case rsa(COSEAlgorithm, RSA.PrivateKey)
+    /// ML-DSA-44, -65 or -87, held as its 32-byte seed.
+    case mlDSA(COSEAlgorithm, MLDSA.PrivateKey)
     /// ES256 kept by a device (a TPM): only its public point and the device's blob are here.
     case device(DeviceKey, any CredentialKeyDevice)
 
     /// Bytes of the stored key: the ECDSA scalar (32, 48 for P-384, 66 for P-521), the Ed25519
-    /// seed (32); nil for RSA (its DER is over a kilobyte: no credential ID carries it) and for an
-    /// algorithm no credential has.
+    /// seed (32), the ML-DSA seed ξ (32: FIPS 204 keys are expanded from it, so a credential ID
+    /// carries an ML-DSA key as it carries an Ed25519 one); nil for RSA (its DER is over a
+    /// kilobyte: no credential ID carries it) and for an algorithm no credential has.
     static func secretByteCount(_ algorithm: COSEAlgorithm) -> Int? {
         if let suite = algorithm.ecdsaSuite { return suite.curve.scalarByteCount }
+        if algorithm.mlDSAParameterSet != nil { return MLDSA.seedByteCount }
         return algorithm == .edDSA ? Ed25519.keyByteCount : nil
     }
 
@@ -39,6 +43,12 @@ enum CredentialPrivateKey {
                 // should one ask all the same.
                 guard !random.derivesKeys else { throw CTAP2StatusCode.unsupportedAlgorithm }
                 return .rsa(algorithm, try RSA.PrivateKey())
+            }
+            if let parameterSet = algorithm.mlDSAParameterSet {
+                // A reproducible rig key takes its seed from the random source, as Ed25519 does.
+                return .mlDSA(algorithm, random.derivesKeys
+                    ? try MLDSA.PrivateKey(parameterSet: parameterSet, seed: random.secret(count: MLDSA.seedByteCount))
+                    : MLDSA.PrivateKey(parameterSet: parameterSet))
             }
             guard algorithm == .edDSA else { throw CTAP2StatusCode.unsupportedAlgorithm }
             // A reproducible Ed25519 key is its seed as the random source gives it.
@@ -67,6 +77,9 @@ enum CredentialPrivateKey {
         } else if algorithm.rsaPadding != nil {
             guard let key = try? RSA.PrivateKey(secret: secret) else { return nil }
             self = .rsa(algorithm, key)
+        } else if let parameterSet = algorithm.mlDSAParameterSet {
+            guard let key = try? MLDSA.PrivateKey(parameterSet: parameterSet, seed: secret) else { return nil }
+            self = .mlDSA(algorithm, key)
         } else {
             return nil
         }
@@ -77,6 +90,7 @@ enum CredentialPrivateKey {
         case let .ecdsa(algorithm, _): algorithm
         case .ed25519: .edDSA
         case let .rsa(algorithm, _): algorithm
+        case let .mlDSA(algorithm, _): algorithm
         case .device: .es256
         }
     }
@@ -86,6 +100,7 @@ enum CredentialPrivateKey {
         case let .ecdsa(_, key): key.rawRepresentation
         case let .ed25519(key): key.rawRepresentation
         case let .rsa(_, key): key.rawRepresentation
+        case let .mlDSA(_, key): key.seed
         case let .device(key, _): key.stored
         }
     }
@@ -110,18 +125,23 @@ enum CredentialPrivateKey {
             return .okpEd25519(x: key.publicKey.rawRepresentation)
         case let .rsa(algorithm, key):
             return .rsa(algorithm: algorithm, n: key.publicKey.modulus, e: key.publicKey.exponent)
+        case let .mlDSA(algorithm, key):
+            return .akp(algorithm: algorithm, publicKey: key.publicKey.rawRepresentation)
         case let .device(key, _):
             return key.cosePublicKey
         }
     }
 
-    /// ECDSA: DER over the suite's hash of `message`; EdDSA: the 64-byte Ed25519 signature.
+    /// ECDSA: DER over the suite's hash of `message`; EdDSA: the 64-byte Ed25519 signature;
+    /// ML-DSA: a hedged FIPS 204 signature of `message` itself (pure ML-DSA, empty context, as
+    /// WebAuthn verifies it).
     func signature(for message: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
         do {
             switch self {
             case let .ecdsa(_, key): return try key.signature(for: message)
             case let .ed25519(key): return try key.signature(for: message)
             case let .rsa(algorithm, key): return try key.signature(for: message, padding: algorithm == .ps256 ? .pss : .pkcs1v15)
+            case let .mlDSA(_, key): return try key.signature(for: message)
             case let .device(key, device): return try device.signature(blob: key.blob, for: message)
             }
         } catch let error as CTAP2StatusCode {
@@ -141,7 +161,7 @@ extension COSEAlgorithm {
         case .es384: ECCurve.isAvailable(groupName: "secp384r1")
         case .es512: ECCurve.isAvailable(groupName: "secp521r1")
         case .es256K: ECCurve.isAvailable(groupName: "secp256k1")
-        case .edDSA, .ecdhESHKDF256, .rs256, .ps256: true
+        case .edDSA, .ecdhESHKDF256, .rs256, .ps256, .mlDSA44, .mlDSA65, .mlDSA87: true
         }
     }
 
@@ -152,8 +172,13 @@ extension COSEAlgorithm {
         case .es384: .es384
         case .es512: .es512
         case .es256K: .es256K
-        case .edDSA, .ecdhESHKDF256, .rs256, .ps256: nil
+        case .edDSA, .ecdhESHKDF256, .rs256, .ps256, .mlDSA44, .mlDSA65, .mlDSA87: nil
         }
+    }
+
+    /// FIPS 204's parameter set behind an ML-DSA algorithm; nil for others.
+    public var mlDSAParameterSet: MLDSA.ParameterSet? {
+        MLDSA.ParameterSet(rawValue: rawValue)
     }
 
     /// RS256: PKCS#1 v1.5; PS256: PSS; nil for the others.
@@ -169,6 +194,7 @@ extension COSEAlgorithm {
     public var pkcs8Algorithm: PKCS8PrivateKey.Algorithm? {
         if let suite = ecdsaSuite { return .ec(suite.curve) }
         if rsaPadding != nil { return .rsa }
+        if let parameterSet = mlDSAParameterSet { return .mlDSA(parameterSet) }
         return self == .edDSA ? .ed25519 : nil
     }
 

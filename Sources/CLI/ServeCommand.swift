@@ -36,7 +36,9 @@ public enum ServeCommand {
                   help: "The credential algorithms the key makes, in its order of preference (default: "
                       + COSEAlgorithm.defaultCredentialAlgorithms.map(\.name).joined(separator: ",") + "): names or COSE numbers, "
                       + "e.g. ES256,EdDSA to emulate a YubiKey 5 before firmware 5.7. RS256 and PS256 only when named: "
-                      + "no credential ID carries an RSA key, so every RSA credential takes a slot in the store."),
+                      + "no credential ID carries an RSA key, so every RSA credential takes a slot in the store. "
+                      + "ML-DSA-44, ML-DSA-65 and ML-DSA-87 (post-quantum, FIPS 204) only when named: no browser takes "
+                      + "them yet."),
             .init("keys", value: "software|tpm",
                   help: "Where credential keys are made and kept: software (the default) or tpm (inside this machine's "
                       + "TPM 2.0, reached as the store's seal reaches it: TSS2_TCTI, else /dev/tpmrm0; ES256 only; each "

@@ -18,16 +18,35 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
     case ps256 = -37
     /// RSASSA-PKCS1-v1_5 w/ SHA-256 (-257, RFC 8812)
     case rs256 = -257
+    /// ML-DSA-44, -65, -87 (FIPS 204; COSE numbers of draft-ietf-cose-dilithium, as python-fido2
+    /// and the IANA registry's early allocation have them): key type AKP.
+    case mlDSA44 = -48
+    case mlDSA65 = -49
+    case mlDSA87 = -50
 
     /// The signature algorithms a credential can have, in Latchkey's order of preference:
-    /// ES256 and EdDSA first, as every security key lists them; RSA last.
-    public static let credentialAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .es256K, .rs256, .ps256]
+    /// ES256 and EdDSA first, as every security key lists them; RSA, then ML-DSA last.
+    public static let credentialAlgorithms: [COSEAlgorithm] = [.es256, .edDSA, .es384, .es512, .es256K, .rs256, .ps256,
+                                                               .mlDSA44, .mlDSA65, .mlDSA87]
 
-    /// What a key makes unless told otherwise (getInfo `algorithms`): all but RSA. An RSA key
-    /// fits in no credential ID, so every RSA credential, a non-discoverable one too, takes a
-    /// slot in the store; and making one takes 50 ms to a second. A key offers RS256 and PS256
-    /// only when its `--algorithms` (a rig's `algorithms`) names them.
-    public static let defaultCredentialAlgorithms = credentialAlgorithms.filter { $0 != .rs256 && $0 != .ps256 }
+    /// What a key makes unless told otherwise (getInfo `algorithms`): all but RSA and ML-DSA. An
+    /// RSA key fits in no credential ID, so every RSA credential, a non-discoverable one too,
+    /// takes a slot in the store; and making one takes 50 ms to a second. ML-DSA waits until
+    /// browsers take it: a site that lists it beside ES256 would otherwise get a credential whose
+    /// 1.3–2.6 KB public key and 2.4–4.6 KB signatures its library may not verify. A key offers
+    /// them only when its `--algorithms` (a rig's `algorithms`) names them.
+    public static let defaultCredentialAlgorithms = credentialAlgorithms.filter { $0.isECOrEdDSA }
+
+    /// ES256, EdDSA, ES384, ES512, ES256K: the algorithms a key makes by default.
+    public var isECOrEdDSA: Bool {
+        switch self {
+        case .es256, .edDSA, .es384, .es512, .es256K: true
+        case .ecdhESHKDF256, .rs256, .ps256, .mlDSA44, .mlDSA65, .mlDSA87: false
+        }
+    }
+
+    /// Whether this is ML-DSA-44, -65 or -87.
+    public var isMLDSA: Bool { self == .mlDSA44 || self == .mlDSA65 || self == .mlDSA87 }
 
     /// The COSE name ("ES256", "EdDSA", …).
     public var name: String {
@@ -40,6 +59,9 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
         case .es256K: "ES256K"
         case .ps256: "PS256"
         case .rs256: "RS256"
+        case .mlDSA44: "ML-DSA-44"
+        case .mlDSA65: "ML-DSA-65"
+        case .mlDSA87: "ML-DSA-87"
         }
     }
 
@@ -59,13 +81,27 @@ public enum COSEAlgorithm: Int, Sendable, CaseIterable {
         return algorithms
     }
 
-    /// A credential algorithm by its COSE name (any case) or number, for command lines.
+    /// A credential algorithm by its COSE name (any case; "MLDSA44" as python-fido2 spells it, or
+    /// "ML-DSA-44") or number, for command lines.
     public init?<Text: StringProtocol>(credentialName text: Text) {
+        let folded = text.lowercased().filter { $0 != "-" }
         let found = Self.credentialAlgorithms.first {
-            $0.name.lowercased() == text.lowercased() || String($0.rawValue) == text
+            $0.name.lowercased().filter { $0 != "-" } == folded || String($0.rawValue) == text
         }
         guard let found else { return nil }
         self = found
+    }
+}
+
+extension COSEAlgorithm {
+    /// FIPS 204's public key length: 1,312, 1,952, 2,592 bytes; 0 for other algorithms.
+    public var mlDSAPublicKeyByteCount: Int {
+        switch self {
+        case .mlDSA44: 1312
+        case .mlDSA65: 1952
+        case .mlDSA87: 2592
+        default: 0
+        }
     }
 }
 
@@ -113,6 +149,8 @@ public enum COSEKey: Sendable, Equatable {
     case okpEd25519(x: [UInt8])
     /// RSA key (RS256 or PS256): big-endian modulus n and public exponent e.
     case rsa(algorithm: COSEAlgorithm, n: [UInt8], e: [UInt8])
+    /// AKP ("algorithm key pair") key of an ML-DSA algorithm: its encoded public key.
+    case akp(algorithm: COSEAlgorithm, publicKey: [UInt8])
 
     /// The COSE_Key map: {1: kty, 3: alg, -1: crv, -2: x, -3: y}.
     public var cborValue: CBORValue {
@@ -130,11 +168,20 @@ public enum COSEKey: Sendable, Equatable {
         case let .rsa(algorithm, n, e):
             // RFC 8230 §4: kty RSA = 3, n = -1, e = -2.
             return .map([1: 3, 3: CBORValue(algorithm.rawValue), -1: .byteString(n), -2: .byteString(e)])
+        case let .akp(algorithm, publicKey):
+            // draft-ietf-cose-dilithium: kty AKP = 7, pub = -1 (the FIPS 204 pkEncode bytes).
+            return .map([1: 7, 3: CBORValue(algorithm.rawValue), -1: .byteString(publicKey)])
         }
     }
 
     /// Parse a COSE_Key of a shape Latchkey accepts; `nil` for anything else.
     public init?(_ value: CBORValue) {
+        if value[1]?.intValue == 7 {
+            guard let alg = value[3]?.intValue.flatMap(COSEAlgorithm.init(rawValue:)), alg.isMLDSA,
+                  let publicKey = value[-1]?.bytesValue, publicKey.count == alg.mlDSAPublicKeyByteCount else { return nil }
+            self = .akp(algorithm: alg, publicKey: publicKey)
+            return
+        }
         if value[1]?.intValue == 3 {
             guard let alg = value[3]?.intValue.flatMap(COSEAlgorithm.init(rawValue:)), alg == .rs256 || alg == .ps256,
                   let n = value[-1]?.bytesValue, !n.isEmpty, let e = value[-2]?.bytesValue, !e.isEmpty else { return nil }

@@ -182,3 +182,44 @@ final class AlgorithmTests: XCTestCase {
         XCTAssertNil(COSEAlgorithm(credentialName: "-25"), "the PIN protocol's key agreement is no credential algorithm")
     }
 }
+
+/// ML-DSA credentials (FIPS 204, COSE −48/−49/−50, key type AKP): only on a key told to make
+/// them; a credential ID carries the 32-byte seed, so a non-discoverable one takes no store slot.
+final class MLDSACredentialTests: XCTestCase {
+    func testEachMLDSAAlgorithmRegistersAndSignsWhenConfigured() throws {
+        var configuration = AuthenticatorConfiguration()
+        configuration.algorithms = [.es256, .mlDSA44, .mlDSA65, .mlDSA87]
+        for (algorithm, publicKeyLength) in [(-48, 1312), (-49, 1952), (-50, 2592)] {
+            let store = InMemoryCredentialStore()
+            let harness = try AuthenticatorHarness(store: store, configuration: configuration)
+            let rpID = "mldsa\(-algorithm).example"
+            for resident in [false, true] {
+                let registration = try harness.register(harness.makeCredentialRequest(rpID: rpID, algorithms: [algorithm],
+                                                                                      resident: resident))
+                guard case let .akp(gotAlgorithm, publicKey) = registration.publicKey else {
+                    return XCTFail("\(algorithm): not an AKP key: \(registration.publicKey)")
+                }
+                XCTAssertEqual(gotAlgorithm.rawValue, algorithm)
+                XCTAssertEqual(publicKey.count, publicKeyLength)
+                XCTAssertEqual(registration.publicKey.cborValue[1]?.intValue, 7, "kty AKP")
+                if !resident {
+                    XCTAssertEqual(registration.credentialID.count, 64, "the seed travels in the ID")
+                    XCTAssertNil(try store.residentCredential(id: registration.credentialID))
+                }
+                let request = harness.assertionRequest(rpID: rpID, allow: resident ? [] : [registration.credentialID])
+                let (status, body) = harness.send(.getAssertion, request.cborValue)
+                XCTAssertEqual(status, .success)
+                let response = try XCTUnwrap(body)
+                XCTAssertEqual(response[1]?["id"]?.bytesValue, registration.credentialID)
+                XCTAssertTrue(AuthenticatorHarness.verifyAssertion(response, publicKey: registration.publicKey,
+                                                                   clientDataHash: request.clientDataHash), "\(algorithm)")
+            }
+        }
+    }
+
+    func testMLDSAIsNotOfferedByDefault() throws {
+        let harness = try AuthenticatorHarness()
+        XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest(algorithms: [-48, -49, -50]).cborValue).status,
+                       .unsupportedAlgorithm)
+    }
+}

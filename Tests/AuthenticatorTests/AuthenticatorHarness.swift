@@ -116,6 +116,12 @@ final class AuthenticatorHarness {
                                                  message: authData + clientDataHash)
         case let .okpEd25519(x):
             return IndependentVerifier.verifyEd25519(publicKey: x, signature: signature, message: authData + clientDataHash)
+        case let .akp(algorithm, publicKey):
+            // libcrypto 3.0 has no ML-DSA: FIDOCrypto's own verifier here; the socket suite checks
+            // the same signatures with the `cryptography` package.
+            guard let parameterSet = algorithm.mlDSAParameterSet,
+                  let key = try? MLDSA.PublicKey(parameterSet: parameterSet, rawRepresentation: publicKey) else { return false }
+            return key.isValidSignature(signature, for: authData + clientDataHash)
         }
     }
 }

@@ -30,9 +30,11 @@ final class ServePresenceOptionsTests: XCTestCase {
         XCTAssertEqual(try options(["--algorithms", "ES256,RS256,PS256"]).algorithms, [.es256, .rs256, .ps256])
         XCTAssertEqual(try options(["--algorithms", "es384,-7"]).algorithms, [.es384, .es256])
         XCTAssertEqual(try options(["--algorithms", "EdDSA"]).algorithms, [.edDSA])
+        XCTAssertEqual(try options(["--algorithms", "ML-DSA-44,mldsa65,-50"]).algorithms, [.mlDSA44, .mlDSA65, .mlDSA87])
         XCTAssertThrowsError(try options(["--algorithms", "ES256,RS1"])) {
             XCTAssertEqual($0 as? UsageError, UsageError(
-                "invalid --algorithms 'ES256,RS1': unknown algorithm 'RS1': the key makes ES256, EdDSA, ES384, ES512, ES256K, RS256, PS256"))
+                "invalid --algorithms 'ES256,RS1': unknown algorithm 'RS1': the key makes ES256, EdDSA, ES384, ES512, ES256K, RS256, PS256, "
+                + "ML-DSA-44, ML-DSA-65, ML-DSA-87"))
         }
         XCTAssertThrowsError(try options(["--algorithms", "ES256,-7"])) {
             XCTAssertEqual($0 as? UsageError, UsageError("invalid --algorithms 'ES256,-7': ES256 is named twice"))

@@ -21,7 +21,7 @@ import time
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, ed25519
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, mldsa
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from fido2 import cbor
 from fido2.ctap import CtapError
@@ -571,6 +571,44 @@ def check_uv_control(session):
     assert answer.get("result") == "none" and time.monotonic() - started < 3, answer
     expect_rig_error("invalidParams", session.rig().call, "addAuthenticator", transport="socket",
                      socketPath=session.socket_for("uvctl-bad"), automaticUserVerification=False)
+
+
+MLDSA_CLASSES = {-48: mldsa.MLDSA44PrivateKey, -49: mldsa.MLDSA65PrivateKey, -50: mldsa.MLDSA87PrivateKey}
+
+
+@check("rig: addAuthenticator rig-pq with algorithms ES256, ML-DSA-44, -65, -87: for each, addCredential of an ML-DSA key "
+       "the `cryptography` package made from a seed (RFC 9881 PKCS#8) → getAssertion signs authData ‖ clientDataHash with "
+       "a signature cryptography verifies under its own public key of that seed; getCredential gives back its PKCS#8 "
+       "byte for byte; a credential the key makes has an AKP key (kty 7) cryptography verifies")
+def check_mldsa_keys(session):
+    key = add_socket_key(session, "rig-pq", algorithms=["ES256", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"])
+    assert key.get("algorithms") in (None, ["ES256", "ML-DSA-44", "ML-DSA-65", "ML-DSA-87"]), key
+    ctap = session.ctap("rig-pq")
+    assert [entry["alg"] for entry in ctap.info.algorithms] == [-7, -48, -49, -50], ctap.info.algorithms
+    for alg, private_class in MLDSA_CLASSES.items():
+        seed = hashlib.sha256(b"rig-pq %d" % alg).digest()
+        private_key = private_class.from_seed_bytes(seed)
+        der = private_key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption())
+        credential_id, rp_id = os.urandom(32), f"mldsa{-alg}.rig.example"
+        session.rig().add_credential("rig-pq", {"credentialId": latchkey_rig.b64url(credential_id), "isResidentCredential": True,
+                                                "rpId": rp_id, "privateKey": latchkey_rig.b64url(der),
+                                                "userHandle": latchkey_rig.b64url(b"pq-user"), "signCount": 0,
+                                                "userName": "pq"})
+        client_data_hash = os.urandom(32)
+        assertion = ctap.get_assertion(rp_id, client_data_hash, [{"type": "public-key", "id": credential_id}])
+        private_key.public_key().verify(assertion.signature, bytes(assertion.auth_data) + client_data_hash)
+        listed = session.rig().get_credential("rig-pq", credential_id)
+        assert latchkey_rig.b64url_decode(listed["privateKey"]) == der, "PKCS#8 changed on the way through the key"
+        made = ctap.make_credential(client_data_hash, {"id": rp_id, "name": "PQ"}, {"id": b"made", "name": "made"},
+                                    [{"type": "public-key", "alg": alg}])
+        cose = made.auth_data.credential_data.public_key
+        assert cose[1] == 7 and cose[3] == alg, dict(cose)
+        public_key = {-48: mldsa.MLDSA44PublicKey, -49: mldsa.MLDSA65PublicKey, -50: mldsa.MLDSA87PublicKey}[alg]
+        made_id = made.auth_data.credential_data.credential_id
+        assert len(made_id) == 64, len(made_id)
+        second = ctap.get_assertion(rp_id, client_data_hash, [{"type": "public-key", "id": made_id}])
+        public_key.from_public_bytes(cose[-1]).verify(second.signature, bytes(second.auth_data) + client_data_hash)
 
 
 @check("rig: seed (deterministic mode): two keys with the same seed make the same credential ID and public key from the "
@@ -1366,7 +1404,7 @@ RIG_CHECKS = (check_rig_starts, check_add_default_keys, check_add_named_key, che
               check_seeded_p256, check_seeded_asserted_event, check_seeded_get_credential, check_seeded_discoverable,
               check_select_credential,
               check_seeded_ed25519, check_seeded_non_resident, check_seeded_bad_key, check_seeded_no_such_key,
-              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none, check_uv_control, check_seeded_keys,
+              check_remove_credential, check_remove_all, check_consent, check_presence_answered, check_presence_none, check_uv_control, check_seeded_keys, check_mldsa_keys,
               check_power_cycle, check_protocol_ctap2, check_no_resident_key, check_bad_param_type, check_unknown_method,
               check_version_2, check_parse_error,
               check_u2f_capabilities, check_u2f_no_cbor, check_u2f_version, check_u2f_round_trip, check_u2f_no_uv,
