@@ -115,3 +115,52 @@ extension MLDSATests {
         XCTAssertTrue(key.publicKey.isValidSignature(first, for: [1, 2, 3]))
     }
 }
+
+/// NIST's ACVP known-answer values (Vectors/mldsa-acvp.json names the files and commits).
+final class MLDSAKnownAnswerTests: XCTestCase {
+    struct File: Decodable {
+        struct KeyGen: Decodable { let parameterSet: String; let tcId: Int; let seed, pk, sk: String }
+        struct SigGen: Decodable { let parameterSet: String; let tcId: Int; let sk, message, signature: String }
+        let keyGen: [KeyGen]
+        let sigGen: [SigGen]
+    }
+
+    func file() throws -> File {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Vectors/mldsa-acvp.json")
+        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url))
+    }
+
+    /// KeyGen from ξ gives the published public key and expanded private key byte for byte (the
+    /// private key's encoding covers s1, s2 and t0, which the public key does not show).
+    func testKeyGenMatchesACVP() throws {
+        let vectors = try file().keyGen
+        XCTAssertEqual(vectors.count, 6)
+        for vector in vectors {
+            let parameterSet = try XCTUnwrap(MLDSATests.parameterSet(vector.parameterSet))
+            let seed = SecretBytes([UInt8](hex: vector.seed))
+            let key = try MLDSA.PrivateKey(parameterSet: parameterSet, seed: seed)
+            XCTAssertEqual(key.publicKey.rawRepresentation.hex, vector.pk.lowercased(), "tcId \(vector.tcId)")
+            let expanded = MLDSAExpandedKey(seed: seed, parameterSet, encodingPrivateKey: true)
+            XCTAssertEqual(expanded.encodedPrivateKey?.hex, vector.sk.lowercased(), "tcId \(vector.tcId)")
+            // skDecode reads the published key back to the same signing key.
+            let decoded = try XCTUnwrap(MLDSAExpandedKey.decodingPrivateKey([UInt8](hex: vector.sk), parameterSet))
+            let message = Array("tcId \(vector.tcId)".utf8)
+            let signature = try decoded.sign(formattedMessage: try MLDSA.formatted(message, context: []),
+                                             randomness: [UInt8](repeating: 0, count: 32))
+            XCTAssertEqual(signature, try key.signature(for: message, context: [], randomness: [UInt8](repeating: 0, count: 32)))
+        }
+    }
+
+    /// Deterministic Sign_internal (zero randomness) over the message as given reproduces the
+    /// published signatures.
+    func testDeterministicSigningMatchesACVP() throws {
+        let vectors = try file().sigGen
+        XCTAssertEqual(vectors.count, 2)
+        for vector in vectors {
+            let parameterSet = try XCTUnwrap(MLDSATests.parameterSet(vector.parameterSet))
+            let key = try XCTUnwrap(MLDSAExpandedKey.decodingPrivateKey([UInt8](hex: vector.sk), parameterSet))
+            let signature = try key.sign(formattedMessage: [UInt8](hex: vector.message), randomness: [UInt8](repeating: 0, count: 32))
+            XCTAssertEqual(signature.hex, vector.signature.lowercased(), "tcId \(vector.tcId)")
+        }
+    }
+}
