@@ -43,12 +43,30 @@ ensure_python_venv() {
         python3 -m venv "$venv" 2>/dev/null || { ensure_debs python3-venv && python3 -m venv "$venv"; }
     fi
     # playwright: its own driver only (the VM rig runs it with Debian's chromium; no browser download).
-    if ! "$venv/bin/python" -c 'import fido2, selenium, dbus_next, playwright, importlib.metadata as m; assert m.version("fido2") == "2.2.1"' 2>/dev/null; then
-        say "installing python-fido2 2.2.1, selenium, dbus-next and playwright into $venv"
-        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" "selenium==4.51.0" "dbus-next==0.2.3" \
-            "playwright==1.65.2" >&2
+    # cryptography pinned: its wheel carries an OpenSSL with ML-DSA, which the suites check
+    # Latchkey's ML-DSA signatures against; pytest runs python-fido2's own device suite.
+    if ! "$venv/bin/python" -c 'import fido2, selenium, dbus_next, playwright, pytest, importlib.metadata as m; assert m.version("fido2") == "2.2.1" and m.version("cryptography") == "50.0.2"' 2>/dev/null; then
+        say "installing python-fido2 2.2.1, cryptography, pytest, selenium, dbus-next and playwright into $venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check "fido2==2.2.1" "cryptography==50.0.2" "pytest==8.4.2" \
+            "selenium==4.51.0" "dbus-next==0.2.3" "playwright==1.65.2" >&2
     fi
     printf '%s\n' "$venv/bin/python"
+}
+
+# python-fido2 2.2.1's own device suite: `tests/` of its sdist (the wheel has none), unpacked
+# under .build/ and checked against the sdist's published SHA-256. Prints the directory.
+FIDO2_SDIST_SHA256=85787428a94c3f8eaf72f0ff30afba983b559a1b1b795c93318c81b4ad4062c4
+ensure_fido2_device_suite() {
+    local python="$1" dir="$LATCHKEY_ROOT/.build/fido2-2.2.1-sdist"
+    if [ ! -f "$dir/fido2-2.2.1/tests/device/conftest.py" ]; then
+        rm -rf "$dir" && mkdir -p "$dir"
+        "$python" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: "fido2==2.2.1" -d "$dir" >&2 \
+            || { say "cannot download python-fido2 2.2.1's sdist from PyPI"; return 1; }
+        echo "$FIDO2_SDIST_SHA256  $dir/fido2-2.2.1.tar.gz" | sha256sum -c --quiet - >&2 \
+            || { say "python-fido2 2.2.1's sdist does not have its published SHA-256"; return 1; }
+        tar -xzf "$dir/fido2-2.2.1.tar.gz" -C "$dir"
+    fi
+    printf '%s\n' "$dir/fido2-2.2.1"
 }
 
 # The VM rig's tools: qemu (TCG), a Debian kernel that ships uhid.ko, busybox for virtme-ng's

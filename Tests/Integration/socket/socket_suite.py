@@ -14,7 +14,8 @@ HPKE and passphrase files, Bitwarden and KeePassXC fixtures, refusals, backup an
 passkey endpoints over real HTTPS with a test CA), socket_rig.py (`latchkey rig`: keys
 added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_signals.py
 (websites' signals through `latchkey native-host`, as a browser sends them), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
-no core dumps), socket_local_users.py (another local user squatting or connecting to the sockets; answers
+no core dumps), socket_fido2_suite.py (python-fido2 2.2.1's own device suite, unchanged,
+through fido2_device_plugin.py), socket_local_users.py (another local user squatting or connecting to the sockets; answers
 that would act on a terminal; sockets published only when they accept) and socket_crash.py (SIGKILLs at random moments: LATCHKEY_CRASH_KILLS, default 300,
 and LATCHKEY_CRASH_SEED); what they share in socket_support.py, and what the floods share with the
 uhid suite's (e2e_floods.py) in flood_support.py.
@@ -46,6 +47,7 @@ from socket_rig import *  # noqa: F401,F403
 from socket_signals import *  # noqa: F401,F403
 from socket_first_hour import *  # noqa: F401,F403
 from socket_local_users import *  # noqa: F401,F403
+from socket_fido2_suite import *  # noqa: F401,F403
 
 def main():
     print(f"socket integration suite: {BINARY}, work dir {WORK}", flush=True)
@@ -87,6 +89,7 @@ def main():
     test_endpoints()
     test_rig()
     test_local_users()
+    test_fido2_device_suite()
     test_descriptor_exhaustion()
     test_floods()
     test_secrets_at_rest()
