@@ -21,8 +21,13 @@ public struct ExtensionSet: OptionSet, Sendable, Hashable {
     /// thirdPartyPayment (CTAP 2.2 §12.9): a credential marked at creation as usable for
     /// payments another party starts (Secure Payment Confirmation), as on a YubiKey 5.8.
     public static let thirdPartyPayment = ExtensionSet(rawValue: 1 << 5)
+    /// previewSign (version 4 of Yubico's WebAuthn signing extension, PreviewSign.swift): signing
+    /// keys inside a credential, as YubiKey 5.8 preview firmware has them. A draft: a client that
+    /// does not know it never sends it.
+    public static let previewSign = ExtensionSet(rawValue: 1 << 6)
 
-    public static let all: ExtensionSet = [.credProtect, .credBlob, .hmacSecret, .largeBlobKey, .minPinLength, .thirdPartyPayment]
+    public static let all: ExtensionSet = [.credProtect, .credBlob, .hmacSecret, .largeBlobKey, .minPinLength, .thirdPartyPayment,
+                                           .previewSign]
 
     /// getInfo's extension identifiers, in the order a Latchkey key lists them.
     public var identifiers: [String] {
@@ -33,6 +38,7 @@ public struct ExtensionSet: OptionSet, Sendable, Hashable {
         if contains(.largeBlobKey) { names.append("largeBlobKey") }
         if contains(.minPinLength) { names.append("minPinLength") }
         if contains(.thirdPartyPayment) { names.append("thirdPartyPayment") }
+        if contains(.previewSign) { names.append("previewSign") }
         return names
     }
 }

@@ -52,6 +52,8 @@ extension Authenticator {
         if let input = extensions.hmacSecret {
             hmacSecret = try hmacSecretRequest(input, userPresence: userPresence)
         }
+        // previewSign names a key inside one credential: only with an allowList.
+        if extensions.previewSign != nil, request.allowList.isEmpty { throw .invalidOption }
 
         // Step 6.1: the pinUvAuthToken must carry ga for this RP; then UV is done. Step 6.2: or
         // the key verifies the user itself.
@@ -72,6 +74,11 @@ extension Authenticator {
             guard let candidate = try locate(request.allowList, rpIDHash: rpIDHash, userVerified: userVerified) else {
                 throw .noCredentials
             }
+            // previewSign: its key and data checked before presence is asked for.
+            let previewSign = try extensions.previewSign.map { (input) throws(CTAP2StatusCode) in
+                try previewSignPlan(input, rpIDHash: rpIDHash, credentialID: candidate.credentialID,
+                                    userPresence: userPresence, userVerified: userVerified)
+            }
             if userPresence {
                 try collectPresence(.getAssertion, rpID: request.rpID, userName: candidate.resident?.userName, context: context,
                                     subject: request.clientDataHash, rpIDHash: rpIDHash)
@@ -82,7 +89,7 @@ extension Authenticator {
             return try assertion(for: candidate, rpIDHash: rpIDHash, clientDataHash: request.clientDataHash,
                                  flags: flags, userVerified: userVerified, wantsCredBlob: wantsCredBlob,
                                  wantsLargeBlobKey: wantsLargeBlobKey, wantsThirdPartyPayment: wantsThirdPartyPayment,
-                                 hmacSecret: hmacSecret, numberOfCredentials: nil)
+                                 hmacSecret: hmacSecret, numberOfCredentials: nil, previewSign: previewSign)
         }
 
         // Without an allowList: discoverable credentials of this RP, newest first; credProtect
@@ -276,8 +283,9 @@ extension Authenticator {
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
                    flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool,
                    wantsThirdPartyPayment: Bool = false, hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?,
-                   userSelected: Bool = false) throws(CTAP2StatusCode) -> CBORValue {
+                   userSelected: Bool = false, previewSign: PreviewSignPlan? = nil) throws(CTAP2StatusCode) -> CBORValue {
         var extensionOutputs: [CBORValue: CBORValue] = [:]
+        if let previewSign { extensionOutputs["previewSign"] = .map([PreviewSign.Member.toBeSigned: .byteString(try previewSign.signature())]) }
         if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
         // thirdPartyPayment: true for a payment credential, false for any other (a YubiKey 5.8
         // answers false too rather than leaving the output out).

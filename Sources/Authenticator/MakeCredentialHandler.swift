@@ -100,6 +100,8 @@ extension Authenticator {
         let reportsMinPINLength = extensions.minPinLength ?? false
         // thirdPartyPayment (CTAP 2.2 §12.9): the credential is marked now, for good.
         let isThirdPartyPayment = extensions.thirdPartyPayment ?? false
+        // previewSign: the signing key's algorithm and flags, refused now if none fits.
+        let previewSign = try extensions.previewSign.map(previewSignChoice)
 
         // Step 11.1: the pinUvAuthToken must carry mc for this RP; then UV is done. Step 11.2:
         // or the key verifies the user itself.
@@ -189,38 +191,52 @@ extension Authenticator {
             extensionOutputs["minPinLength"] = .unsignedInt(UInt64(try minPINLength()))
         }
 
-        let counter = configuration.countersZero ? 0 : try signatureCounter(credentialID: isStored ? credentialID : nil)
-        var flags: AuthenticatorData.Flags = configuration.defaultBackupFlags.union(.userPresent)
+        // The credential's flags, AT and ED as its authData will have them (a previewSign key's
+        // authData copies them, and has both).
+        var flags: AuthenticatorData.Flags = configuration.defaultBackupFlags.union([.userPresent, .attestedCredentialData,
+                                                                                      .extensionData])
         if userVerified { flags.insert(.userVerified) }
+        // Attestation: the first format in the client's preference that we support
+        // (CTAP 2.2 attestationFormatsPreference); packed with the batch certificate by default.
+        // An enterprise attestation the platform asked for and the key granted is packed with
+        // the store's own chain whatever the format preference: asking for it is the stronger
+        // wish, and `none` would make the request pointless. A previewSign key's attestation
+        // is made the same way.
+        let format: AttestationStatementFormat = enterpriseAttestation ? .packed
+            : AttestationStatementFormat.chosen(from: request.attestationFormatsPreference)
+        func attest(_ data: [UInt8]) throws(CTAP2StatusCode) -> (format: String, statement: CBORValue) {
+            if enterpriseAttestation {
+                return (format.rawValue, try enterpriseAttestationStatement(signing: data + request.clientDataHash))
+            }
+            switch format {
+            case .none:
+                return (format.rawValue, .map([:]))
+            case .packed:
+                let signature: [UInt8]
+                do { signature = try attestationKey.signature(for: data + request.clientDataHash) } catch { throw .other }
+                return (format.rawValue, .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
+                                               "x5c": .array([.byteString(attestationCertificate)])]))
+            }
+        }
+        var unsignedOutputs: [CBORValue: CBORValue]?
+        if let (algorithm, signFlags) = previewSign {
+            let generated = try previewSignKey(algorithm: algorithm, flags: signFlags, rpIDHash: rpIDHash,
+                                               credentialID: credentialID, credentialFlags: flags, attest: attest)
+            extensionOutputs["previewSign"] = generated.signed
+            unsignedOutputs = ["previewSign": .map([PreviewSign.Member.seven: .byteString(generated.attestationObject)])]
+        }
+
+        let counter = configuration.countersZero ? 0 : try signatureCounter(credentialID: isStored ? credentialID : nil)
         let authenticatorData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: flags, signCount: counter,
             attestedCredentialData: .init(aaguid: secrets.aaguid, credentialID: credentialID,
                                           publicKey: key.cosePublicKey.cborValue),
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
 
-        // Attestation: the first format in the client's preference that we support
-        // (CTAP 2.2 attestationFormatsPreference); packed with the batch certificate by default.
-        // An enterprise attestation the platform asked for and the key granted is packed with
-        // the store's own chain whatever the format preference: asking for it is the stronger
-        // wish, and `none` would make the request pointless.
-        if enterpriseAttestation {
-            return MakeCredentialResponse(format: AttestationStatementFormat.packed.rawValue, authenticatorData: authenticatorData,
-                                          attestationStatement: try enterpriseAttestationStatement(signing: authenticatorData + request.clientDataHash),
-                                          largeBlobKey: largeBlobKey?.copyBytes(), enterpriseAttestation: true).cborValue
-        }
-        let format = AttestationStatementFormat.chosen(from: request.attestationFormatsPreference)
-        let statement: CBORValue
-        switch format {
-        case .none:
-            statement = .map([:])
-        case .packed:
-            let signature: [UInt8]
-            do { signature = try attestationKey.signature(for: authenticatorData + request.clientDataHash) } catch { throw .other }
-            statement = .map(["alg": CBORValue(COSEAlgorithm.es256.rawValue), "sig": .byteString(signature),
-                              "x5c": .array([.byteString(attestationCertificate)])])
-        }
-        return MakeCredentialResponse(format: format.rawValue, authenticatorData: authenticatorData,
-                                      attestationStatement: statement, largeBlobKey: largeBlobKey?.copyBytes()).cborValue
+        let (formatName, statement) = try attest(authenticatorData)
+        return MakeCredentialResponse(format: formatName, authenticatorData: authenticatorData, attestationStatement: statement,
+                                      largeBlobKey: largeBlobKey?.copyBytes(), enterpriseAttestation: enterpriseAttestation ? true : nil,
+                                      unsignedExtensionOutputs: unsignedOutputs).cborValue
     }
 
     /// Whether an excludeList ID is a credential of ours for this RP that this request can see:

@@ -16,14 +16,16 @@ public struct GetAssertionExtensions: ExtensionInputs {
     /// thirdPartyPayment (CTAP 2.2 §12.9): whether to report if the credential is one for
     /// third-party payments.
     public var thirdPartyPayment: Bool?
+    /// previewSign (the WebAuthn signing extension, v4): data to sign with a generated key.
+    public var previewSign: PreviewSign.Sign?
 
     public init(credBlob: Bool? = nil, largeBlobKey: Bool? = nil, hmacSecret: HMACSecretInput? = nil,
-                thirdPartyPayment: Bool? = nil) {
+                thirdPartyPayment: Bool? = nil, previewSign: PreviewSign.Sign? = nil) {
         self.credBlob = credBlob; self.largeBlobKey = largeBlobKey; self.hmacSecret = hmacSecret
-        self.thirdPartyPayment = thirdPartyPayment
+        self.thirdPartyPayment = thirdPartyPayment; self.previewSign = previewSign
     }
 
-    /// Decode the extensions map, in this order: credBlob, largeBlobKey, thirdPartyPayment, hmac-secret. A known
+    /// Decode the extensions map, in this order: credBlob, largeBlobKey, thirdPartyPayment, hmac-secret, previewSign. A known
     /// extension with the wrong type is CTAP2_ERR_CBOR_UNEXPECTED_TYPE; hmac-secret's own
     /// members fail as `HMACSecretInput` says.
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
@@ -32,6 +34,7 @@ public struct GetAssertionExtensions: ExtensionInputs {
         self.largeBlobKey = try map["largeBlobKey"].optionalBool()
         self.thirdPartyPayment = try map["thirdPartyPayment"].optionalBool()
         self.hmacSecret = try map["hmac-secret"].map(HMACSecretInput.init(cbor:))
+        self.previewSign = try map["previewSign"].map(PreviewSign.Sign.init(cbor:))
     }
 
     /// No extension asked for (the request then carries no extensions map).
@@ -44,6 +47,7 @@ public struct GetAssertionExtensions: ExtensionInputs {
         if let largeBlobKey { map["largeBlobKey"] = .boolean(largeBlobKey) }
         if let hmacSecret { map["hmac-secret"] = hmacSecret.cborValue }
         if let thirdPartyPayment { map["thirdPartyPayment"] = .boolean(thirdPartyPayment) }
+        if let previewSign { map["previewSign"] = previewSign.cborValue }
         return .map(map)
     }
 }

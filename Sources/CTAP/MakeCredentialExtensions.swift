@@ -23,17 +23,19 @@ public struct MakeCredentialExtensions: ExtensionInputs {
     /// thirdPartyPayment (CTAP 2.2 §12.9): whether the credential may be used for third-party
     /// payments.
     public var thirdPartyPayment: Bool?
+    /// previewSign (the WebAuthn signing extension, v4): a signing key to generate.
+    public var previewSign: PreviewSign.GenerateKey?
 
     public init(credProtect: CredentialProtectionPolicy? = nil, credBlob: [UInt8]? = nil, hmacSecret: Bool? = nil,
                 hmacSecretMC: HMACSecretInput? = nil, largeBlobKey: Bool? = nil, minPinLength: Bool? = nil,
-                thirdPartyPayment: Bool? = nil) {
+                thirdPartyPayment: Bool? = nil, previewSign: PreviewSign.GenerateKey? = nil) {
         self.credProtect = credProtect; self.credBlob = credBlob; self.hmacSecret = hmacSecret
         self.hmacSecretMC = hmacSecretMC; self.largeBlobKey = largeBlobKey; self.minPinLength = minPinLength
-        self.thirdPartyPayment = thirdPartyPayment
+        self.thirdPartyPayment = thirdPartyPayment; self.previewSign = previewSign
     }
 
     /// Decode the extensions map, in this order: credProtect, credBlob, hmac-secret,
-    /// hmac-secret-mc, largeBlobKey, minPinLength, thirdPartyPayment. A known extension with the wrong type is
+    /// hmac-secret-mc, largeBlobKey, minPinLength, thirdPartyPayment, previewSign. A known extension with the wrong type is
     /// CTAP2_ERR_CBOR_UNEXPECTED_TYPE; a credProtect that is no level, or hmac-secret-mc without
     /// hmac-secret: true, is CTAP2_ERR_INVALID_OPTION. hmac-secret-mc's own members fail as
     /// `HMACSecretInput` says.
@@ -56,6 +58,7 @@ public struct MakeCredentialExtensions: ExtensionInputs {
         self.largeBlobKey = try map["largeBlobKey"].optionalBool()
         self.minPinLength = try map["minPinLength"].optionalBool()
         self.thirdPartyPayment = try map["thirdPartyPayment"].optionalBool()
+        self.previewSign = try map["previewSign"].map(PreviewSign.GenerateKey.init(cbor:))
     }
 
     /// No extension asked for (the request then carries no extensions map).
@@ -71,6 +74,7 @@ public struct MakeCredentialExtensions: ExtensionInputs {
         if let largeBlobKey { map["largeBlobKey"] = .boolean(largeBlobKey) }
         if let minPinLength { map["minPinLength"] = .boolean(minPinLength) }
         if let thirdPartyPayment { map["thirdPartyPayment"] = .boolean(thirdPartyPayment) }
+        if let previewSign { map["previewSign"] = previewSign.cborValue }
         return .map(map)
     }
 }

@@ -8,18 +8,21 @@ public struct MakeCredentialResponse: Sendable, Equatable {
     public var largeBlobKey: [UInt8]?
     /// epAtt (0x04): true when the attestation is an enterprise attestation (CTAP 2.1 §7.1).
     public var enterpriseAttestation: Bool?
+    /// unsignedExtensionOutputs (0x06, CTAP 2.2 §6.1.2): outputs outside the signed authData.
+    public var unsignedExtensionOutputs: [CBORValue: CBORValue]?
 
     public init(format: String, authenticatorData: [UInt8], attestationStatement: CBORValue, largeBlobKey: [UInt8]? = nil,
-                enterpriseAttestation: Bool? = nil) {
+                enterpriseAttestation: Bool? = nil, unsignedExtensionOutputs: [CBORValue: CBORValue]? = nil) {
         self.format = format; self.authenticatorData = authenticatorData
         self.attestationStatement = attestationStatement; self.largeBlobKey = largeBlobKey
-        self.enterpriseAttestation = enterpriseAttestation
+        self.enterpriseAttestation = enterpriseAttestation; self.unsignedExtensionOutputs = unsignedExtensionOutputs
     }
 
     public var cborValue: CBORValue {
         var map: [CBORValue: CBORValue] = [1: .textString(format), 2: .byteString(authenticatorData), 3: attestationStatement]
         if let enterpriseAttestation { map[4] = .boolean(enterpriseAttestation) }
         if let largeBlobKey { map[5] = .byteString(largeBlobKey) }
+        if let unsignedExtensionOutputs { map[6] = .map(unsignedExtensionOutputs) }
         return .map(map)
     }
 }

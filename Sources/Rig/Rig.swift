@@ -301,10 +301,11 @@ public final class Rig: @unchecked Sendable {
             case "prf", "hmac-secret", "hmacCreateSecret": set.insert(.hmacSecret)
             case "minPinLength": set.insert(.minPinLength)
             case "payment", "thirdPartyPayment": set.insert(.thirdPartyPayment)
+            case "sign", "previewSign": set.insert(.previewSign)
             case "credProps": break
             default:
                 throw .invalidParams("params.extensions: unknown extension '\(name)' (known: credProtect, credBlob, largeBlob, "
-                                     + "prf or hmac-secret, minPinLength, payment or thirdPartyPayment, credProps)")
+                                     + "prf or hmac-secret, minPinLength, payment or thirdPartyPayment, sign or previewSign, credProps)")
             }
         }
         return set

@@ -22,7 +22,7 @@ final class ExtensionSetTests: XCTestCase {
         let info = try XCTUnwrap(try AuthenticatorHarness().send(.getInfo).body)
         XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue),
                        ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength",
-                        "thirdPartyPayment"])
+                        "thirdPartyPayment", "previewSign"])
         XCTAssertEqual(info[4]?["largeBlobs"]?.boolValue, true)
     }
 

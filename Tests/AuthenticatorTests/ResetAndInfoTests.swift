@@ -15,7 +15,7 @@ final class ResetAndInfoTests: XCTestCase {
         XCTAssertEqual(info[4]?["up"]?.boolValue, true)
         XCTAssertEqual(info[2]?.arrayValue?.compactMap(\.stringValue),
                        ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength",
-                        "thirdPartyPayment"])
+                        "thirdPartyPayment", "previewSign"])
         // CTAP 2.1 features: credential management (both commands), config, large blobs.
         for option in ["credMgmt", "credentialMgmtPreview", "authnrCfg", "setMinPINLength", "largeBlobs"] {
             XCTAssertEqual(info[4]?[.textString(option)]?.boolValue, true, option)

@@ -215,7 +215,7 @@ final class RigTests: XCTestCase {
         let everything = try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [[String: Any]]
         XCTAssertEqual((everything?.first { $0["authenticatorId"] as? String == all.id })?["extensions"] as? [String],
                        ["credProtect", "credBlob", "hmac-secret", "hmac-secret-mc", "largeBlobKey", "minPinLength",
-                        "thirdPartyPayment"])
+                        "thirdPartyPayment", "previewSign"])
     }
 
     /// `algorithms` limits what a key makes and what can be planted on it, as on a key that has only those.

@@ -12,9 +12,7 @@ ALL_ALGORITHMS = "ES256,EdDSA,ES384,ES512,ES256K,RS256,PS256,ML-DSA-44,ML-DSA-65
 ENTERPRISE_RP = "ep.example.com"
 # What a key may leave untested: bio enrollment (Latchkey's built-in UV has no fingerprint
 # templates to enroll; `--uv fprintd` uses the reader's own enrollment).
-ALLOWED_SKIPS = ("BioEnrollment not supported by authenticator",
-                 # Until the key has the sign extension (its next commit).
-                 "previewSign not supported by authenticator")
+ALLOWED_SKIPS = ("BioEnrollment not supported by authenticator",)
 
 
 class SuiteKey(Key):
