@@ -11,7 +11,10 @@ extension Authenticator {
         let alwaysUv = try isAlwaysUvEnabled()
         var info = AuthenticatorInfo(
             // U2F (CTAP1) cannot verify the user, so it is off while alwaysUv is on (§6.11.2).
-            versions: (alwaysUv ? [] : ["U2F_V2"]) + ["FIDO_2_0", "FIDO_2_1"],
+            // FIDO_2_3 (CTAP 2.3, February 2026) beside FIDO_2_1, never FIDO_2_2 (2.2 defined
+            // no version string): Chromium reads FIDO_2_0/FIDO_2_1 and skips versions it does not
+            // know, so a 2.1 client sees the key it knew (device_response_converter.cc).
+            versions: (alwaysUv ? [] : ["U2F_V2"]) + ["FIDO_2_0", "FIDO_2_1", "FIDO_2_3"],
             extensions: configuration.extensionIdentifiers,
             aaguid: secrets.aaguid,
             options: try infoOptions(alwaysUv: alwaysUv),
@@ -33,8 +36,8 @@ extension Authenticator {
             // would be clientPin).
             preferredPlatformUvAttempts: userVerification.map { _ in BuiltInUV.preferredPlatformAttempts },
             uvModality: userVerification?.modality)
-        // CTAP 2.2 §6.4 members the key can fill truthfully (versions stays FIDO_2_1 until every
-        // mandatory 2.2 behaviour is there; a 2.1 client ignores members it does not know):
+        // CTAP 2.2 §6.4 members the key can fill truthfully (a 2.1 client ignores members it
+        // does not know):
         // the attestation formats makeCredential honours in attestationFormatsPreference; reset
         // works on the one transport there is; no PIN rule beyond minPINLength; a PIN is at most
         // 63 bytes, so at most 63 code points (PINPolicy); the config subcommands it answers
@@ -46,6 +49,7 @@ extension Authenticator {
         info.authenticatorConfigCommands = [AuthenticatorConfigSubcommand.enableEnterpriseAttestation, .toggleAlwaysUv,
                                             .setMinPINLength].map { Int($0.rawValue) }
         info.encIdentifier = try encryptedIdentifier()
+        info.encCredStoreState = try encryptedCredentialStoreState()
         return info
     }
 

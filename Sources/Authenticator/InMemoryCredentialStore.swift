@@ -13,6 +13,8 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     private struct State {
         var secrets: DeviceSecrets?
         var credentials: [ResidentCredential] = []
+        /// credentialChangeCount: one more for every credential saved, deleted or changed.
+        var changes: UInt64 = 0
         /// When each of `credentials` was saved (ascending, as they are): its position in the
         /// discoverable order, so that continuing after one is a binary search.
         var sequences: [Int64] = []
@@ -114,6 +116,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
             state.sequences.append(state.nextSequence)
             state.nextSequence += 1
             state.accounts.insert(account)
+            state.changes += 1
             return false
         }
         if full { throw .full }
@@ -124,6 +127,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
             guard let index = state.credentials.firstIndex(where: { $0.credentialID == id }) else { return false }
             state.accounts.remove(Account(state.credentials[index]))
             state.remove(at: index)
+            state.changes += 1
             return true
         }
     }
@@ -133,6 +137,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
             for index in state.credentials.indices where state.credentials[index].credentialID == credentialID {
                 state.credentials[index].userName = name
                 state.credentials[index].userDisplayName = displayName
+                state.changes += 1
             }
         }
     }
@@ -142,6 +147,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
             guard let index = state.credentials.firstIndex(where: { $0.credentialID == credentialID }) else { return false }
             state.credentials[index].backupEligible = eligible
             state.credentials[index].backedUp = backedUp
+            state.changes += 1
             return true
         }
     }
@@ -156,6 +162,10 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
 
     public func residentCredentialCount() throws(StoreError) -> Int {
         state.withLock { $0.credentials.count }
+    }
+
+    public func credentialChangeCount() throws(StoreError) -> UInt64 {
+        state.withLock { $0.changes }
     }
 
     public func storedOnlyCredentialCount() throws(StoreError) -> Int {
@@ -197,6 +207,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
     public func reset(newWrappingKey: SecretBytes) throws(StoreError) {
         state.withLock { state in
             state.credentials = []
+            state.changes += 1
             state.sequences = []
             state.accounts = []
             state.pin = nil
@@ -210,6 +221,7 @@ public final class InMemoryCredentialStore: CredentialStorePort, @unchecked Send
         state.withLock { state in
             for index in state.credentials.indices where state.credentials[index].credentialID == credentialID {
                 state.credentials[index].hiddenSince = time
+                state.changes += 1
             }
         }
     }

@@ -69,13 +69,34 @@ extension Authenticator {
         var identifier = Array(HMACSHA256.authenticationCode(key: secrets.wrappingKey,
                                                              data: Array("Latchkey device identifier".utf8)).prefix(16))
         defer { identifier.wipe() }
+        return try encryptedForPersistentToken(identifier, token: token, info: "encIdentifier")
+    }
+
+    /// encCredStoreState (getInfo 0x1E, CTAP 2.3 §6.4): 16 bytes that change whenever a
+    /// credential is made, deleted, hidden, shown or renamed and on nothing else (the store's
+    /// credentialChangeCount, keyed by the wrapping key so that it says nothing across resets),
+    /// encrypted as encIdentifier is, with info "encCredStoreState". A platform that cached the
+    /// key's credential list knows from it whether to read the list again.
+    func encryptedCredentialStoreState() throws(CTAP2StatusCode) -> [UInt8]? {
+        guard let token = try persistentToken() else { return nil }
+        let changes = try withStore { store throws(StoreError) in try store.credentialChangeCount() }
+        let counter = (0..<8).map { UInt8(truncatingIfNeeded: changes >> (56 - 8 * $0)) }
+        var state = Array(HMACSHA256.authenticationCode(key: secrets.wrappingKey,
+                                                        data: Array("Latchkey credential store state".utf8) + counter).prefix(16))
+        defer { state.wipe() }
+        return try encryptedForPersistentToken(state, token: token, info: "encCredStoreState")
+    }
+
+    /// IV ‖ AES-128-CBC(plaintext) under HKDF-SHA-256(persistent token, salt 32 zero bytes,
+    /// `info`, 16 bytes), a fresh IV each time (CTAP 2.2 §6.4 encIdentifier; 2.3 alike).
+    private func encryptedForPersistentToken(_ plaintext: [UInt8], token: SecretBytes, info: String) throws(CTAP2StatusCode) -> [UInt8] {
         var tokenBytes = token.copyBytes()
         defer { tokenBytes.wipe() }
         var key = HKDFSHA256.deriveKey(inputKeyMaterial: tokenBytes, salt: [UInt8](repeating: 0, count: 32),
-                                       info: Array("encIdentifier".utf8), outputByteCount: 16)
+                                       info: Array(info.utf8), outputByteCount: 16)
         defer { key.wipe() }
         let iv = random.bytes(count: 16)
-        guard let ciphertext = try? AES128CBC.encrypt(identifier, key: key, iv: iv) else { throw .other }
+        guard let ciphertext = try? AES128CBC.encrypt(plaintext, key: key, iv: iv) else { throw .other }
         return iv + ciphertext
     }
 }

@@ -28,6 +28,9 @@ public struct AuthenticatorInfo: Sendable, Equatable {
     /// persistentPinUvAuthToken exists.
     public var attestationFormats: [String]?
     public var encIdentifier: [UInt8]?
+    /// encCredStoreState (0x1E, CTAP 2.3): the credential store's state, encrypted as
+    /// encIdentifier is, while a persistentPinUvAuthToken exists.
+    public var encCredStoreState: [UInt8]?
     public var transportsForReset: [String]?
     public var pinComplexityPolicy: Bool?
     public var maxPINLength: Int?
@@ -79,6 +82,7 @@ public struct AuthenticatorInfo: Sendable, Equatable {
         if let remainingDiscoverableCredentials { map[0x14] = CBORValue(remainingDiscoverableCredentials) }
         if let attestationFormats { map[0x16] = .array(attestationFormats.map { .textString($0) }) }
         if let encIdentifier { map[0x19] = .byteString(encIdentifier) }
+        if let encCredStoreState { map[0x1E] = .byteString(encCredStoreState) }
         if let transportsForReset { map[0x1A] = .array(transportsForReset.map { .textString($0) }) }
         if let pinComplexityPolicy { map[0x1B] = .boolean(pinComplexityPolicy) }
         if let maxPINLength { map[0x1D] = CBORValue(maxPINLength) }

@@ -436,6 +436,12 @@ extension SQLiteCredentialStore {
         try withConnection { db throws(StoreError) in try credentialCount(db: db) }
     }
 
+    public func credentialChangeCount() throws(StoreError) -> UInt64 {
+        try withConnection { db throws(StoreError) in
+            UInt64(clamping: try db.queryFirst("SELECT value FROM meta WHERE name = 'credential_changes'", []) { $0.int64(0) } ?? 0)
+        }
+    }
+
     public func storedOnlyCredentialCount() throws(StoreError) -> Int {
         try withConnection { db throws(StoreError) in
             Int(try db.queryFirst(StoreSQL.storedOnlyCount, []) { $0.int64(0) } ?? 0)

@@ -2,7 +2,7 @@
 /// step: add a new one. Identifying columns hold keyed hashes (RowSealer); everything else that
 /// identifies or is secret is inside a `sealed` blob.
 enum StoreSchema {
-    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5]
+    static let migrations: [SchemaMigration] = [version1, version2, version3, version4, version5, version6]
 
     static let version1 = SchemaMigration(version: 1, summary: "credentials, rps, device, counters, meta", sql: """
         CREATE TABLE meta (
@@ -128,5 +128,21 @@ enum StoreSchema {
             at     INTEGER NOT NULL,
             sealed BLOB NOT NULL
         );
+        """)
+
+    /// CTAP 2.3's encCredStoreState: a number that moves whenever the credentials a client could
+    /// list change — one made, deleted, hidden or shown again, or its record rewritten (a new
+    /// user name) — and never on a read or an assertion (counters live in their own column).
+    static let version6 = SchemaMigration(version: 6, summary: "credential_changes", sql: """
+        INSERT OR IGNORE INTO meta (name, value) VALUES ('credential_changes', 0);
+        CREATE TRIGGER credential_changes_after_insert AFTER INSERT ON credentials BEGIN
+            UPDATE meta SET value = value + 1 WHERE name = 'credential_changes';
+        END;
+        CREATE TRIGGER credential_changes_after_delete AFTER DELETE ON credentials BEGIN
+            UPDATE meta SET value = value + 1 WHERE name = 'credential_changes';
+        END;
+        CREATE TRIGGER credential_changes_after_update AFTER UPDATE OF hidden_since, sealed ON credentials BEGIN
+            UPDATE meta SET value = value + 1 WHERE name = 'credential_changes';
+        END;
         """)
 }

@@ -25,7 +25,7 @@ final class AuthenticatorConfigTests: XCTestCase {
         let info = try XCTUnwrap(harness.info())
         XCTAssertEqual(info[4]?["alwaysUv"], true)
         XCTAssertEqual(info[4]?["makeCredUvNotRqd"], false)
-        XCTAssertEqual(info[1], ["FIDO_2_0", "FIDO_2_1"], "no U2F while alwaysUv is on")
+        XCTAssertEqual(info[1], ["FIDO_2_0", "FIDO_2_1", "FIDO_2_3"], "no U2F while alwaysUv is on")
         // Every makeCredential and every assertion with presence needs a token.
         XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest().cborValue).status, .puatRequired)
         XCTAssertEqual(harness.send(.getAssertion, harness.assertionRequest(allow: [registration.credentialID]).cborValue).status,
@@ -39,7 +39,7 @@ final class AuthenticatorConfigTests: XCTestCase {
         // Toggling again (still no PIN: no token) turns it off.
         XCTAssertEqual(harness.config(toggleAlwaysUv).status, .success)
         XCTAssertEqual(harness.info()?[4]?["alwaysUv"], false)
-        XCTAssertEqual(harness.info()?[1], ["U2F_V2", "FIDO_2_0", "FIDO_2_1"])
+        XCTAssertEqual(harness.info()?[1], ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_3"])
         XCTAssertEqual(u2fVersion(harness), 0x9000)
         XCTAssertEqual(harness.send(.makeCredential, harness.makeCredentialRequest().cborValue).status, .success)
     }

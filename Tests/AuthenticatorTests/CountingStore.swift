@@ -48,6 +48,7 @@ final class CountingStore: CredentialStorePort, @unchecked Sendable {
     }
     func residentCredentialCount() throws(StoreError) -> Int { try inner.residentCredentialCount() }
     func storedOnlyCredentialCount() throws(StoreError) -> Int { try inner.storedOnlyCredentialCount() }
+    func credentialChangeCount() throws(StoreError) -> UInt64 { try inner.credentialChangeCount() }
     var maxResidentCredentials: Int { inner.maxResidentCredentials }
     func nextSignatureCounter(credentialID: [UInt8]?) throws(StoreError) -> UInt32 {
         try inner.nextSignatureCounter(credentialID: credentialID)

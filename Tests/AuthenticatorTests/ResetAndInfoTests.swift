@@ -9,7 +9,7 @@ final class ResetAndInfoTests: XCTestCase {
         let (status, body) = harness.send(.getInfo)
         XCTAssertEqual(status, .success)
         let info = try XCTUnwrap(body)
-        XCTAssertEqual(info[1]?.arrayValue?.compactMap(\.stringValue), ["U2F_V2", "FIDO_2_0", "FIDO_2_1"])
+        XCTAssertEqual(info[1]?.arrayValue?.compactMap(\.stringValue), ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_3"])
         XCTAssertEqual(info[3]?.bytesValue, AuthenticatorConfiguration.latchkeyAAGUID)
         XCTAssertEqual(info[4]?["rk"]?.boolValue, true)
         XCTAssertEqual(info[4]?["up"]?.boolValue, true)

@@ -229,3 +229,34 @@ final class StoreSignalTests: XCTestCase {
         XCTAssertEqual(try store.signalJournal(), [])
     }
 }
+
+extension StoreSignalTests {
+    /// CTAP 2.3 encCredStoreState's source: credentialChangeCount moves on every credential made,
+    /// hidden, shown, renamed or deleted, not on reads or counter updates, and survives reopening.
+    func testCredentialChangeCountMovesWithCredentialsOnly() throws {
+        let user = SecureRandom.bytes(count: 16)
+        let credential = makeCredential(rpID: "example.com", userHandle: user)
+        var last = try store.credentialChangeCount()
+        func moved(_ what: String) throws {
+            let now = try store.credentialChangeCount()
+            XCTAssertGreaterThan(now, last, what)
+            last = now
+        }
+        try store.saveResidentCredential(credential)
+        try moved("made")
+        _ = try store.residentCredentials(rpIDHash: rpIDHash("example.com"))
+        _ = try store.nextSignatureCounter(credentialID: credential.credentialID)
+        XCTAssertEqual(try store.credentialChangeCount(), last, "reads and counters leave it")
+        _ = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: [])
+        try moved("hidden")
+        _ = try store.signalAllAcceptedCredentials(rpID: "example.com", userHandle: user, acceptedIDs: [credential.credentialID])
+        try moved("shown")
+        try store.updateUser(credentialID: credential.credentialID, name: "new", displayName: nil)
+        try moved("renamed")
+        store.close()
+        store = try openStore()
+        XCTAssertEqual(try store.credentialChangeCount(), last, "kept across a restart")
+        XCTAssertTrue(try store.deleteResidentCredential(id: credential.credentialID))
+        try moved("deleted")
+    }
+}

@@ -60,6 +60,10 @@ public protocol CredentialStorePort: AnyObject {
     /// Number of stored resident credentials (hidden ones included: they still take space).
     func residentCredentialCount() throws(StoreError) -> Int
 
+    /// A number that changes whenever a stored credential is made, deleted, hidden, shown or
+    /// rewritten, and on nothing else; it survives restarts (CTAP 2.3 encCredStoreState).
+    func credentialChangeCount() throws(StoreError) -> UInt64
+
     /// How many of those are stored for allowLists only (`ResidentCredential.discoverable`
     /// false: a rig's non-resident credential): they take space but are no discoverable
     /// credential, so getCredsMetadata does not count them as existing.

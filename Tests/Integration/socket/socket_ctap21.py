@@ -3,13 +3,14 @@ credential management, large blobs, authenticatorConfig, a key with a PIN from t
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
-@check("getInfo advertises CTAP 2.1: FIDO_2_1, credMgmt (+ preview), authnrCfg, setMinPINLength, largeBlobs, alwaysUv off; "
+@check("getInfo advertises CTAP 2.1 and 2.3: FIDO_2_1 and FIDO_2_3, credMgmt (+ preview), authnrCfg, setMinPINLength, largeBlobs, alwaysUv off; "
        "and the CTAP 2.2 members attestationFormats, transportsForReset, pinComplexityPolicy, maxPINLength, "
        "authenticatorConfigCommands (enableEnterpriseAttestation, toggleAlwaysUv, setMinPINLength), perCredMgmtRO, ep false, "
        "thirdPartyPayment")
 def test_get_info_ctap21(key):
     info = Ctap2(key.device()).info
-    assert info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1"], info.versions
+    # CTAP 2.3's version string beside 2.1's (there is no FIDO_2_2); python-fido2 reads both.
+    assert info.versions == ["U2F_V2", "FIDO_2_0", "FIDO_2_1", "FIDO_2_3"], info.versions
     for option in ("credMgmt", "credentialMgmtPreview", "authnrCfg", "setMinPINLength", "largeBlobs", "makeCredUvNotRqd"):
         assert info.options.get(option) is True, (option, info.options)
     assert info.options.get("alwaysUv") is False, info.options

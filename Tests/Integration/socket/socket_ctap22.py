@@ -32,7 +32,8 @@ def persistent_credman(key, token):
 @check("persistentPinUvAuthToken: getInfo perCredMgmtRO; pcmr with cm → CTAP2_ERR_UNAUTHORIZED_PERMISSION; pcmr alone (PIN) "
        "gives a token that lists the key's passkeys after a SIGHUP power cycle and after a restart of the process, the same "
        "token when asked again; delete with it → CTAP2_ERR_PIN_AUTH_INVALID and the credential stays; encIdentifier "
-       "decrypts (Info.get_identifier) to the same 16 bytes before and after the restart; a PIN change ends the token")
+       "decrypts (Info.get_identifier) to the same 16 bytes before and after the restart; CTAP 2.3's encCredStoreState "
+       "(Info.get_cred_store_state) too, until a passkey is made; a PIN change ends the token")
 def test_ctap22_persistent_token(key):
     ctap, client_pin = ctap21_session(key)
     assert ctap.info.options.get("perCredMgmtRO") is True, ctap.info.options
@@ -47,6 +48,8 @@ def test_ctap22_persistent_token(key):
     assert client_pin.get_pin_token(CTAP21_PIN, PCMR, "ignored.example") == token, "asking again gives the same token"
     identifier = Ctap2(key.device()).info.get_identifier(token)
     assert identifier is not None and len(identifier) == 16, identifier
+    state = Ctap2(key.device()).info.get_cred_store_state(token)
+    assert state is not None and len(state) == 16 and state != identifier, state
 
     key.power_cycle()
     _, credman = persistent_credman(key, token)
@@ -55,6 +58,7 @@ def test_ctap22_persistent_token(key):
     key.start()
     ctap, credman = persistent_credman(key, token)
     assert ctap.info.get_identifier(token) == identifier, "the same key, told only to the token's holder"
+    assert ctap.info.get_cred_store_state(token) == state, "the same credentials: the same state, across a restart"
     rps = credman.enumerate_rps()
     assert [rp[CredentialManagement.RESULT.RP]["id"] for rp in rps] == ["persistent.example"], rps
     credentials = credman.enumerate_creds(hashlib.sha256(b"persistent.example").digest())
@@ -62,6 +66,10 @@ def test_ctap22_persistent_token(key):
     victim = credentials[0][CredentialManagement.RESULT.CREDENTIAL_ID]
     expect_ctap_error(CtapError.ERR.PIN_AUTH_INVALID, credman.delete_cred, victim)
     assert credman.get_metadata()[CredentialManagement.RESULT.EXISTING_CRED_COUNT] == 2, "read only: nothing deleted"
+    assert Ctap2(key.device()).info.get_cred_store_state(token) == state, "reads and refusals leave the state"
+    ctap21_make_resident(ctap, ClientPin(ctap), {"id": "persistent.example", "name": "Persistent"},
+                         {"id": b"linus", "name": "linus"})
+    assert Ctap2(key.device()).info.get_cred_store_state(token) != state, "a passkey made: another state"
 
     ClientPin(ctap).change_pin(CTAP21_PIN, CTAP21_PIN[::-1])
     expect_ctap_error(CtapError.ERR.PIN_AUTH_INVALID, credman.get_metadata)
