@@ -306,6 +306,39 @@ def run_algorithm_flows(browser, algorithms):
         print(f"{name} get() ok in {took:.1f} s, verified by Fido2Server", flush=True)
 
 
+def probe_mldsa(browser, label):
+    """What the browser does with an ML-DSA credential, measured rather than assumed (the README
+    reports it): an RP that accepts ML-DSA-44 only (COSE -48), a key that makes it. Made: get()
+    too, both verified by Fido2Server (python-fido2 verifies ML-DSA through `cryptography`).
+    Refused: the error the page got. No answer within the call's timeout: said so. Run last: a
+    create() that never settles leaves the page's request pending. Returns the outcome's line."""
+    server = relying_party()
+    server.allowed_algorithms = [PublicKeyCredentialParameters(type=PublicKeyCredentialType.PUBLIC_KEY, alg=-48)]
+    user = {"id": os.urandom(16), "name": "mldsa-user", "displayName": "ML-DSA User"}
+    creation, state = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
+                                            user_verification=UserVerificationRequirement.DISCOURAGED)
+    began = time.time()
+    try:
+        result = browser.call(CREATE, dict(creation))
+    except Exception as error:  # noqa: BLE001 - no answer in time (or the browser gone): the measurement
+        outcome = f"{label}: ML-DSA-44 create() gave no answer in {time.time() - began:.0f} s ({type(error).__name__}); " \
+                  f"{browser.what_it_saw()}"
+    else:
+        assert isinstance(result, dict), f"ML-DSA-44 create(): {result!r}"
+        if "error" in result:
+            outcome = f"{label}: ML-DSA-44 create() refused in {time.time() - began:.1f} s: {result['error']}"
+        else:
+            credential = server.register_complete(state, result["ok"]).credential_data
+            assert credential.public_key[3] == -48 and credential.public_key[1] == 7, dict(credential.public_key)
+            request, state = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.DISCOURAGED)
+            asserted, took = webauthn(browser, GET, dict(request), "ML-DSA-44 get()")
+            server.authenticate_complete(state, [credential], asserted)
+            outcome = f"{label}: ML-DSA-44 create() and get() work (an AKP key, a {len(asserted['response']['signature'])}-" \
+                      f"character signature), verified by Fido2Server"
+    print(f"MEASURED {outcome}", flush=True)
+    return outcome
+
+
 def run_flows(browser):
     server = relying_party()
     user = {"id": os.urandom(16), "name": "browser-user", "displayName": "Browser User"}

@@ -33,7 +33,8 @@ start_key() {  # start_key NAME [SERVE OPTIONS]: a key on uhid with its own stor
     # Every algorithm, RSA included (RSA is opt-in: each RSA credential takes a store slot), so
     # that libfido2 and Chromium can ask for RS256.
     "$BIN" serve --transport uhid --presence auto --name "$name" --store "$WORK/store-$name" \
-        --algorithms ES256,EdDSA,ES384,ES512,ES256K,RS256,PS256 --log-level debug "$@" >>"$WORK/key-$name.log" 2>&1 &
+        --algorithms "${KEY_ALGORITHMS:-ES256,EdDSA,ES384,ES512,ES256K,RS256,PS256}" --log-level debug "$@" \
+        >>"$WORK/key-$name.log" 2>&1 &
     echo $! >"$WORK/key-$name.pid"
     for _ in $(seq 1 100); do
         node=$(hidraw_for "$name") && [ -n "$node" ] && { echo "$node" >"$WORK/key-$name.node"; return 0; }
@@ -108,6 +109,26 @@ check_tampered_rejected() {
     ! fido2-assert -V -p -i "$WORK/tampered.verify" "$WORK/es.pub.pem" es256
 }
 check_python_hidraw() { "$PYTHON" "$HERE/e2e_python.py" "$(node_of main)"; }
+# python-fido2 2.2.1's own device suite (its sdist's tests/device, unpacked by scripts/e2e) over
+# hidraw, unchanged but for fido2_device_plugin.py (which node, and SIGHUP as the replug), on a
+# key with every algorithm on: 0 failed, and skipped only bio enrollment.
+check_fido2_device_suite() {
+    [ -d "${LATCHKEY_FIDO2_SUITE:-}/tests/device" ] || { echo "LATCHKEY_FIDO2_SUITE names no unpacked sdist"; return 1; }
+    KEY_ALGORITHMS=ES256,EdDSA,ES384,ES512,ES256K,RS256,PS256,ML-DSA-44,ML-DSA-65,ML-DSA-87 \
+        start_key suite --account-choice client --enterprise-rp ep.example.com || return 1
+    local status=0 out="$RESULTS/fido2-device-suite.txt"
+    (cd "$LATCHKEY_FIDO2_SUITE" && LATCHKEY_SUITE_HIDRAW="$(node_of suite)" LATCHKEY_SUITE_PID="$(cat "$WORK/key-suite.pid")" \
+        PYTHONPATH="$HERE/../support:$HERE/../../../scripts" timeout -k 10 600 "$PYTHON" -m pytest tests/device \
+        -p fido2_device_plugin --ep-rp-id ep.example.com -q -rs -p no:cacheprovider --color=no) >"$out" 2>&1 || status=1
+    stop_key suite
+    tail -n 1 "$out"
+    grep -E '^(FAILED|ERROR)' "$out" | head -n 20
+    if grep '^SKIPPED' "$out" | grep -v 'BioEnrollment not supported by authenticator'; then
+        echo "skipped for another reason than bio enrollment"; status=1
+    fi
+    grep -qE '^[0-9]+ passed' <(tail -n 1 "$out") || status=1
+    return $status
+}
 check_proxy() {  # `latchkey proxy` in front of a traced Latchkey key: clients through it; its trace and the key's agree
     start_key proxied --trace "$WORK/proxied.trace" || return 1
     local real proxy="" pid status=0
@@ -314,6 +335,22 @@ check_playwright() {  # docs/ci.md's Playwright example, run: headless Chromium 
     grep -E "up through|loaded after|ok in|Error|failed" "$WORK/playwright.out" | grep -v "raise " | tail -8
     echo "--- key web's log:"; grep -E "→|uv|presence" "$WORK/key-web.log" | tail -8
     return 1
+}
+check_mldsa_browser() {  # check_mldsa_browser BROWSER: what it does with an ML-DSA-44 credential (e2e_mldsa.py), measured
+    local browser="$1" status dir="$WORK/mldsa-$1" out="$WORK/mldsa-$1.out"
+    mkdir -p "$dir/home"
+    # A key that makes ML-DSA-44 (and ES256), alone in sight.
+    stop_key main && KEY_ALGORITHMS=ML-DSA-44,ES256 start_key pq || return 1
+    HOME="$dir/home" timeout -k 15 400 "$PYTHON" "$HERE/e2e_mldsa.py" "$dir" "$browser" >"$out" 2>&1
+    status=$?
+    stop_key pq; start_key main || return 1
+    cp "$out" "$RESULTS/" 2>/dev/null
+    grep -E "^MEASURED|NOT RUN" "$out"
+    # What reached the key: whether the browser asked it at all, and what it answered.
+    echo "the key's answers: $(grep -oE 'authenticator(MakeCredential|GetAssertion) → [A-Z0-9_]+' "$WORK/key-pq.log" \
+        | sort | uniq -c | tr -s ' ' | paste -sd ';')"
+    [ "$status" -eq 0 ] || [ "$status" -eq 77 ] || tail -n 15 "$out"
+    return "$status"
 }
 check_firefox() {  # headless Firefox ESR over Marionette (marionette.py): the same flows, the same key
     [ -x /usr/bin/firefox-esr ] || { echo "firefox-esr not installed"; return 1; }
@@ -734,6 +771,8 @@ step "headless Chromium through latchkey proxy (the real key's node hidden from 
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "websites' signals, headless Chromium + Latchkey's extension + native host: signalUnknownCredential hides (get() then uses the other passkey), signalAllAcceptedCredentials hides and un-hides, signalCurrentUserDetails renames; http://127.0.0.1 naming localhost is a SecurityError, a bad ID a TypeError, a 1,000-signal loop is rate-limited, a garbage frame changes nothing (e2e_signals.py)" check_signals chromium
 step "websites' signals, headless Firefox ESR + Latchkey's extension (temporary add-on) + native host: the same checks (e2e_signals.py)" check_signals firefox
+step "headless Chromium and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (made and verified by Fido2Server, refused, or no answer; e2e_mldsa.py)" check_mldsa_browser chromium
+step "headless Firefox ESR and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (e2e_mldsa.py)" check_mldsa_browser firefox
 step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (docs/ci.md's example, e2e_playwright.py)" check_playwright
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
@@ -745,6 +784,7 @@ step "fido2-cred -M -r (resident), fido2-assert -G -r without a credential ID" c
 step "fido2-assert for the wrong RP is rejected" check_wrong_rp_rejected
 step "a tampered assertion fails fido2-assert -V" check_tampered_rejected
 step "python-fido2 over hidraw: register + authenticate verified by Fido2Server" check_python_hidraw
+step "python-fido2 2.2.1's own device suite (tests/device, unchanged) over hidraw, every algorithm on (ML-DSA included), the sign extension, factory resets by replug (SIGHUP): 0 failed, skipped only bio enrollment" check_fido2_device_suite
 step "latchkey proxy in front of a traced key: same IDs and report descriptor, fido2-token -I, fido2-cred/fido2-assert and python-fido2 (Fido2Server) through it, its node gone when it stops, its trace (0600) and the key's own decode to the same messages, commands and statuses" check_proxy
 step "latchkey replay --as-device plays the proxy step's recording to fido2-token -I, which prints what it printed through the proxy" check_replay_as_device
 step "latchkey replay of the proxied key's own trace over hidraw: a fresh key makes the same decisions (exit 0); a key with built-in UV is reported (getInfo's uv, exit 1)" check_replay_against_keys
