@@ -131,8 +131,10 @@ public final class Authenticator: @unchecked Sendable {
             case .makeCredential:
                 body = try makeCredential(MakeCredentialRequest(cbor: try Self.require(parameters)), context: context)
             case .getAssertion:
-                body = try getAssertion(GetAssertionRequest(cbor: try Self.require(parameters)), context: context)
-            case .getNextAssertion: body = try getNextAssertion(context: context)
+                // Encoded by the handler itself, member by member (the hot path).
+                let request = try GetAssertionRequest(cbor: try Self.require(parameters))
+                return [CTAP2StatusCode.success.rawValue] + (try getAssertion(request, context: context))
+            case .getNextAssertion: return [CTAP2StatusCode.success.rawValue] + (try getNextAssertion(context: context))
             case .reset: body = try reset(context: context)
             case .selection: body = try selection(context: context)
             case .clientPIN: body = try clientPIN(ClientPINRequest(cbor: try Self.require(parameters)), context: context)

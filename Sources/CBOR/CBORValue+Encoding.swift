@@ -52,8 +52,8 @@ extension CBORValue {
     }
 
     /// Initial byte plus argument in its shortest form (RFC 8949 §4.2.1 rule 1,
-    /// required by CTAP2 canonical form).
-    static func appendHead(major: UInt8, argument: UInt64, into buffer: inout [UInt8]) {
+    /// required by CTAP2 canonical form). Public for encoders that write a known shape directly.
+    public static func appendHead(major: UInt8, argument: UInt64, into buffer: inout [UInt8]) {
         let mt = major << 5
         if argument < 24 {
             buffer.append(mt | UInt8(argument))

@@ -53,4 +53,48 @@ public struct GetAssertionResponse: Sendable, Equatable {
         if let largeBlobKey { map[7] = .byteString(largeBlobKey) }
         return .map(map)
     }
+
+    /// `cborValue.encoded()`, written member by member without building the map: the keys 1–7
+    /// are single bytes in ascending order, which is CTAP2 canonical order, and the credential
+    /// descriptor's keys "id" and "type" are too. The assertion path's response is encoded on
+    /// every getAssertion.
+    public func encoded() -> [UInt8] {
+        var count: UInt64 = 3
+        if user != nil { count += 1 }
+        if numberOfCredentials != nil { count += 1 }
+        if userSelected != nil { count += 1 }
+        if largeBlobKey != nil { count += 1 }
+        var output: [UInt8] = []
+        output.reserveCapacity(48 + credential.id.count + authenticatorData.count + signature.count + (largeBlobKey?.count ?? 0))
+        CBORValue.appendHead(major: 5, argument: count, into: &output)
+        output.append(0x01)
+        output += [0xA2, 0x62, 0x69, 0x64]   // {"id": …
+        CBORValue.appendHead(major: 2, argument: UInt64(credential.id.count), into: &output)
+        output += credential.id
+        output += [0x64, 0x74, 0x79, 0x70, 0x65]   // "type": …}
+        let type = credential.type.utf8
+        CBORValue.appendHead(major: 3, argument: UInt64(type.count), into: &output)
+        output += type
+        output.append(0x02)
+        CBORValue.appendHead(major: 2, argument: UInt64(authenticatorData.count), into: &output)
+        output += authenticatorData
+        output.append(0x03)
+        CBORValue.appendHead(major: 2, argument: UInt64(signature.count), into: &output)
+        output += signature
+        if let user {
+            output.append(0x04)
+            user.encode(into: &output)
+        }
+        if let numberOfCredentials {
+            output.append(0x05)
+            CBORValue(numberOfCredentials).encode(into: &output)
+        }
+        if let userSelected { output += [0x06, userSelected ? 0xF5 : 0xF4] }
+        if let largeBlobKey {
+            output.append(0x07)
+            CBORValue.appendHead(major: 2, argument: UInt64(largeBlobKey.count), into: &output)
+            output += largeBlobKey
+        }
+        return output
+    }
 }
