@@ -56,6 +56,11 @@ public final class AccountChooser: Sendable {
         state.withLock { $0.named[rpIDHash] = choice }
     }
 
+    /// The account named for `rpIDHash`, if any, left in place.
+    func peekNamed(rpIDHash: [UInt8]) -> Choice? {
+        state.withLock { $0.named[rpIDHash] }
+    }
+
     /// The account named for `rpIDHash`, if any, taken: it answers one sign-in.
     func takeNamed(rpIDHash: [UInt8]) -> Choice? {
         state.withLock { $0.named.removeValue(forKey: rpIDHash) }
