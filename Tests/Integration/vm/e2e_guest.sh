@@ -344,11 +344,11 @@ check_mldsa_browser() {  # check_mldsa_browser BROWSER: what it does with an ML-
     HOME="$dir/home" timeout -k 15 400 "$PYTHON" "$HERE/e2e_mldsa.py" "$dir" "$browser" >"$out" 2>&1
     status=$?
     stop_key pq; start_key main || return 1
+    # What reached the key: whether the browser asked it at all, and what it answered.
+    echo "MEASURED the key's answers: $(grep -oE 'authenticator(MakeCredential|GetAssertion) → [A-Z0-9_]+' \
+        "$WORK/key-pq.log" | sort | uniq -c | tr -s ' ' | paste -sd ';')" >>"$out"
     cp "$out" "$RESULTS/" 2>/dev/null
     grep -E "^MEASURED|NOT RUN" "$out"
-    # What reached the key: whether the browser asked it at all, and what it answered.
-    echo "the key's answers: $(grep -oE 'authenticator(MakeCredential|GetAssertion) → [A-Z0-9_]+' "$WORK/key-pq.log" \
-        | sort | uniq -c | tr -s ' ' | paste -sd ';')"
     [ "$status" -eq 0 ] || [ "$status" -eq 77 ] || tail -n 15 "$out"
     return "$status"
 }
