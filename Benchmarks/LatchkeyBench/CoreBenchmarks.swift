@@ -196,6 +196,31 @@ enum CoreBenchmarks {
         }
         report.add(section, durableCommit, note: "baseline: the store's smallest synchronous transaction")
         report.add(section, resident, baseline: durableCommit, target: "≤ 1.3×", note: "timed alternately with the baseline")
+        // The store's own share, in the same run: saving a prepared record (sealing, encoding and
+        // the same transaction, none of the authenticator's work) against the same commit, and the
+        // whole makeCredential against that. The SQL alone is Benchmarks/sqlite_floor.py's (SQLite
+        // has one importer, CredentialStore, and no public way to replay its statements bare).
+        let storeKey = SecretBytes(randomCount: 32)
+        var filler = 0
+        let (saved, commitAgain) = try Stopwatch.measureInterleaved(
+            "store: save a prepared resident credential", "one durable SQLite commit (a setting row)", seconds: seconds) {
+            filler += 1
+            try key.store.saveResidentCredential(BenchKey.fillerCredential(rpID: "floor.example", index: filler, privateKey: storeKey))
+        } _: {
+            settingValue += 1
+            try key.store.saveSetting("bench.commit", value: Self.bytes(settingValue))
+        }
+        report.add(section, saved, baseline: commitAgain, note: "sealing + the transaction, no authenticator; timed alternately")
+        let (residentAgain, savedAgain) = try Stopwatch.measureInterleaved(
+            "makeCredential rk (durable commit), none, again", "store: save a prepared resident credential", seconds: seconds) {
+            user += 1
+            try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: Self.bytes(user), resident: true, format: "none"))
+        } _: {
+            filler += 1
+            try key.store.saveResidentCredential(BenchKey.fillerCredential(rpID: "floor.example", index: filler, privateKey: storeKey))
+        }
+        report.add(section, residentAgain, baseline: savedAgain,
+                   note: "the authenticator's share over the store's own save; timed alternately")
 
         // The same assertion when every counter value is committed before the response.
         let perCommit = try BenchKey(counterReservationBlock: 1)
