@@ -166,11 +166,7 @@ public struct PasskeyFile: Sendable {
     }
 
     static func parseISO8601(_ text: String) -> Int64? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return Int64(date.timeIntervalSince1970) }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text).map { Int64($0.timeIntervalSince1970) }
+        InternetDateTime.unixSeconds(text)
     }
 
     // MARK: KeePassXC

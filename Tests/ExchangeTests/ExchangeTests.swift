@@ -333,3 +333,30 @@ final class PasskeyEndpointsTests: XCTestCase {
         XCTAssertEqual(reader.endpoints(rpID: "cached.example", now: 1000 + 3600), .found(PasskeyEndpoints(manage: "https://cached.example/keys")))
     }
 }
+
+/// Dates in imported files: RFC 3339 only, parsed without ICU (whose formatter died of SIGFPE on
+/// an 80-digit fraction: FuzzImport's finding, kept in Fuzz/corpus/FuzzImport).
+final class InternetDateTimeTests: XCTestCase {
+    func testValuesAgainstPythonsDatetime() {
+        // python3: int(datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp())
+        XCTAssertEqual(InternetDateTime.unixSeconds("1970-01-01T00:00:00Z"), 0)
+        XCTAssertEqual(InternetDateTime.unixSeconds("2025-11-30T12:00:00Z"), 1_764_504_000)
+        XCTAssertEqual(InternetDateTime.unixSeconds("2025-11-30T12:00:00.000Z"), 1_764_504_000)
+        XCTAssertEqual(InternetDateTime.unixSeconds("2000-02-29T23:59:59+01:00"), 951_865_199)
+        XCTAssertEqual(InternetDateTime.unixSeconds("1969-12-31T23:59:59Z"), -1)
+        XCTAssertEqual(InternetDateTime.unixSeconds("2024-06-01T08:30:15.5-07:30"), 1_717_257_615)
+        XCTAssertEqual(InternetDateTime.unixSeconds("0000-01-01T00:00:00Z"), -62_167_219_200)
+    }
+
+    func testTheFuzzersFractionAndMalformedDatesAreNotDates() {
+        XCTAssertEqual(InternetDateTime.unixSeconds("2025-11-30T12:00:00." + String(repeating: "0", count: 40) + "Z"),
+                       1_764_504_000, "a long fraction is read and dropped")
+        XCTAssertNil(InternetDateTime.unixSeconds("2025-11-30T12:00:00." + String(repeating: "0", count: 80) + "Z"),
+                     "longer than any date: refused before reading")
+        for text in ["2025-02-29T00:00:00Z", "2025-13-01T00:00:00Z", "2025-11-31T00:00:00Z", "2025-11-30T24:00:00Z",
+                     "2025-11-30T12:60:00Z", "2025-11-30 12:00:00Z", "2025-11-30T12:00:00", "2025-11-30T12:00:00+24:00",
+                     "2025-11-30T12:00:00.Z", "+2025-11-30T12:00:00Z", "2025-11-30T12:00:00Zjunk", "", "٢٠٢٥-11-30T12:00:00Z"] {
+            XCTAssertNil(InternetDateTime.unixSeconds(text), text)
+        }
+    }
+}
