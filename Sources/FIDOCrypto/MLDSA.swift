@@ -1,4 +1,5 @@
 import COpenSSL
+import Synchronization
 
 /// ML-DSA (FIPS 204), the module-lattice signature standardised in August 2024: key generation from
 /// a 32-byte seed, hedged and deterministic signing, verification, for ML-DSA-44, -65 and -87.
@@ -21,7 +22,18 @@ public enum MLDSA {
     public final class PrivateKey: @unchecked Sendable {
         public let parameterSet: ParameterSet
         public let seed: SecretBytes
-        public let publicKey: PublicKey
+        private let cachedPublicKey = Mutex<PublicKey?>(nil)
+
+        /// The matching public key, expanded from the seed on first use and then cached (as
+        /// ECDSA.PrivateKey does): an assertion, which only signs, then expands the seed once.
+        public var publicKey: PublicKey {
+            if let cached = cachedPublicKey.withLock({ $0 }) { return cached }
+            var expanded = ExpandedKey(seed: seed, parameterSet)
+            let computed = PublicKey(validated: expanded.publicKey, parameterSet)
+            expanded.wipe()
+            cachedPublicKey.withLock { $0 = computed }
+            return computed
+        }
 
         /// A new key from 32 random bytes.
         public convenience init(parameterSet: ParameterSet) {
@@ -37,9 +49,6 @@ public enum MLDSA {
         private init(parameterSet: ParameterSet, validSeed: SecretBytes) {
             self.parameterSet = parameterSet
             seed = validSeed
-            var expanded = ExpandedKey(seed: validSeed, parameterSet)
-            publicKey = PublicKey(validated: expanded.publicKey, parameterSet)
-            expanded.wipe()
         }
 
         /// A hedged signature (FIPS 204 Algorithm 2, pure ML-DSA): fresh randomness in every one.

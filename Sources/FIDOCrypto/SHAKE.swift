@@ -43,7 +43,7 @@ public enum SHAKE: Sendable {
 /// know in advance how many it needs. Wipes what it squeezed when asked (inputs may be secret).
 struct SHAKEReader {
     private let shake: SHAKE
-    private let input: [[UInt8]]
+    private var input: [[UInt8]]
     private var output: [UInt8]
     private var position = 0
 
@@ -64,7 +64,9 @@ struct SHAKEReader {
         return output[position]
     }
 
+    /// Wipes what it squeezed and its copy of the input.
     mutating func wipe() {
         output.wipe()
+        for index in input.indices { input[index].wipe() }
     }
 }
