@@ -20,8 +20,13 @@ public struct AuthenticatorConfiguration: Sendable {
     public var pinUvAuthTokenInitialUsageMilliseconds: UInt64 = 30_000
     /// …and one that was used stops this long after it was obtained ("max usage time period").
     public var pinUvAuthTokenMaxUsageMilliseconds: UInt64 = 600_000
-    /// getInfo 0x07 / 0x08: generous so Chromium does not split or filter lists.
-    public var maxCredentialCountInList = 64
+    /// getInfo 0x07 / 0x08: what a YubiKey 5 reports (8 IDs of up to 128 bytes). A longer list
+    /// is split by the platform (Chromium and python-fido2 probe it in batches; libfido2 sends
+    /// what it is given), and a full list then fits in about 20 reports: the kernel queues at most
+    /// 32 uhid output events for the key (see LinuxHID.UHIDDevice), and a list of 64 filled
+    /// 129, which a client's back-to-back writes could overrun on a loaded machine (seen in the
+    /// VM: python-fido2's test_exclude_credentials_max got INVALID_SEQ).
+    public var maxCredentialCountInList = 8
     public var maxCredentialIDLength = 128
     /// CTAPHID's largest message.
     public var maxMessageSize = 7609
