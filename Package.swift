@@ -68,8 +68,8 @@ let package = Package(
         // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
         .target(name: "Exchange",
                 dependencies: ["Encoding", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto"]),
-        // Websites' signals: native-messaging framing, the origin/RP ID rule, applying signals.
-        .target(name: "SignalBridge", dependencies: ["Encoding", "CredentialStore", "Authenticator", "CBOR", "SystemIO"]),
+        // The extension's native host: framing, the origin/RP ID rule, signals, the passkey provider's client.
+        .target(name: "SignalBridge", dependencies: ["Encoding", "CredentialStore", "Authenticator", "FIDOClient", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .target(name: "CLI",
                 dependencies: ["Encoding", "Rig", "DeviceTools", "KeyService", "Presence", "KeySealing", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
@@ -119,7 +119,7 @@ let package = Package(
         .testTarget(name: "ExchangeTests",
                     dependencies: ["Encoding", "Exchange", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),
         .testTarget(name: "SignalBridgeTests",
-                    dependencies: ["Encoding", "SignalBridge", "CredentialStore", "Authenticator", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
+                    dependencies: ["Encoding", "SignalBridge", "CredentialStore", "Authenticator", "FIDOClient", "Presence", "CTAP", "FIDOCrypto", "CBOR", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "CLITests",
                     dependencies: ["Encoding", "CLI", "SignalBridge", "FIDOClient", "KeyService", "Presence", "Authenticator", "CredentialStore", "KeySealing", "LinuxHID",
                                    "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),

@@ -1,4 +1,5 @@
 import CredentialStore
+import FIDOClient
 import Foundation
 import SignalBridge
 import SystemIO
@@ -48,6 +49,7 @@ public enum NativeHostCommand {
                     }
                 },
                 loadSuffixes: { () throws(SignalFailure) in try PublicSuffixList.load(path: suffixPath) },
+                openKey: { () throws(SignalFailure) -> CTAP2Link in try runningKey(directory: directory) },
                 now: { Double(MonotonicClock.nanoseconds()) / 1e9 },
                 log: log)
             return NativeHost.run(session: session, input: FileDescriptor(owning: 0), output: FileDescriptor(owning: 1),
@@ -56,6 +58,29 @@ public enum NativeHostCommand {
                 contactRecorded = true
                 BridgeContact(time: Int64(time(nil)), caller: caller).write(storeDirectory: directory)
             }
+        }
+    }
+
+    /// The passkey provider's link to the key running on the store (its `serving` record): the
+    /// user's own key, never another device, so its presence and UV providers ask the user.
+    static func runningKey(directory: String) throws(SignalFailure) -> CTAP2Link {
+        let selection: DeviceSelection?
+        do throws(CLIError) {
+            selection = try LocalStore.servingDevice(directory: directory)
+        } catch {
+            switch error {
+            case .failure(let message): throw .internal(message)
+            case .usage(let usage): throw .internal(usage.message)
+            }
+        }
+        guard let selection else {
+            throw .internal("no key is running on the store \(directory) (start it: `latchkey serve --store \(directory)`)")
+        }
+        do throws(DeviceError) {
+            // KEEPALIVEs come every 100 ms while the key waits for its user: this bounds silence only.
+            return try CTAPHIDLink.open(selection, replyTimeoutMilliseconds: 5_000)
+        } catch {
+            throw .internal("the key running on \(directory) cannot be reached (\(error.message))")
         }
     }
 }

@@ -72,6 +72,11 @@ struct JSONReply {
         members.append(Self.quoted(key) + ":[" + values.map(Self.quoted).joined(separator: ",") + "]")
     }
 
+    /// A member whose value is JSON text made elsewhere (a nested object).
+    mutating func add(_ key: String, json value: String) {
+        members.append(Self.quoted(key) + ":" + value)
+    }
+
     var text: String { "{" + members.joined(separator: ",") + "}" }
 
     static func quoted(_ text: String) -> String {

@@ -2,6 +2,7 @@ import CBOR
 import Authenticator
 import CredentialStore
 import Encoding
+import FIDOClient
 
 /// One browser's conversation with `latchkey native-host` (sans-IO but for the store): a message
 /// in, its reply out. The contract is docs/native-host.md:
@@ -19,20 +20,25 @@ import Encoding
 public final class NativeHostSession {
     public typealias StoreOpener = () throws(SignalFailure) -> SQLiteCredentialStore
     public typealias SuffixLoader = () throws(SignalFailure) -> PublicSuffixList
+    /// Opens a CTAP link to the key running on the store (the passkey provider's requests).
+    public typealias KeyOpener = () throws(SignalFailure) -> CTAP2Link
 
     private let openStore: StoreOpener
     private let loadSuffixes: SuffixLoader
+    let openKey: KeyOpener
     private let now: () -> Double
-    private let log: (String) -> Void
+    let log: (String) -> Void
     private var store: SQLiteCredentialStore?
     private var suffixes: PublicSuffixList?
     private var limiter: SignalRateLimiter
 
     public init(openStore: @escaping StoreOpener, loadSuffixes: @escaping SuffixLoader,
+                openKey: @escaping KeyOpener = { () throws(SignalFailure) in throw .internal("no key to run passkey requests on") },
                 limiter: SignalRateLimiter = SignalRateLimiter(), now: @escaping () -> Double,
                 log: @escaping (String) -> Void = { _ in }) {
         self.openStore = openStore
         self.loadSuffixes = loadSuffixes
+        self.openKey = openKey
         self.limiter = limiter
         self.now = now
         self.log = log
@@ -71,8 +77,14 @@ public final class NativeHostSession {
             } catch {
                 return (Self.failure(id: id, error), true)
             }
+        case .string(let type)? where PasskeyRequestType(rawValue: type) != nil:
+            do throws(SignalFailure) {
+                return (try passkeyRequest(PasskeyRequestType(rawValue: type)!, json, id: id), true)
+            } catch {
+                return (Self.failure(id: id, error), true)
+            }
         default:
-            return (Self.failure(id: id, .type("type must be \"signal\" or \"publicSuffixes\"")), true)
+            return (Self.failure(id: id, .type("type must be \"signal\", \"publicSuffixes\", \"accounts\", \"create\" or \"get\"")), true)
         }
     }
 
@@ -127,14 +139,14 @@ public final class NativeHostSession {
         }
     }
 
-    private func openedStore() throws(SignalFailure) -> SQLiteCredentialStore {
+    func openedStore() throws(SignalFailure) -> SQLiteCredentialStore {
         if let store { return store }
         let opened = try openStore()
         store = opened
         return opened
     }
 
-    private func publicSuffixes() throws(SignalFailure) -> PublicSuffixList {
+    func publicSuffixes() throws(SignalFailure) -> PublicSuffixList {
         if let suffixes { return suffixes }
         let loaded = try loadSuffixes()
         suffixes = loaded

@@ -11,6 +11,13 @@ public enum SignalFailure: Error, Equatable, Sendable {
     case quotaExceeded(String)
     /// The host could not do its part (the store or the public suffix list).
     case `internal`(String)
+    /// A passkey request the user or the key refused, that timed out, or that the key cannot
+    /// serve (WebAuthn's catch-all, which says no more to the page than that).
+    case notAllowed(String)
+    /// makeCredential found one of excludeCredentials on the key.
+    case invalidState(String)
+    /// None of pubKeyCredParams is an algorithm the key makes.
+    case notSupported(String)
 
     /// The reply's `error` member.
     public var name: String {
@@ -20,12 +27,16 @@ public enum SignalFailure: Error, Equatable, Sendable {
         case .notFound: "NotFoundError"
         case .quotaExceeded: "QuotaExceededError"
         case .internal: "InternalError"
+        case .notAllowed: "NotAllowedError"
+        case .invalidState: "InvalidStateError"
+        case .notSupported: "NotSupportedError"
         }
     }
 
     public var message: String {
         switch self {
-        case .security(let text), .type(let text), .notFound(let text), .quotaExceeded(let text), .internal(let text): text
+        case .security(let text), .type(let text), .notFound(let text), .quotaExceeded(let text), .internal(let text),
+             .notAllowed(let text), .invalidState(let text), .notSupported(let text): text
         }
     }
 }

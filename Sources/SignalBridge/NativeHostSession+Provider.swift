@@ -1,0 +1,79 @@
+import Authenticator
+import CredentialStore
+import Encoding
+import FIDOCrypto
+
+extension NativeHostSession {
+    /// Checks run as a browser runs them: the origin (SecurityError), the options' members
+    /// (TypeError), the RP ID against the origin (SecurityError), then the key.
+    func passkeyRequest(_ type: PasskeyRequestType, _ json: JSONMessage, id: Int64) throws(SignalFailure) -> String {
+        guard case .string(let originText)? = json["origin"] else { throw .type("origin must be a string") }
+        let origin = try SignalOrigin(originText)
+        // WebAuthn §5.1.3/§5.1.4: an opaque origin or an IP address has no valid RP ID.
+        guard origin.isSecure else {
+            throw .security("passkeys are for https origins and http://localhost only, not \(origin.serialized)")
+        }
+        guard !origin.hostIsIPAddress else {
+            throw .security("\(origin.serialized) is an IP address, which no RP ID can name")
+        }
+        var reply = JSONReply()
+        reply.add("id", id)
+        reply.add("ok", true)
+        switch type {
+        case .accounts:
+            let rpID = try relyingPartyID(json["rpId"], origin: origin)
+            reply.add("rpId", rpID)
+            reply.add("accounts", json: try accounts(rpID: rpID))
+        case .create:
+            let options = try PasskeyCreationOptions(json["options"])
+            let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
+            let credential = try PasskeyClient(link: try openKey()).create(origin: origin.serialized, rpID: rpID, options: options)
+            log("create: a passkey made on the key")
+            reply.add("credential", json: credential)
+        case .get:
+            let options = try PasskeyRequestOptions(json["options"])
+            let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
+            var allowList = options.allowCredentials
+            if let chosen = json["credentialId"], chosen != .null {
+                let chosenID = try PasskeyJSON.bytes(chosen, "credentialId")
+                // The user's choice in Latchkey's menu narrows the page's list; it never widens it.
+                guard allowList.isEmpty || allowList.contains(chosenID) else {
+                    throw .notAllowed("the chosen passkey is not one of the page's allowCredentials")
+                }
+                allowList = [chosenID]
+            }
+            let credential = try PasskeyClient(link: try openKey()).get(origin: origin.serialized, rpID: rpID,
+                                                                         options: options, allowList: allowList)
+            log("get: signed in with a passkey of the key")
+            reply.add("credential", json: credential)
+        }
+        return reply.text
+    }
+
+    /// The RP ID the page named (or the origin's host), checked as the signals check theirs.
+    private func relyingPartyID(_ value: JSONMessage?, origin: SignalOrigin) throws(SignalFailure) -> String {
+        let named = try PasskeyJSON.optionalString(value, "rpId") ?? origin.host
+        return try origin.relyingPartyID(named, publicSuffixes: try publicSuffixes())
+    }
+
+    /// `[{"credentialId", "userHandle", "name", "displayName"}, …]`, oldest first: hidden passkeys
+    /// (signals) are not offered. Names are the site's own; the extension shows them as text.
+    private func accounts(rpID: String) throws(SignalFailure) -> String {
+        let store = try openedStore()
+        let credentials: [ResidentCredential]
+        do throws(StoreError) {
+            credentials = try store.residentCredentials(rpIDHash: SHA256.hash(Array(rpID.utf8)))
+        } catch {
+            throw .internal(error.message(directory: store.directory))
+        }
+        let entries = credentials.sorted { $0.createdAt < $1.createdAt }.map { credential in
+            var entry = JSONReply()
+            entry.add("credentialId", Base64URL.encode(credential.credentialID))
+            entry.add("userHandle", Base64URL.encode(credential.userHandle))
+            entry.add("name", credential.userName ?? "")
+            entry.add("displayName", credential.userDisplayName ?? "")
+            return entry.text
+        }
+        return "[" + entries.joined(separator: ",") + "]"
+    }
+}

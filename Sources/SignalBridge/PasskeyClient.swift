@@ -1,0 +1,189 @@
+import CBOR
+import CTAP
+import Encoding
+import FIDOClient
+import FIDOCrypto
+
+/// The WebAuthn client of Latchkey's passkey provider: what a browser does between a page's
+/// `create()`/`get()` and the key, done by the native host for the calls the extension answers
+/// (docs/native-host.md). It builds `clientDataJSON` for the origin the browser reported, runs
+/// makeCredential/getAssertion on the user's running key over CTAP — so the key's presence and
+/// UV providers ask the user, and its counters, credProtect and journal apply as for any
+/// client — and returns WebAuthn L3's JSON form of the credential (`RegistrationResponseJSON`,
+/// `AuthenticationResponseJSON`), from which the extension builds the page's object.
+///
+/// The RP ID is checked before (`NativeHostSession`); this type trusts `rpID`.
+public final class PasskeyClient {
+    /// How the page sees the key: a roaming authenticator reached over USB, as Chromium reports a
+    /// security key (the passkeys live in the key, not in the browser or the platform).
+    public static let attachment = "cross-platform"
+    public static let transports = ["usb"]
+
+    private let link: CTAP2Link
+
+    public init(link: CTAP2Link) {
+        self.link = link
+    }
+
+    // MARK: - create()
+
+    public func create(origin: String, rpID: String, options: PasskeyCreationOptions) throws(SignalFailure) -> String {
+        let info = try deviceInfo()
+        let clientData = ClientDataJSON.serialize(.create, challenge: options.challenge, origin: origin)
+        // residentKey "preferred" takes a discoverable credential when the key can make one (§5.4.6).
+        let residentKey = options.residentKey == "required"
+            || (options.residentKey == "preferred" && info.options["rk"] == true)
+        if options.residentKey == "required", info.options["rk"] != true {
+            throw .notAllowed("the key cannot make discoverable credentials")
+        }
+        guard !options.algorithms.isEmpty else {
+            throw .notSupported("pubKeyCredParams names no public-key algorithm")
+        }
+        var flags: [String: Bool] = [:]
+        if residentKey { flags["rk"] = true }
+        if try userVerification(options.userVerification, info: info) { flags["uv"] = true }
+        let request = MakeCredentialRequest(
+            clientDataHash: SHA256.hash(clientData), rp: RelyingPartyEntity(id: rpID, name: options.rpName),
+            user: UserEntity(id: options.userID, name: options.userName, displayName: options.userDisplayName),
+            pubKeyCredParams: options.algorithms.map { CredentialParameters(algorithm: $0) },
+            excludeList: options.excludeCredentials.map { CredentialDescriptor(id: $0) },
+            options: RequestOptions(flags))
+        let body = try exchange(.makeCredential, request.cborValue, name: "makeCredential")
+        guard let format = body[1]?.stringValue, let authDataBytes = body[2]?.bytesValue, let statement = body[3],
+              let authData = try? AuthenticatorData(decoding: authDataBytes),
+              let attested = authData.attestedCredentialData else {
+            throw .internal("the key's makeCredential response is malformed")
+        }
+        // attestation "none" (the default): the statement is dropped, as browsers do (§5.4.7);
+        // "indirect", "direct" and "enterprise" get the key's own.
+        let keepStatement = options.attestation != "none"
+        let attestationObject = CBORValue.map([
+            .textString("fmt"): .textString(keepStatement ? format : "none"),
+            .textString("attStmt"): keepStatement ? statement : .map([:]),
+            .textString("authData"): .byteString(authDataBytes),
+        ]).encoded()
+        let algorithm = attested.publicKey[3]?.intValue ?? 0
+        var response = JSONReply()
+        response.add("clientDataJSON", Base64URL.encode(clientData))
+        response.add("authenticatorData", Base64URL.encode(authDataBytes))
+        response.add("transports", strings: Self.transports)
+        if let spki = COSEKey(attested.publicKey).flatMap(SubjectPublicKeyInfo.der) {
+            response.add("publicKey", Base64URL.encode(spki))
+        }
+        response.add("publicKeyAlgorithm", Int64(algorithm))
+        response.add("attestationObject", Base64URL.encode(attestationObject))
+        var extensions = JSONReply()
+        if options.credProps {
+            var credProps = JSONReply()
+            credProps.add("rk", residentKey)
+            extensions.add("credProps", json: credProps.text)
+        }
+        return Self.credentialJSON(id: attested.credentialID, response: response, extensions: extensions)
+    }
+
+    // MARK: - get()
+
+    /// `allowList` is the credential the user chose in Latchkey's menu, or the page's
+    /// allowCredentials; with neither, the key chooses (it holds one account, or picks for its user).
+    public func get(origin: String, rpID: String, options: PasskeyRequestOptions,
+                    allowList: [[UInt8]]) throws(SignalFailure) -> String {
+        let info = try deviceInfo()
+        let clientData = ClientDataJSON.serialize(.get, challenge: options.challenge, origin: origin)
+        var flags: [String: Bool] = [:]
+        if try userVerification(options.userVerification, info: info) { flags["uv"] = true }
+        let request = GetAssertionRequest(rpID: rpID, clientDataHash: SHA256.hash(clientData),
+                                          allowList: allowList.map { CredentialDescriptor(id: $0) },
+                                          options: RequestOptions(flags))
+        let body = try exchange(.getAssertion, request.cborValue, name: "getAssertion")
+        guard let authData = body[2]?.bytesValue, let signature = body[3]?.bytesValue,
+              let credentialID = body[1]?["id"]?.bytesValue ?? (allowList.count == 1 ? allowList[0] : nil) else {
+            throw .internal("the key's getAssertion response is malformed")
+        }
+        var response = JSONReply()
+        response.add("clientDataJSON", Base64URL.encode(clientData))
+        response.add("authenticatorData", Base64URL.encode(authData))
+        response.add("signature", Base64URL.encode(signature))
+        if let userHandle = body[4]?["id"]?.bytesValue {
+            response.add("userHandle", Base64URL.encode(userHandle))
+        }
+        return Self.credentialJSON(id: credentialID, response: response, extensions: JSONReply())
+    }
+
+    // MARK: - The key
+
+    private func deviceInfo() throws(SignalFailure) -> DeviceInfo {
+        do throws(DeviceError) {
+            return try RemoteAuthenticator(link: link).info()
+        } catch {
+            throw Self.failure(error)
+        }
+    }
+
+    /// Whether to ask the key for UV. The host cannot take a PIN (it has no window): a key that
+    /// verifies users itself (`uv` in getInfo: Latchkey's --uv) is asked when the RP requires or
+    /// prefers it; "required" on a key that would need its PIN is refused here, before the key
+    /// is touched, and the extension offers the browser's own dialog instead.
+    private func userVerification(_ requirement: String, info: DeviceInfo) throws(SignalFailure) -> Bool {
+        let builtIn = info.options["uv"] == true
+        if requirement == "required", !builtIn {
+            throw .notAllowed(info.options["clientPin"] == true
+                ? "the key verifies users by its PIN, which only the browser's own dialog can ask for"
+                : "the key cannot verify the user (no built-in UV and no PIN)")
+        }
+        return builtIn && requirement != "discouraged"
+    }
+
+    private func exchange(_ command: CTAPCommand, _ parameters: CBORValue, name: String) throws(SignalFailure) -> CBORValue {
+        let response: [UInt8]
+        do throws(DeviceError) {
+            response = try link.exchange([command.rawValue] + parameters.encoded())
+        } catch {
+            throw Self.failure(error)
+        }
+        guard let status = response.first else { throw .internal("the key answered \(name) with nothing") }
+        guard status == CTAP2StatusCode.success.rawValue else {
+            throw Self.failure(.status(CTAP2StatusCode(rawValue: status), raw: status, command: name))
+        }
+        guard let body = try? CBORDecoder.decode(Array(response.dropFirst())), body.mapValue != nil else {
+            throw .internal("the key answered \(name) with malformed CBOR")
+        }
+        return body
+    }
+
+    /// The DOMException a browser gives the page for what the key answered (WebAuthn §6.3.2,
+    /// §6.3.3 and Chromium's mapping): the page learns no more than it would from a browser.
+    static func failure(_ error: DeviceError) -> SignalFailure {
+        guard case let .status(code, raw, command) = error else {
+            return .internal("the key could not be reached: \(error.message)")
+        }
+        let hex = String(raw, radix: 16, uppercase: true)
+        let status = code?.specName ?? "0x" + (raw < 0x10 ? "0" : "") + hex
+        switch code {
+        case .credentialExcluded?:
+            return .invalidState("the key already holds a credential of excludeCredentials")
+        case .unsupportedAlgorithm?:
+            return .notSupported("the key makes none of pubKeyCredParams' algorithms")
+        case .noCredentials?:
+            return .notAllowed("the key holds no passkey for this site that the request allows")
+        case .operationDenied?, .userActionTimeout?, .keepaliveCancel?:
+            return .notAllowed("the user did not approve \(command) on the key (\(status))")
+        case .puatRequired?, .pinNotSet?, .pinInvalid?, .pinBlocked?, .pinAuthInvalid?, .uvBlocked?, .uvInvalid?:
+            return .notAllowed("the key wants its PIN for \(command), which only the browser's own dialog can ask for (\(status))")
+        default:
+            return .notAllowed("the key refused \(command) (\(status))")
+        }
+    }
+
+    /// `{"id", "rawId", "type", "authenticatorAttachment", "response", "clientExtensionResults"}`:
+    /// the member order of WebAuthn L3's `toJSON()` output.
+    static func credentialJSON(id: [UInt8], response: JSONReply, extensions: JSONReply) -> String {
+        var credential = JSONReply()
+        credential.add("id", Base64URL.encode(id))
+        credential.add("rawId", Base64URL.encode(id))
+        credential.add("response", json: response.text)
+        credential.add("authenticatorAttachment", attachment)
+        credential.add("clientExtensionResults", json: extensions.text)
+        credential.add("type", "public-key")
+        return credential.text
+    }
+}

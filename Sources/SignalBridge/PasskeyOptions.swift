@@ -1,0 +1,152 @@
+import Encoding
+
+/// The passkey provider's three requests (docs/native-host.md, "The passkey provider").
+enum PasskeyRequestType: String {
+    /// The visible passkeys the store holds for an RP: what the extension's menu lists.
+    case accounts
+    /// `navigator.credentials.create()` answered by the key.
+    case create
+    /// `navigator.credentials.get()` answered by the key.
+    case get
+}
+
+/// `navigator.credentials.create()`'s and `get()`'s `publicKey` options as the extension sends
+/// them: WebAuthn L3's JSON forms (`PublicKeyCredentialCreationOptionsJSON`,
+/// `PublicKeyCredentialRequestOptionsJSON`, §5.1.x), binary members in base64url. Every member
+/// is checked for its type (TypeError, as `parseCreationOptionsFromJSON` would throw); members
+/// Latchkey does not use (hints, attestationFormats) are ignored, as a browser ignores unknown ones.
+public struct PasskeyCreationOptions: Equatable, Sendable {
+    public var rpID: String?
+    public var rpName: String
+    public var userID: [UInt8]
+    public var userName: String
+    public var userDisplayName: String
+    public var challenge: [UInt8]
+    /// COSE algorithms, in the RP's order of preference ("public-key" entries only).
+    public var algorithms: [Int]
+    public var timeoutMilliseconds: Double?
+    public var excludeCredentials: [[UInt8]]
+    public var residentKey: String
+    public var userVerification: String
+    public var attestation: String
+    public var credProps: Bool
+
+    init(_ json: JSONMessage?) throws(SignalFailure) {
+        let options = try PasskeyJSON.object(json, "publicKey")
+        let rp = try PasskeyJSON.object(options["rp"], "rp")
+        rpID = try PasskeyJSON.optionalString(rp["id"], "rp.id")
+        rpName = try PasskeyJSON.string(rp["name"], "rp.name")
+        let user = try PasskeyJSON.object(options["user"], "user")
+        userID = try PasskeyJSON.bytes(user["id"], "user.id")
+        // WebAuthn §5.4.3: a user handle of 1 to 64 bytes.
+        guard (1...64).contains(userID.count) else { throw .type("user.id must be 1 to 64 bytes, not \(userID.count)") }
+        userName = try PasskeyJSON.string(user["name"], "user.name")
+        userDisplayName = try PasskeyJSON.string(user["displayName"], "user.displayName")
+        challenge = try PasskeyJSON.bytes(options["challenge"], "challenge")
+        var algorithms: [Int] = []
+        for (index, entry) in try PasskeyJSON.array(options["pubKeyCredParams"], "pubKeyCredParams").enumerated() {
+            let parameters = try PasskeyJSON.object(entry, "pubKeyCredParams[\(index)]")
+            let type = try PasskeyJSON.string(parameters["type"], "pubKeyCredParams[\(index)].type")
+            guard case .number(let alg)? = parameters["alg"], alg.rounded() == alg, abs(alg) < 2_147_483_648 else {
+                throw .type("pubKeyCredParams[\(index)].alg must be an integer")
+            }
+            // §5.1.3 step 10: entries of a type the client does not know are skipped.
+            if type == "public-key" { algorithms.append(Int(alg)) }
+        }
+        // §5.1.3 step 10: an empty list means ES256 and RS256.
+        if case .array(let given)? = options["pubKeyCredParams"], given.isEmpty { algorithms = [-7, -257] }
+        self.algorithms = algorithms
+        timeoutMilliseconds = try PasskeyJSON.optionalNumber(options["timeout"], "timeout")
+        excludeCredentials = try PasskeyJSON.descriptors(options["excludeCredentials"], "excludeCredentials")
+        let selection = try PasskeyJSON.optionalObject(options["authenticatorSelection"], "authenticatorSelection")
+        let requireResidentKey = try PasskeyJSON.optionalBool(selection?["requireResidentKey"],
+                                                              "authenticatorSelection.requireResidentKey") ?? false
+        // §5.4.4: residentKey wins when given; otherwise requireResidentKey decides.
+        residentKey = try PasskeyJSON.optionalString(selection?["residentKey"], "authenticatorSelection.residentKey")
+            ?? (requireResidentKey ? "required" : "discouraged")
+        userVerification = try PasskeyJSON.optionalString(selection?["userVerification"],
+                                                          "authenticatorSelection.userVerification") ?? "preferred"
+        attestation = try PasskeyJSON.optionalString(options["attestation"], "attestation") ?? "none"
+        let extensions = try PasskeyJSON.optionalObject(options["extensions"], "extensions")
+        credProps = try PasskeyJSON.optionalBool(extensions?["credProps"], "extensions.credProps") ?? false
+    }
+}
+
+public struct PasskeyRequestOptions: Equatable, Sendable {
+    public var rpID: String?
+    public var challenge: [UInt8]
+    public var timeoutMilliseconds: Double?
+    public var allowCredentials: [[UInt8]]
+    public var userVerification: String
+
+    init(_ json: JSONMessage?) throws(SignalFailure) {
+        let options = try PasskeyJSON.object(json, "publicKey")
+        rpID = try PasskeyJSON.optionalString(options["rpId"], "rpId")
+        challenge = try PasskeyJSON.bytes(options["challenge"], "challenge")
+        timeoutMilliseconds = try PasskeyJSON.optionalNumber(options["timeout"], "timeout")
+        allowCredentials = try PasskeyJSON.descriptors(options["allowCredentials"], "allowCredentials")
+        userVerification = try PasskeyJSON.optionalString(options["userVerification"], "userVerification") ?? "preferred"
+    }
+}
+
+/// The member checks both option types share; each failure names the member.
+enum PasskeyJSON {
+    static func object(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [String: JSONMessage] {
+        guard case .object(let members)? = value else { throw .type("\(name) must be an object") }
+        return members
+    }
+
+    static func optionalObject(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [String: JSONMessage]? {
+        guard let value, value != .null else { return nil }
+        return try object(value, name)
+    }
+
+    static func array(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [JSONMessage] {
+        guard case .array(let elements)? = value else { throw .type("\(name) must be an array") }
+        return elements
+    }
+
+    static func string(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> String {
+        guard case .string(let text)? = value else { throw .type("\(name) must be a string") }
+        return text
+    }
+
+    static func optionalString(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> String? {
+        guard let value, value != .null else { return nil }
+        return try string(value, name)
+    }
+
+    static func optionalBool(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> Bool? {
+        guard let value, value != .null else { return nil }
+        guard case .bool(let flag) = value else { throw .type("\(name) must be a boolean") }
+        return flag
+    }
+
+    static func optionalNumber(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> Double? {
+        guard let value, value != .null else { return nil }
+        guard case .number(let number) = value, number >= 0 else { throw .type("\(name) must be a number of milliseconds") }
+        return number
+    }
+
+    static func bytes(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [UInt8] {
+        guard case .string(let text)? = value, let bytes = Base64URL.decode(text) else {
+            throw .type("\(name) must be base64url")
+        }
+        return bytes
+    }
+
+    /// A list of `{"type": "public-key", "id": B64URL, "transports": [...]}`; other types are
+    /// skipped (§5.10.3), IDs over 1,023 bytes refused as the signals refuse them.
+    static func descriptors(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [[UInt8]] {
+        guard let value, value != .null else { return [] }
+        var ids: [[UInt8]] = []
+        for (index, entry) in try array(value, name).enumerated() {
+            let descriptor = try object(entry, "\(name)[\(index)]")
+            let type = try string(descriptor["type"], "\(name)[\(index)].type")
+            let id = try bytes(descriptor["id"], "\(name)[\(index)].id")
+            guard id.count <= 1023 else { throw .type("\(name)[\(index)].id is over 1,023 bytes") }
+            if type == "public-key" { ids.append(id) }
+        }
+        return ids
+    }
+}

@@ -1,0 +1,265 @@
+import Authenticator
+import CBOR
+import CredentialStore
+import CTAP
+import Encoding
+import FIDOClient
+import FIDOCrypto
+import Foundation
+import LatchkeyTestSupport
+import Presence
+import SignalBridge
+import SystemIO
+import XCTest
+
+/// The passkey provider's WebAuthn client in the native host: `clientDataJSON`, the client rules
+/// (origin, RP ID, user handle, UV, excludeCredentials, allowCredentials) and the credentials it
+/// returns, against a real Authenticator on a real SQLite store (the session reads the same
+/// store for its account menu).
+final class PasskeyProviderTests: XCTestCase {
+    private var directory: ShortTempDirectory!
+    private var store: SQLiteCredentialStore!
+    private var keyOpened = 0
+
+    override func setUpWithError() throws {
+        directory = try ShortTempDirectory()
+        store = try SQLiteCredentialStore.open(directory: directory.path + "/store")
+    }
+
+    override func tearDown() {
+        store?.close()
+    }
+
+    /// A session whose key is an Authenticator on the test's store (`builtInUV`: `serve --uv auto`).
+    private func session(builtInUV: Bool = true) throws -> NativeHostSession {
+        let logger = Logger(level: .error)
+        let authenticator = try Authenticator(store: store, presence: AutoPresence(logger: logger),
+                                              userVerification: builtInUV ? AutoVerification(logger: logger) : nil,
+                                              clock: TickingClock())
+        let path = store.directory
+        return NativeHostSession(openStore: { () throws(SignalFailure) -> SQLiteCredentialStore in
+            do throws(StoreError) {
+                return try SQLiteCredentialStore.open(directory: path, lock: .none)
+            } catch {
+                throw .internal("\(error)")
+            }
+        }, loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
+        openKey: { [unowned self] () throws(SignalFailure) -> CTAP2Link in
+            keyOpened += 1
+            return InProcessLink(label: "test key") { authenticator.handleCTAP2($0, context: RequestContext(channel: 1)) }
+        }, now: { 0 })
+    }
+
+    private func send(_ session: NativeHostSession, _ json: String) throws -> [String: Any] {
+        let (reply, understood) = session.handle(Array(json.utf8))
+        XCTAssertTrue(understood)
+        return try XCTUnwrap(JSONSerialization.jsonObject(with: Data(reply.utf8)) as? [String: Any])
+    }
+
+    private func creation(rpID: String? = "example.com", userID: [UInt8] = Array("alice-id".utf8),
+                          residentKey: String = "required", uv: String = "preferred", exclude: [[UInt8]] = [],
+                          extra: String = "") -> String {
+        let rp = rpID.map { #"{"id": "\#($0)", "name": "Example"}"# } ?? #"{"name": "Example"}"#
+        let excludes = exclude.map { #"{"type": "public-key", "id": "\#(Base64URL.encode($0))"}"# }.joined(separator: ",")
+        return #"{"rp": \#(rp), "user": {"id": "\#(Base64URL.encode(userID))", "name": "alice@example.com", "displayName": "Alice"}, "challenge": "\#(Base64URL.encode(Array(repeating: 7, count: 32)))", "pubKeyCredParams": [{"type": "public-key", "alg": -7}], "excludeCredentials": [\#(excludes)], "authenticatorSelection": {"residentKey": "\#(residentKey)", "userVerification": "\#(uv)"}, "extensions": {"credProps": true}\#(extra)}"#
+    }
+
+    private func create(_ session: NativeHostSession, origin: String = "https://login.example.com",
+                        _ options: String) throws -> [String: Any] {
+        try send(session, #"{"id": 1, "type": "create", "origin": "\#(origin)", "options": \#(options)}"#)
+    }
+
+    private func bytes(_ value: Any?) throws -> [UInt8] {
+        try XCTUnwrap(Base64URL.decode(XCTUnwrap(value as? String)))
+    }
+
+    // MARK: - clientDataJSON
+
+    func testClientDataJSONIsTheSpecificationsSerialization() {
+        // WebAuthn L3 §5.8.1.1: type, challenge, origin, crossOrigin, in that order, no spaces.
+        let text = String(decoding: ClientDataJSON.serialize(.get, challenge: [0xFB, 0xFF, 0x01], origin: "https://example.com"),
+                          as: UTF8.self)
+        XCTAssertEqual(text, #"{"type":"webauthn.get","challenge":"-_8B","origin":"https://example.com","crossOrigin":false}"#)
+        let created = String(decoding: ClientDataJSON.serialize(.create, challenge: [], origin: "http://localhost:8765"), as: UTF8.self)
+        XCTAssertEqual(created, #"{"type":"webauthn.create","challenge":"","origin":"http://localhost:8765","crossOrigin":false}"#)
+        let framed = String(decoding: ClientDataJSON.serialize(.get, challenge: [1], origin: "https://a.example", crossOrigin: true,
+                                                               topOrigin: "https://top.example"), as: UTF8.self)
+        XCTAssertTrue(framed.hasSuffix(#","crossOrigin":true,"topOrigin":"https://top.example"}"#), framed)
+    }
+
+    func testCCDToStringEscapesOnlyWhatTheSpecificationEscapes() throws {
+        XCTAssertEqual(ClientDataJSON.ccdToString("a\"b\\c"), #""a\"b\\c""#)
+        XCTAssertEqual(ClientDataJSON.ccdToString("\u{0}\u{1F}\n"), #""\u0000\u001f\u000a""#)
+        // U+007F and non-ASCII stay as themselves (a JSON encoder might escape them).
+        XCTAssertEqual(ClientDataJSON.ccdToString("\u{7F}é🔑"), "\"\u{7F}é🔑\"")
+        // Whatever it writes is JSON that reads back as the same string (Foundation's parser).
+        for sample in ["", "plain", "tab\there", "quote\"back\\slash", "\u{1}\u{2}\u{7F}\u{80}", "emoji 🔑 ü"] {
+            let parsed = try JSONSerialization.jsonObject(with: Data(ClientDataJSON.ccdToString(sample).utf8),
+                                                          options: .fragmentsAllowed) as? String
+            XCTAssertEqual(parsed, sample)
+        }
+    }
+
+    // MARK: - create()
+
+    func testCreateMakesAPasskeyOnTheKeyAndAnswersAsABrowserWould() throws {
+        let session = try session()
+        let reply = try create(session, creation())
+        XCTAssertEqual(reply["ok"] as? Bool, true, "\(reply)")
+        let credential = try XCTUnwrap(reply["credential"] as? [String: Any])
+        let id = try bytes(credential["id"])
+        XCTAssertEqual(credential["rawId"] as? String, credential["id"] as? String)
+        XCTAssertEqual(credential["type"] as? String, "public-key")
+        XCTAssertEqual(credential["authenticatorAttachment"] as? String, "cross-platform")
+        XCTAssertEqual((credential["clientExtensionResults"] as? [String: Any])?["credProps"] as? [String: Bool], ["rk": true])
+        let response = try XCTUnwrap(credential["response"] as? [String: Any])
+        let clientData = try bytes(response["clientDataJSON"])
+        XCTAssertEqual(String(decoding: clientData, as: UTF8.self),
+                       #"{"type":"webauthn.create","challenge":"\#(Base64URL.encode(Array(repeating: 7, count: 32)))","origin":"https://login.example.com","crossOrigin":false}"#)
+        XCTAssertEqual(response["transports"] as? [String], ["usb"])
+        XCTAssertEqual(response["publicKeyAlgorithm"] as? Int, -7)
+        // attestation "none": the statement is dropped, authData kept byte for byte.
+        let attestation = try CBORDecoder.decode(bytes(response["attestationObject"]))
+        XCTAssertEqual(attestation["fmt"]?.stringValue, "none")
+        XCTAssertEqual(attestation["attStmt"], .map([:]))
+        let authDataBytes = try XCTUnwrap(attestation["authData"]?.bytesValue)
+        XCTAssertEqual(try bytes(response["authenticatorData"]), authDataBytes)
+        let authData = try AuthenticatorData(decoding: authDataBytes)
+        XCTAssertEqual(authData.rpIDHash, FIDOCrypto.SHA256.hash(Array("example.com".utf8)))
+        XCTAssertTrue(authData.flags.contains([.userPresent, .userVerified]))
+        XCTAssertEqual(authData.attestedCredentialData?.credentialID, id)
+        // getPublicKey(): SubjectPublicKeyInfo of the same P-256 point as the COSE key.
+        guard case let .ec2P256(_, x, y)? = COSEKey(try XCTUnwrap(authData.attestedCredentialData?.publicKey)) else {
+            return XCTFail("not a P-256 key")
+        }
+        XCTAssertEqual(try bytes(response["publicKey"]),
+                       hexBytes("3059301306072a8648ce3d020106082a8648ce3d030107034200") + [0x04] + x + y)
+        // The key keeps it as a discoverable credential of example.com for alice.
+        let stored = try XCTUnwrap(store.residentCredential(id: id))
+        XCTAssertEqual(stored.userName, "alice@example.com")
+        XCTAssertEqual(stored.rpID, "example.com")
+    }
+
+    func testCreateRefusesWhatABrowserRefusesAndLeavesTheStoreAlone() throws {
+        let session = try session()
+        let cases: [(origin: String, options: String, error: String)] = [
+            ("https://login.example.com", creation(rpID: "com"), "SecurityError"),            // a public suffix
+            ("https://login.example.com", creation(rpID: "other.example"), "SecurityError"),  // not a suffix of the host
+            ("https://example.com", creation(rpID: "login.example.com"), "SecurityError"),    // below the host
+            ("http://example.com", creation(rpID: "example.com"), "SecurityError"),           // not a secure origin
+            ("https://127.0.0.1", creation(rpID: nil), "SecurityError"),                      // an IP address
+            ("https://login.example.com", creation(userID: Array(repeating: 1, count: 65)), "TypeError"),
+            ("https://login.example.com", creation(userID: []), "TypeError"),
+            ("https://login.example.com", #"{"rp": {"name": "x"}}"#, "TypeError"),
+        ]
+        for (origin, options, error) in cases {
+            let reply = try create(session, origin: origin, options)
+            XCTAssertEqual(reply["ok"] as? Bool, false, "\(origin) \(options)")
+            XCTAssertEqual(reply["error"] as? String, error, "\(origin) \(options): \(reply)")
+        }
+        XCTAssertEqual(try store.residentCredentialCount(), 0)
+        XCTAssertEqual(keyOpened, 0, "no refused request reached the key")
+    }
+
+    func testRPIDDefaultsToTheOriginsHostAndMayBeARegistrableSuffix() throws {
+        let session = try session()
+        for (origin, rpID, expected) in [("https://login.example.com", nil, "login.example.com"),
+                                         ("https://login.example.com", "example.com", "example.com"),
+                                         ("http://localhost:8765", nil, "localhost")] {
+            let reply = try create(session, origin: origin, creation(rpID: rpID, userID: Array((origin + (rpID ?? "")).utf8.prefix(64))))
+            XCTAssertEqual(reply["ok"] as? Bool, true, "\(origin) \(rpID ?? "-"): \(reply)")
+            let id = try bytes((reply["credential"] as? [String: Any])?["id"])
+            XCTAssertEqual(try store.residentCredential(id: id)?.rpID, expected)
+        }
+    }
+
+    func testExcludedCredentialIsInvalidStateAndNothingIsReplaced() throws {
+        let session = try session()
+        let first = try bytes((try create(session, creation())["credential"] as? [String: Any])?["id"])
+        let reply = try create(session, creation(userID: Array("bob-id".utf8), exclude: [first]))
+        XCTAssertEqual(reply["error"] as? String, "InvalidStateError", "\(reply)")
+        XCTAssertEqual(try store.residentCredentialCount(), 1)
+    }
+
+    func testUVRequiredOnAKeyWithoutBuiltInUVIsRefusedBeforeTheKeyActs() throws {
+        let session = try session(builtInUV: false)
+        let reply = try create(session, creation(uv: "required"))
+        XCTAssertEqual(reply["error"] as? String, "NotAllowedError", "\(reply)")
+        XCTAssertEqual(try store.residentCredentialCount(), 0)
+        // Preferred is served without UV: the flag says so.
+        let made = try create(session, creation(uv: "preferred"))
+        let response = try XCTUnwrap((made["credential"] as? [String: Any])?["response"] as? [String: Any])
+        let authData = try AuthenticatorData(decoding: bytes(response["authenticatorData"]))
+        XCTAssertFalse(authData.flags.contains(.userVerified))
+    }
+
+    func testUnsupportedAlgorithmsAreNotSupportedError() throws {
+        let session = try session()
+        let options = creation().replacingOccurrences(of: #""alg": -7"#, with: #""alg": -65535"#)
+        XCTAssertEqual(try create(session, options)["error"] as? String, "NotSupportedError")
+    }
+
+    // MARK: - accounts and get()
+
+    func testAccountsListVisiblePasskeysAndGetSignsInWithTheChosenOne() throws {
+        let session = try session()
+        let alice = try bytes((try create(session, creation())["credential"] as? [String: Any])?["id"])
+        let bobOptions = creation(userID: Array("bob-id".utf8)).replacingOccurrences(of: "alice@example.com", with: "bob@example.com")
+        let bob = try bytes((try create(session, bobOptions)["credential"] as? [String: Any])?["id"])
+        let listed = try send(session, #"{"id": 2, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com"}"#)
+        let accounts = try XCTUnwrap(listed["accounts"] as? [[String: String]])
+        XCTAssertEqual(accounts.map { $0["name"] }, ["alice@example.com", "bob@example.com"])
+        XCTAssertEqual(accounts.map { $0["credentialId"] }, [alice, bob].map(Base64URL.encode))
+        XCTAssertEqual(accounts[1]["userHandle"], Base64URL.encode(Array("bob-id".utf8)))
+        // Another site's menu is empty; a hidden passkey is not offered.
+        let other = try send(session, #"{"id": 3, "type": "accounts", "origin": "https://other.example"}"#)
+        XCTAssertEqual((other["accounts"] as? [Any])?.count, 0)
+        _ = try store.signalUnknownCredential(rpID: "example.com", credentialID: alice, source: "https://login.example.com")
+        let afterHide = try send(session, #"{"id": 4, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com"}"#)
+        XCTAssertEqual((afterHide["accounts"] as? [[String: String]])?.map { $0["name"] }, ["bob@example.com"])
+
+        // The user chose bob in the menu: an assertion by bob's passkey over this clientDataJSON.
+        let challenge = Base64URL.encode(Array(repeating: 9, count: 32))
+        let reply = try send(session, #"{"id": 5, "type": "get", "origin": "https://login.example.com", "credentialId": "\#(Base64URL.encode(bob))", "options": {"challenge": "\#(challenge)", "rpId": "example.com", "allowCredentials": [], "userVerification": "required"}}"#)
+        let credential = try XCTUnwrap(reply["credential"] as? [String: Any], "\(reply)")
+        XCTAssertEqual(try bytes(credential["id"]), bob)
+        let response = try XCTUnwrap(credential["response"] as? [String: Any])
+        XCTAssertEqual(try bytes(response["userHandle"]), Array("bob-id".utf8))
+        let clientData = try bytes(response["clientDataJSON"])
+        XCTAssertEqual(String(decoding: clientData, as: UTF8.self),
+                       #"{"type":"webauthn.get","challenge":"\#(challenge)","origin":"https://login.example.com","crossOrigin":false}"#)
+        let authData = try bytes(response["authenticatorData"])
+        XCTAssertTrue(try AuthenticatorData(decoding: authData).flags.contains([.userPresent, .userVerified]))
+        // The signature verifies with bob's public key, from the store's private key.
+        let stored = try XCTUnwrap(store.residentCredential(id: bob))
+        let key = try ECDSA.PrivateKey(secret: stored.privateKey)
+        XCTAssertTrue(key.publicKey.isValidSignature(try bytes(response["signature"]), for: authData + FIDOCrypto.SHA256.hash(clientData)))
+    }
+
+    func testGetRefusesAChoiceOutsideAllowCredentialsAndAnotherSitesRPID() throws {
+        let session = try session()
+        let alice = try bytes((try create(session, creation())["credential"] as? [String: Any])?["id"])
+        let challenge = Base64URL.encode(Array(repeating: 9, count: 32))
+        let outside = try send(session, #"{"id": 6, "type": "get", "origin": "https://login.example.com", "credentialId": "\#(Base64URL.encode(alice))", "options": {"challenge": "\#(challenge)", "rpId": "example.com", "allowCredentials": [{"type": "public-key", "id": "AAAA"}]}}"#)
+        XCTAssertEqual(outside["error"] as? String, "NotAllowedError", "\(outside)")
+        let opened = keyOpened
+        let foreign = try send(session, #"{"id": 7, "type": "get", "origin": "https://attacker.example", "credentialId": "\#(Base64URL.encode(alice))", "options": {"challenge": "\#(challenge)", "rpId": "example.com"}}"#)
+        XCTAssertEqual(foreign["error"] as? String, "SecurityError", "\(foreign)")
+        XCTAssertEqual(keyOpened, opened, "the key was not asked")
+        let none = try send(session, #"{"id": 8, "type": "get", "origin": "https://other.example", "options": {"challenge": "\#(challenge)"}}"#)
+        XCTAssertEqual(none["error"] as? String, "NotAllowedError", "no passkey for other.example: \(none)")
+    }
+}
+
+/// A clock whose seconds move on at each reading, so passkeys made one after another have
+/// distinct creation times (the account menu lists them oldest first).
+private final class TickingClock: AuthenticatorClock, @unchecked Sendable {
+    private var seconds: Int64 = 1_700_000_000
+
+    func monotonicNanoseconds() -> UInt64 { MonotonicClock.nanoseconds() }
+
+    func unixSeconds() -> Int64 {
+        seconds += 1
+        return seconds
+    }
+}
