@@ -19,13 +19,14 @@
  */
 'use strict';
 
-// In Chromium's service worker, manifest "scripts" is ignored: load rpid.js here.
+// In Chromium's service worker, manifest "scripts" is ignored: load the shared rules here.
 if (typeof importScripts === 'function' && typeof globalThis.LatchkeyRpId === 'undefined') {
-  importScripts('rpid.js');
+  importScripts('rpid.js', 'provider-rules.js');
 }
 
 const api = globalThis.browser ?? globalThis.chrome;
 const RpId = globalThis.LatchkeyRpId;
+const ProviderRules = globalThis.LatchkeyProviderRules;
 
 const NATIVE_HOST = 'org.latchkey.bridge';
 
@@ -164,9 +165,10 @@ function closePort(target, reason) {
     refuse(signal.origin, signal.method, `native host unavailable (${reason})`);
   }
   if (pending.size > 0) {
-    console.warn(`Latchkey signal bridge: ${pending.size} signal(s) without a reply dropped: ${reason}`);
+    console.warn(`Latchkey signal bridge: ${pending.size} request(s) without a reply dropped: ${reason}`);
     for (const request of pending.values()) {
       record(request.origin, request.method, 'dropped', reason);
+      if (request.respond) request.respond({ ok: false, error: 'InternalError', message: `native host unavailable (${reason})` });
     }
     pending.clear();
   }
@@ -210,6 +212,13 @@ function onHostMessage(target, message) {
     return;
   }
   pending.delete(message.id);
+  if (request.respond) {
+    // A passkey provider request: its reply goes back to the page's provider.js as it is.
+    record(request.origin, request.method, message.ok === true ? 'ok' : 'error',
+      message.ok === true ? '' : `${message.error}: ${message.message || ''}`);
+    request.respond(message);
+    return;
+  }
   const where = `${request.method} from ${request.origin}`;
   if (message.ok === true) {
     const count = (list) => (Array.isArray(list) ? list.length : 0);
@@ -328,10 +337,20 @@ function onSignal(message, sender) {
 
 // Registered synchronously at the top level, so a Chromium service worker
 // woken by a message finds it.
-api.runtime.onMessage.addListener((message, sender) => {
+api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   // Only this extension's own content scripts; never another extension's.
   if (!sender || sender.id !== api.runtime.id) return;
-  if (message === null || typeof message !== 'object' || message.type !== 'signal') return;
+  if (message === null || typeof message !== 'object') return;
+  if (message.type === 'provider') {
+    // The passkey provider: answered through sendResponse (`return true` keeps the channel
+    // open in both browsers), always, so provider.js never waits for nothing.
+    onProvider(message, sender).then(sendResponse, (e) => {
+      console.warn('Latchkey passkey provider: request failed', e);
+      sendResponse({ ok: false, error: 'InternalError', message: String(e && e.message ? e.message : e) });
+    });
+    return true;
+  }
+  if (message.type !== 'signal') return;
   try {
     onSignal(message, sender);
   } catch (e) {
@@ -340,3 +359,166 @@ api.runtime.onMessage.addListener((message, sender) => {
   // Returns nothing: there is no reply. (In Chromium, `true` would keep the
   // channel open; in Firefox, a returned promise would become the reply.)
 });
+
+// ---------------------------------------------------------------------------
+// The passkey provider (off until the user turns it on in the options page).
+//
+// Settings, in storage.local under "provider": {enabled, newPasskeys, exceptions: [host…]}.
+// While enabled, provider-main.js (MAIN world) and provider.js run in top-level pages, except on
+// the excepted hosts; while off, they are not registered at all, so pages see their browser.
+//
+// Wire format with the host (docs/native-host.md, "The passkey provider"):
+//   → {"id": N, "type": "accounts", "origin": O, "rpId"?: R}
+//   ← {"id": N, "ok": true, "rpId": R, "accounts": [{credentialId, userHandle, name, displayName}]}
+//   → {"id": N, "type": "create", "origin": O, "options": CreationOptionsJSON}
+//   → {"id": N, "type": "get", "origin": O, "options": RequestOptionsJSON, "credentialId"?: ID}
+//   ← {"id": N, "ok": true, "credential": RegistrationResponseJSON | AuthenticationResponseJSON}
+//   ← {"id": N, "ok": false, "error": "NotAllowedError" | "SecurityError" | …, "message": "…"}
+
+const PROVIDER_SCRIPT_IDS = ['latchkey-provider-main', 'latchkey-provider'];
+const PROVIDER_MATCHES = ['https://*/*', 'http://localhost/*', 'http://127.0.0.1/*', 'http://[::1]/*'];
+
+async function providerSettings() {
+  const stored = await api.storage.local.get('provider');
+  const settings = stored && stored.provider && typeof stored.provider === 'object' ? stored.provider : {};
+  return {
+    enabled: settings.enabled === true,
+    newPasskeys: settings.newPasskeys === true,
+    exceptions: Array.isArray(settings.exceptions) ? settings.exceptions.filter((h) => typeof h === 'string') : [],
+  };
+}
+
+function isExcepted(origin, exceptions) {
+  const host = RpId.parseOrigin(origin).host;
+  return exceptions.some((entry) => (entry.startsWith('*.')
+    ? host === entry.slice(2) || host.endsWith(entry.slice(1)) : host === entry));
+}
+
+// Registering is asynchronous; changes are applied one after another, the last one winning.
+let providerSync = Promise.resolve();
+
+function syncProviderScripts() {
+  providerSync = providerSync.then(async () => {
+    if (!api.scripting || typeof api.scripting.registerContentScripts !== 'function') {
+      console.warn('Latchkey passkey provider: this browser has no scripting.registerContentScripts; provider mode is unavailable');
+      return;
+    }
+    const settings = await providerSettings();
+    const registered = await api.scripting.getRegisteredContentScripts({ ids: PROVIDER_SCRIPT_IDS });
+    if (registered.length > 0) await api.scripting.unregisterContentScripts({ ids: registered.map((s) => s.id) });
+    if (!settings.enabled) return;
+    const common = { matches: PROVIDER_MATCHES, runAt: 'document_start', allFrames: false, persistAcrossSessions: true };
+    const excluded = ProviderRules.exceptionPatterns(settings.exceptions);
+    if (excluded.length > 0) common.excludeMatches = excluded;
+    await api.scripting.registerContentScripts([
+      Object.assign({ id: PROVIDER_SCRIPT_IDS[0], js: ['provider-rules.js', 'provider-main.js'], world: 'MAIN' }, common),
+      Object.assign({ id: PROVIDER_SCRIPT_IDS[1], js: ['provider.js'] }, common),
+    ]);
+    console.info(`Latchkey passkey provider: on${excluded.length ? `, except ${settings.exceptions.join(', ')}` : ''}`);
+  }).catch((e) => console.warn('Latchkey passkey provider: cannot register its scripts:', e));
+  return providerSync;
+}
+
+if (api.storage && api.storage.onChanged) {
+  api.storage.onChanged.addListener((changes, area) => {
+    if (area === 'local' && changes.provider) syncProviderScripts();
+  });
+  syncProviderScripts();
+}
+
+// Password sign-ins: a trusted submission of a form with a filled password field, then a page
+// load of the same origin in the same tab within a minute. Kept in storage.session (a
+// Chromium service worker does not live that long), by wall-clock time for the same reason.
+// Every read and write of that state goes through this chain, in the order the messages came,
+// so a page load never reads the state before the submission that preceded it was written.
+let signInChain = Promise.resolve();
+
+function withSignIns(body) {
+  const result = signInChain.then(body);
+  signInChain = result.catch(() => undefined);
+  return result;
+}
+
+async function signInState() {
+  const area = api.storage.session;
+  const stored = area ? await area.get(['submissions', 'signIns']) : {};
+  return { area, submissions: stored.submissions || {}, signIns: stored.signIns || {} };
+}
+
+async function noteSubmission(tabId, origin) {
+  const state = await signInState();
+  state.submissions[tabId] = { origin, time: Date.now() };
+  if (state.area) await state.area.set({ submissions: state.submissions });
+}
+
+async function notePageLoaded(tabId, origin) {
+  const state = await signInState();
+  const submission = state.submissions[tabId];
+  if (!submission) return;
+  delete state.submissions[tabId];
+  const now = Date.now();
+  if (ProviderRules.navigationCompletesSignIn(submission, origin, now)) {
+    state.signIns[origin] = now;
+    record(origin, 'passwordSignIn', 'ok', 'a password sign-in: a conditional create() may upgrade it for a few minutes');
+  }
+  for (const [known, time] of Object.entries(state.signIns)) {
+    if (!ProviderRules.signInIsRecent(time, now)) delete state.signIns[known];
+  }
+  if (state.area) await state.area.set({ submissions: state.submissions, signIns: state.signIns });
+}
+
+async function signedInRecently(origin) {
+  const state = await signInState();
+  return ProviderRules.signInIsRecent(state.signIns[origin], Date.now());
+}
+
+/** Sends one provider request to the host; resolves with its reply (or an InternalError). */
+function askHost(request) {
+  return new Promise((resolve) => {
+    if (!port && !ensurePort()) {
+      resolve({ ok: false, error: 'InternalError', message: `native host ${NATIVE_HOST} unavailable` });
+      return;
+    }
+    const id = nextId++;
+    pending.set(id, { origin: request.origin, method: request.type, respond: resolve });
+    post(port, Object.assign({ id }, request));
+  });
+}
+
+async function onProvider(message, sender) {
+  const origin = senderOrigin(sender);
+  // Top-level documents only: a frame's page cannot speak for the site the user sees.
+  if (origin === null || !sender.tab || sender.frameId !== 0) {
+    return { ok: false, error: 'SecurityError', message: 'the passkey provider serves top-level pages only' };
+  }
+  const settings = await providerSettings();
+  if (!settings.enabled || isExcepted(origin, settings.exceptions)) {
+    return { ok: false, error: 'InternalError', message: 'provider mode is off for this site' };
+  }
+  if (!RpId.isSecureOrigin(origin)) {
+    return { ok: false, error: 'SecurityError', message: `${origin} is not an https:// or http://localhost origin` };
+  }
+  switch (message.operation) {
+    case 'pageLoaded':
+      await withSignIns(() => notePageLoaded(sender.tab.id, origin));
+      return { ok: true };
+    case 'passwordSubmitted':
+      await withSignIns(() => noteSubmission(sender.tab.id, origin));
+      return { ok: true };
+    case 'accounts':
+      return askHost({ type: 'accounts', origin, rpId: typeof message.rpId === 'string' ? message.rpId : undefined });
+    case 'get':
+      return askHost({ type: 'get', origin, options: message.options,
+        credentialId: typeof message.credentialId === 'string' ? message.credentialId : undefined });
+    case 'create':
+      if (message.conditional === true && !(await withSignIns(() => signedInRecently(origin)))) {
+        // WebAuthn L3: a conditional create() the client will not serve is NotAllowedError, with no UI.
+        record(origin, 'create', 'refused', 'conditional create() without a recent password sign-in');
+        return { ok: false, error: 'NotAllowedError',
+          message: 'no password sign-in on this site in the last few minutes: no passkey is made without asking' };
+      }
+      return askHost({ type: 'create', origin, options: message.options });
+    default:
+      return { ok: false, error: 'TypeError', message: 'unknown provider operation' };
+  }
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env node
+// The passkey provider's shared rules (extension/provider-rules.js) under Node, no packages:
+// options to their WebAuthn L3 JSON form, the host's JSON back to a credential object with the
+// page's prototypes, which accounts a request allows, the exception list, and when a password
+// sign-in is recent. The browser-side flows run in the VM (Tests/Integration/vm/e2e_provider.py).
+// Usage: node Tests/Extension/provider.test.js — prints a line per check and "N passed, N failed".
+'use strict';
+const assert = require('node:assert');
+const path = require('node:path');
+require(path.join(__dirname, '..', '..', 'extension', 'provider-rules.js'));
+const P = globalThis.LatchkeyProviderRules;
+
+let passed = 0;
+let failed = 0;
+function check(name, body) {
+  try {
+    body();
+    passed++;
+    console.log(`PASS  ${name}`);
+  } catch (error) {
+    failed++;
+    console.log(`FAIL  ${name}: ${error.message}`);
+  }
+}
+
+const bytes = (...values) => new Uint8Array(values);
+
+check('base64url both ways, any BufferSource', () => {
+  assert.strictEqual(P.encodeBase64url(bytes(0xfb, 0xff, 0x01).buffer), '-_8B');
+  assert.strictEqual(P.encodeBase64url(new DataView(bytes(9, 0xfb, 0xff, 0x01).buffer, 1)), '-_8B');
+  assert.strictEqual(P.encodeBase64url(new ArrayBuffer(0)), '');
+  for (let n = 0; n < 70000; n += 4099) {
+    const random = require('crypto').randomBytes(n);
+    assert.strictEqual(P.encodeBase64url(random), random.toString('base64url'));
+    assert.deepStrictEqual(Buffer.from(P.decodeBase64url(random.toString('base64url'))), random);
+  }
+  assert.throws(() => P.encodeBase64url('text'), TypeError);
+  for (const bad of ['A', 'AA==', 'A+B/', 'é']) assert.throws(() => P.decodeBase64url(bad), TypeError, bad);
+});
+
+check('create() options as PublicKeyCredentialCreationOptionsJSON', () => {
+  const json = P.creationOptionsJSON({
+    rp: { id: 'example.com', name: 'Example' },
+    user: { id: bytes(1, 2, 3), name: 'alice', displayName: 'Alice' },
+    challenge: bytes(7, 7, 7, 7).buffer,
+    pubKeyCredParams: [{ type: 'public-key', alg: -7 }, { type: 'public-key', alg: -257 }],
+    excludeCredentials: [{ type: 'public-key', id: bytes(0xff), transports: ['usb'] }],
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    attestation: 'none',
+    extensions: { credProps: true },
+    hints: ['security-key'],
+  });
+  assert.deepStrictEqual(json, {
+    rp: { id: 'example.com', name: 'Example' },
+    user: { id: 'AQID', name: 'alice', displayName: 'Alice' },
+    challenge: 'BwcHBw',
+    pubKeyCredParams: [{ type: 'public-key', alg: -7 }, { type: 'public-key', alg: -257 }],
+    excludeCredentials: [{ type: 'public-key', id: '_w', transports: ['usb'] }],
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required' },
+    attestation: 'none',
+    extensions: { credProps: true },
+  });
+  // Without rp.id the host takes the origin's host, as the browser does.
+  const bare = P.creationOptionsJSON({ rp: { name: 'x' }, user: { id: bytes(1), name: 'a', displayName: 'A' },
+    challenge: bytes(1), pubKeyCredParams: [] });
+  assert.strictEqual('id' in bare.rp, false);
+  assert.throws(() => P.creationOptionsJSON({ rp: { name: 'x' }, challenge: bytes(1), pubKeyCredParams: [] }), TypeError);
+  assert.throws(() => P.creationOptionsJSON({ rp: { name: 'x' }, user: { id: 'not bytes', name: 'a', displayName: 'A' },
+    challenge: bytes(1), pubKeyCredParams: [] }), TypeError);
+});
+
+check('get() options as PublicKeyCredentialRequestOptionsJSON', () => {
+  assert.deepStrictEqual(P.requestOptionsJSON({ challenge: bytes(1, 2), rpId: 'example.com', userVerification: 'preferred',
+    allowCredentials: [{ type: 'public-key', id: bytes(3) }] }),
+  { challenge: 'AQI', rpId: 'example.com', userVerification: 'preferred', allowCredentials: [{ type: 'public-key', id: 'Aw' }] });
+  assert.deepStrictEqual(P.requestOptionsJSON({ challenge: bytes(1) }), { challenge: 'AQ', allowCredentials: [] });
+  assert.throws(() => P.requestOptionsJSON({ challenge: 'x' }), TypeError);
+});
+
+check('extensions the provider does not serve send the call to the browser', () => {
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true } }), []);
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true, prf: {}, largeBlob: {} } }), ['prf', 'largeBlob']);
+  assert.deepStrictEqual(P.unservedExtensions({}), []);
+});
+
+// Stand-ins for the page's classes: the credential must have their prototypes.
+class PublicKeyCredential { get id() { throw new TypeError('Illegal invocation'); } }
+class AuthenticatorAttestationResponse {}
+class AuthenticatorAssertionResponse {}
+const classes = { PublicKeyCredential, AuthenticatorAttestationResponse, AuthenticatorAssertionResponse };
+
+check('a registration from the host: prototypes, members, getters, toJSON', () => {
+  const json = {
+    id: '_w', rawId: '_w', type: 'public-key', authenticatorAttachment: 'cross-platform',
+    response: { clientDataJSON: 'e30', authenticatorData: 'AQID', transports: ['usb'], publicKey: 'BAU',
+      publicKeyAlgorithm: -7, attestationObject: 'oA' },
+    clientExtensionResults: { credProps: { rk: true } },
+  };
+  const credential = P.buildCredential(json, classes);
+  assert.ok(credential instanceof PublicKeyCredential);
+  assert.ok(credential.response instanceof AuthenticatorAttestationResponse);
+  assert.strictEqual(credential.id, '_w'); // its own member, not the throwing accessor
+  assert.deepStrictEqual(Buffer.from(credential.rawId), Buffer.from([0xff]));
+  assert.strictEqual(credential.authenticatorAttachment, 'cross-platform');
+  assert.deepStrictEqual(Buffer.from(credential.response.clientDataJSON).toString(), '{}');
+  assert.deepStrictEqual(Buffer.from(credential.response.getAuthenticatorData()), Buffer.from([1, 2, 3]));
+  assert.deepStrictEqual(Buffer.from(credential.response.getPublicKey()), Buffer.from([4, 5]));
+  assert.strictEqual(credential.response.getPublicKeyAlgorithm(), -7);
+  assert.deepStrictEqual(credential.response.getTransports(), ['usb']);
+  credential.response.getTransports().push('nfc');
+  assert.deepStrictEqual(credential.response.getTransports(), ['usb'], 'a copy each time');
+  assert.deepStrictEqual(credential.getClientExtensionResults(), { credProps: { rk: true } });
+  assert.deepStrictEqual(credential.toJSON(), json);
+  credential.toJSON().response.clientDataJSON = 'changed';
+  assert.deepStrictEqual(credential.toJSON(), json, 'toJSON gives a fresh copy');
+  // The JSON round trip a relying party's script makes.
+  assert.deepStrictEqual(JSON.parse(JSON.stringify(credential)), json);
+});
+
+check('an assertion from the host; no user handle is null', () => {
+  const json = { id: 'AQ', rawId: 'AQ', type: 'public-key', authenticatorAttachment: 'cross-platform',
+    response: { clientDataJSON: 'e30', authenticatorData: 'AQID', signature: 'MEQ', userHandle: 'YWxpY2U' },
+    clientExtensionResults: {} };
+  const credential = P.buildCredential(json, classes);
+  assert.ok(credential.response instanceof AuthenticatorAssertionResponse);
+  assert.strictEqual(Buffer.from(credential.response.userHandle).toString(), 'alice');
+  assert.deepStrictEqual(Buffer.from(credential.response.signature), Buffer.from([0x30, 0x44]));
+  delete json.response.userHandle;
+  assert.strictEqual(P.buildCredential(json, classes).response.userHandle, null);
+});
+
+check('allowCredentials narrows the accounts; an empty list allows all', () => {
+  const accounts = [{ credentialId: 'AQ', name: 'a' }, { credentialId: 'Ag', name: 'b' }];
+  assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [] }), accounts);
+  assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [{ type: 'public-key', id: 'Ag' }] }), [accounts[1]]);
+  assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [{ type: 'public-key', id: 'Aw' }] }), []);
+});
+
+check('exceptions: hosts and *.hosts, errors named by line', () => {
+  const parsed = P.parseExceptions('Example.com\n\n# a comment\n*.bank.example\nexample.com\nnot a host\nhttps://x.example/');
+  assert.deepStrictEqual(parsed.hosts, ['example.com', '*.bank.example']);
+  assert.strictEqual(parsed.errors.length, 2);
+  assert.match(parsed.errors[0], /^line 6: 'not a host'/);
+  assert.deepStrictEqual(P.exceptionPatterns(parsed.hosts), ['https://example.com/*', 'https://*.bank.example/*']);
+  assert.deepStrictEqual(P.exceptionPatterns(['localhost']), ['https://localhost/*', 'http://localhost/*']);
+});
+
+check('a password sign-in: the navigation within a minute, then five minutes of upgrades', () => {
+  const submitted = { origin: 'https://a.example', time: 1000 };
+  assert.ok(P.navigationCompletesSignIn(submitted, 'https://a.example', 1000 + 59000));
+  assert.ok(!P.navigationCompletesSignIn(submitted, 'https://a.example', 1000 + 61000));
+  assert.ok(!P.navigationCompletesSignIn(submitted, 'https://b.example', 2000));
+  assert.ok(!P.navigationCompletesSignIn(submitted, 'https://a.example', 999), 'not before the submission');
+  assert.ok(!P.navigationCompletesSignIn(undefined, 'https://a.example', 2000));
+  assert.ok(P.signInIsRecent(1000, 1000 + 5 * 60 * 1000));
+  assert.ok(!P.signInIsRecent(1000, 1001 + 5 * 60 * 1000));
+  assert.ok(!P.signInIsRecent(undefined, 1000));
+});
+
+console.log(`provider rules: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

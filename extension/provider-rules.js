@@ -1,0 +1,226 @@
+/*
+ * Latchkey passkey provider — the rules its scripts share, with no browser API in them, so that
+ * Tests/Extension/provider.test.js runs them under Node: WebAuthn options to their JSON form,
+ * the host's JSON back to a PublicKeyCredential, which accounts a request allows, the user's
+ * exceptions as match patterns, and when a password sign-in counts as recent.
+ *
+ * Loaded before provider-main.js (page MAIN world: it takes this global and removes it),
+ * provider.js (isolated world) and background.js.
+ */
+(function () {
+  'use strict';
+
+  // A password sign-in lets a conditional create() through for this long (the "last few
+  // minutes" of automatic passkey upgrades); the navigation that follows the form's submission
+  // must come within SUBMIT_TO_NAVIGATION_MS of it.
+  const RECENT_SIGN_IN_MS = 5 * 60 * 1000;
+  const SUBMIT_TO_NAVIGATION_MS = 60 * 1000;
+
+  /** Bytes of a BufferSource (ArrayBuffer or a view), or null. */
+  function bytesOf(source) {
+    if (source instanceof ArrayBuffer) return new Uint8Array(source);
+    if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    return null;
+  }
+
+  function encodeBase64url(source) {
+    const bytes = bytesOf(source);
+    if (bytes === null) throw new TypeError('expected an ArrayBuffer or a view of one');
+    let binary = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) {
+      binary += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+    }
+    return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  }
+
+  function decodeBase64url(text) {
+    if (typeof text !== 'string' || !/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) {
+      throw new TypeError('not base64url');
+    }
+    const binary = atob(text.replace(/-/g, '+').replace(/_/g, '/') + '==='.slice((text.length + 3) % 4));
+    const bytes = new Uint8Array(binary.length);
+    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    return bytes.buffer;
+  }
+
+  function descriptorsJSON(list, name) {
+    if (list === undefined || list === null) return [];
+    if (!Array.isArray(list)) throw new TypeError(`${name} must be a sequence`);
+    return list.map((entry, index) => {
+      if (entry === null || typeof entry !== 'object') throw new TypeError(`${name}[${index}] must be a dictionary`);
+      const json = { type: String(entry.type), id: encodeBase64url(entry.id) };
+      if (Array.isArray(entry.transports)) json.transports = entry.transports.map(String);
+      return json;
+    });
+  }
+
+  /**
+   * `publicKey` of create() as PublicKeyCredentialCreationOptionsJSON (WebAuthn L3 §5.1.x):
+   * only the members the host reads, binary ones in base64url. A member of the wrong shape is
+   * a TypeError, as the browser's own WebIDL conversion would throw.
+   */
+  function creationOptionsJSON(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError('publicKey must be a dictionary');
+    const { rp, user } = options;
+    if (rp === null || typeof rp !== 'object') throw new TypeError('publicKey.rp is required');
+    if (user === null || typeof user !== 'object') throw new TypeError('publicKey.user is required');
+    if (!Array.isArray(options.pubKeyCredParams)) throw new TypeError('publicKey.pubKeyCredParams is required');
+    const json = {
+      rp: { name: String(rp.name) },
+      user: { id: encodeBase64url(user.id), name: String(user.name), displayName: String(user.displayName) },
+      challenge: encodeBase64url(options.challenge),
+      pubKeyCredParams: options.pubKeyCredParams.map((p) => ({ type: String(p.type), alg: Number(p.alg) })),
+      excludeCredentials: descriptorsJSON(options.excludeCredentials, 'excludeCredentials'),
+    };
+    if (rp.id !== undefined) json.rp.id = String(rp.id);
+    if (options.timeout !== undefined) json.timeout = Number(options.timeout);
+    const selection = options.authenticatorSelection;
+    if (selection && typeof selection === 'object') {
+      json.authenticatorSelection = {};
+      for (const member of ['authenticatorAttachment', 'residentKey', 'userVerification']) {
+        if (selection[member] !== undefined) json.authenticatorSelection[member] = String(selection[member]);
+      }
+      if (selection.requireResidentKey !== undefined) {
+        json.authenticatorSelection.requireResidentKey = Boolean(selection.requireResidentKey);
+      }
+    }
+    if (options.attestation !== undefined) json.attestation = String(options.attestation);
+    if (options.extensions && typeof options.extensions === 'object' && options.extensions.credProps !== undefined) {
+      json.extensions = { credProps: Boolean(options.extensions.credProps) };
+    }
+    return json;
+  }
+
+  /** `publicKey` of get() as PublicKeyCredentialRequestOptionsJSON. */
+  function requestOptionsJSON(options) {
+    if (options === null || typeof options !== 'object') throw new TypeError('publicKey must be a dictionary');
+    const json = {
+      challenge: encodeBase64url(options.challenge),
+      allowCredentials: descriptorsJSON(options.allowCredentials, 'allowCredentials'),
+    };
+    if (options.rpId !== undefined) json.rpId = String(options.rpId);
+    if (options.timeout !== undefined) json.timeout = Number(options.timeout);
+    if (options.userVerification !== undefined) json.userVerification = String(options.userVerification);
+    return json;
+  }
+
+  /**
+   * Extensions the provider cannot honour. A browser would pass them to the key; the provider
+   * leaves such a request to the browser rather than silently dropping what the site asked for.
+   * credProps is the client's own; none other is served yet.
+   */
+  function unservedExtensions(options) {
+    const extensions = options && options.extensions;
+    if (!extensions || typeof extensions !== 'object') return [];
+    return Object.keys(extensions).filter((name) => name !== 'credProps');
+  }
+
+  function defineValue(target, name, value) {
+    Object.defineProperty(target, name, { value, enumerable: true, configurable: true });
+  }
+
+  /**
+   * A PublicKeyCredential from the host's JSON (RegistrationResponseJSON or
+   * AuthenticationResponseJSON). `classes` are the page's PublicKeyCredential,
+   * AuthenticatorAttestationResponse and AuthenticatorAssertionResponse: the object has their
+   * prototypes, so `instanceof` holds, and own members that shadow the prototypes' accessors
+   * (which only work on the browser's own objects). toJSON() gives back the JSON, as L3's does.
+   */
+  function buildCredential(json, classes) {
+    const frozenJSON = JSON.parse(JSON.stringify(json));
+    const r = json.response;
+    const isRegistration = typeof r.attestationObject === 'string';
+    const response = Object.create((isRegistration
+      ? classes.AuthenticatorAttestationResponse : classes.AuthenticatorAssertionResponse).prototype);
+    defineValue(response, 'clientDataJSON', decodeBase64url(r.clientDataJSON));
+    if (isRegistration) {
+      const authenticatorData = decodeBase64url(r.authenticatorData);
+      const publicKey = typeof r.publicKey === 'string' ? decodeBase64url(r.publicKey) : null;
+      const transports = Array.isArray(r.transports) ? r.transports.slice() : [];
+      defineValue(response, 'attestationObject', decodeBase64url(r.attestationObject));
+      defineValue(response, 'getTransports', function getTransports() { return transports.slice(); });
+      defineValue(response, 'getAuthenticatorData', function getAuthenticatorData() { return authenticatorData.slice(0); });
+      defineValue(response, 'getPublicKey', function getPublicKey() { return publicKey === null ? null : publicKey.slice(0); });
+      defineValue(response, 'getPublicKeyAlgorithm', function getPublicKeyAlgorithm() { return r.publicKeyAlgorithm; });
+    } else {
+      defineValue(response, 'authenticatorData', decodeBase64url(r.authenticatorData));
+      defineValue(response, 'signature', decodeBase64url(r.signature));
+      defineValue(response, 'userHandle', typeof r.userHandle === 'string' ? decodeBase64url(r.userHandle) : null);
+    }
+    const credential = Object.create(classes.PublicKeyCredential.prototype);
+    const extensionResults = json.clientExtensionResults || {};
+    defineValue(credential, 'id', json.id);
+    defineValue(credential, 'rawId', decodeBase64url(json.rawId));
+    defineValue(credential, 'type', 'public-key');
+    defineValue(credential, 'response', response);
+    defineValue(credential, 'authenticatorAttachment', json.authenticatorAttachment);
+    defineValue(credential, 'getClientExtensionResults', function getClientExtensionResults() {
+      return JSON.parse(JSON.stringify(extensionResults));
+    });
+    defineValue(credential, 'toJSON', function toJSON() { return JSON.parse(JSON.stringify(frozenJSON)); });
+    return credential;
+  }
+
+  /** The host's accounts a request allows: all, or those in allowCredentials (JSON form). */
+  function allowedAccounts(accounts, optionsJSON) {
+    const allowed = (optionsJSON.allowCredentials || []).filter((d) => d.type === 'public-key').map((d) => d.id);
+    if (allowed.length === 0) return accounts.slice();
+    return accounts.filter((account) => allowed.includes(account.credentialId));
+  }
+
+  /**
+   * The options page's exception list: one host a line (`example.com`, or `*.example.com` for
+   * its subdomains too); blank lines and `#` comments skipped. Returns {hosts, errors}.
+   */
+  function parseExceptions(text) {
+    const hosts = [];
+    const errors = [];
+    String(text).split('\n').forEach((raw, index) => {
+      const line = raw.trim().toLowerCase();
+      if (line === '' || line.startsWith('#')) return;
+      const bare = line.startsWith('*.') ? line.slice(2) : line;
+      if (!/^[a-z0-9-]+(\.[a-z0-9-]+)*$/.test(bare) && bare !== 'localhost') {
+        errors.push(`line ${index + 1}: '${raw.trim().slice(0, 60)}' is not a host name (e.g. example.com or *.example.com)`);
+        return;
+      }
+      if (!hosts.includes(line)) hosts.push(line);
+    });
+    return { hosts, errors };
+  }
+
+  /** Match patterns that keep the provider's scripts out of the excepted hosts. */
+  function exceptionPatterns(hosts) {
+    const patterns = [];
+    for (const host of hosts) {
+      patterns.push(`https://${host}/*`);
+      if (host === 'localhost') patterns.push('http://localhost/*');
+    }
+    return patterns;
+  }
+
+  /** Whether a page load turns a recorded password submission into a sign-in. */
+  function navigationCompletesSignIn(submission, origin, now) {
+    return !!submission && submission.origin === origin && now - submission.time >= 0
+      && now - submission.time <= SUBMIT_TO_NAVIGATION_MS;
+  }
+
+  function signInIsRecent(signedInAt, now) {
+    return typeof signedInAt === 'number' && now - signedInAt >= 0 && now - signedInAt <= RECENT_SIGN_IN_MS;
+  }
+
+  globalThis.LatchkeyProviderRules = Object.freeze({
+    RECENT_SIGN_IN_MS,
+    SUBMIT_TO_NAVIGATION_MS,
+    encodeBase64url,
+    decodeBase64url,
+    creationOptionsJSON,
+    requestOptionsJSON,
+    unservedExtensions,
+    buildCredential,
+    allowedAccounts,
+    parseExceptions,
+    exceptionPatterns,
+    navigationCompletesSignIn,
+    signInIsRecent,
+  });
+})();

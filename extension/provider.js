@@ -1,0 +1,357 @@
+/*
+ * Latchkey passkey provider — isolated world, top frame only, registered with provider-main.js
+ * while provider mode is on.
+ *
+ * Takes the page's create()/get() from provider-main.js and decides who answers: Latchkey
+ * (through the background and the native host, which runs the ceremony on the user's key), or
+ * the browser. It draws what the user chooses from — the menu under a username field for a
+ * conditional get(), the chooser for a modal get(), the offer for a modal create() — in closed
+ * shadow roots the page cannot read, and acts only on the user's own (trusted) clicks and keys.
+ * It also tells the background when a password form is submitted and when a page loads, which
+ * is how a conditional create() knows the user just signed in with a password.
+ */
+(function () {
+  'use strict';
+
+  const api = globalThis.browser ?? globalThis.chrome;
+  if (!api || !api.runtime || window.top !== window) return;
+
+  // The menu's and the dialogs' geometry, fixed so that a test driver can click an entry by its
+  // position (it cannot reach into a closed shadow root): a header, then one row an account, then
+  // (dialogs) one row a button, each ROW high.
+  const MENU_HEADER = 28;
+  const ROW = 44;
+  const CHOOSER_TOP = 80;
+  const CHOOSER_WIDTH = 360;
+  const CHOOSER_HEADER = 56;
+
+  const pageOrigin = location.origin;
+  let conditional = null; // {id, accounts, options, field, index}
+  let menu = null; // {host, rows, field}
+  let chooser = null; // {host}
+
+  function reply(id, message) {
+    window.postMessage(Object.assign({ __latchkeyProvider: 1, direction: 'reply', id }, message), pageOrigin);
+  }
+
+  async function background(message) {
+    try {
+      const answer = await api.runtime.sendMessage(Object.assign({ type: 'provider' }, message));
+      if (answer && typeof answer === 'object') return answer;
+      return { ok: false, error: 'InternalError', message: 'no answer from the extension' };
+    } catch (e) {
+      return { ok: false, error: 'InternalError', message: `the extension is not reachable (${e && e.message})` };
+    }
+  }
+
+  /** A host reply turned into the page's outcome; `fallBack` for errors that mean "not here". */
+  function outcomeOf(answer, fallBack) {
+    if (answer.ok) return { outcome: 'credential', credential: answer.credential };
+    if (answer.error === 'InternalError' && fallBack) return { outcome: 'browser' };
+    // A browser says no more than NotAllowedError for what the host could not do.
+    const name = answer.error === 'InternalError' ? 'NotAllowedError' : answer.error;
+    return { outcome: 'error', name, message: answer.message || 'The operation either timed out or was not allowed.' };
+  }
+
+  /**
+   * The accounts a request allows: all, or those in its allowCredentials. (The same rule as
+   * provider-rules.js's allowedAccounts, which Tests/Extension/provider.test.js checks; this
+   * world does not load that file, since Chromium injects a file once per frame, into the
+   * first world that names it, and provider-main.js needs it in the page's.)
+   */
+  function allowedAccounts(accounts, options) {
+    const allowed = (options.allowCredentials || []).filter((d) => d && d.type === 'public-key').map((d) => d.id);
+    return allowed.length === 0 ? accounts.slice() : accounts.filter((a) => allowed.includes(a.credentialId));
+  }
+
+  // ---------------------------------------------------------------------------
+  // Requests from provider-main.js
+
+  window.addEventListener('message', (event) => {
+    if (event.source !== window || event.origin !== pageOrigin) return;
+    const data = event.data;
+    if (data === null || typeof data !== 'object' || data.__latchkeyProvider !== 1 || data.direction !== 'request') return;
+    if (typeof data.id !== 'string') return;
+    if (data.operation === 'abort') {
+      if (conditional && conditional.id === data.id) closeConditional();
+      if (chooser && chooser.id === data.id) closeChooser();
+      return;
+    }
+    const handler = data.operation === 'get' ? onGet : data.operation === 'create' ? onCreate : null;
+    if (!handler || data.options === null || typeof data.options !== 'object') return;
+    handler(data.id, String(data.mediation), data.options).catch((e) => {
+      console.warn('Latchkey passkey provider:', e);
+      reply(data.id, { outcome: 'browser' });
+    });
+  });
+
+  async function onGet(id, mediation, options) {
+    if (mediation === 'silent') return reply(id, { outcome: 'browser' });
+    const listed = await background({ operation: 'accounts', rpId: options.rpId });
+    if (!listed.ok) {
+      // A SecurityError (an RP ID this origin may not claim) is the page's answer, as the
+      // browser's would be; the host being unavailable leaves the call to the browser.
+      return reply(id, outcomeOf(listed, true));
+    }
+    const accounts = allowedAccounts(listed.accounts, options);
+    if (accounts.length === 0) return reply(id, { outcome: 'browser' });
+    const choose = async (account) => {
+      const answer = await background({ operation: 'get', options, credentialId: account.credentialId });
+      reply(id, outcomeOf(answer, false));
+    };
+    if (mediation === 'conditional') {
+      if (conditional) reply(conditional.id, { outcome: 'error', name: 'AbortError', message: 'a newer conditional request replaced this one' });
+      closeConditional();
+      conditional = { id, accounts, choose };
+      const field = document.activeElement;
+      if (isWebAuthnField(field)) openMenu(field);
+      return undefined;
+    }
+    return openChooser(id, `Sign in to ${listed.rpId}`, accounts, choose);
+  }
+
+  async function onCreate(id, mediation, options) {
+    if (mediation === 'conditional') {
+      // Automatic passkey upgrade: no UI at all. The background lets it through only after a
+      // password sign-in on this origin in the last few minutes; otherwise NotAllowedError.
+      const answer = await background({ operation: 'create', options, conditional: true });
+      return reply(id, outcomeOf(answer, false));
+    }
+    const settings = (await api.storage.local.get('provider')).provider || {};
+    const rpId = options.rp && options.rp.id;
+    const listed = await background({ operation: 'accounts', rpId });
+    if (!listed.ok) return reply(id, outcomeOf(listed, true));
+    if (listed.accounts.length === 0 && !settings.newPasskeys) return reply(id, { outcome: 'browser' });
+    const user = options.user || {};
+    const who = user.name || user.displayName || 'this account';
+    return openOffer(id, `Save a passkey for ${who} on ${listed.rpId} in Latchkey?`, async () => {
+      const answer = await background({ operation: 'create', options, conditional: false });
+      reply(id, outcomeOf(answer, false));
+    });
+  }
+
+  // ---------------------------------------------------------------------------
+  // The menu under a username field (conditional get)
+
+  function isWebAuthnField(element) {
+    if (!(element instanceof HTMLInputElement) && !(element instanceof HTMLTextAreaElement)) return false;
+    const tokens = (element.getAttribute('autocomplete') || '').toLowerCase().split(/\s+/);
+    return tokens.includes('webauthn');
+  }
+
+  function closeConditional() {
+    conditional = null;
+    closeMenu();
+  }
+
+  function closeMenu() {
+    if (!menu) return;
+    menu.field.removeEventListener('keydown', onFieldKey, true);
+    menu.host.remove();
+    menu = null;
+  }
+
+  const STYLE = `
+    :host { all: initial; }
+    * { box-sizing: border-box; font-family: system-ui, sans-serif; }
+    .panel { background: #fff; color: #1b1b1b; border: 1px solid #c4c4c4; border-radius: 8px;
+             box-shadow: 0 4px 16px rgba(0,0,0,.2); overflow: hidden; }
+    .head { height: ${MENU_HEADER}px; padding: 6px 12px; font-size: 12px; color: #555; }
+    button.row { display: block; width: 100%; height: ${ROW}px; padding: 4px 12px; border: 0;
+                 background: none; text-align: left; cursor: pointer; }
+    button.row:hover, button.row.active { background: #e8f0fe; }
+    .name { display: block; font-size: 14px; font-weight: 600; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+    .user { display: block; font-size: 12px; color: #555; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+    .title { height: ${CHOOSER_HEADER}px; padding: 12px 16px; font-size: 16px; font-weight: 600; }
+    .actions button { display: block; width: 100%; height: ${ROW}px; padding: 4px 16px; border: 0;
+                      border-top: 1px solid #e0e0e0; background: none; text-align: left; font-size: 14px; cursor: pointer; }
+    .actions button:hover { background: #f1f3f4; }
+    .actions button.primary { color: #1a73e8; font-weight: 600; }
+  `;
+
+  /** A host element with a closed shadow root holding `build(root)`'s content. */
+  function shadowHost(style, build) {
+    const host = document.createElement('div');
+    host.setAttribute('data-latchkey-provider', '');
+    host.setAttribute('style', style);
+    const root = host.attachShadow({ mode: 'closed' });
+    const css = document.createElement('style');
+    css.textContent = STYLE;
+    root.appendChild(css);
+    build(root);
+    // On the root element, not the body, so the page's body styles do not reach it.
+    document.documentElement.appendChild(host);
+    return host;
+  }
+
+  /** One button a passkey: display name over user name, as text (never markup). */
+  function accountRow(account, onChoose) {
+    const row = document.createElement('button');
+    row.className = 'row';
+    row.type = 'button';
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = account.displayName || account.name || '(no name)';
+    const user = document.createElement('span');
+    user.className = 'user';
+    user.textContent = account.name || '';
+    row.append(name, user);
+    row.addEventListener('click', (event) => {
+      if (event.isTrusted) onChoose(account);
+    });
+    return row;
+  }
+
+  function openMenu(field) {
+    if (!conditional) return;
+    closeMenu();
+    const rect = field.getBoundingClientRect();
+    const width = Math.max(rect.width, 260);
+    const rows = [];
+    const { accounts, choose } = conditional;
+    const pick = (account) => {
+      const request = conditional;
+      closeConditional();
+      if (request) choose(account);
+    };
+    const host = shadowHost(
+      `position: fixed; left: ${rect.left}px; top: ${rect.bottom + 2}px; width: ${width}px; z-index: 2147483647;`
+      + ' margin: 0; padding: 0; border: 0; display: block;',
+      (root) => {
+        const panel = document.createElement('div');
+        panel.className = 'panel';
+        const head = document.createElement('div');
+        head.className = 'head';
+        head.textContent = 'Passkeys in Latchkey';
+        panel.appendChild(head);
+        for (const account of accounts) {
+          const row = accountRow(account, pick);
+          rows.push(row);
+          panel.appendChild(row);
+        }
+        // Keep the focus in the field while the user clicks the menu.
+        panel.addEventListener('pointerdown', (event) => event.preventDefault());
+        panel.addEventListener('mousedown', (event) => event.preventDefault());
+        root.appendChild(panel);
+      });
+    menu = { host, rows, field, index: -1, pick, accounts };
+    field.addEventListener('keydown', onFieldKey, true);
+  }
+
+  function onFieldKey(event) {
+    if (!menu || !event.isTrusted) return;
+    const count = menu.rows.length;
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      event.preventDefault();
+      menu.index = (menu.index + (event.key === 'ArrowDown' ? 1 : count - 1)) % count;
+      menu.rows.forEach((row, i) => row.classList.toggle('active', i === menu.index));
+    } else if (event.key === 'Enter' && menu.index >= 0) {
+      event.preventDefault();
+      menu.pick(menu.accounts[menu.index]);
+    } else if (event.key === 'Escape') {
+      closeMenu();
+    }
+  }
+
+  // The menu follows its field when the page scrolls or resizes (it is position: fixed).
+  function placeMenu() {
+    if (!menu) return;
+    const rect = menu.field.getBoundingClientRect();
+    menu.host.style.left = `${rect.left}px`;
+    menu.host.style.top = `${rect.bottom + 2}px`;
+  }
+  window.addEventListener('scroll', placeMenu, true);
+  window.addEventListener('resize', placeMenu);
+
+  document.addEventListener('focusin', (event) => {
+    if (conditional && isWebAuthnField(event.target)) openMenu(event.target);
+  }, true);
+  document.addEventListener('focusout', (event) => {
+    if (menu && event.target === menu.field) closeMenu();
+  }, true);
+
+  // ---------------------------------------------------------------------------
+  // The chooser (modal get) and the offer (modal create)
+
+  function closeChooser() {
+    if (!chooser) return;
+    chooser.host.remove();
+    document.removeEventListener('keydown', chooser.onKey, true);
+    chooser = null;
+  }
+
+  /** A dialog over the page: `title`, then `fill(panel, done)` adds rows; buttons at the bottom. */
+  function openDialog(id, title, fill, buttons) {
+    closeChooser();
+    let settled = false;
+    const settle = (action) => {
+      if (settled) return;
+      settled = true;
+      closeChooser();
+      action();
+    };
+    const cancel = () => settle(() => reply(id, {
+      outcome: 'error', name: 'NotAllowedError', message: 'The user cancelled the request.',
+    }));
+    const host = shadowHost(
+      'position: fixed; inset: 0; z-index: 2147483647; margin: 0; padding: 0; border: 0; display: block;'
+      + ' background: rgba(0,0,0,.35);',
+      (root) => {
+        const panel = document.createElement('div');
+        panel.className = 'panel';
+        panel.setAttribute('role', 'dialog');
+        panel.setAttribute('style', `position: absolute; top: ${CHOOSER_TOP}px; left: calc(50% - ${CHOOSER_WIDTH / 2}px);`
+          + ` width: ${CHOOSER_WIDTH}px;`);
+        const head = document.createElement('div');
+        head.className = 'title';
+        head.textContent = title;
+        panel.appendChild(head);
+        fill(panel, settle);
+        const actions = document.createElement('div');
+        actions.className = 'actions';
+        for (const [label, primary, action] of buttons(settle).concat([['Cancel', false, cancel]])) {
+          const button = document.createElement('button');
+          button.type = 'button';
+          button.textContent = label;
+          if (primary) button.className = 'primary';
+          button.addEventListener('click', (event) => {
+            if (event.isTrusted) action();
+          });
+          actions.appendChild(button);
+        }
+        panel.appendChild(actions);
+        root.appendChild(panel);
+      });
+    const onKey = (event) => {
+      if (event.isTrusted && event.key === 'Escape') cancel();
+    };
+    document.addEventListener('keydown', onKey, true);
+    chooser = { id, host, onKey };
+  }
+
+  function openChooser(id, title, accounts, choose) {
+    openDialog(id, title, (panel, settle) => {
+      for (const account of accounts) panel.appendChild(accountRow(account, (chosen) => settle(() => choose(chosen))));
+    }, (settle) => [["Use the browser's dialog", false, () => settle(() => reply(id, { outcome: 'browser' }))]]);
+  }
+
+  function openOffer(id, title, save) {
+    openDialog(id, title, () => {}, (settle) => [
+      ['Save in Latchkey', true, () => settle(save)],
+      ["Use the browser's dialog", false, () => settle(() => reply(id, { outcome: 'browser' }))],
+    ]);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Password sign-ins, for automatic passkey upgrades
+
+  document.addEventListener('submit', (event) => {
+    if (!event.isTrusted) return;
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const filled = Array.from(form.querySelectorAll('input[type="password"]')).some((input) => input.value !== '');
+    if (filled) background({ operation: 'passwordSubmitted' });
+  }, true);
+
+  background({ operation: 'pageLoaded' });
+})();
