@@ -80,6 +80,12 @@ struct CredentialSummary: Equatable {
         counter.map { $0 == "zero" && discoverable && hiddenSince == nil && keyStorage != "tpm" }
     }
 
+    /// Whether Latchkey's extension, in provider mode, offers it in a site's sign-in menu (a
+    /// store's credential: a visible discoverable one); nil when unknown (a device's).
+    var autofill: Bool? {
+        counter.map { _ in discoverable && hiddenSince == nil }
+    }
+
     /// The RP ID as text output shows it (`DisplayText`: a site's text never acts on the terminal).
     var shownRPID: String { DisplayText.safe(rpID) }
 
@@ -113,6 +119,7 @@ struct CredentialSummary: Equatable {
             ("discoverable", .bool(discoverable)),
             ("signatureCounter", .optional(counter)),
             ("exportable", exportable.map(JSONValue.bool) ?? .null),
+            ("autofill", autofill.map(JSONValue.bool) ?? .null),
             ("prfUsed", usedPRF.map(JSONValue.bool) ?? .null),
             ("keyStorage", .optional(keyStorage)),
         ])
@@ -182,14 +189,17 @@ struct CredentialSummary: Equatable {
         // A store's credentials say whether `latchkey export` can take them; a device's do not know.
         let showExport = credentials.contains { $0.counter != nil }
         var rows = [["RP ID", "USER", "USER HANDLE", "CREDENTIAL ID", "ALG"] + (showCreated ? ["CREATED"] : []) + ["PROTECT"]
-                    + (showExport ? ["EXPORT"] : []) + (showHidden ? ["HIDDEN SINCE"] : [])]
+                    + (showExport ? ["EXPORT", "AUTOFILL"] : []) + (showHidden ? ["HIDDEN SINCE"] : [])]
         for credential in credentials {
             var row = [credential.shownRPID, credential.userLabel, credential.shownUserHandle.map(shortened) ?? "-",
                        shortened(credential.encodedID),
                        (credential.algorithm.map(algorithmName) ?? "-") + (credential.keyStorage == "tpm" ? " (TPM)" : "")]
             if showCreated { row.append(credential.createdAt.map(timestamp) ?? "-") }
             row.append(credential.credProtect.map(String.init) ?? "-")
-            if showExport { row.append(credential.exportable.map { $0 ? "yes" : "no" } ?? "-") }
+            if showExport {
+                row.append(credential.exportable.map { $0 ? "yes" : "no" } ?? "-")
+                row.append(credential.autofill.map { $0 ? "yes" : "no" } ?? "-")
+            }
             if showHidden { row.append(credential.hiddenSince.map(timestamp) ?? "-") }
             rows.append(row)
         }

@@ -66,10 +66,11 @@ final class CredentialsCommandTests: XCTestCase {
         let entry = try XCTUnwrap(entries.first { $0["userName"] as? String == "alice" })
         XCTAssertEqual(Set(entry.keys), ["rpId", "rpName", "userHandle", "userName", "userDisplayName", "credentialId",
                                          "algorithm", "coseAlgorithm", "created", "credProtect", "hidden", "hiddenSince",
-                                         "extensions", "discoverable", "signatureCounter", "prfUsed", "exportable", "keyStorage"])
+                                         "extensions", "discoverable", "signatureCounter", "prfUsed", "exportable", "autofill", "keyStorage"])
         XCTAssertEqual(entry["signatureCounter"] as? String, "counting", "a key's own credentials count unless made counterless")
         XCTAssertEqual(entry["keyStorage"] as? String, "software", "made without --keys tpm")
         XCTAssertEqual(entry["exportable"] as? Bool, false, "a counting credential cannot leave in an export")
+        XCTAssertEqual(entry["autofill"] as? Bool, true, "a visible passkey is offered in the provider's sign-in menu")
         XCTAssertEqual(entry["credentialId"] as? String, Base64URL.encode(alice.credentialID))
         XCTAssertEqual(entry["userHandle"] as? String, "YWxpY2U")
         XCTAssertEqual(entry["userDisplayName"] as? String, "Alice A")
@@ -111,6 +112,11 @@ final class CredentialsCommandTests: XCTestCase {
         XCTAssertEqual(credentials(["list", "--store", store.directory, "--all"]), .status(0))
         XCTAssertTrue(output.out.hasPrefix("2 credentials in the store \(store.directory) (1 hidden):"), output.out)
         XCTAssertTrue(output.out.contains("HIDDEN SINCE"))
+        // The hidden passkey is not offered in the provider's sign-in menu; the visible one is.
+        XCTAssertEqual(credentials(["list", "--store", store.directory, "--all", "--json"]), .status(0))
+        let entries = try XCTUnwrap(try parseJSON(output.out)["credentials"] as? [[String: Any]])
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: entries.map { ($0["userName"] as? String ?? "", $0["autofill"] as? Bool) }),
+                       ["alice": false, "bob": true])
     }
 
     func testEmptyAndMissingStores() throws {

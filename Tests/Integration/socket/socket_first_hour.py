@@ -24,10 +24,12 @@ def check_export_nothing(key):
     assert not os.path.exists(out), "an export that exported nothing wrote a file"
     listed = latchkey_cli("credentials", "list", "--store", key.store, "--rp", "hour.example")
     lines = listed.stdout.splitlines()
-    assert listed.returncode == 0 and lines[1].rstrip().endswith("EXPORT"), listed.stdout
-    assert lines[2].rstrip().endswith("no"), listed.stdout
+    header = lines[1].split()
+    assert listed.returncode == 0 and header[-2:] == ["EXPORT", "AUTOFILL"], listed.stdout
+    # Not exportable (a counting passkey), but offered in the extension's sign-in menu (visible).
+    assert lines[2].split()[-2:] == ["no", "yes"], listed.stdout
     entries = json.loads(latchkey_cli("credentials", "list", "--store", key.store, "--json").stdout)["credentials"]
-    assert all(entry["exportable"] is False for entry in entries), entries
+    assert all(entry["exportable"] is False and entry["autofill"] is True for entry in entries), entries
 
 
 @check("first hour: import --new-key into a directory that does not exist yet makes it (0700) and the key files")
