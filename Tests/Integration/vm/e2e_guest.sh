@@ -295,29 +295,32 @@ print(f"the proxy's trace: {made} makeCredential, {asserted} getAssertion")
 assert made >= 4 and asserted >= 4, commands
 PY
 }
-check_signals() {  # check_signals chromium|firefox: websites' signals through Latchkey's extension and native host (e2e_signals.py)
-    local browser="$1" status
+extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_signals.py, e2e_provider.py) with Latchkey's extension and native host
+    local key="$1" script="$2" browser="$3" status out
     [ -s /usr/share/publicsuffix/public_suffix_list.dat ] || { echo "Debian's publicsuffix is not installed"; return 1; }
-    # The browser asks every FIDO device it sees: key main steps aside for key signals (built-in UV, its own store).
-    stop_key main && start_key signals --uv auto || return 1
-    mkdir -p "$WORK/signals-$browser"
-    # Browser start and page load tried twice (bounded in e2e_browser.py), two passkeys, six checks:
-    # on timeout it (SIGTERM) quits the browser in a finally; -k: killed 15 s later if it does not.
-    HOME="$WORK/signals-$browser/home" timeout -k 15 600 "$PYTHON" "$HERE/e2e_signals.py" "$WORK/signals-$browser" \
-        "$browser" "$BIN" "$WORK/store-signals" "$HERE/../../../extension" >"$WORK/signals-$browser.out" 2>&1
+    # The browser asks every FIDO device it sees: key main steps aside for KEY (built-in UV, its own store).
+    stop_key main && start_key "$key" --uv auto || return 1
+    mkdir -p "$WORK/$key-$browser"
+    out="$WORK/$key-$browser.out"
+    # Browser start and page load tried twice (bounded in e2e_browser.py); on timeout the script
+    # (SIGTERM) quits the browser in a finally; -k: killed 15 s later if it does not.
+    HOME="$WORK/$key-$browser/home" timeout -k 15 600 "$PYTHON" "$HERE/$script" "$WORK/$key-$browser" \
+        "$browser" "$BIN" "$WORK/store-$key" "$HERE/../../../extension" >"$out" 2>&1
     status=$?
-    stop_key signals; start_key main || return 1
-    cp "$WORK/signals-$browser.out" "$RESULTS/" 2>/dev/null
-    [ "$status" -eq 0 ] && { grep -E "PASS|FAIL|passed" "$WORK/signals-$browser.out"; return 0; }
-    [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$WORK/signals-$browser.out"; return 77; }
-    cp "$WORK/signals-$browser"/chromedriver-*.log "$WORK/signals-$browser"/firefox-*.log "$RESULTS/" 2>/dev/null
-    echo "--- e2e_signals.py (whole output in the results dir):"
-    grep -vE "^\s*$" "$WORK/signals-$browser.out" | tail -14
+    stop_key "$key"; start_key main || return 1
+    cp "$out" "$RESULTS/" 2>/dev/null
+    [ "$status" -eq 0 ] && { grep -E "PASS|FAIL|passed" "$out"; return 0; }
+    [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$out"; return 77; }
+    cp "$WORK/$key-$browser"/chromedriver-*.log "$WORK/$key-$browser"/firefox-*.log "$RESULTS/" 2>/dev/null
+    echo "--- $script (whole output in the results dir):"
+    grep -vE "^\s*$" "$out" | tail -20
     echo "--- the extension and native host in the browser's log:"
-    cat "$WORK/signals-$browser"/chromedriver-*.log "$WORK/signals-$browser"/firefox-*.log 2>/dev/null \
-        | grep -iE "latchkey|native|extension" | tail -10
+    cat "$WORK/$key-$browser"/chromedriver-*.log "$WORK/$key-$browser"/firefox-*.log 2>/dev/null \
+        | grep -iE "latchkey|native|extension" | tail -20
     return 1
 }
+check_signals() { extension_step signals e2e_signals.py "$1"; }     # websites' signals through the extension and host
+check_provider() { extension_step "provider-$1" e2e_provider.py "$1"; }  # the passkey provider; a key (and store) a browser
 check_playwright() {  # docs/ci.md's Playwright example, run: headless Chromium through Playwright for Python, the same key
     [ -x /usr/bin/chromium ] || { echo "chromium not installed"; return 1; }
     "$PYTHON" -c "import playwright" 2>/dev/null || { echo "playwright is not in the test venv (scripts/lib.sh installs it)"; return 1; }
@@ -771,6 +774,8 @@ step "headless Chromium through latchkey proxy (the real key's node hidden from 
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 step "websites' signals, headless Chromium + Latchkey's extension + native host: signalUnknownCredential hides (get() then uses the other passkey), signalAllAcceptedCredentials hides and un-hides, signalCurrentUserDetails renames; http://127.0.0.1 naming localhost is a SecurityError, a bad ID a TypeError, a 1,000-signal loop is rate-limited, a garbage frame changes nothing (e2e_signals.py)" check_signals chromium
 step "websites' signals, headless Firefox ESR + Latchkey's extension (temporary add-on) + native host: the same checks (e2e_signals.py)" check_signals firefox
+step "Latchkey as headless Chromium's passkey provider (extension + native host, e2e_provider.py): off, the browser's own functions; on, a conditional get() shows Latchkey's menu under the username field and a click signs in; a conditional create() right after a password sign-in makes a passkey with no dialog, one without is a NotAllowedError with no UI; another origin naming the RP ID gets a SecurityError; a modal get() offers Latchkey's chooser; every response verified by Fido2Server" check_provider chromium
+step "Latchkey as headless Firefox ESR's passkey provider (temporary add-on + native host): the same checks (e2e_provider.py)" check_provider firefox
 step "headless Chromium and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (made and verified by Fido2Server, refused, or no answer; e2e_mldsa.py)" check_mldsa_browser chromium
 step "headless Firefox ESR and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (e2e_mldsa.py)" check_mldsa_browser firefox
 step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (docs/ci.md's example, e2e_playwright.py)" check_playwright

@@ -276,7 +276,10 @@ def run_checks(browser, key):
     check("`latchkey signal log` shows every applied signal with the page's origin", journal)
 
 
-def main(work, browser_name, binary, store, extension):
+def main(work, browser_name, binary, store, extension, label="signals", pages=((web.PORT, web.Page),),
+         browser_class=Browser, checks=run_checks):
+    """One browser with Latchkey's extension and native host: `checks(browser, key)` on the
+    pages served at `pages` (port, handler); e2e_provider.py runs its own checks through this."""
     # The step's `timeout` sends SIGTERM: exit through the finally below, which quits the browser.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     key = Key(binary, store)
@@ -293,8 +296,9 @@ def main(work, browser_name, binary, store, extension):
         opener = lambda attempt: web.open_chromium(work, attempt, extra_arguments=arguments)  # noqa: E731
     else:
         opener = lambda attempt: web.open_firefox(work, attempt, addon=extension)  # noqa: E731
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", web.PORT), web.Page)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) for port, handler in pages]
+    for httpd in servers:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
     opened, outcomes = None, []
     try:
         for attempt in (1, 2):
@@ -308,11 +312,11 @@ def main(work, browser_name, binary, store, extension):
                 return 77
             print(f"FAIL: {browser_name} did not start or load the test page ({', '.join(outcomes)})", flush=True)
             return 1
-        browser = Browser(browser_name, opened)
+        browser = browser_class(browser_name, opened)
         began = time.time()
         browser.wait_for_bridge(web.ORIGIN + "/")
         print(f"the extension's script is in the page after {time.time() - began:.1f} s", flush=True)
-        run_checks(browser, key)
+        checks(browser, key)
         status = subprocess.run([binary, "bridge", "status", "--store", store], capture_output=True, text=True, timeout=60)
         print(status.stdout.strip(), flush=True)
     except Exception as error:  # noqa: BLE001 - the run could not go on: said, counted as a failure
@@ -321,9 +325,10 @@ def main(work, browser_name, binary, store, extension):
     finally:
         if opened is not None:
             opened.quit()
-        httpd.shutdown()
+        for httpd in servers:
+            httpd.shutdown()
     passed = sum(results)
-    print(f"signals ({browser_name}): {passed} passed, {len(results) - passed} failed", flush=True)
+    print(f"{label} ({browser_name}): {passed} passed, {len(results) - passed} failed", flush=True)
     return 0 if results and all(results) else 1
 
 

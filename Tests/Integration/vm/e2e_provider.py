@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Latchkey as the browser's passkey provider: a headless browser with Latchkey's extension
+(Chromium: --load-extension; Firefox ESR: a temporary add-on) and the native host wired by
+`latchkey bridge install`, against a uhid key with built-in UV (`--uv auto`), every response
+verified by python-fido2's Fido2Server (RP ID localhost, origins http://localhost:8765 and :8766).
+
+1. provider mode off (the default): navigator.credentials.get/create and
+   isConditionalMediationAvailable are the browser's own functions, and create() makes alice's
+   passkey through the browser (a real PublicKeyCredential, whose prototype getters work on it);
+2. turned on in the extension's options page: a conditional get() shows Latchkey's menu under
+   the `autocomplete="username webauthn"` field; a WebDriver click on its entry signs alice in;
+3. a password sign-in (a trusted click on the form's submit button, then the page the server
+   redirects to) and right after it a conditional create() makes bob's passkey with no dialog;
+4. the menu then lists alice and bob; choosing bob signs him in;
+5. on another origin (:8766) without a password sign-in, a conditional create() is a
+   NotAllowedError, with no UI, and the store is unchanged;
+6. a page on http://127.0.0.1 naming rpId localhost gets a SecurityError for a conditional
+   get() and a create(); the store is unchanged;
+7. a modal get() shows Latchkey's chooser (alice, bob); choosing alice signs her in; a modal
+   create() shows Latchkey's offer (the key holds passkeys for the site); saving makes carol's;
+   a site's signalCurrentUserDetails renames bob's provider-made passkey;
+8. provider mode off again: the browser's own functions, and a get() the browser answers.
+Each check prints PASS/FAIL; the summary counts them; exit 0 when all passed.
+Usage: e2e_provider.py WORK chromium|firefox LATCHKEY_BINARY STORE_DIR EXTENSION_DIR
+Exit 77: the browser did not come up or load the page in time, twice."""
+
+import http.server
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import e2e_browser as web  # noqa: E402 - the browsers
+import e2e_signals as signals  # noqa: E402 - Key (the store through the CLI), Browser, check
+from fido2.server import Fido2Server  # noqa: E402
+from fido2.webauthn import (AttestationConveyancePreference, ResidentKeyRequirement,  # noqa: E402
+                            UserVerificationRequirement)
+
+ORIGIN = web.ORIGIN                       # http://localhost:8765
+ORIGIN2 = f"http://localhost:{web.PORT + 1}"
+OTHER = f"http://127.0.0.1:{web.PORT}"
+ALICE = b"latchkey-provider-alice"
+BOB = b"latchkey-provider-bob"
+CAROL = b"latchkey-provider-carol"
+CHROMIUM_OPTIONS = "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/options.html"
+WAIT = 60          # s for a menu, a reply, a page
+# Where things are on the page (PAGE) and in Latchkey's menu and chooser (extension/provider.js:
+# MENU_HEADER, ROW, CHOOSER_TOP, CHOOSER_HEADER): a driver cannot look into their closed shadow roots.
+FIELD = (20, 20, 300, 30)                 # the username field: left, top, width, height
+SUBMIT = (20 + 60, 120 + 15)              # the centre of the submit button
+MENU_HEADER, ROW, CHOOSER_TOP, CHOOSER_HEADER = 28, 44, 80, 56
+
+PAGE = b"""<!doctype html><html><head><title>Latchkey provider e2e</title></head><body>
+<form id="login" method="post" action="/login">
+<input id="username" name="username" autocomplete="username webauthn" style="position:absolute;left:20px;top:20px;width:300px;height:30px;margin:0;box-sizing:border-box">
+<input id="password" name="password" type="password" autocomplete="current-password" style="position:absolute;left:20px;top:70px;width:300px;height:30px;margin:0">
+<button id="submit" type="submit" style="position:absolute;left:20px;top:120px;width:120px;height:30px;margin:0">Sign in</button>
+</form></body></html>"""
+
+# Starts create()/get() in the page and returns at once; POLL reads how it ended.
+START = """
+const [kind, json, mediation] = arguments;
+window.__lk = {state: 'waiting'};
+try {
+  const publicKey = kind === 'get' ? PublicKeyCredential.parseRequestOptionsFromJSON(json)
+                                   : PublicKeyCredential.parseCreationOptionsFromJSON(json);
+  const request = mediation ? {publicKey, mediation} : {publicKey};
+  navigator.credentials[kind](request).then(c => {
+    let real = true;
+    // The prototype's accessors work on the browser's own objects only (rawId is
+    // PublicKeyCredential's own; id is inherited from Credential).
+    try { Object.getOwnPropertyDescriptor(PublicKeyCredential.prototype, 'rawId').get.call(c); } catch (e) { real = false; }
+    window.__lk = {state: 'resolved', json: c.toJSON(), real, isPKC: c instanceof PublicKeyCredential};
+  }, e => { window.__lk = {state: 'rejected', error: e.name + ': ' + e.message}; });
+} catch (e) { window.__lk = {state: 'threw', error: String(e)}; }
+return 'started';
+"""
+POLL = "return window.__lk || null;"
+PROVIDER_PRESENT = "return Object.prototype.hasOwnProperty.call(PublicKeyCredential, Symbol.for('latchkey.passkeyProvider'));"
+NATIVE = """return [navigator.credentials.get, navigator.credentials.create, PublicKeyCredential.isConditionalMediationAvailable]
+  .every(f => Function.prototype.toString.call(f).includes('[native code]'));"""
+PROVIDER_UI = """const h = document.querySelector('[data-latchkey-provider]');
+if (!h) return null; const r = h.getBoundingClientRect();
+return {left: r.left, top: r.top, width: r.width, height: r.height, viewport: window.innerWidth};"""
+
+results = signals.results
+check = signals.check
+b64 = signals.b64
+
+
+class Page(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def do_POST(self):
+        # The password sign-in: whatever was typed, then the redirect a real site sends.
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(303)
+        self.send_header("Location", "/")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+class Provider(signals.Browser):
+    """The browser, with what the provider's checks need: trusted clicks and the options page."""
+
+    def click(self, x, y):
+        x, y = int(x), int(y)
+        if self.name == "chromium":
+            from selenium.webdriver.common.actions.action_builder import ActionBuilder
+            actions = ActionBuilder(self.opened.driver)
+            actions.pointer_action.move_to_location(x, y)
+            actions.pointer_action.click()
+            actions.perform()
+        else:
+            ff = self.opened.ff
+            ff.command("WebDriver:PerformActions", {"actions": [{
+                "type": "pointer", "id": "mouse", "parameters": {"pointerType": "mouse"},
+                "actions": [{"type": "pointerMove", "x": x, "y": y, "origin": "viewport", "duration": 0},
+                            {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]}, timeout=30)
+            ff.command("WebDriver:ReleaseActions", {}, timeout=30)
+
+    def set_provider(self, enabled):
+        """Ticks (or clears) "Offer Latchkey's passkeys…" in the extension's options page, as a user would."""
+        if self.name == "chromium":
+            url = CHROMIUM_OPTIONS
+        else:
+            url = self.opened.ff.execute_chrome(
+                "return WebExtensionPolicy.getByID('signal-bridge@latchkey').getURL('options.html');")
+        self.navigate(url)
+        wait_for(lambda: self.run("return document.body && document.body.dataset.loaded === 'true';"), "the options page")
+        self.run(f"const box = document.getElementById('enabled'); if (box.checked !== {str(enabled).lower()}) box.click(); return 1;")
+        wait_for(lambda: self.run("return document.getElementById('saved').textContent === 'Saved.' "
+                                  f"|| document.getElementById('enabled').checked === {str(enabled).lower()};"), "the setting saved")
+
+    def open_page(self, origin, provider):
+        """Loads `origin`'s page until the provider's script is there (or, with `provider` False, gone)."""
+        deadline = time.time() + 120
+        while True:
+            self.navigate(origin + "/")
+            if self.run(PROVIDER_PRESENT) == provider:
+                return
+            if time.time() > deadline:
+                raise AssertionError(f"the provider's script is {'not ' if provider else ''}in {origin} after 120 s")
+            time.sleep(2)
+
+    def start(self, kind, options, mediation=None):
+        if self.name == "chromium":
+            started = self.opened.driver.execute_script(START, kind, options, mediation)
+        else:
+            started = self.opened.ff.execute(START, [kind, options, mediation], timeout=30)
+        assert started == "started", f"{kind}() did not start: {started}"
+
+    def outcome(self, what, seconds=WAIT):
+        deadline = time.time() + seconds
+        while True:
+            state = self.run(POLL)
+            if state and state.get("state") != "waiting":
+                return state
+            if time.time() > deadline:
+                raise AssertionError(f"{what}: not settled after {seconds} s (the page: {state})")
+            time.sleep(0.5)
+
+    def ui(self):
+        return self.run(PROVIDER_UI)
+
+
+def wait_for(predicate, what, seconds=WAIT):
+    deadline = time.time() + seconds
+    while not predicate():
+        if time.time() > deadline:
+            raise AssertionError(f"{what}: not seen after {seconds} s")
+        time.sleep(0.5)
+
+
+def server():
+    return Fido2Server({"id": "localhost", "name": "Latchkey provider e2e"}, attestation=AttestationConveyancePreference.NONE,
+                       verify_origin=lambda origin: origin in (ORIGIN, ORIGIN2))
+
+
+def registration(rp, user_id, name):
+    return rp.register_begin({"id": user_id, "name": name, "displayName": name.capitalize()},
+                             resident_key_requirement=ResidentKeyRequirement.REQUIRED,
+                             user_verification=UserVerificationRequirement.PREFERRED)
+
+
+def resolved(state, what):
+    assert state.get("state") == "resolved", f"{what}: {state}"
+    return state
+
+
+def choose_in_menu(browser, rp, passkeys, index, count):
+    """A conditional get(); focus the username field; click the menu's entry `index`: verified."""
+    request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
+    browser.start("get", dict(request)["publicKey"], "conditional")
+    left, top, width, height = FIELD
+    browser.click(left + 10, top + height / 2)          # the user clicks into the field
+    wait_for(lambda: browser.ui() is not None, "Latchkey's menu under the username field")
+    menu = browser.ui()
+    rows = round((menu["height"] - MENU_HEADER - 2) / ROW)
+    assert rows == count, f"the menu lists {rows} accounts, not {count} ({menu})"
+    browser.click(menu["left"] + 40, menu["top"] + 1 + MENU_HEADER + ROW * index + ROW / 2)
+    outcome = resolved(browser.outcome("the conditional get()"), "the conditional get()")
+    assert not outcome["real"] and outcome["isPKC"], f"the provider's credential: {outcome}"
+    return b64(rp.authenticate_complete(state, passkeys, outcome["json"]).credential_id)
+
+
+def run_checks(browser, key, made=None):
+    """`made`: alice's passkey made beforehand (a run against a socket key, which the browser
+    itself cannot reach: the steps that need the browser's own WebAuthn then only check that
+    the page has the browser's functions)."""
+    rp = server()
+    browser_reaches_key = made is None
+    made = made if made is not None else {}
+
+    def provider_off():
+        browser.open_page(ORIGIN, provider=False)
+        assert browser.run(NATIVE), "with provider mode off, the page's WebAuthn functions are not the browser's"
+        if not browser_reaches_key:
+            return
+        creation, state = registration(rp, ALICE, "alice")
+        browser.start("create", dict(creation)["publicKey"])
+        outcome = resolved(browser.outcome("the browser's create()", 120), "the browser's create()")
+        assert outcome["real"], "with provider mode off, create() gave something that is not the browser's credential"
+        made["alice"] = rp.register_complete(state, outcome["json"]).credential_data
+    check("provider mode off: the browser's own create() and get() (native functions); alice's passkey made by the browser",
+          provider_off)
+
+    def conditional_get():
+        browser.set_provider(True)
+        browser.open_page(ORIGIN, provider=True)
+        used = choose_in_menu(browser, rp, [made["alice"]], 0, 1)
+        assert used == b64(made["alice"].credential_id), "signed in with another passkey"
+    check("provider mode on: a conditional get() shows Latchkey's menu under the username field; clicking alice signs her in",
+          conditional_get)
+
+    def upgrade():
+        browser.run("document.getElementById('username').value = 'bob'; document.getElementById('password').value = 'hunter2';"
+                    " window.__beforeSubmit = 1; return 1;")
+        browser.click(*SUBMIT)   # a trusted click: the form's submit event, then the redirect's page load
+        wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
+                 "the page after the password sign-in")
+        creation, state = registration(rp, BOB, "bob")
+        browser.start("create", dict(creation)["publicKey"], "conditional")
+        outcome = resolved(browser.outcome("the conditional create()"), "the conditional create() after a password sign-in")
+        assert browser.ui() is None, "a dialog was shown"
+        made["bob"] = rp.register_complete(state, outcome["json"]).credential_data
+        assert b64(made["bob"].credential_id) in key.credentials(), "the store does not hold bob's passkey"
+    check("a conditional create() right after a password sign-in makes bob's passkey with no dialog (Fido2Server verifies it)",
+          upgrade)
+
+    def second_account():
+        used = choose_in_menu(browser, rp, [made["alice"], made["bob"]], 1, 2)
+        assert used == b64(made["bob"].credential_id), "signed in with another passkey than bob's"
+    check("the menu lists alice and bob; choosing bob signs him in with the passkey the upgrade made", second_account)
+
+    def no_recent_sign_in():
+        before = key.credentials()
+        browser.open_page(ORIGIN2, provider=True)
+        creation, _ = registration(rp, b"latchkey-provider-dave", "dave")
+        browser.start("create", dict(creation)["publicKey"], "conditional")
+        outcome = browser.outcome("the conditional create() without a password sign-in")
+        assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
+        assert browser.ui() is None, "a dialog was shown"
+        assert key.credentials() == before, "the store changed"
+    check(f"on {ORIGIN2}, with no password sign-in there, a conditional create() is a NotAllowedError with no UI; the store is unchanged",
+          no_recent_sign_in)
+
+    def other_origin():
+        before = key.credentials()
+        browser.open_page(OTHER, provider=True)
+        request, _ = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
+        browser.start("get", dict(request)["publicKey"], "conditional")
+        outcome = browser.outcome("a conditional get() naming localhost")
+        assert outcome.get("error", "").startswith("SecurityError"), f"the page's conditional get() got {outcome}"
+        creation, _ = registration(rp, b"latchkey-provider-mallory", "mallory")
+        browser.start("create", dict(creation)["publicKey"])
+        outcome = browser.outcome("a create() naming localhost")
+        assert outcome.get("error", "").startswith("SecurityError"), f"the page's create() got {outcome}"
+        assert key.credentials() == before, "the store changed"
+    check(f"a page on {OTHER} naming rpId localhost: SecurityError for a conditional get() and a create(); the store is unchanged",
+          other_origin)
+
+    def modal_get():
+        browser.open_page(ORIGIN, provider=True)
+        request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
+        browser.start("get", dict(request)["publicKey"])
+        wait_for(lambda: browser.ui() is not None, "Latchkey's chooser")
+        viewport = browser.ui()["viewport"]
+        browser.click(viewport / 2, CHOOSER_TOP + CHOOSER_HEADER + ROW / 2)   # the first account: alice
+        outcome = resolved(browser.outcome("the modal get()"), "the modal get()")
+        used = b64(rp.authenticate_complete(state, [made["alice"], made["bob"]], outcome["json"]).credential_id)
+        assert used == b64(made["alice"].credential_id), "signed in with another passkey than alice's"
+    check("a modal get() shows Latchkey's chooser first (alice, bob); choosing alice signs her in", modal_get)
+
+    def modal_create():
+        creation, state = registration(rp, CAROL, "carol")
+        browser.start("create", dict(creation)["publicKey"])
+        wait_for(lambda: browser.ui() is not None, "Latchkey's offer to save the passkey")
+        viewport = browser.ui()["viewport"]
+        browser.click(viewport / 2, CHOOSER_TOP + CHOOSER_HEADER + ROW / 2)   # "Save in Latchkey"
+        outcome = resolved(browser.outcome("the modal create()"), "the modal create()")
+        made["carol"] = rp.register_complete(state, outcome["json"]).credential_data
+        assert b64(made["carol"].credential_id) in key.credentials(), "the store does not hold carol's passkey"
+    check("a modal create() at a site the key holds passkeys for: Latchkey's offer first; \"Save in Latchkey\" makes carol's",
+          modal_create)
+
+    def signal_renames():
+        outcome = browser.signal("signalCurrentUserDetails", {"rpId": "localhost", "userId": b64(BOB),
+                                                              "name": "bob@renamed.example", "displayName": "Bob Renamed"})
+        assert outcome == {"ok": True}, f"the page got {outcome}"
+        bob_id = b64(made["bob"].credential_id)
+        key.wait_until("bob's provider-made passkey renamed", lambda c: c[bob_id]["userName"] == "bob@renamed.example")
+        listed = subprocess.run([key.binary, "credentials", "list", "--store", key.store, "--rp", "localhost", "--json"],
+                                capture_output=True, text=True, timeout=60)
+        entries = {e["credentialId"]: e for e in json.loads(listed.stdout)["credentials"]}
+        assert all(e["autofill"] for e in entries.values()) and bob_id in entries, entries
+    check("websites' signals reach provider-made passkeys: signalCurrentUserDetails renames bob's; "
+          "`credentials list` marks them AUTOFILL", signal_renames)
+
+    def off_again():
+        browser.set_provider(False)
+        browser.open_page(ORIGIN, provider=False)
+        assert browser.run(NATIVE), "the page's functions are not the browser's after turning provider mode off"
+        if not browser_reaches_key:
+            return
+        request, state = rp.authenticate_begin([made["alice"]], user_verification=UserVerificationRequirement.PREFERRED)
+        browser.start("get", dict(request)["publicKey"])
+        outcome = resolved(browser.outcome("the browser's get()", 120), "the browser's get()")
+        assert outcome["real"], "get() gave something that is not the browser's credential"
+        rp.authenticate_complete(state, [made["alice"]], outcome["json"])
+    check("provider mode off again: the browser's own functions, and a get() the browser answers", off_again)
+
+
+def main(work, browser_name, binary, store, extension):
+    return signals.main(work, browser_name, binary, store, extension, label="provider",
+                        pages=((web.PORT, Page), (web.PORT + 1, Page)), browser_class=Provider, checks=run_checks)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 6:
+        sys.exit(__doc__.split("Usage: ")[1].splitlines()[0])
+    sys.exit(main(sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3]), os.path.abspath(sys.argv[4]),
+                  os.path.abspath(sys.argv[5])))
