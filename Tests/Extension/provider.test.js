@@ -10,18 +10,7 @@ const path = require('node:path');
 require(path.join(__dirname, '..', '..', 'extension', 'provider-rules.js'));
 const P = globalThis.LatchkeyProviderRules;
 
-let passed = 0;
-let failed = 0;
-function check(name, body) {
-  try {
-    body();
-    passed++;
-    console.log(`PASS  ${name}`);
-  } catch (error) {
-    failed++;
-    console.log(`FAIL  ${name}: ${error.message}`);
-  }
-}
+const { check, finish } = require('./harness.js');
 
 const bytes = (...values) => new Uint8Array(values);
 
@@ -157,5 +146,4 @@ check('a password sign-in: the navigation within a minute, then five minutes of 
   assert.ok(!P.signInIsRecent(undefined, 1000));
 });
 
-console.log(`provider rules: ${passed} passed, ${failed} failed`);
-process.exit(failed === 0 ? 0 : 1);
+finish('provider rules');

@@ -10,18 +10,7 @@ const path = require('node:path');
 require(path.join(__dirname, '..', '..', 'extension', 'rpid.js'));
 const R = globalThis.LatchkeyRpId;
 
-let passed = 0;
-let failed = 0;
-function check(name, body) {
-  try {
-    body();
-    passed++;
-    console.log(`PASS  ${name}`);
-  } catch (error) {
-    failed++;
-    console.log(`FAIL  ${name}: ${error.message}`);
-  }
-}
+const { check, finish } = require('./harness.js');
 
 check('base64url', () => {
   for (const [s, ok] of [['', true], ['AA', true], ['AAA', true], ['AAAA', true], ['A', false], ['AAAAA', false], ['AA==', false], ['A+', false], ['a_-9', true], ['é', false]]) assert.strictEqual(R.isBase64url(s), ok, s);
@@ -117,5 +106,4 @@ check('hostRefusal: what the native host would refuse is not forwarded', () => {
   assert.match(R.hostRefusal({ rpId: 'example.com', userId: 'dXNlcg', allAcceptedCredentialIds: ['AAAA', 'YR'] }), /\[1\]/);
 });
 check('the rules object is frozen', () => assert.ok(Object.isFrozen(R)));
-console.log(`extension rules: ${passed} passed, ${failed} failed`);
-process.exitCode = failed === 0 ? 0 : 1;
+finish('extension rules');

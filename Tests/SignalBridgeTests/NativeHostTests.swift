@@ -45,15 +45,19 @@ final class NativeHostTests: XCTestCase {
     private func session(limiter: SignalRateLimiter = SignalRateLimiter()) -> NativeHostSession {
         // Its own connection, as `latchkey native-host` opens one beside the running key's (the
         // session closes what it opened).
-        let path = store.directory
-        return NativeHostSession(openStore: { () throws(SignalFailure) -> SQLiteCredentialStore in
+        NativeHostSession(openStore: Self.reopening(store.directory), loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
+                          limiter: limiter, now: { [unowned self] in now })
+    }
+
+    /// Opens the test's store again, without its lock, for each session (its own connection).
+    static func reopening(_ path: String) -> NativeHostSession.StoreOpener {
+        { () throws(SignalFailure) -> SQLiteCredentialStore in
             do throws(StoreError) {
                 return try SQLiteCredentialStore.open(directory: path, lock: .none)
             } catch {
                 throw .internal("\(error)")
             }
-        }, loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
-                                 limiter: limiter, now: { [unowned self] in now })
+        }
     }
 
     private func message(_ id: Int, origin: String = "https://login.example.com", method: String, _ options: String) -> [UInt8] {

@@ -36,15 +36,9 @@ final class PasskeyProviderTests: XCTestCase {
         let authenticator = try Authenticator(store: store, presence: AutoPresence(logger: logger),
                                               userVerification: builtInUV ? AutoVerification(logger: logger) : nil,
                                               clock: TickingClock())
-        let path = store.directory
-        return NativeHostSession(openStore: { () throws(SignalFailure) -> SQLiteCredentialStore in
-            do throws(StoreError) {
-                return try SQLiteCredentialStore.open(directory: path, lock: .none)
-            } catch {
-                throw .internal("\(error)")
-            }
-        }, loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
-        openKey: { [unowned self] () throws(SignalFailure) -> CTAP2Link in
+        return NativeHostSession(openStore: NativeHostTests.reopening(store.directory),
+                                 loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
+                                 openKey: { [unowned self] () throws(SignalFailure) -> CTAP2Link in
             keyOpened += 1
             return InProcessLink(label: "test key") { authenticator.handleCTAP2($0, context: RequestContext(channel: 1)) }
         }, now: { 0 })

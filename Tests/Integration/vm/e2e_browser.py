@@ -98,12 +98,14 @@ PLANTED_BLOB = b"-----BEGIN SSH CERTIFICATE----- " + bytes(range(256)) * 3   # t
 
 
 class Page(http.server.BaseHTTPRequestHandler):
+    page = PAGE   # what every GET gets (e2e_provider.py serves a sign-in form)
+
     def do_GET(self):
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(PAGE)))
+        self.send_header("Content-Length", str(len(self.page)))
         self.end_headers()
-        self.wfile.write(PAGE)
+        self.wfile.write(self.page)
 
     def log_message(self, *args):
         pass

@@ -24,7 +24,6 @@ Each check prints PASS/FAIL; the summary counts them; exit 0 when all passed.
 Usage: e2e_provider.py WORK chromium|firefox LATCHKEY_BINARY STORE_DIR EXTENSION_DIR
 Exit 77: the browser did not come up or load the page in time, twice."""
 
-import http.server
 import json
 import os
 import subprocess
@@ -91,13 +90,8 @@ check = signals.check
 b64 = signals.b64
 
 
-class Page(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
+class Page(web.Page):
+    page = PAGE
 
     def do_POST(self):
         # The password sign-in: whatever was typed, then the redirect a real site sends.
@@ -107,8 +101,6 @@ class Page(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
-    def log_message(self, *args):
-        pass
 
 
 class Provider(signals.Browser):
