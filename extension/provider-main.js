@@ -34,6 +34,7 @@
   const pageOrigin = location.origin;
   const originalGet = Container.prototype.get;
   const originalCreate = Container.prototype.create;
+  const originalCapabilities = typeof PKC.getClientCapabilities === 'function' ? PKC.getClientCapabilities : null;
   const classes = {
     PublicKeyCredential: PKC,
     AuthenticatorAttestationResponse: globalThis.AuthenticatorAttestationResponse,
@@ -117,12 +118,23 @@
       // Latchkey answers conditional get() on this site, whatever the browser would.
       return Promise.resolve(true);
     },
+    getClientCapabilities() {
+      // WebAuthn L3 §5.1.7: what a site feature-detects before a conditional get() or
+      // create(). The browser's answer (where it has the method), with both conditional
+      // mediations on, since Latchkey serves them here.
+      const asked = originalCapabilities ? Reflect.apply(originalCapabilities, this, arguments) : Promise.resolve({});
+      return Promise.resolve(asked).then((capabilities) => Object.assign({}, capabilities,
+        { conditionalGet: true, conditionalCreate: true }));
+    },
   };
 
+  // get and create are wrapped only where the browser has them; the two static methods are
+  // defined where it lacks them (as the signal bridge defines the Signal API for Firefox).
   for (const [target, name] of [[Container.prototype, 'get'], [Container.prototype, 'create'],
-    [PKC, 'isConditionalMediationAvailable']]) {
+    [PKC, 'isConditionalMediationAvailable'], [PKC, 'getClientCapabilities']]) {
     const existing = Object.getOwnPropertyDescriptor(target, name);
-    if (name !== 'isConditionalMediationAvailable' && (!existing || typeof existing.value !== 'function')) continue;
+    if (target === Container.prototype && (!existing || typeof existing.value !== 'function')) continue;
+    if (existing && !existing.configurable) continue;
     Object.defineProperty(target, name, {
       value: wrappers[name],
       writable: existing ? existing.writable : true,

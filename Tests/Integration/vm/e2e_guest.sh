@@ -296,26 +296,27 @@ assert made >= 4 and asserted >= 4, commands
 PY
 }
 extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_signals.py, e2e_provider.py) with Latchkey's extension and native host
-    local key="$1" script="$2" browser="$3" status out
+    local key="$1" script="$2" browser="$3" status out name
+    name="${key%-"$browser"}-$browser"   # signals-chromium, provider-chromium (whose key is provider-chromium)
     [ -s /usr/share/publicsuffix/public_suffix_list.dat ] || { echo "Debian's publicsuffix is not installed"; return 1; }
     # The browser asks every FIDO device it sees: key main steps aside for KEY (built-in UV, its own store).
     stop_key main && start_key "$key" --uv auto || return 1
-    mkdir -p "$WORK/$key-$browser"
-    out="$WORK/$key-$browser.out"
+    mkdir -p "$WORK/$name"
+    out="$WORK/$name.out"
     # Browser start and page load tried twice (bounded in e2e_browser.py); on timeout the script
     # (SIGTERM) quits the browser in a finally; -k: killed 15 s later if it does not.
-    HOME="$WORK/$key-$browser/home" timeout -k 15 600 "$PYTHON" "$HERE/$script" "$WORK/$key-$browser" \
+    HOME="$WORK/$name/home" timeout -k 15 600 "$PYTHON" "$HERE/$script" "$WORK/$name" \
         "$browser" "$BIN" "$WORK/store-$key" "$HERE/../../../extension" >"$out" 2>&1
     status=$?
     stop_key "$key"; start_key main || return 1
     cp "$out" "$RESULTS/" 2>/dev/null
     [ "$status" -eq 0 ] && { grep -E "PASS|FAIL|passed" "$out"; return 0; }
     [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$out"; return 77; }
-    cp "$WORK/$key-$browser"/chromedriver-*.log "$WORK/$key-$browser"/firefox-*.log "$RESULTS/" 2>/dev/null
+    cp "$WORK/$name"/chromedriver-*.log "$WORK/$name"/firefox-*.log "$RESULTS/" 2>/dev/null
     echo "--- $script (whole output in the results dir):"
     grep -vE "^\s*$" "$out" | tail -20
     echo "--- the extension and native host in the browser's log:"
-    cat "$WORK/$key-$browser"/chromedriver-*.log "$WORK/$key-$browser"/firefox-*.log 2>/dev/null \
+    cat "$WORK/$name"/chromedriver-*.log "$WORK/$name"/firefox-*.log 2>/dev/null \
         | grep -iE "latchkey|native|extension" | tail -20
     return 1
 }

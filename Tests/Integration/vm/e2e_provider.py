@@ -61,12 +61,13 @@ PAGE = b"""<!doctype html><html><head><title>Latchkey provider e2e</title></head
 
 # Starts create()/get() in the page and returns at once; POLL reads how it ended.
 START = """
-const [kind, json, mediation] = arguments;
+const [kind, json, mediation, abortAfter] = arguments;
 window.__lk = {state: 'waiting'};
 try {
   const publicKey = kind === 'get' ? PublicKeyCredential.parseRequestOptionsFromJSON(json)
                                    : PublicKeyCredential.parseCreationOptionsFromJSON(json);
   const request = mediation ? {publicKey, mediation} : {publicKey};
+  if (abortAfter) request.signal = AbortSignal.timeout(abortAfter);
   navigator.credentials[kind](request).then(c => {
     let real = true;
     // The prototype's accessors work on the browser's own objects only (rawId is
@@ -81,6 +82,17 @@ POLL = "return window.__lk || null;"
 PROVIDER_PRESENT = "return Object.prototype.hasOwnProperty.call(PublicKeyCredential, Symbol.for('latchkey.passkeyProvider'));"
 NATIVE = """return [navigator.credentials.get, navigator.credentials.create, PublicKeyCredential.isConditionalMediationAvailable]
   .every(f => Function.prototype.toString.call(f).includes('[native code]'));"""
+# What the page sees of conditional mediation (printed with provider mode off: the browser's own
+# answers, measured; asserted with it on).
+CAPABILITIES = """
+const done = arguments[arguments.length - 1];
+const conditional = PublicKeyCredential.isConditionalMediationAvailable
+  ? PublicKeyCredential.isConditionalMediationAvailable() : Promise.resolve('no such method');
+const capabilities = PublicKeyCredential.getClientCapabilities
+  ? PublicKeyCredential.getClientCapabilities() : Promise.resolve('no such method');
+Promise.all([conditional, capabilities]).then(([c, k]) => done({conditionalMediation: c, capabilities: k}),
+                                              e => done({error: String(e)}));
+"""
 PROVIDER_UI = """const h = document.querySelector('[data-latchkey-provider]');
 if (!h) return null; const r = h.getBoundingClientRect();
 return {left: r.left, top: r.top, width: r.width, height: r.height, viewport: window.innerWidth};"""
@@ -146,11 +158,11 @@ class Provider(signals.Browser):
                 raise AssertionError(f"the provider's script is {'not ' if provider else ''}in {origin} after 120 s")
             time.sleep(2)
 
-    def start(self, kind, options, mediation=None):
+    def start(self, kind, options, mediation=None, abort_after=None):
         if self.name == "chromium":
-            started = self.opened.driver.execute_script(START, kind, options, mediation)
+            started = self.opened.driver.execute_script(START, kind, options, mediation, abort_after)
         else:
-            started = self.opened.ff.execute(START, [kind, options, mediation], timeout=30)
+            started = self.opened.ff.execute(START, [kind, options, mediation, abort_after], timeout=30)
         assert started == "started", f"{kind}() did not start: {started}"
 
     def outcome(self, what, seconds=WAIT):
@@ -218,6 +230,12 @@ def run_checks(browser, key, made=None):
     def provider_off():
         browser.open_page(ORIGIN, provider=False)
         assert browser.run(NATIVE), "with provider mode off, the page's WebAuthn functions are not the browser's"
+        own = browser.run_async(CAPABILITIES)
+        capabilities = own.get("capabilities")
+        if isinstance(capabilities, dict):
+            capabilities = {k: v for k, v in capabilities.items() if k in ("conditionalGet", "conditionalCreate")}
+        print(f"{browser.name} on its own: isConditionalMediationAvailable() {own.get('conditionalMediation')}, "
+              f"getClientCapabilities() {capabilities}", flush=True)
         if not browser_reaches_key:
             return
         creation, state = registration(rp, ALICE, "alice")
@@ -225,15 +243,32 @@ def run_checks(browser, key, made=None):
         outcome = resolved(browser.outcome("the browser's create()", 120), "the browser's create()")
         assert outcome["real"], "with provider mode off, create() gave something that is not the browser's credential"
         made["alice"] = rp.register_complete(state, outcome["json"]).credential_data
+        # Measured, not asserted: what the browser does on its own with a conditional create()
+        # and a security key (it has no password manager of its own here); aborted after 15 s.
+        probe, _ = registration(rp, b"latchkey-provider-probe", "probe")
+        before = set(key.credentials())
+        browser.start("create", dict(probe)["publicKey"], "conditional", 15000)
+        outcome = browser.outcome("the browser's own conditional create()", 60)
+        made_now = set(key.credentials()) - before
+        for credential_id in made_now:   # out of the way of the menu's account count
+            key.cli("credentials", "delete", credential_id, "--yes", "--json")
+        print(f"{browser.name} on its own, a conditional create(): {outcome.get('error') or outcome.get('state')}"
+              f" ({'it made a passkey on the key, with no password sign-in' if made_now else 'nothing made on the key'})",
+              flush=True)
     check("provider mode off: the browser's own create() and get() (native functions); alice's passkey made by the browser",
           provider_off)
 
     def conditional_get():
         browser.set_provider(True)
         browser.open_page(ORIGIN, provider=True)
+        seen = browser.run_async(CAPABILITIES)
+        assert seen.get("conditionalMediation") is True and isinstance(seen.get("capabilities"), dict) \
+            and seen["capabilities"].get("conditionalGet") is True and seen["capabilities"].get("conditionalCreate") is True, \
+            f"with provider mode on the page sees {seen}"
         used = choose_in_menu(browser, rp, [made["alice"]], 0, 1)
         assert used == b64(made["alice"].credential_id), "signed in with another passkey"
-    check("provider mode on: a conditional get() shows Latchkey's menu under the username field; clicking alice signs her in",
+    check("provider mode on: isConditionalMediationAvailable() and getClientCapabilities() say conditional get and create; "
+          "a conditional get() shows Latchkey's menu under the username field; clicking alice signs her in",
           conditional_get)
 
     def upgrade():
