@@ -49,7 +49,9 @@ public enum NativeHostCommand {
                     }
                 },
                 loadSuffixes: { () throws(SignalFailure) in try PublicSuffixList.load(path: suffixPath) },
-                openKey: { () throws(SignalFailure) -> CTAP2Link in try runningKey(directory: directory) },
+                openKey: { (timeout: UInt64) throws(SignalFailure) -> CTAP2Link in
+                    try runningKey(directory: directory, timeoutMilliseconds: timeout)
+                },
                 now: { Double(MonotonicClock.nanoseconds()) / 1e9 },
                 log: log)
             return NativeHost.run(session: session, input: FileDescriptor(owning: 0), output: FileDescriptor(owning: 1),
@@ -63,7 +65,7 @@ public enum NativeHostCommand {
 
     /// The passkey provider's link to the key running on the store (its `serving` record): the
     /// user's own key, never another device, so its presence and UV providers ask the user.
-    static func runningKey(directory: String) throws(SignalFailure) -> CTAP2Link {
+    static func runningKey(directory: String, timeoutMilliseconds: UInt64) throws(SignalFailure) -> CTAP2Link {
         let selection: DeviceSelection?
         do throws(CLIError) {
             selection = try LocalStore.servingDevice(directory: directory)
@@ -77,8 +79,9 @@ public enum NativeHostCommand {
             throw .internal("no key is running on the store \(directory) (start it: `latchkey serve --store \(directory)`)")
         }
         do throws(DeviceError) {
-            // KEEPALIVEs come every 100 ms while the key waits for its user: this bounds silence only.
-            return try CTAPHIDLink.open(selection, replyTimeoutMilliseconds: 5_000)
+            // KEEPALIVEs come every 100 ms while the key waits for its user: the reply timeout bounds
+            // silence only; the keepalive limit is the ceremony's timeout (then CTAPHID_CANCEL).
+            return try CTAPHIDLink.open(selection, replyTimeoutMilliseconds: 5_000, keepaliveLimitMilliseconds: timeoutMilliseconds)
         } catch {
             throw .internal("the key running on \(directory) cannot be reached (\(error.message))")
         }

@@ -29,15 +29,18 @@ public final class CTAPHIDLink: CTAP2Link {
         }
     }
 
-    /// Opens `selection` (hidraw or socket) and INITs a channel.
-    public static func open(_ selection: DeviceSelection, replyTimeoutMilliseconds: Int32 = 2_000) throws(DeviceError) -> CTAPHIDLink {
+    /// Opens `selection` (hidraw or socket) and INITs a channel. A request the device keeps
+    /// answering with KEEPALIVEs for longer than `keepaliveLimitMilliseconds` is cancelled.
+    public static func open(_ selection: DeviceSelection, replyTimeoutMilliseconds: Int32 = 2_000,
+                            keepaliveLimitMilliseconds: UInt64 = 30_000) throws(DeviceError) -> CTAPHIDLink {
         let transport: ClientReportTransport
         do {
             transport = try selection.open()
         } catch {
             throw .transport(error.description)
         }
-        return try CTAPHIDLink(client: CTAPHIDClient(link: transport, replyTimeoutMilliseconds: replyTimeoutMilliseconds),
+        return try CTAPHIDLink(client: CTAPHIDClient(link: transport, replyTimeoutMilliseconds: replyTimeoutMilliseconds,
+                                                     keepaliveLimitMilliseconds: keepaliveLimitMilliseconds),
                                label: selection.label)
     }
 

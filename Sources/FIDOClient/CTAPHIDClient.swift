@@ -157,6 +157,11 @@ public final class CTAPHIDClient {
         let started = clock()
         while true {
             if (clock() &- started) / 1_000_000 > keepaliveLimitMilliseconds {
+                // Giving up: tell the device too (CTAP 2.1 §11.2.9.1.5), so a key waiting for a
+                // touch stops asking its user. Best effort: the error says why we stopped either way.
+                for report in MessageFragmenter.reports(channel: channel, command: CTAPHIDCommand.cancel.rawValue, payload: []) {
+                    try? link.sendReport(report)
+                }
                 throw .keepaliveLimit(command: name, milliseconds: keepaliveLimitMilliseconds, statuses: keepalives)
             }
             let report: [UInt8]?

@@ -27,7 +27,9 @@ extension NativeHostSession {
         case .create:
             let options = try PasskeyCreationOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
-            let credential = try PasskeyClient(link: try openKey()).create(origin: origin.serialized, rpID: rpID, options: options)
+            let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
+            let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout)
+                .create(origin: origin.serialized, rpID: rpID, options: options)
             log("create: a passkey made on the key")
             reply.add("credential", json: credential)
         case .get:
@@ -42,8 +44,9 @@ extension NativeHostSession {
                 }
                 allowList = [chosenID]
             }
-            let credential = try PasskeyClient(link: try openKey()).get(origin: origin.serialized, rpID: rpID,
-                                                                         options: options, allowList: allowList)
+            let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
+            let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout)
+                .get(origin: origin.serialized, rpID: rpID, options: options, allowList: allowList)
             log("get: signed in with a passkey of the key")
             reply.add("credential", json: credential)
         }

@@ -20,8 +20,9 @@ import FIDOClient
 public final class NativeHostSession {
     public typealias StoreOpener = () throws(SignalFailure) -> SQLiteCredentialStore
     public typealias SuffixLoader = () throws(SignalFailure) -> PublicSuffixList
-    /// Opens a CTAP link to the key running on the store (the passkey provider's requests).
-    public typealias KeyOpener = () throws(SignalFailure) -> CTAP2Link
+    /// Opens a CTAP link to the key running on the store (the passkey provider's requests),
+    /// which gives up on (and cancels) a request still waiting after the milliseconds given.
+    public typealias KeyOpener = (_ timeoutMilliseconds: UInt64) throws(SignalFailure) -> CTAP2Link
 
     private let openStore: StoreOpener
     private let loadSuffixes: SuffixLoader
@@ -33,7 +34,7 @@ public final class NativeHostSession {
     private var limiter: SignalRateLimiter
 
     public init(openStore: @escaping StoreOpener, loadSuffixes: @escaping SuffixLoader,
-                openKey: @escaping KeyOpener = { () throws(SignalFailure) in throw .internal("no key to run passkey requests on") },
+                openKey: @escaping KeyOpener = { (_: UInt64) throws(SignalFailure) in throw .internal("no key to run passkey requests on") },
                 limiter: SignalRateLimiter = SignalRateLimiter(), now: @escaping () -> Double,
                 log: @escaping (String) -> Void = { _ in }) {
         self.openStore = openStore

@@ -3,6 +3,7 @@ import CTAP
 import Encoding
 import FIDOClient
 import FIDOCrypto
+import SystemIO
 
 /// The WebAuthn client of Latchkey's passkey provider: what a browser does between a page's
 /// `create()`/`get()` and the key, done by the native host for the calls the extension answers
@@ -20,9 +21,22 @@ public final class PasskeyClient {
     public static let transports = ["usb"]
 
     private let link: CTAP2Link
+    private let timeoutMilliseconds: UInt64
 
-    public init(link: CTAP2Link) {
+    /// `timeoutMilliseconds`: how long the ceremony may wait for the key (its user); the link
+    /// cancels the request after that (`timeoutMilliseconds(_:)` gives it from the options).
+    public init(link: CTAP2Link, timeoutMilliseconds: UInt64 = defaultTimeoutMilliseconds) {
         self.link = link
+        self.timeoutMilliseconds = timeoutMilliseconds
+    }
+
+    /// WebAuthn L3 §5.4.x: the RP's `timeout` is a hint. As Chromium does, it is kept within
+    /// 10 seconds and 10 minutes, and is 5 minutes when the RP gives none.
+    public static let defaultTimeoutMilliseconds: UInt64 = 300_000
+
+    public static func timeoutMilliseconds(_ requested: Double?) -> UInt64 {
+        guard let requested, requested.isFinite else { return defaultTimeoutMilliseconds }
+        return UInt64(min(max(requested, 10_000), 600_000))
     }
 
     // MARK: - create()
@@ -112,10 +126,11 @@ public final class PasskeyClient {
     // MARK: - The key
 
     private func deviceInfo() throws(SignalFailure) -> DeviceInfo {
+        let body = try exchange(.getInfo, nil, name: "getInfo")
         do throws(DeviceError) {
-            return try RemoteAuthenticator(link: link).info()
+            return try DeviceInfo(cbor: body)
         } catch {
-            throw Self.failure(error)
+            throw .internal("the key's getInfo response is malformed (\(error.message))")
         }
     }
 
@@ -133,11 +148,17 @@ public final class PasskeyClient {
         return builtIn && requirement != "discouraged"
     }
 
-    private func exchange(_ command: CTAPCommand, _ parameters: CBORValue, name: String) throws(SignalFailure) -> CBORValue {
+    private func exchange(_ command: CTAPCommand, _ parameters: CBORValue?, name: String) throws(SignalFailure) -> CBORValue {
         let response: [UInt8]
+        let started = MonotonicClock.nanoseconds()
         do throws(DeviceError) {
-            response = try link.exchange([command.rawValue] + parameters.encoded())
+            response = try link.exchange([command.rawValue] + (parameters?.encoded() ?? []))
         } catch {
+            // The link gave up after the ceremony's time (and cancelled the request on the key):
+            // a timeout, which WebAuthn reports as NotAllowedError.
+            if case .transport = error, (MonotonicClock.nanoseconds() - started) / 1_000_000 >= timeoutMilliseconds {
+                throw .notAllowed("the key's user did not answer within \(timeoutMilliseconds / 1000) s (the request's timeout)")
+            }
             throw Self.failure(error)
         }
         guard let status = response.first else { throw .internal("the key answered \(name) with nothing") }

@@ -73,6 +73,12 @@ public struct PasskeyCreationOptions: Equatable, Sendable {
 }
 
 public struct PasskeyRequestOptions: Equatable, Sendable {
+    /// The options from a JSON text (for tests and tools); nil when it is not valid options.
+    public static func parse(_ json: [UInt8]) -> PasskeyRequestOptions? {
+        guard let message = JSONMessage.parse(json) else { return nil }
+        return try? PasskeyRequestOptions(message)
+    }
+
     public var rpID: String?
     public var challenge: [UInt8]
     public var timeoutMilliseconds: Double?

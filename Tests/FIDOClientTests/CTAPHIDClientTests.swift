@@ -137,6 +137,9 @@ final class CTAPHIDClientTests: XCTestCase {
             XCTAssertFalse(statuses.isEmpty)
             XCTAssertTrue("\(error)".contains("waiting for a touch"), "\(error)")
         }
+        // The client told the device it gave up: its last report is CTAPHID_CANCEL on the channel.
+        XCTAssertEqual(link.sent.last.flatMap(CTAPHIDPacket.init(report:))?.channel, 0x1122_3344)
+        XCTAssertEqual(Array(link.sent.last?[4...4] ?? []), [0x80 | CTAPHIDCommand.cancel.rawValue])
     }
 
     func testErrorReplyIsAClearError() throws {

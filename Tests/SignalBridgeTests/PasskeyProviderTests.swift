@@ -20,6 +20,7 @@ final class PasskeyProviderTests: XCTestCase {
     private var directory: ShortTempDirectory!
     private var store: SQLiteCredentialStore!
     private var keyOpened = 0
+    private var timeouts: [UInt64] = []
 
     override func setUpWithError() throws {
         directory = try ShortTempDirectory()
@@ -38,7 +39,8 @@ final class PasskeyProviderTests: XCTestCase {
                                               clock: TickingClock())
         return NativeHostSession(openStore: NativeHostTests.reopening(store.directory),
                                  loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
-                                 openKey: { [unowned self] () throws(SignalFailure) -> CTAP2Link in
+                                 openKey: { [unowned self] (timeout: UInt64) throws(SignalFailure) -> CTAP2Link in
+            timeouts.append(timeout)
             keyOpened += 1
             return InProcessLink(label: "test key") { authenticator.handleCTAP2($0, context: RequestContext(channel: 1)) }
         }, now: { 0 })
@@ -187,6 +189,24 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertFalse(authData.flags.contains(.userVerified))
     }
 
+    func testTheRequestsTimeoutBoundsTheWaitForTheKey() throws {
+        XCTAssertEqual(PasskeyClient.timeoutMilliseconds(nil), 300_000)
+        XCTAssertEqual(PasskeyClient.timeoutMilliseconds(60_000), 60_000)
+        XCTAssertEqual(PasskeyClient.timeoutMilliseconds(1), 10_000)
+        XCTAssertEqual(PasskeyClient.timeoutMilliseconds(86_400_000), 600_000)
+        let session = try session()
+        _ = try create(session, creation(extra: #", "timeout": 45000"#))
+        _ = try create(session, creation(userID: Array("bob-id".utf8)))
+        XCTAssertEqual(timeouts, [45_000, 300_000], "the link to the key gets the request's timeout")
+        // A link that gave up once the time was over is a timeout (NotAllowedError); one that
+        // failed before it, a key that cannot be reached (the extension leaves it to the browser).
+        let options = try XCTUnwrap(PasskeyRequestOptionsForTests.challengeOnly)
+        XCTAssertEqual(Result { try PasskeyClient(link: GivingUpLink(), timeoutMilliseconds: 0)
+            .get(origin: "https://example.com", rpID: "example.com", options: options, allowList: []) }.failureName, "NotAllowedError")
+        XCTAssertEqual(Result { try PasskeyClient(link: GivingUpLink(), timeoutMilliseconds: 60_000)
+            .get(origin: "https://example.com", rpID: "example.com", options: options, allowList: []) }.failureName, "InternalError")
+    }
+
     func testUnsupportedAlgorithmsAreNotSupportedError() throws {
         let session = try session()
         let options = creation().replacingOccurrences(of: #""alg": -7"#, with: #""alg": -65535"#)
@@ -255,5 +275,31 @@ private final class TickingClock: AuthenticatorClock, @unchecked Sendable {
     func unixSeconds() -> Int64 {
         seconds += 1
         return seconds
+    }
+}
+
+/// A link whose every exchange fails as a transport error (a link that gave up).
+private final class GivingUpLink: CTAP2Link {
+    let label = "giving-up link"
+
+    func exchange(_ request: [UInt8]) throws(DeviceError) -> [UInt8] {
+        throw .transport("CTAPHID_CBOR still running after the limit of KEEPALIVEs")
+    }
+}
+
+private enum PasskeyRequestOptionsForTests {
+    /// `{"challenge": "AAAA"}`, parsed through the host's own message path.
+    static var challengeOnly: PasskeyRequestOptions? {
+        PasskeyRequestOptions.parse(Array(#"{"challenge": "AAAA"}"#.utf8))
+    }
+}
+
+private extension Result where Failure == Error {
+    /// The SignalFailure's DOMException name, or "success".
+    var failureName: String {
+        switch self {
+        case .success: "success"
+        case .failure(let error): (error as? SignalFailure)?.name ?? "\(error)"
+        }
     }
 }
