@@ -30,6 +30,10 @@
   let menu = null; // {host, rows, field}
   let chooser = null; // {host}
 
+  // A second modal request while Latchkey's dialog is open is refused, as a browser refuses
+  // one while its own dialog is up; the first keeps its dialog.
+  const PENDING = { outcome: 'error', name: 'NotAllowedError', message: 'A request is already pending.' };
+
   function reply(id, message) {
     window.postMessage(Object.assign({ __latchkeyProvider: 1, direction: 'reply', id }, message), pageOrigin);
   }
@@ -107,6 +111,7 @@
       if (isWebAuthnField(field)) openMenu(field);
       return undefined;
     }
+    if (chooser) return reply(id, PENDING);
     return openChooser(id, `Sign in to ${listed.rpId}`, accounts, choose);
   }
 
@@ -122,6 +127,7 @@
     const listed = await background({ operation: 'accounts', rpId });
     if (!listed.ok) return reply(id, outcomeOf(listed, true));
     if (listed.accounts.length === 0 && !settings.newPasskeys) return reply(id, { outcome: 'browser' });
+    if (chooser) return reply(id, PENDING);
     const user = options.user || {};
     const who = user.name || user.displayName || 'this account';
     return openOffer(id, `Save a passkey for ${who} on ${listed.rpId} in Latchkey?`, async () => {
@@ -349,6 +355,9 @@
     if (!event.isTrusted) return;
     const form = event.target;
     if (!(form instanceof HTMLFormElement)) return;
+    // A person's click or Enter, not a script: requestSubmit() fires a trusted submit event
+    // too, but only real input gives the page transient user activation.
+    if (navigator.userActivation && !navigator.userActivation.isActive) return;
     const filled = Array.from(form.querySelectorAll('input[type="password"]')).some((input) => input.value !== '');
     if (filled) background({ operation: 'passwordSubmitted' });
   }, true);

@@ -12,8 +12,8 @@ verified by python-fido2's Fido2Server (RP ID localhost, origins http://localhos
 3. a password sign-in (a trusted click on the form's submit button, then the page the server
    redirects to) and right after it a conditional create() makes bob's passkey with no dialog;
 4. the menu then lists alice and bob; choosing bob signs him in;
-5. on another origin (:8766) without a password sign-in, a conditional create() is a
-   NotAllowedError, with no UI, and the store is unchanged;
+5. on another origin (:8766) without a password sign-in (the page's script submitting the form
+   is none), a conditional create() is a NotAllowedError, with no UI, and the store is unchanged;
 6. a page on http://127.0.0.1 naming rpId localhost gets a SecurityError for a conditional
    get() and a create(); the store is unchanged;
 7. a modal get() shows Latchkey's chooser (alice, bob); choosing alice signs her in; a modal
@@ -294,13 +294,19 @@ def run_checks(browser, key, made=None):
     def no_recent_sign_in():
         before = key.credentials()
         browser.open_page(ORIGIN2, provider=True)
+        # A page's own script submitting the password form (no person's click) is no sign-in.
+        browser.run("document.getElementById('username').value = 'dave'; document.getElementById('password').value = 'x';"
+                    " window.__beforeSubmit = 1; document.getElementById('login').requestSubmit(); return 1;")
+        wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
+                 "the page after the scripted submission")
         creation, _ = registration(rp, b"latchkey-provider-dave", "dave")
         browser.start("create", dict(creation)["publicKey"], "conditional")
         outcome = browser.outcome("the conditional create() without a password sign-in")
         assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
         assert browser.ui() is None, "a dialog was shown"
         assert key.credentials() == before, "the store changed"
-    check(f"on {ORIGIN2}, with no password sign-in there, a conditional create() is a NotAllowedError with no UI; the store is unchanged",
+    check(f"on {ORIGIN2}, with no password sign-in there (a script's requestSubmit() is none), a conditional create() "
+          "is a NotAllowedError with no UI; the store is unchanged",
           no_recent_sign_in)
 
     def other_origin():
