@@ -259,6 +259,9 @@ public struct DeviceInfo: Sendable, Equatable {
     public var forcePINChange: Bool?
     public var minPINLength: Int?
     public var remainingDiscoverableCredentials: Int?
+    /// 0x07 and 0x08: how many credential IDs a list may hold, and how long one may be.
+    public var maxCredentialCountInList: Int?
+    public var maxCredentialIdLength: Int?
 
     public init(versions: [String], aaguid: [UInt8] = [], options: [String: Bool], pinUvAuthProtocols: [Int]?,
                 forcePINChange: Bool? = nil, minPINLength: Int? = nil, remainingDiscoverableCredentials: Int? = nil) {
@@ -295,5 +298,7 @@ public struct DeviceInfo: Sendable, Equatable {
         forcePINChange = map[0x0C]?.boolValue
         minPINLength = map[0x0D]?.intValue
         remainingDiscoverableCredentials = map[0x14]?.intValue
+        maxCredentialCountInList = map[0x07]?.intValue
+        maxCredentialIdLength = map[0x08]?.intValue
     }
 }

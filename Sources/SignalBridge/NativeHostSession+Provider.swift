@@ -22,8 +22,16 @@ extension NativeHostSession {
         switch type {
         case .accounts:
             let rpID = try relyingPartyID(json["rpId"], origin: origin)
+            // credProtect 2 and 3 passkeys are offered only to a sign-in that will verify the
+            // user (CTAP 2.1 §12.1: without UV they are not discoverable): the request's
+            // userVerification, on a key that verifies users itself.
+            let requirement = try PasskeyJSON.optionalString(json["userVerification"], "userVerification") ?? "preferred"
+            var verified = false
+            if requirement != "discouraged" {
+                verified = (try? PasskeyClient(link: try openKey(10_000)).verifiesUsers()) ?? false
+            }
             reply.add("rpId", rpID)
-            reply.add("accounts", json: try accounts(rpID: rpID))
+            reply.add("accounts", json: try accounts(rpID: rpID, userVerified: verified))
         case .create:
             let options = try PasskeyCreationOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
@@ -59,9 +67,11 @@ extension NativeHostSession {
         return try origin.relyingPartyID(named, publicSuffixes: try publicSuffixes())
     }
 
-    /// `[{"credentialId", "userHandle", "name", "displayName"}, …]`, oldest first: hidden passkeys
-    /// (signals) are not offered. Names are the site's own; the extension shows them as text.
-    private func accounts(rpID: String) throws(SignalFailure) -> String {
+    /// `[{"credentialId", "userHandle", "name", "displayName"}, …]`, oldest first: what the key
+    /// would offer a discoverable sign-in (`isDiscoverable`): hidden passkeys (signals) and
+    /// credentials stored only for ID lists are not offered. Names are the site's own; the
+    /// extension shows them as text.
+    private func accounts(rpID: String, userVerified: Bool) throws(SignalFailure) -> String {
         let store = try openedStore()
         let credentials: [ResidentCredential]
         do throws(StoreError) {
@@ -69,7 +79,8 @@ extension NativeHostSession {
         } catch {
             throw .internal(error.message(directory: store.directory))
         }
-        let entries = credentials.sorted { $0.createdAt < $1.createdAt }.map { credential in
+        let offered = credentials.filter { $0.isDiscoverable(userVerified: userVerified) }
+        let entries = offered.sorted { $0.createdAt < $1.createdAt }.map { credential in
             var entry = JSONReply()
             entry.add("credentialId", Base64URL.encode(credential.credentialID))
             entry.add("userHandle", Base64URL.encode(credential.userHandle))

@@ -60,7 +60,7 @@ public final class PasskeyClient {
             clientDataHash: SHA256.hash(clientData), rp: RelyingPartyEntity(id: rpID, name: options.rpName),
             user: UserEntity(id: options.userID, name: options.userName, displayName: options.userDisplayName),
             pubKeyCredParams: options.algorithms.map { CredentialParameters(algorithm: $0) },
-            excludeList: options.excludeCredentials.map { CredentialDescriptor(id: $0) },
+            excludeList: try excludeList(options.excludeCredentials, rpID: rpID, info: info).map { CredentialDescriptor(id: $0) },
             options: RequestOptions(flags))
         let body = try exchange(.makeCredential, request.cborValue, name: "makeCredential")
         guard let format = body[1]?.stringValue, let authDataBytes = body[2]?.bytesValue, let statement = body[3],
@@ -68,9 +68,9 @@ public final class PasskeyClient {
               let attested = authData.attestedCredentialData else {
             throw .internal("the key's makeCredential response is malformed")
         }
-        // attestation "none" (the default): the statement is dropped, as browsers do (§5.4.7);
-        // "indirect", "direct" and "enterprise" get the key's own.
-        let keepStatement = options.attestation != "none"
+        // attestation "none" (the default, and what an unknown value means, §5.4.7): the
+        // statement is dropped, as browsers do; "indirect", "direct" and "enterprise" get the key's own.
+        let keepStatement = ["indirect", "direct", "enterprise"].contains(options.attestation)
         let attestationObject = CBORValue.map([
             .textString("fmt"): .textString(keepStatement ? format : "none"),
             .textString("attStmt"): keepStatement ? statement : .map([:]),
@@ -125,6 +125,12 @@ public final class PasskeyClient {
 
     // MARK: - The key
 
+    /// Whether the key verifies users itself (getInfo's `uv`): a sign-in through the provider
+    /// then verifies the user unless the RP discourages it.
+    public func verifiesUsers() throws(SignalFailure) -> Bool {
+        try deviceInfo().options["uv"] == true
+    }
+
     private func deviceInfo() throws(SignalFailure) -> DeviceInfo {
         let body = try exchange(.getInfo, nil, name: "getInfo")
         do throws(DeviceError) {
@@ -132,6 +138,32 @@ public final class PasskeyClient {
         } catch {
             throw .internal("the key's getInfo response is malformed (\(error.message))")
         }
+    }
+
+    /// excludeCredentials as the key can take it. A list longer than the key's
+    /// maxCredentialCountInList is probed in batches, as Chromium does: a getAssertion with
+    /// up=false and a batch as allowList finds whether one of them is the key's (no touch, no
+    /// signature counted as a sign-in); the makeCredential then names that one, so the key still
+    /// asks for presence before CREDENTIAL_EXCLUDED. IDs longer than maxCredentialIdLength cannot
+    /// be the key's and are dropped.
+    private func excludeList(_ ids: [[UInt8]], rpID: String, info: DeviceInfo) throws(SignalFailure) -> [[UInt8]] {
+        let usable = ids.filter { $0.count <= (info.maxCredentialIdLength ?? 1023) }
+        let batch = max(1, info.maxCredentialCountInList ?? usable.count)
+        guard usable.count > batch else { return usable }
+        for start in stride(from: 0, to: usable.count, by: batch) {
+            let slice = Array(usable[start..<min(start + batch, usable.count)])
+            let probe = GetAssertionRequest(rpID: rpID, clientDataHash: [UInt8](repeating: 0, count: 32),
+                                            allowList: slice.map { CredentialDescriptor(id: $0) },
+                                            options: RequestOptions(["up": false]))
+            do throws(SignalFailure) {
+                let body = try exchange(.getAssertion, probe.cborValue, name: "getAssertion (exclude probe)")
+                if let found = body[1]?["id"]?.bytesValue { return [found] }
+                if slice.count == 1 { return slice }
+            } catch .notAllowed {
+                continue   // NO_CREDENTIALS: none of this batch is the key's
+            }
+        }
+        return []
     }
 
     /// Whether to ask the key for UV. The host cannot take a PIN (it has no window): a key that

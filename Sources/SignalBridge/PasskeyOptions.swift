@@ -61,8 +61,10 @@ public struct PasskeyCreationOptions: Equatable, Sendable {
         let selection = try PasskeyJSON.optionalObject(options["authenticatorSelection"], "authenticatorSelection")
         let requireResidentKey = try PasskeyJSON.optionalBool(selection?["requireResidentKey"],
                                                               "authenticatorSelection.requireResidentKey") ?? false
-        // §5.4.4: residentKey wins when given; otherwise requireResidentKey decides.
-        residentKey = try PasskeyJSON.optionalString(selection?["residentKey"], "authenticatorSelection.residentKey")
+        // §5.4.4: residentKey wins when it is a value the client knows; otherwise (absent or
+        // unknown, which is ignored) requireResidentKey decides.
+        let named = try PasskeyJSON.optionalString(selection?["residentKey"], "authenticatorSelection.residentKey")
+        residentKey = named.flatMap { ["required", "preferred", "discouraged"].contains($0) ? $0 : nil }
             ?? (requireResidentKey ? "required" : "discouraged")
         userVerification = try PasskeyJSON.optionalString(selection?["userVerification"],
                                                           "authenticatorSelection.userVerification") ?? "preferred"

@@ -177,6 +177,32 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertEqual(try store.residentCredentialCount(), 1)
     }
 
+    func testAnExcludeListLongerThanTheKeysIsProbedInBatches() throws {
+        let session = try session()
+        let alice = try bytes((try create(session, creation())["credential"] as? [String: Any])?["id"])
+        // 20 IDs (the key takes 8 a list), alice's last, plus one too long to be any key's.
+        let strangers = (0..<19).map { [UInt8](repeating: UInt8($0), count: 48) } + [[UInt8](repeating: 9, count: 200)]
+        let excluded = try create(session, creation(userID: Array("bob-id".utf8), exclude: strangers + [alice]))
+        XCTAssertEqual(excluded["error"] as? String, "InvalidStateError", "\(excluded)")
+        let made = try create(session, creation(userID: Array("bob-id".utf8), exclude: strangers))
+        XCTAssertEqual(made["ok"] as? Bool, true, "none of 20 strangers is the key's: \(made)")
+        XCTAssertEqual(try store.residentCredentialCount(), 2)
+    }
+
+    func testAccountsOfferProtectedPasskeysOnlyToAVerifiedSignIn() throws {
+        var protected = try XCTUnwrap(store.residentCredential(id: try bytes((try create(try session(), creation())["credential"]
+                                                                                      as? [String: Any])?["id"])))
+        protected.credProtect = .userVerificationRequired
+        try store.saveResidentCredential(protected)
+        let ask = #"{"id": 9, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com", "userVerification": "UV"}"#
+        func names(_ session: NativeHostSession, _ uv: String) throws -> Int? {
+            (try send(session, ask.replacingOccurrences(of: "UV", with: uv))["accounts"] as? [Any])?.count
+        }
+        XCTAssertEqual(try names(try session(builtInUV: true), "preferred"), 1, "the sign-in will verify the user")
+        XCTAssertEqual(try names(try session(builtInUV: true), "discouraged"), 0, "the RP does not want UV: not discoverable")
+        XCTAssertEqual(try names(try session(builtInUV: false), "required"), 0, "a key that cannot verify users")
+    }
+
     func testUVRequiredOnAKeyWithoutBuiltInUVIsRefusedBeforeTheKeyActs() throws {
         let session = try session(builtInUV: false)
         let reply = try create(session, creation(uv: "required"))
