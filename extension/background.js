@@ -252,9 +252,10 @@ function dispatch(signal) {
     return;
   }
   if (pending.size >= MAX_PENDING) {
-    // The host stopped answering; forget the oldest request.
+    // The host stopped answering; forget the oldest request (a provider request is answered).
     const [oldestId, oldest] = pending.entries().next().value;
     pending.delete(oldestId);
+    if (oldest.respond) oldest.respond({ ok: false, error: 'InternalError', message: 'the native host did not answer' });
     console.warn(`Latchkey signal bridge: no reply to ${oldest.method} from ${oldest.origin}; dropped`);
     record(oldest.origin, oldest.method, 'dropped', 'no reply');
   }
@@ -375,6 +376,7 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
 //   ← {"id": N, "ok": true, "credential": RegistrationResponseJSON | AuthenticationResponseJSON}
 //   ← {"id": N, "ok": false, "error": "NotAllowedError" | "SecurityError" | …, "message": "…"}
 
+const MAX_PROVIDER_OPTIONS = 64 * 1024; // JSON characters of a create()/get()'s options
 const PROVIDER_SCRIPT_IDS = ['latchkey-provider-main', 'latchkey-provider'];
 const PROVIDER_MATCHES = ['https://*/*', 'http://localhost/*', 'http://127.0.0.1/*', 'http://[::1]/*'];
 
@@ -498,6 +500,14 @@ async function onProvider(message, sender) {
   if (!RpId.isSecureOrigin(origin)) {
     return { ok: false, error: 'SecurityError', message: `${origin} is not an https:// or http://localhost origin` };
   }
+  // What a page passes on is bounded here: the host ends a stream with a message over 1 MiB,
+  // which would drop every other tab's requests with it.
+  if (message.rpId !== undefined && (typeof message.rpId !== 'string' || message.rpId.length > 253)) {
+    return { ok: false, error: 'SecurityError', message: 'rpId is not a valid domain' };
+  }
+  if (message.options !== undefined && JSON.stringify(message.options).length > MAX_PROVIDER_OPTIONS) {
+    return { ok: false, error: 'TypeError', message: `the options are over ${MAX_PROVIDER_OPTIONS} bytes` };
+  }
   switch (message.operation) {
     case 'pageLoaded':
       await withSignIns(() => notePageLoaded(sender.tab.id, origin));
@@ -506,7 +516,8 @@ async function onProvider(message, sender) {
       await withSignIns(() => noteSubmission(sender.tab.id, origin));
       return { ok: true };
     case 'accounts':
-      return askHost({ type: 'accounts', origin, rpId: typeof message.rpId === 'string' ? message.rpId : undefined });
+      return askHost({ type: 'accounts', origin, rpId: message.rpId,
+        userVerification: typeof message.userVerification === 'string' ? message.userVerification.slice(0, 32) : undefined });
     case 'get':
       return askHost({ type: 'get', origin, options: message.options,
         credentialId: typeof message.credentialId === 'string' ? message.credentialId : undefined });
@@ -516,6 +527,14 @@ async function onProvider(message, sender) {
         record(origin, 'create', 'refused', 'conditional create() without a recent password sign-in');
         return { ok: false, error: 'NotAllowedError',
           message: 'no password sign-in on this site in the last few minutes: no passkey is made without asking' };
+      }
+      if (message.conditional === true) {
+        // One upgrade a sign-in: the next conditional create() needs another password sign-in.
+        await withSignIns(async () => {
+          const state = await signInState();
+          delete state.signIns[origin];
+          if (state.area) await state.area.set({ signIns: state.signIns });
+        });
       }
       return askHost({ type: 'create', origin, options: message.options });
     default:

@@ -65,6 +65,9 @@
     if (rp === null || typeof rp !== 'object') throw new TypeError('publicKey.rp is required');
     if (user === null || typeof user !== 'object') throw new TypeError('publicKey.user is required');
     if (!Array.isArray(options.pubKeyCredParams)) throw new TypeError('publicKey.pubKeyCredParams is required');
+    for (const [member, value] of [['rp.name', rp.name], ['user.name', user.name], ['user.displayName', user.displayName]]) {
+      if (value === undefined) throw new TypeError(`publicKey.${member} is required`);
+    }
     const json = {
       rp: { name: String(rp.name) },
       user: { id: encodeBase64url(user.id), name: String(user.name), displayName: String(user.displayName) },

@@ -15,6 +15,9 @@
 
   const api = globalThis.browser ?? globalThis.chrome;
   if (!api || !api.runtime || window.top !== window) return;
+  // A sandboxed document (CSP sandbox) has an opaque origin while its URL names the site: it
+  // may not speak for the site (native WebAuthn refuses it too), and Firefox would report the URL.
+  if (self.origin === 'null') return;
 
   // The menu's and the dialogs' geometry, fixed so that a test driver can click an entry by its
   // position (it cannot reach into a closed shadow root): a header, then one row an account, then
@@ -24,11 +27,15 @@
   const CHOOSER_TOP = 80;
   const CHOOSER_WIDTH = 360;
   const CHOOSER_HEADER = 56;
+  // Clicks and keys reaching a menu or dialog sooner than this after it appeared are ignored, as
+  // browsers do for their prompts: a page cannot put one under a click the user already aimed.
+  const INPUT_DELAY_MS = 500;
 
   const pageOrigin = location.origin;
   let conditional = null; // {id, accounts, options, field, index}
   let menu = null; // {host, rows, field}
-  let chooser = null; // {host}
+  let chooser = null; // {id, host, onKey, timer}
+  const aborted = new Set(); // ids the page aborted while their request was on its way
 
   // A second modal request while Latchkey's dialog is open is refused, as a browser refuses
   // one while its own dialog is up; the first keeps its dialog.
@@ -79,6 +86,7 @@
     if (data.operation === 'abort') {
       if (conditional && conditional.id === data.id) closeConditional();
       if (chooser && chooser.id === data.id) closeChooser();
+      aborted.add(data.id);
       return;
     }
     const handler = data.operation === 'get' ? onGet : data.operation === 'create' ? onCreate : null;
@@ -91,7 +99,8 @@
 
   async function onGet(id, mediation, options) {
     if (mediation === 'silent') return reply(id, { outcome: 'browser' });
-    const listed = await background({ operation: 'accounts', rpId: options.rpId });
+    const listed = await background({ operation: 'accounts', rpId: options.rpId, userVerification: options.userVerification });
+    if (aborted.delete(id)) return undefined;
     if (!listed.ok) {
       // A SecurityError (an RP ID this origin may not claim) is the page's answer, as the
       // browser's would be; the host being unavailable leaves the call to the browser.
@@ -101,6 +110,7 @@
     if (accounts.length === 0) return reply(id, { outcome: 'browser' });
     const choose = async (account) => {
       const answer = await background({ operation: 'get', options, credentialId: account.credentialId });
+      if (aborted.delete(id)) return;
       reply(id, outcomeOf(answer, false));
     };
     if (mediation === 'conditional') {
@@ -112,7 +122,7 @@
       return undefined;
     }
     if (chooser) return reply(id, PENDING);
-    return openChooser(id, `Sign in to ${listed.rpId}`, accounts, choose);
+    return openChooser(id, `Sign in to ${listed.rpId}`, accounts, choose, options.timeout);
   }
 
   async function onCreate(id, mediation, options) {
@@ -120,11 +130,13 @@
       // Automatic passkey upgrade: no UI at all. The background lets it through only after a
       // password sign-in on this origin in the last few minutes; otherwise NotAllowedError.
       const answer = await background({ operation: 'create', options, conditional: true });
+      if (aborted.delete(id)) return undefined;
       return reply(id, outcomeOf(answer, false));
     }
     const settings = (await api.storage.local.get('provider')).provider || {};
     const rpId = options.rp && options.rp.id;
     const listed = await background({ operation: 'accounts', rpId });
+    if (aborted.delete(id)) return undefined;
     if (!listed.ok) return reply(id, outcomeOf(listed, true));
     if (listed.accounts.length === 0 && !settings.newPasskeys) return reply(id, { outcome: 'browser' });
     if (chooser) return reply(id, PENDING);
@@ -132,8 +144,9 @@
     const who = user.name || user.displayName || 'this account';
     return openOffer(id, `Save a passkey for ${who} on ${listed.rpId} in Latchkey?`, async () => {
       const answer = await background({ operation: 'create', options, conditional: false });
+      if (aborted.delete(id)) return;
       reply(id, outcomeOf(answer, false));
-    });
+    }, options.timeout);
   }
 
   // ---------------------------------------------------------------------------
@@ -190,6 +203,12 @@
     return host;
   }
 
+  /** Whether the menu or dialog holding `element` has been up for INPUT_DELAY_MS. */
+  function inputAllowed(element) {
+    const shownAt = Number(element.dataset.shownAt || element.closest('[data-shown-at]')?.dataset.shownAt);
+    return Number.isFinite(shownAt) && performance.now() - shownAt >= INPUT_DELAY_MS;
+  }
+
   /** One button a passkey: display name over user name, as text (never markup). */
   function accountRow(account, onChoose) {
     const row = document.createElement('button');
@@ -203,7 +222,7 @@
     user.textContent = account.name || '';
     row.append(name, user);
     row.addEventListener('click', (event) => {
-      if (event.isTrusted) onChoose(account);
+      if (event.isTrusted && inputAllowed(row)) onChoose(account);
     });
     return row;
   }
@@ -226,6 +245,7 @@
       (root) => {
         const panel = document.createElement('div');
         panel.className = 'panel';
+        panel.dataset.shownAt = String(performance.now());
         const head = document.createElement('div');
         head.className = 'head';
         head.textContent = 'Passkeys in Latchkey';
@@ -251,7 +271,7 @@
       event.preventDefault();
       menu.index = (menu.index + (event.key === 'ArrowDown' ? 1 : count - 1)) % count;
       menu.rows.forEach((row, i) => row.classList.toggle('active', i === menu.index));
-    } else if (event.key === 'Enter' && menu.index >= 0) {
+    } else if (event.key === 'Enter' && menu.index >= 0 && inputAllowed(menu.rows[menu.index])) {
       event.preventDefault();
       menu.pick(menu.accounts[menu.index]);
     } else if (event.key === 'Escape') {
@@ -281,13 +301,14 @@
 
   function closeChooser() {
     if (!chooser) return;
+    clearTimeout(chooser.timer);
     chooser.host.remove();
     document.removeEventListener('keydown', chooser.onKey, true);
     chooser = null;
   }
 
   /** A dialog over the page: `title`, then `fill(panel, done)` adds rows; buttons at the bottom. */
-  function openDialog(id, title, fill, buttons) {
+  function openDialog(id, title, fill, buttons, timeout) {
     closeChooser();
     let settled = false;
     const settle = (action) => {
@@ -305,6 +326,7 @@
       (root) => {
         const panel = document.createElement('div');
         panel.className = 'panel';
+        panel.dataset.shownAt = String(performance.now());
         panel.setAttribute('role', 'dialog');
         panel.setAttribute('style', `position: absolute; top: ${CHOOSER_TOP}px; left: calc(50% - ${CHOOSER_WIDTH / 2}px);`
           + ` width: ${CHOOSER_WIDTH}px;`);
@@ -321,7 +343,7 @@
           button.textContent = label;
           if (primary) button.className = 'primary';
           button.addEventListener('click', (event) => {
-            if (event.isTrusted) action();
+            if (event.isTrusted && inputAllowed(button)) action();
           });
           actions.appendChild(button);
         }
@@ -332,24 +354,38 @@
       if (event.isTrusted && event.key === 'Escape') cancel();
     };
     document.addEventListener('keydown', onKey, true);
-    chooser = { id, host, onKey };
+    // The request's lifetime (WebAuthn's timeout, kept as the host keeps it: 10 s to 10 min,
+    // 5 min when the site gives none): then NotAllowedError, as a browser's dialog ends.
+    const lifetime = Math.min(Math.max(Number(timeout) || 300000, 10000), 600000);
+    const timer = setTimeout(() => settle(() => reply(id, {
+      outcome: 'error', name: 'NotAllowedError', message: 'The operation timed out.',
+    })), lifetime);
+    chooser = { id, host, onKey, timer };
   }
 
-  function openChooser(id, title, accounts, choose) {
+  function openChooser(id, title, accounts, choose, timeout) {
     openDialog(id, title, (panel, settle) => {
       for (const account of accounts) panel.appendChild(accountRow(account, (chosen) => settle(() => choose(chosen))));
-    }, (settle) => [["Use the browser's dialog", false, () => settle(() => reply(id, { outcome: 'browser' }))]]);
+    }, (settle) => [["Use the browser's dialog", false, () => settle(() => reply(id, { outcome: 'browser' }))]], timeout);
   }
 
-  function openOffer(id, title, save) {
+  function openOffer(id, title, save, timeout) {
     openDialog(id, title, () => {}, (settle) => [
       ['Save in Latchkey', true, () => settle(save)],
       ["Use the browser's dialog", false, () => settle(() => reply(id, { outcome: 'browser' }))],
-    ]);
+    ], timeout);
   }
 
   // ---------------------------------------------------------------------------
   // Password sign-ins, for automatic passkey upgrades
+
+  // Password fields a person typed into (trusted input events), by element: a script can fill
+  // a hidden field and submit it from inside some click's user activation, but not type.
+  const typedPasswords = new WeakSet();
+  document.addEventListener('input', (event) => {
+    const field = event.target;
+    if (event.isTrusted && field instanceof HTMLInputElement && field.type === 'password') typedPasswords.add(field);
+  }, true);
 
   document.addEventListener('submit', (event) => {
     if (!event.isTrusted) return;
@@ -358,8 +394,10 @@
     // A person's click or Enter, not a script: requestSubmit() fires a trusted submit event
     // too, but only real input gives the page transient user activation.
     if (navigator.userActivation && !navigator.userActivation.isActive) return;
-    const filled = Array.from(form.querySelectorAll('input[type="password"]')).some((input) => input.value !== '');
-    if (filled) background({ operation: 'passwordSubmitted' });
+    const typed = Array.from(form.querySelectorAll('input[type="password"]')).some((input) => input.value !== ''
+      && typedPasswords.has(input) && input.getClientRects().length > 0
+      && (typeof input.checkVisibility !== 'function' || input.checkVisibility({ opacityProperty: true, visibilityProperty: true })));
+    if (typed) background({ operation: 'passwordSubmitted' });
   }, true);
 
   background({ operation: 'pageLoaded' });

@@ -54,6 +54,11 @@ check('create() options as PublicKeyCredentialCreationOptionsJSON', () => {
     challenge: bytes(1), pubKeyCredParams: [] });
   assert.strictEqual('id' in bare.rp, false);
   assert.throws(() => P.creationOptionsJSON({ rp: { name: 'x' }, challenge: bytes(1), pubKeyCredParams: [] }), TypeError);
+  // Required strings stay required (never the string "undefined").
+  assert.throws(() => P.creationOptionsJSON({ rp: {}, user: { id: bytes(1), name: 'a', displayName: 'A' },
+    challenge: bytes(1), pubKeyCredParams: [] }), /rp\.name/);
+  assert.throws(() => P.creationOptionsJSON({ rp: { name: 'x' }, user: { id: bytes(1), name: 'a' },
+    challenge: bytes(1), pubKeyCredParams: [] }), /user\.displayName/);
   assert.throws(() => P.creationOptionsJSON({ rp: { name: 'x' }, user: { id: 'not bytes', name: 'a', displayName: 'A' },
     challenge: bytes(1), pubKeyCredParams: [] }), TypeError);
 });

@@ -12,8 +12,9 @@ verified by python-fido2's Fido2Server (RP ID localhost, origins http://localhos
 3. a password sign-in (a trusted click on the form's submit button, then the page the server
    redirects to) and right after it a conditional create() makes bob's passkey with no dialog;
 4. the menu then lists alice and bob; choosing bob signs him in;
-5. on another origin (:8766) without a password sign-in (the page's script submitting the form
-   is none), a conditional create() is a NotAllowedError, with no UI, and the store is unchanged;
+5. on another origin (:8766) without a password sign-in (the page's script submitting the form,
+   or filling the password the user's click then submits, is none), a conditional create() is a
+   NotAllowedError, with no UI, and the store is unchanged;
 6. a page on http://127.0.0.1 naming rpId localhost gets a SecurityError for a conditional
    get() and a create(); the store is unchanged;
 7. a modal get() shows Latchkey's chooser (alice, bob); choosing alice signs her in; a modal
@@ -49,7 +50,9 @@ WAIT = 60          # s for a menu, a reply, a page
 # Where things are on the page (PAGE) and in Latchkey's menu and chooser (extension/provider.js:
 # MENU_HEADER, ROW, CHOOSER_TOP, CHOOSER_HEADER): a driver cannot look into their closed shadow roots.
 FIELD = (20, 20, 300, 30)                 # the username field: left, top, width, height
+PASSWORD = (20 + 150, 70 + 15)            # the centre of the password field
 SUBMIT = (20 + 60, 120 + 15)              # the centre of the submit button
+SETTLE = 0.7       # s: Latchkey ignores clicks on a menu or dialog for its first 0.5 s (provider.js)
 MENU_HEADER, ROW, CHOOSER_TOP, CHOOSER_HEADER = 28, 44, 80, 56
 
 PAGE = b"""<!doctype html><html><head><title>Latchkey provider e2e</title></head><body>
@@ -134,6 +137,17 @@ class Provider(signals.Browser):
                             {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}]}, timeout=30)
             ff.command("WebDriver:ReleaseActions", {}, timeout=30)
 
+    def type_text(self, text):
+        """Types `text` into the focused element with WebDriver key actions (trusted input)."""
+        if self.name == "chromium":
+            from selenium.webdriver.common.action_chains import ActionChains
+            ActionChains(self.opened.driver).send_keys(text).perform()
+        else:
+            keys = [step for c in text for step in ({"type": "keyDown", "value": c}, {"type": "keyUp", "value": c})]
+            self.opened.ff.command("WebDriver:PerformActions",
+                                   {"actions": [{"type": "key", "id": "keyboard", "actions": keys}]}, timeout=30)
+            self.opened.ff.command("WebDriver:ReleaseActions", {}, timeout=30)
+
     def set_provider(self, enabled):
         """Ticks (or clears) "Offer Latchkey's passkeys…" in the extension's options page, as a user would."""
         if self.name == "chromium":
@@ -210,6 +224,7 @@ def choose_in_menu(browser, rp, passkeys, index, count):
     left, top, width, height = FIELD
     browser.click(left + 10, top + height / 2)          # the user clicks into the field
     wait_for(lambda: browser.ui() is not None, "Latchkey's menu under the username field")
+    time.sleep(SETTLE)
     menu = browser.ui()
     rows = round((menu["height"] - MENU_HEADER - 2) / ROW)
     assert rows == count, f"the menu lists {rows} accounts, not {count} ({menu})"
@@ -272,8 +287,10 @@ def run_checks(browser, key, made=None):
           conditional_get)
 
     def upgrade():
-        browser.run("document.getElementById('username').value = 'bob'; document.getElementById('password').value = 'hunter2';"
-                    " window.__beforeSubmit = 1; return 1;")
+        browser.run("document.getElementById('username').value = 'bob'; window.__beforeSubmit = 1; return 1;")
+        browser.click(*PASSWORD)          # the user clicks into the password field and types
+        browser.type_text("hunter2")
+        assert browser.run("return document.getElementById('password').value;") == "hunter2", "the typing did not arrive"
         browser.click(*SUBMIT)   # a trusted click: the form's submit event, then the redirect's page load
         wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
                  "the page after the password sign-in")
@@ -299,13 +316,20 @@ def run_checks(browser, key, made=None):
                     " window.__beforeSubmit = 1; document.getElementById('login').requestSubmit(); return 1;")
         wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
                  "the page after the scripted submission")
+        # Nor is a password a script put in the field, submitted by the user's real click.
+        browser.run("document.getElementById('username').value = 'dave'; document.getElementById('password').value = 'x';"
+                    " window.__beforeSubmit = 1; return 1;")
+        browser.click(*SUBMIT)
+        wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
+                 "the page after the click on submit")
         creation, _ = registration(rp, b"latchkey-provider-dave", "dave")
         browser.start("create", dict(creation)["publicKey"], "conditional")
         outcome = browser.outcome("the conditional create() without a password sign-in")
         assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
         assert browser.ui() is None, "a dialog was shown"
         assert key.credentials() == before, "the store changed"
-    check(f"on {ORIGIN2}, with no password sign-in there (a script's requestSubmit() is none), a conditional create() "
+    check(f"on {ORIGIN2}, with no password sign-in there (a script's requestSubmit(), or a password a script filled in "
+          "and the user's click submitted, is none), a conditional create() "
           "is a NotAllowedError with no UI; the store is unchanged",
           no_recent_sign_in)
 
@@ -329,6 +353,7 @@ def run_checks(browser, key, made=None):
         request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
         browser.start("get", dict(request)["publicKey"])
         wait_for(lambda: browser.ui() is not None, "Latchkey's chooser")
+        time.sleep(SETTLE)
         viewport = browser.ui()["viewport"]
         browser.click(viewport / 2, CHOOSER_TOP + CHOOSER_HEADER + ROW / 2)   # the first account: alice
         outcome = resolved(browser.outcome("the modal get()"), "the modal get()")
@@ -340,6 +365,7 @@ def run_checks(browser, key, made=None):
         creation, state = registration(rp, CAROL, "carol")
         browser.start("create", dict(creation)["publicKey"])
         wait_for(lambda: browser.ui() is not None, "Latchkey's offer to save the passkey")
+        time.sleep(SETTLE)
         viewport = browser.ui()["viewport"]
         browser.click(viewport / 2, CHOOSER_TOP + CHOOSER_HEADER + ROW / 2)   # "Save in Latchkey"
         outcome = resolved(browser.outcome("the modal create()"), "the modal create()")
