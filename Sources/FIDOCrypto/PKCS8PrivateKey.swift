@@ -100,8 +100,7 @@ public enum PKCS8PrivateKey {
             let ecPrivateKeyLength = 3 + header(0x04, raw.count).count + raw.count + publicKeyField.count
             let ecPrivateKeyHeader = header(0x30, ecPrivateKeyLength)
             let octetsLength = ecPrivateKeyHeader.count + ecPrivateKeyLength
-            let algorithmIdentifier = tlv(0x30, tlv(0x06, [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01])   // id-ecPublicKey
-                                                + tlv(0x06, objectIdentifier(of: curve)))
+            let algorithmIdentifier = tlv(0x30, tlv(0x06, DEREncoding.ecPublicKeyOID) + tlv(0x06, curve.objectIdentifier))
             let octetsHeader = header(0x04, octetsLength)
             der += header(0x30, 3 + algorithmIdentifier.count + octetsHeader.count + octetsLength)
             der += [0x02, 0x01, 0x00] + algorithmIdentifier + octetsHeader + ecPrivateKeyHeader
@@ -110,7 +109,7 @@ public enum PKCS8PrivateKey {
             der += publicKeyField
         case .rsa:
             // RFC 8017 A.1: rsaEncryption with NULL parameters, the RSAPrivateKey as the octets.
-            let algorithmIdentifier = tlv(0x30, tlv(0x06, [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01]) + [0x05, 0x00])
+            let algorithmIdentifier = tlv(0x30, tlv(0x06, DEREncoding.rsaEncryptionOID) + [0x05, 0x00])
             let octetsHeader = header(0x04, raw.count)
             der.reserveCapacity(raw.count + 32)
             der += header(0x30, 3 + algorithmIdentifier.count + octetsHeader.count + raw.count)
@@ -175,26 +174,9 @@ public enum PKCS8PrivateKey {
         throw .mlDSAWithoutSeed
     }
 
-    /// The named-curve OID's content octets (RFC 5480 §2.1.1.1, SEC 2 for secp256k1).
-    private static func objectIdentifier(of curve: ECCurve) -> [UInt8] {
-        switch curve {
-        case .p384: [0x2B, 0x81, 0x04, 0x00, 0x22]
-        case .p521: [0x2B, 0x81, 0x04, 0x00, 0x23]
-        case .secp256k1: [0x2B, 0x81, 0x04, 0x00, 0x0A]
-        default: [0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07]   // prime256v1
-        }
-    }
+    private static func header(_ tag: UInt8, _ length: Int) -> [UInt8] { DEREncoding.header(tag, length) }
 
-    /// A DER tag and definite length (short form, or long form up to 65,535 bytes).
-    private static func header(_ tag: UInt8, _ length: Int) -> [UInt8] {
-        switch length {
-        case ..<0x80: [tag, UInt8(length)]
-        case ..<0x100: [tag, 0x81, UInt8(length)]
-        default: [tag, 0x82, UInt8(length >> 8), UInt8(length & 0xFF)]
-        }
-    }
-
-    private static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { header(tag, content.count) + content }
+    private static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] { DEREncoding.tlv(tag, content) }
 }
 
 /// Reads definite-length DER elements (short or long form lengths) from a slice.

@@ -81,7 +81,7 @@ public final class PasskeyClient {
         response.add("clientDataJSON", Base64URL.encode(clientData))
         response.add("authenticatorData", Base64URL.encode(authDataBytes))
         response.add("transports", strings: Self.transports)
-        if let spki = COSEKey(attested.publicKey).flatMap(SubjectPublicKeyInfo.der) {
+        if let spki = COSEKey(attested.publicKey).flatMap(Self.subjectPublicKeyInfo) {
             response.add("publicKey", Base64URL.encode(spki))
         }
         response.add("publicKeyAlgorithm", Int64(algorithm))
@@ -93,6 +93,30 @@ public final class PasskeyClient {
             extensions.add("credProps", json: credProps.text)
         }
         return Self.credentialJSON(id: attested.credentialID, response: response, extensions: extensions)
+    }
+
+    /// getPublicKey()'s SubjectPublicKeyInfo (WebAuthn L3 §5.2.1.1) for the algorithms a
+    /// browser must know: ES256 (and the other NIST curves), EdDSA with Ed25519, RS256 and PS256.
+    /// For anything else (ES256K, ML-DSA) it is nil, and so is getPublicKey(), as the
+    /// specification allows; the page then reads the COSE key from authenticatorData.
+    static func subjectPublicKeyInfo(_ key: COSEKey) -> [UInt8]? {
+        switch key {
+        case let .ec2P256(_, x, y):
+            return SubjectPublicKeyInfo.ec(curve: .p256, x: x, y: y)
+        case let .ec2(curve, _, x, y):
+            switch curve {
+            case .p256: return SubjectPublicKeyInfo.ec(curve: .p256, x: x, y: y)
+            case .p384: return SubjectPublicKeyInfo.ec(curve: .p384, x: x, y: y)
+            case .p521: return SubjectPublicKeyInfo.ec(curve: .p521, x: x, y: y)
+            case .secp256k1: return nil
+            }
+        case let .okpEd25519(x):
+            return SubjectPublicKeyInfo.ed25519(x)
+        case let .rsa(_, n, e):
+            return SubjectPublicKeyInfo.rsa(modulus: n, exponent: e)
+        case .akp:
+            return nil
+        }
     }
 
     // MARK: - get()
