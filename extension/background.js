@@ -390,12 +390,6 @@ async function providerSettings() {
   };
 }
 
-function isExcepted(origin, exceptions) {
-  const host = RpId.parseOrigin(origin).host;
-  return exceptions.some((entry) => (entry.startsWith('*.')
-    ? host === entry.slice(2) || host.endsWith(entry.slice(1)) : host === entry));
-}
-
 // Registering is asynchronous; changes are applied one after another, the last one winning.
 let providerSync = Promise.resolve();
 
@@ -412,6 +406,8 @@ function syncProviderScripts() {
     const common = { matches: PROVIDER_MATCHES, runAt: 'document_start', allFrames: false, persistAcrossSessions: true };
     const excluded = ProviderRules.exceptionPatterns(settings.exceptions);
     if (excluded.length > 0) common.excludeMatches = excluded;
+    // provider-rules.js goes to the page's world only: Chromium injects a file once per frame,
+    // into the first world naming it, so the isolated provider.js leaves the rules to us here.
     await api.scripting.registerContentScripts([
       Object.assign({ id: PROVIDER_SCRIPT_IDS[0], js: ['provider-rules.js', 'provider-main.js'], world: 'MAIN' }, common),
       Object.assign({ id: PROVIDER_SCRIPT_IDS[1], js: ['provider.js'] }, common),
@@ -494,7 +490,7 @@ async function onProvider(message, sender) {
     return { ok: false, error: 'SecurityError', message: 'the passkey provider serves top-level pages only' };
   }
   const settings = await providerSettings();
-  if (!settings.enabled || isExcepted(origin, settings.exceptions)) {
+  if (!settings.enabled || ProviderRules.isExcepted(RpId.parseOrigin(origin).host, settings.exceptions)) {
     return { ok: false, error: 'InternalError', message: 'provider mode is off for this site' };
   }
   if (!RpId.isSecureOrigin(origin)) {
@@ -505,7 +501,8 @@ async function onProvider(message, sender) {
   if (message.rpId !== undefined && (typeof message.rpId !== 'string' || message.rpId.length > 253)) {
     return { ok: false, error: 'SecurityError', message: 'rpId is not a valid domain' };
   }
-  if (message.options !== undefined && JSON.stringify(message.options).length > MAX_PROVIDER_OPTIONS) {
+  if ((message.options !== undefined && JSON.stringify(message.options).length > MAX_PROVIDER_OPTIONS)
+      || (message.allowCredentials !== undefined && JSON.stringify(message.allowCredentials).length > MAX_PROVIDER_OPTIONS)) {
     return { ok: false, error: 'TypeError', message: `the options are over ${MAX_PROVIDER_OPTIONS} bytes` };
   }
   switch (message.operation) {
@@ -515,9 +512,14 @@ async function onProvider(message, sender) {
     case 'passwordSubmitted':
       await withSignIns(() => noteSubmission(sender.tab.id, origin));
       return { ok: true };
-    case 'accounts':
-      return askHost({ type: 'accounts', origin, rpId: message.rpId,
+    case 'accounts': {
+      const listed = await askHost({ type: 'accounts', origin, rpId: message.rpId,
         userVerification: typeof message.userVerification === 'string' ? message.userVerification.slice(0, 32) : undefined });
+      if (listed.ok === true && Array.isArray(listed.accounts)) {
+        listed.accounts = ProviderRules.allowedAccounts(listed.accounts, { allowCredentials: message.allowCredentials });
+      }
+      return listed;
+    }
     case 'get':
       return askHost({ type: 'get', origin, options: message.options,
         credentialId: typeof message.credentialId === 'string' ? message.credentialId : undefined });

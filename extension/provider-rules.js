@@ -166,7 +166,8 @@
 
   /** The host's accounts a request allows: all, or those in allowCredentials (JSON form). */
   function allowedAccounts(accounts, optionsJSON) {
-    const allowed = (optionsJSON.allowCredentials || []).filter((d) => d.type === 'public-key').map((d) => d.id);
+    const list = Array.isArray(optionsJSON.allowCredentials) ? optionsJSON.allowCredentials : [];
+    const allowed = list.filter((d) => d !== null && typeof d === 'object' && d.type === 'public-key').map((d) => d.id);
     if (allowed.length === 0) return accounts.slice();
     return accounts.filter((account) => allowed.includes(account.credentialId));
   }
@@ -201,6 +202,16 @@
     return patterns;
   }
 
+  /**
+   * Whether `host` is one of the exceptions (`example.com`, or `*.example.com`: it and its
+   * subdomains) — what exceptionPatterns' match patterns keep the scripts out of, checked
+   * again for each request the background takes.
+   */
+  function isExcepted(host, exceptions) {
+    return exceptions.some((entry) => (entry.startsWith('*.')
+      ? host === entry.slice(2) || host.endsWith(entry.slice(1)) : host === entry));
+  }
+
   /** Whether a page load turns a recorded password submission into a sign-in. */
   function navigationCompletesSignIn(submission, origin, now) {
     return !!submission && submission.origin === origin && now - submission.time >= 0
@@ -223,6 +234,7 @@
     allowedAccounts,
     parseExceptions,
     exceptionPatterns,
+    isExcepted,
     navigationCompletesSignIn,
     signInIsRecent,
   });

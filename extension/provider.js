@@ -64,17 +64,6 @@
     return { outcome: 'error', name, message: answer.message || 'The operation either timed out or was not allowed.' };
   }
 
-  /**
-   * The accounts a request allows: all, or those in its allowCredentials. (The same rule as
-   * provider-rules.js's allowedAccounts, which Tests/Extension/provider.test.js checks; this
-   * world does not load that file, since Chromium injects a file once per frame, into the
-   * first world that names it, and provider-main.js needs it in the page's.)
-   */
-  function allowedAccounts(accounts, options) {
-    const allowed = (options.allowCredentials || []).filter((d) => d && d.type === 'public-key').map((d) => d.id);
-    return allowed.length === 0 ? accounts.slice() : accounts.filter((a) => allowed.includes(a.credentialId));
-  }
-
   // ---------------------------------------------------------------------------
   // Requests from provider-main.js
 
@@ -99,14 +88,16 @@
 
   async function onGet(id, mediation, options) {
     if (mediation === 'silent') return reply(id, { outcome: 'browser' });
-    const listed = await background({ operation: 'accounts', rpId: options.rpId, userVerification: options.userVerification });
+    // The background narrows the accounts to the request's allowCredentials (provider-rules.js).
+    const listed = await background({ operation: 'accounts', rpId: options.rpId, userVerification: options.userVerification,
+      allowCredentials: options.allowCredentials });
     if (aborted.delete(id)) return undefined;
     if (!listed.ok) {
       // A SecurityError (an RP ID this origin may not claim) is the page's answer, as the
       // browser's would be; the host being unavailable leaves the call to the browser.
       return reply(id, outcomeOf(listed, true));
     }
-    const accounts = allowedAccounts(listed.accounts, options);
+    const accounts = listed.accounts;
     if (accounts.length === 0) return reply(id, { outcome: 'browser' });
     const choose = async (account) => {
       const answer = await background({ operation: 'get', options, credentialId: account.credentialId });

@@ -128,6 +128,9 @@ check('allowCredentials narrows the accounts; an empty list allows all', () => {
   assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [] }), accounts);
   assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [{ type: 'public-key', id: 'Ag' }] }), [accounts[1]]);
   assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [{ type: 'public-key', id: 'Aw' }] }), []);
+  // What a page passes on is not trusted: a list that is not one, or holds non-objects, narrows nothing wrongly.
+  assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: 'AQ' }), accounts);
+  assert.deepStrictEqual(P.allowedAccounts(accounts, { allowCredentials: [null, 7, { type: 'public-key', id: 'AQ' }] }), [accounts[0]]);
 });
 
 check('exceptions: hosts and *.hosts, errors named by line', () => {
@@ -137,6 +140,11 @@ check('exceptions: hosts and *.hosts, errors named by line', () => {
   assert.match(parsed.errors[0], /^line 6: 'not a host'/);
   assert.deepStrictEqual(P.exceptionPatterns(parsed.hosts), ['https://example.com/*', 'https://*.bank.example/*']);
   assert.deepStrictEqual(P.exceptionPatterns(['localhost']), ['https://localhost/*', 'http://localhost/*']);
+  // The background's check agrees with the patterns: the host, and *.host's subdomains too.
+  for (const [host, excepted] of [['example.com', true], ['www.example.com', false], ['bank.example', true],
+    ['login.bank.example', true], ['notbank.example', false], ['example.org', false]]) {
+    assert.strictEqual(P.isExcepted(host, parsed.hosts), excepted, host);
+  }
 });
 
 check('a password sign-in: the navigation within a minute, then five minutes of upgrades', () => {
