@@ -192,6 +192,14 @@ class Provider(signals.Browser):
     def ui(self):
         return self.run(PROVIDER_UI)
 
+    def submit_form(self, fill, submit, what):
+        """Runs the page script `fill` (it fills the form; it may submit it itself), then
+        `submit()` (a person's action, or nothing), and waits for the page the server redirects to."""
+        self.run(fill + " window.__beforeSubmit = 1; return 1;")
+        submit()
+        wait_for(lambda: self.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
+                 f"the page after {what}")
+
 
 def wait_for(predicate, what, seconds=WAIT):
     deadline = time.time() + seconds
@@ -287,13 +295,12 @@ def run_checks(browser, key, made=None):
           conditional_get)
 
     def upgrade():
-        browser.run("document.getElementById('username').value = 'bob'; window.__beforeSubmit = 1; return 1;")
-        browser.click(*PASSWORD)          # the user clicks into the password field and types
-        browser.type_text("hunter2")
-        assert browser.run("return document.getElementById('password').value;") == "hunter2", "the typing did not arrive"
-        browser.click(*SUBMIT)   # a trusted click: the form's submit event, then the redirect's page load
-        wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
-                 "the page after the password sign-in")
+        def sign_in():
+            browser.click(*PASSWORD)          # the user clicks into the password field and types
+            browser.type_text("hunter2")
+            assert browser.run("return document.getElementById('password').value;") == "hunter2", "the typing did not arrive"
+            browser.click(*SUBMIT)   # a trusted click: the form's submit event, then the redirect's page load
+        browser.submit_form("document.getElementById('username').value = 'bob';", sign_in, "the password sign-in")
         creation, state = registration(rp, BOB, "bob")
         browser.start("create", dict(creation)["publicKey"], "conditional")
         outcome = resolved(browser.outcome("the conditional create()"), "the conditional create() after a password sign-in")
@@ -312,16 +319,10 @@ def run_checks(browser, key, made=None):
         before = key.credentials()
         browser.open_page(ORIGIN2, provider=True)
         # A page's own script submitting the password form (no person's click) is no sign-in.
-        browser.run("document.getElementById('username').value = 'dave'; document.getElementById('password').value = 'x';"
-                    " window.__beforeSubmit = 1; document.getElementById('login').requestSubmit(); return 1;")
-        wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
-                 "the page after the scripted submission")
+        fill = "document.getElementById('username').value = 'dave'; document.getElementById('password').value = 'x';"
+        browser.submit_form(fill + " document.getElementById('login').requestSubmit();", lambda: None, "the scripted submission")
         # Nor is a password a script put in the field, submitted by the user's real click.
-        browser.run("document.getElementById('username').value = 'dave'; document.getElementById('password').value = 'x';"
-                    " window.__beforeSubmit = 1; return 1;")
-        browser.click(*SUBMIT)
-        wait_for(lambda: browser.run("return document.readyState === 'complete' && window.__beforeSubmit === undefined;"),
-                 "the page after the click on submit")
+        browser.submit_form(fill, lambda: browser.click(*SUBMIT), "the click on submit")
         creation, _ = registration(rp, b"latchkey-provider-dave", "dave")
         browser.start("create", dict(creation)["publicKey"], "conditional")
         outcome = browser.outcome("the conditional create() without a password sign-in")
