@@ -22,16 +22,14 @@ extension NativeHostSession {
         switch type {
         case .accounts:
             let rpID = try relyingPartyID(json["rpId"], origin: origin)
-            // credProtect 2 and 3 passkeys are offered only to a sign-in that will verify the
-            // user (CTAP 2.1 §12.1: without UV they are not discoverable): the request's
-            // userVerification, on a key that verifies users itself.
-            let requirement = try PasskeyJSON.optionalString(json["userVerification"], "userVerification") ?? "preferred"
-            var verified = false
-            if requirement != "discouraged" {
-                verified = (try? PasskeyClient(link: try openKey(10_000)).verifiesUsers()) ?? false
-            }
+            // What the person may choose from before anything is verified: credProtect 2
+            // passkeys only when the request's allowCredentials names them, 3 never (CTAP 2.1
+            // §12.1, decided by the verification performed, which here is none). The request's
+            // userVerification is read for compatibility and changes nothing.
+            _ = try PasskeyJSON.optionalString(json["userVerification"], "userVerification")
+            let allowList = try PasskeyJSON.descriptors(json["allowCredentials"], "allowCredentials")
             reply.add("rpId", rpID)
-            reply.add("accounts", json: try accounts(rpID: rpID, userVerified: verified))
+            reply.add("accounts", json: try accounts(rpID: rpID, allowList: allowList))
         case .create:
             let options = try PasskeyCreationOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
@@ -68,10 +66,11 @@ extension NativeHostSession {
     }
 
     /// `[{"credentialId", "userHandle", "name", "displayName"}, …]`, oldest first: what the key
-    /// would offer a discoverable sign-in (`isDiscoverable`): hidden passkeys (signals) and
-    /// credentials stored only for ID lists are not offered. Names are the site's own; the
+    /// would answer before user verification (`isOfferedBeforeVerification`): with an empty
+    /// allowList its discoverable level-1 passkeys, otherwise those of the list it holds;
+    /// hidden passkeys (signals) are never offered. Names are the site's own; the
     /// extension shows them as text.
-    private func accounts(rpID: String, userVerified: Bool) throws(SignalFailure) -> String {
+    private func accounts(rpID: String, allowList: [[UInt8]]) throws(SignalFailure) -> String {
         let store = try openedStore()
         let credentials: [ResidentCredential]
         do throws(StoreError) {
@@ -79,7 +78,7 @@ extension NativeHostSession {
         } catch {
             throw .internal(error.message(directory: store.directory))
         }
-        let offered = credentials.filter { $0.isDiscoverable(userVerified: userVerified) }
+        let offered = credentials.filter { $0.isOfferedBeforeVerification(allowList: allowList) }
         let entries = offered.sorted { $0.createdAt < $1.createdAt }.map { credential in
             var entry = JSONReply()
             entry.add("credentialId", Base64URL.encode(credential.credentialID))

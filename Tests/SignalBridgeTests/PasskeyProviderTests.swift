@@ -189,18 +189,35 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertEqual(try store.residentCredentialCount(), 2)
     }
 
-    func testAccountsOfferProtectedPasskeysOnlyToAVerifiedSignIn() throws {
-        var protected = try XCTUnwrap(store.residentCredential(id: try bytes((try create(try session(), creation())["credential"]
-                                                                                      as? [String: Any])?["id"])))
-        protected.credProtect = .userVerificationRequired
-        try store.saveResidentCredential(protected)
-        let ask = #"{"id": 9, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com", "userVerification": "UV"}"#
-        func names(_ session: NativeHostSession, _ uv: String) throws -> Int? {
-            (try send(session, ask.replacingOccurrences(of: "UV", with: uv))["accounts"] as? [Any])?.count
+    func testAccountsListProtectedPasskeysByTheVerificationPerformedNotTheKeysAbility() throws {
+        // Three passkeys at one RP, credProtect 1, 2 and 3, on a key that verifies users itself:
+        // before any verification the list is what the key would answer without UV.
+        let maker = try session()
+        var ids: [[UInt8]] = []
+        for (user, level) in [("alice", CredentialProtectionPolicy.userVerificationOptional),
+                              ("bob", .userVerificationOptionalWithCredentialIDList), ("carol", .userVerificationRequired)] {
+            let id = try bytes((try create(maker, creation(userID: Array("\(user)-id".utf8)))["credential"]
+                                as? [String: Any])?["id"])
+            var credential = try XCTUnwrap(store.residentCredential(id: id))
+            credential.credProtect = level
+            try store.saveResidentCredential(credential)
+            ids.append(id)
         }
-        XCTAssertEqual(try names(try session(builtInUV: true), "preferred"), 1, "the sign-in will verify the user")
-        XCTAssertEqual(try names(try session(builtInUV: true), "discouraged"), 0, "the RP does not want UV: not discoverable")
-        XCTAssertEqual(try names(try session(builtInUV: false), "required"), 0, "a key that cannot verify users")
+        func listed(_ uv: String, allow: [[UInt8]]) throws -> [String] {
+            let descriptors = allow.map { #"{"type": "public-key", "id": "\#(Base64URL.encode($0))"}"# }.joined(separator: ",")
+            let ask = #"{"id": 9, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com", "#
+                + #""userVerification": "\#(uv)", "allowCredentials": [\#(descriptors)]}"#
+            let reply = try send(try session(builtInUV: true), ask)
+            return try XCTUnwrap(reply["accounts"] as? [[String: String]], "\(reply)").compactMap { $0["credentialId"] }
+        }
+        let (alice, bob, carol) = (Base64URL.encode(ids[0]), Base64URL.encode(ids[1]), Base64URL.encode(ids[2]))
+        for uv in ["required", "preferred", "discouraged"] {
+            XCTAssertEqual(try listed(uv, allow: []), [alice], "no list, \(uv): level 1 only, whatever the key could verify")
+            XCTAssertEqual(try listed(uv, allow: ids), [alice, bob], "a list naming all three, \(uv): level 3 never before UV")
+            XCTAssertEqual(try listed(uv, allow: [ids[1]]), [bob], "a list naming bob: bob only")
+            XCTAssertEqual(try listed(uv, allow: [ids[2]]), [], "a list naming carol (level 3): nothing")
+        }
+        XCTAssertFalse(try listed("required", allow: ids + [[9, 9, 9]]).contains(carol), "carol is never listed before UV")
     }
 
     func testUVRequiredOnAKeyWithoutBuiltInUVIsRefusedBeforeTheKeyActs() throws {

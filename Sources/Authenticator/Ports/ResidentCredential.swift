@@ -79,6 +79,17 @@ public struct ResidentCredential: Sendable {
         discoverable && hiddenSince == nil && (credProtect == .userVerificationOptional || userVerified)
     }
 
+    /// Whether a platform may show it to the user before any user verification in the
+    /// ceremony, as the key itself would answer a getAssertion without UV (CTAP 2.1 §12.1):
+    /// level 1 when discoverable, level 2 only when the request's allowList names it, level 3
+    /// never. Decided by the verification performed so far (none), not by whether the key
+    /// could perform one. Hidden passkeys are never shown.
+    public func isOfferedBeforeVerification(allowList: [[UInt8]]) -> Bool {
+        guard hiddenSince == nil else { return false }
+        if allowList.contains(credentialID) { return credProtect != .userVerificationRequired }
+        return allowList.isEmpty && discoverable && credProtect == .userVerificationOptional
+    }
+
     public init(credentialID: [UInt8], rpID: String, rpIDHash: [UInt8], rpName: String?,
                 userHandle: [UInt8], userName: String?, userDisplayName: String?,
                 algorithm: Int, privateKey: SecretBytes, createdAt: Int64,
