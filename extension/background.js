@@ -252,12 +252,16 @@ function dispatch(signal) {
     return;
   }
   if (pending.size >= MAX_PENDING) {
-    // The host stopped answering; forget the oldest request (a provider request is answered).
-    const [oldestId, oldest] = pending.entries().next().value;
-    pending.delete(oldestId);
-    if (oldest.respond) oldest.respond({ ok: false, error: 'InternalError', message: 'the native host did not answer' });
-    console.warn(`Latchkey signal bridge: no reply to ${oldest.method} from ${oldest.origin}; dropped`);
-    record(oldest.origin, oldest.method, 'dropped', 'no reply');
+    // The host stopped answering; forget the oldest signal. A passkey request is never dropped
+    // (its ceremony may be running on the key): with only those waiting, this signal is refused.
+    const oldest = Array.from(pending.entries()).find(([, request]) => !request.respond);
+    if (!oldest) {
+      refuse(signal.origin, signal.method, `${MAX_PENDING} requests wait for the native host`);
+      return;
+    }
+    pending.delete(oldest[0]);
+    console.warn(`Latchkey signal bridge: no reply to ${oldest[1].method} from ${oldest[1].origin}; dropped`);
+    record(oldest[1].origin, oldest[1].method, 'dropped', 'no reply');
   }
   const id = nextId++;
   pending.set(id, { origin: signal.origin, method: signal.method });
@@ -342,12 +346,17 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   // Only this extension's own content scripts; never another extension's.
   if (!sender || sender.id !== api.runtime.id) return;
   if (message === null || typeof message !== 'object') return;
-  if (message.type === 'provider') {
+  if (message.type === 'provider' || message.type === 'prompt') {
     // The passkey provider: answered through sendResponse (`return true` keeps the channel
-    // open in both browsers), always, so provider.js never waits for nothing.
-    onProvider(message, sender).then(sendResponse, (e) => {
+    // open in both browsers), always, so provider.js never waits for nothing. Prompt messages
+    // only from the extension's own prompt page, never from a content script.
+    const fromPrompt = typeof sender.url === 'string' && sender.url.startsWith(api.runtime.getURL('prompt.html'));
+    if (message.type === 'prompt' && !fromPrompt) return undefined;
+    if (message.type === 'provider' && fromPrompt) return undefined;
+    (message.type === 'prompt' ? onPrompt(message, sender) : onProvider(message, sender)).then(sendResponse, (e) => {
       console.warn('Latchkey passkey provider: request failed', e);
-      sendResponse({ ok: false, error: 'InternalError', message: String(e && e.message ? e.message : e) });
+      sendResponse(message.type === 'prompt' ? { ok: false, message: 'Latchkey could not do that.' }
+        : { outcome: 'browser' });
     });
     return true;
   }
@@ -361,185 +370,7 @@ api.runtime.onMessage.addListener((message, sender, sendResponse) => {
   // channel open; in Firefox, a returned promise would become the reply.)
 });
 
-// ---------------------------------------------------------------------------
-// The passkey provider (off until the user turns it on in the options page).
-//
-// Settings, in storage.local under "provider": {enabled, newPasskeys, exceptions: [host…]}.
-// While enabled, provider-main.js (MAIN world) and provider.js run in top-level pages, except on
-// the excepted hosts; while off, they are not registered at all, so pages see their browser.
-//
-// Wire format with the host (docs/native-host.md, "The passkey provider"):
-//   → {"id": N, "type": "accounts", "origin": O, "rpId"?: R}
-//   ← {"id": N, "ok": true, "rpId": R, "accounts": [{credentialId, userHandle, name, displayName}]}
-//   → {"id": N, "type": "create", "origin": O, "options": CreationOptionsJSON}
-//   → {"id": N, "type": "get", "origin": O, "options": RequestOptionsJSON, "credentialId"?: ID}
-//   ← {"id": N, "ok": true, "credential": RegistrationResponseJSON | AuthenticationResponseJSON}
-//   ← {"id": N, "ok": false, "error": "NotAllowedError" | "SecurityError" | …, "message": "…"}
-
-const MAX_PROVIDER_OPTIONS = 64 * 1024; // JSON characters of a create()/get()'s options
-const PROVIDER_SCRIPT_IDS = ['latchkey-provider-main', 'latchkey-provider'];
-const PROVIDER_MATCHES = ['https://*/*', 'http://localhost/*', 'http://127.0.0.1/*', 'http://[::1]/*'];
-
-async function providerSettings() {
-  const stored = await api.storage.local.get('provider');
-  const settings = stored && stored.provider && typeof stored.provider === 'object' ? stored.provider : {};
-  return {
-    enabled: settings.enabled === true,
-    newPasskeys: settings.newPasskeys === true,
-    exceptions: Array.isArray(settings.exceptions) ? settings.exceptions.filter((h) => typeof h === 'string') : [],
-  };
-}
-
-// Registering is asynchronous; changes are applied one after another, the last one winning.
-let providerSync = Promise.resolve();
-
-function syncProviderScripts() {
-  providerSync = providerSync.then(async () => {
-    if (!api.scripting || typeof api.scripting.registerContentScripts !== 'function') {
-      console.warn('Latchkey passkey provider: this browser has no scripting.registerContentScripts; provider mode is unavailable');
-      return;
-    }
-    const settings = await providerSettings();
-    const registered = await api.scripting.getRegisteredContentScripts({ ids: PROVIDER_SCRIPT_IDS });
-    if (registered.length > 0) await api.scripting.unregisterContentScripts({ ids: registered.map((s) => s.id) });
-    if (!settings.enabled) return;
-    const common = { matches: PROVIDER_MATCHES, runAt: 'document_start', allFrames: false, persistAcrossSessions: true };
-    const excluded = ProviderRules.exceptionPatterns(settings.exceptions);
-    if (excluded.length > 0) common.excludeMatches = excluded;
-    // provider-rules.js goes to the page's world only: Chromium injects a file once per frame,
-    // into the first world naming it, so the isolated provider.js leaves the rules to us here.
-    await api.scripting.registerContentScripts([
-      Object.assign({ id: PROVIDER_SCRIPT_IDS[0], js: ['provider-rules.js', 'provider-main.js'], world: 'MAIN' }, common),
-      Object.assign({ id: PROVIDER_SCRIPT_IDS[1], js: ['provider.js'] }, common),
-    ]);
-    console.info(`Latchkey passkey provider: on${excluded.length ? `, except ${settings.exceptions.join(', ')}` : ''}`);
-  }).catch((e) => console.warn('Latchkey passkey provider: cannot register its scripts:', e));
-  return providerSync;
-}
-
-if (api.storage && api.storage.onChanged) {
-  api.storage.onChanged.addListener((changes, area) => {
-    if (area === 'local' && changes.provider) syncProviderScripts();
-  });
-  syncProviderScripts();
-}
-
-// Password sign-ins: a trusted submission of a form with a filled password field, then a page
-// load of the same origin in the same tab within a minute. Kept in storage.session (a
-// Chromium service worker does not live that long), by wall-clock time for the same reason.
-// Every read and write of that state goes through this chain, in the order the messages came,
-// so a page load never reads the state before the submission that preceded it was written.
-let signInChain = Promise.resolve();
-
-function withSignIns(body) {
-  const result = signInChain.then(body);
-  signInChain = result.catch(() => undefined);
-  return result;
-}
-
-async function signInState() {
-  const area = api.storage.session;
-  const stored = area ? await area.get(['submissions', 'signIns']) : {};
-  return { area, submissions: stored.submissions || {}, signIns: stored.signIns || {} };
-}
-
-async function noteSubmission(tabId, origin) {
-  const state = await signInState();
-  state.submissions[tabId] = { origin, time: Date.now() };
-  if (state.area) await state.area.set({ submissions: state.submissions });
-}
-
-async function notePageLoaded(tabId, origin) {
-  const state = await signInState();
-  const submission = state.submissions[tabId];
-  if (!submission) return;
-  delete state.submissions[tabId];
-  const now = Date.now();
-  if (ProviderRules.navigationCompletesSignIn(submission, origin, now)) {
-    state.signIns[origin] = now;
-    record(origin, 'passwordSignIn', 'ok', 'a password sign-in: a conditional create() may upgrade it for a few minutes');
-  }
-  for (const [known, time] of Object.entries(state.signIns)) {
-    if (!ProviderRules.signInIsRecent(time, now)) delete state.signIns[known];
-  }
-  if (state.area) await state.area.set({ submissions: state.submissions, signIns: state.signIns });
-}
-
-async function signedInRecently(origin) {
-  const state = await signInState();
-  return ProviderRules.signInIsRecent(state.signIns[origin], Date.now());
-}
-
-/** Sends one provider request to the host; resolves with its reply (or an InternalError). */
-function askHost(request) {
-  return new Promise((resolve) => {
-    if (!port && !ensurePort()) {
-      resolve({ ok: false, error: 'InternalError', message: `native host ${NATIVE_HOST} unavailable` });
-      return;
-    }
-    const id = nextId++;
-    pending.set(id, { origin: request.origin, method: request.type, respond: resolve });
-    post(port, Object.assign({ id }, request));
-  });
-}
-
-async function onProvider(message, sender) {
-  const origin = senderOrigin(sender);
-  // Top-level documents only: a frame's page cannot speak for the site the user sees.
-  if (origin === null || !sender.tab || sender.frameId !== 0) {
-    return { ok: false, error: 'SecurityError', message: 'the passkey provider serves top-level pages only' };
-  }
-  const settings = await providerSettings();
-  if (!settings.enabled || ProviderRules.isExcepted(RpId.parseOrigin(origin).host, settings.exceptions)) {
-    return { ok: false, error: 'InternalError', message: 'provider mode is off for this site' };
-  }
-  if (!RpId.isSecureOrigin(origin)) {
-    return { ok: false, error: 'SecurityError', message: `${origin} is not an https:// or http://localhost origin` };
-  }
-  // What a page passes on is bounded here: the host ends a stream with a message over 1 MiB,
-  // which would drop every other tab's requests with it.
-  if (message.rpId !== undefined && (typeof message.rpId !== 'string' || message.rpId.length > 253)) {
-    return { ok: false, error: 'SecurityError', message: 'rpId is not a valid domain' };
-  }
-  if ((message.options !== undefined && JSON.stringify(message.options).length > MAX_PROVIDER_OPTIONS)
-      || (message.allowCredentials !== undefined && JSON.stringify(message.allowCredentials).length > MAX_PROVIDER_OPTIONS)) {
-    return { ok: false, error: 'TypeError', message: `the options are over ${MAX_PROVIDER_OPTIONS} bytes` };
-  }
-  switch (message.operation) {
-    case 'pageLoaded':
-      await withSignIns(() => notePageLoaded(sender.tab.id, origin));
-      return { ok: true };
-    case 'passwordSubmitted':
-      await withSignIns(() => noteSubmission(sender.tab.id, origin));
-      return { ok: true };
-    case 'accounts': {
-      const listed = await askHost({ type: 'accounts', origin, rpId: message.rpId,
-        userVerification: typeof message.userVerification === 'string' ? message.userVerification.slice(0, 32) : undefined });
-      if (listed.ok === true && Array.isArray(listed.accounts)) {
-        listed.accounts = ProviderRules.allowedAccounts(listed.accounts, { allowCredentials: message.allowCredentials });
-      }
-      return listed;
-    }
-    case 'get':
-      return askHost({ type: 'get', origin, options: message.options,
-        credentialId: typeof message.credentialId === 'string' ? message.credentialId : undefined });
-    case 'create':
-      if (message.conditional === true && !(await withSignIns(() => signedInRecently(origin)))) {
-        // WebAuthn L3: a conditional create() the client will not serve is NotAllowedError, with no UI.
-        record(origin, 'create', 'refused', 'conditional create() without a recent password sign-in');
-        return { ok: false, error: 'NotAllowedError',
-          message: 'no password sign-in on this site in the last few minutes: no passkey is made without asking' };
-      }
-      if (message.conditional === true) {
-        // One upgrade a sign-in: the next conditional create() needs another password sign-in.
-        await withSignIns(async () => {
-          const state = await signInState();
-          delete state.signIns[origin];
-          if (state.area) await state.area.set({ signIns: state.signIns });
-        });
-      }
-      return askHost({ type: 'create', origin, options: message.options });
-    default:
-      return { ok: false, error: 'TypeError', message: 'unknown provider operation' };
-  }
+// The passkey provider: provider-background.js (loaded after this file; it uses the port above).
+if (typeof importScripts === 'function' && typeof globalThis.onProvider === 'undefined') {
+  importScripts('provider-background.js');
 }

@@ -1,7 +1,8 @@
 /*
  * Latchkey's options page: the passkey provider's settings, kept in storage.local under
- * "provider" ({enabled, newPasskeys, exceptions}); the background registers or removes the
- * provider's page scripts whenever they change.
+ * "provider" ({enabled, offerSave, exceptions}); the background registers or removes the
+ * provider's page scripts whenever they change. One rule: every change applies at once (the
+ * exception list as soon as it parses, half a second after the last keystroke).
  */
 (function () {
   'use strict';
@@ -9,14 +10,18 @@
   const api = globalThis.browser ?? globalThis.chrome;
   const Rules = globalThis.LatchkeyProviderRules;
   const enabled = document.getElementById('enabled');
-  const newPasskeys = document.getElementById('newPasskeys');
+  const offerSave = document.getElementById('offerSave');
   const exceptions = document.getElementById('exceptions');
   const errors = document.getElementById('errors');
   const saved = document.getElementById('saved');
+  let typing = null;
 
   async function current() {
     const stored = await api.storage.local.get('provider');
-    return Object.assign({ enabled: false, newPasskeys: false, exceptions: [] }, stored.provider || {});
+    const settings = Object.assign({ enabled: false, exceptions: [] }, stored.provider || {});
+    settings.offerSave = settings.offerSave !== false;
+    delete settings.newPasskeys; // 1.1's setting, replaced by offerSave
+    return settings;
   }
 
   async function update(change) {
@@ -26,20 +31,27 @@
     setTimeout(() => { saved.textContent = ''; }, 2000);
   }
 
+  function applyExceptions() {
+    const parsed = Rules.parseExceptions(exceptions.value);
+    errors.textContent = parsed.errors.length > 0 ? `${parsed.errors.join('\n')}\nNot applied until every line is a host name.` : '';
+    if (parsed.errors.length === 0) update({ exceptions: parsed.hosts });
+  }
+
   current().then((settings) => {
     enabled.checked = settings.enabled;
-    newPasskeys.checked = settings.newPasskeys;
+    offerSave.checked = settings.offerSave;
     exceptions.value = settings.exceptions.join('\n');
     document.body.dataset.loaded = 'true';
   });
 
   enabled.addEventListener('change', () => update({ enabled: enabled.checked }));
-  newPasskeys.addEventListener('change', () => update({ newPasskeys: newPasskeys.checked }));
-  document.getElementById('save').addEventListener('click', () => {
-    const parsed = Rules.parseExceptions(exceptions.value);
-    errors.textContent = parsed.errors.join('\n');
-    if (parsed.errors.length > 0) return;
-    exceptions.value = parsed.hosts.join('\n');
-    update({ exceptions: parsed.hosts });
+  offerSave.addEventListener('change', () => update({ offerSave: offerSave.checked }));
+  exceptions.addEventListener('input', () => {
+    clearTimeout(typing);
+    typing = setTimeout(applyExceptions, 500);
+  });
+  exceptions.addEventListener('change', () => {
+    clearTimeout(typing);
+    applyExceptions();
   });
 })();

@@ -2,7 +2,7 @@
  * Latchkey passkey provider — the rules its scripts share, with no browser API in them, so that
  * Tests/Extension/provider.test.js runs them under Node: WebAuthn options to their JSON form,
  * the host's JSON back to a PublicKeyCredential, which accounts a request allows, the user's
- * exceptions as match patterns, and when a password sign-in counts as recent.
+ * exceptions as match patterns, when a password sign-in counts as recent and for which account.
  *
  * Loaded before provider-main.js (page MAIN world: it takes this global and removes it),
  * provider.js (isolated world) and background.js.
@@ -222,6 +222,28 @@
     return typeof signedInAt === 'number' && now - signedInAt >= 0 && now - signedInAt <= RECENT_SIGN_IN_MS;
   }
 
+  /**
+   * A user name as a sign-in form compares it: Unicode-normalized (NFKC), trimmed, lower-cased.
+   */
+  function foldUserName(name) {
+    return typeof name === 'string' ? name.normalize('NFKC').trim().toLowerCase() : '';
+  }
+
+  /**
+   * Why an automatic upgrade (a conditional create() for `userName`) is refused, or null when
+   * `signIn` ({time, userName}, the origin's last password sign-in) lets it through: recent, and
+   * the same account (folded as above) — never another user name, never an empty one.
+   */
+  function upgradeRefusal(signIn, userName, now) {
+    if (!signIn || typeof signIn !== 'object' || !signInIsRecent(signIn.time, now)) {
+      return 'no password sign-in on this site in the last few minutes';
+    }
+    const signedIn = foldUserName(signIn.userName);
+    if (signedIn === '') return 'the password sign-in named no user';
+    if (foldUserName(userName) !== signedIn) return 'the passkey is for another account than the one that signed in';
+    return null;
+  }
+
   globalThis.LatchkeyProviderRules = Object.freeze({
     RECENT_SIGN_IN_MS,
     SUBMIT_TO_NAVIGATION_MS,
@@ -237,5 +259,7 @@
     isExcepted,
     navigationCompletesSignIn,
     signInIsRecent,
+    foldUserName,
+    upgradeRefusal,
   });
 })();

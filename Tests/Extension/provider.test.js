@@ -2,7 +2,7 @@
 // The passkey provider's shared rules (extension/provider-rules.js) under Node, no packages:
 // options to their WebAuthn L3 JSON form, the host's JSON back to a credential object with the
 // page's prototypes, which accounts a request allows, the exception list, and when a password
-// sign-in is recent. The browser-side flows run in the VM (Tests/Integration/vm/e2e_provider.py).
+// sign-in is recent and for which account. The browser-side flows run in the VM (Tests/Integration/vm/e2e_provider.py).
 // Usage: node Tests/Extension/provider.test.js — prints a line per check and "N passed, N failed".
 'use strict';
 const assert = require('node:assert');
@@ -157,6 +157,21 @@ check('a password sign-in: the navigation within a minute, then five minutes of 
   assert.ok(P.signInIsRecent(1000, 1000 + 5 * 60 * 1000));
   assert.ok(!P.signInIsRecent(1000, 1001 + 5 * 60 * 1000));
   assert.ok(!P.signInIsRecent(undefined, 1000));
+});
+
+check('an upgrade only for the account that signed in with its password, while recent', () => {
+  const signIn = { time: 1000, userName: '  Alice@Example.com ' };
+  assert.strictEqual(P.upgradeRefusal(signIn, 'alice@example.com', 2000), null);
+  assert.strictEqual(P.upgradeRefusal(signIn, 'ALICE@EXAMPLE.COM', 2000), null, 'case-folded');
+  assert.strictEqual(P.upgradeRefusal({ time: 1000, userName: 'ａｌｉｃｅ' }, 'alice', 2000), null, 'NFKC: fullwidth letters');
+  assert.match(P.upgradeRefusal(signIn, 'mallory@example.com', 2000), /another account/);
+  assert.match(P.upgradeRefusal(signIn, '', 2000), /another account/);
+  assert.match(P.upgradeRefusal(signIn, undefined, 2000), /another account/);
+  assert.match(P.upgradeRefusal({ time: 1000, userName: '' }, '', 2000), /named no user/, 'a form with no user name');
+  assert.match(P.upgradeRefusal({ time: 1000 }, 'alice', 2000), /named no user/);
+  assert.match(P.upgradeRefusal(signIn, 'alice@example.com', 1001 + 5 * 60 * 1000), /no password sign-in/, 'too late');
+  assert.match(P.upgradeRefusal(undefined, 'alice', 2000), /no password sign-in/);
+  assert.match(P.upgradeRefusal(1000, 'alice', 2000), /no password sign-in/, 'the old record (a bare time) names no user');
 });
 
 finish('provider rules');

@@ -3,24 +3,31 @@
 (Chromium: --load-extension; Firefox ESR: a temporary add-on) and the native host wired by
 `latchkey bridge install`, against a uhid key with built-in UV (`--uv auto`), every response
 verified by python-fido2's Fido2Server (RP ID localhost, origins http://localhost:8765 and :8766).
+Every choice and consent is made in Latchkey's prompt, a window of the extension's own, which the
+driver reaches as a window of its own (never through the page).
 
 1. provider mode off (the default): navigator.credentials.get/create and
    isConditionalMediationAvailable are the browser's own functions, and create() makes alice's
    passkey through the browser (a real PublicKeyCredential, whose prototype getters work on it);
-2. turned on in the extension's options page: a conditional get() shows Latchkey's menu under
-   the `autocomplete="username webauthn"` field; a WebDriver click on its entry signs alice in;
-3. a password sign-in (a trusted click on the form's submit button, then the page the server
-   redirects to) and right after it a conditional create() makes bob's passkey with no dialog;
-4. the menu then lists alice and bob; choosing bob signs him in;
-5. on another origin (:8766) without a password sign-in (the page's script submitting the form,
-   or filling the password the user's click then submits, is none), a conditional create() is a
+2. turned on in the extension's options page: a conditional get() shows nothing until the
+   person acts; a click into the `autocomplete="username webauthn"` field shows the hint (no
+   account in it); clicking it opens the prompt, which lists alice; choosing her signs her in;
+3. a password sign-in as bob (a trusted click on the form's submit button, then the page the
+   server redirects to) and right after it a conditional create() for bob makes his passkey with
+   no dialog; after a sign-in as erin, a conditional create() for mallory is refused;
+4. the prompt then lists alice and bob; choosing bob signs him in;
+5. on another origin (:8766) without a password sign-in, a conditional create() is a
    NotAllowedError, with no UI, and the store is unchanged;
 6. a page on http://127.0.0.1 naming rpId localhost gets a SecurityError for a conditional
    get() and a create(); the store is unchanged;
-7. a modal get() shows Latchkey's chooser (alice, bob); choosing alice signs her in; a modal
-   create() shows Latchkey's offer (the key holds passkeys for the site); saving makes carol's;
-   a site's signalCurrentUserDetails renames bob's provider-made passkey;
-8. provider mode off again: the browser's own functions, and a get() the browser answers.
+7. a modal get() opens the prompt (alice, bob); choosing alice signs her in; a modal create()
+   opens it to save; saving makes carol's; a site's signalCurrentUserDetails renames bob's;
+8. the attacks of issue 43, each with what the page can measure: no oracle (conditional and
+   modal get() behave and take the same time whatever allowCredentials names), no names in the
+   page (window.find), a script's focus() opens nothing, a decoy over the hint and a click where
+   the old in-page offer was sign in and save nothing, a credProtect-3 passkey is not offered, a
+   flood of requests is refused while the running ceremony completes;
+9. provider mode off again: the browser's own functions, and a get() the browser answers.
 Each check prints PASS/FAIL; the summary counts them; exit 0 when all passed.
 Usage: e2e_provider.py WORK chromium|firefox LATCHKEY_BINARY STORE_DIR EXTENSION_DIR
 Exit 77: the browser did not come up or load the page in time, twice."""
@@ -30,11 +37,15 @@ import os
 import subprocess
 import sys
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import e2e_browser as web  # noqa: E402 - the browsers
+import marionette  # noqa: E402 - Firefox's driver (Tests/Integration/support, on the path e2e_browser sets)
 import e2e_signals as signals  # noqa: E402 - Key (the store through the CLI), Browser, check
+import e2e_provider_attacks as attacks  # noqa: E402 - issue 43's attacks, each refused
+import websocket  # noqa: E402 - websocket-client, selenium's own dependency: Chromium's DevTools protocol
 from fido2.server import Fido2Server  # noqa: E402
 from fido2.webauthn import (AttestationConveyancePreference, ResidentKeyRequirement,  # noqa: E402
                             UserVerificationRequirement)
@@ -46,14 +57,17 @@ ALICE = b"latchkey-provider-alice"
 BOB = b"latchkey-provider-bob"
 CAROL = b"latchkey-provider-carol"
 CHROMIUM_OPTIONS = "chrome-extension://glcknlabcnogofidfcaeigbkbeieoaoj/options.html"
-WAIT = 60          # s for a menu, a reply, a page
-# Where things are on the page (PAGE) and in Latchkey's menu and chooser (extension/provider.js:
-# MENU_HEADER, ROW, CHOOSER_TOP, CHOOSER_HEADER): a driver cannot look into their closed shadow roots.
+WAIT = 60          # s for a prompt, a reply, a page
+# Where things are on the page (PAGE), and the hint under the username field (extension/provider.js:
+# HINT_HEIGHT, 2 px under the field): a driver cannot look into its closed shadow root.
 FIELD = (20, 20, 300, 30)                 # the username field: left, top, width, height
 PASSWORD = (20 + 150, 70 + 15)            # the centre of the password field
 SUBMIT = (20 + 60, 120 + 15)              # the centre of the submit button
-SETTLE = 0.7       # s: Latchkey ignores clicks on a menu or dialog for its first 0.5 s (provider.js)
-MENU_HEADER, ROW, CHOOSER_TOP, CHOOSER_HEADER = 28, 44, 80, 56
+HINT = (20 + 100, 20 + 30 + 2 + 20)       # the centre of the hint under the username field
+HINT_HEIGHT = 40
+# Where 1.1's in-page offer put its "Save in Latchkey" button (a dialog 80 px from the top, a
+# 56 px title, then 44 px rows), the spot a page would draw its decoy over.
+OLD_OFFER_SAVE_Y = 80 + 56 + 44 / 2
 
 PAGE = b"""<!doctype html><html><head><title>Latchkey provider e2e</title></head><body>
 <form id="login" method="post" action="/login">
@@ -119,7 +133,10 @@ class Page(web.Page):
 
 
 class Provider(signals.Browser):
-    """The browser, with what the provider's checks need: trusted clicks and the options page."""
+    """The browser, with what the provider's checks need: trusted clicks and keys, the options
+    page, and Latchkey's prompt window (found among the driver's windows, clicked as a person would)."""
+
+    main_window = None
 
     def click(self, x, y):
         x, y = int(x), int(y)
@@ -148,8 +165,157 @@ class Provider(signals.Browser):
                                    {"actions": [{"type": "key", "id": "keyboard", "actions": keys}]}, timeout=30)
             self.opened.ff.command("WebDriver:ReleaseActions", {}, timeout=30)
 
+    # Latchkey's prompt, a window of the extension's own. Chromium's driver lists no window an
+    # extension opens (chromedriver 156: neither windows.create's nor tabs.create's), so there it
+    # is reached through the DevTools protocol (its Input events are trusted, as a person's are);
+    # Firefox's Marionette lists it among its window handles.
+    def current_window(self):
+        if self.name == "chromium":
+            return self.opened.driver.current_window_handle
+        return self.opened.ff.command("WebDriver:GetWindowHandle", {}, timeout=30)["value"]
+
+    def _devtools_targets(self):
+        address = self.opened.driver.capabilities["goog:chromeOptions"]["debuggerAddress"]
+        with urllib.request.urlopen(f"http://{address}/json/list", timeout=10) as answer:
+            return [t for t in json.load(answer) if t.get("type") == "page" and "/prompt.html#" in t.get("url", "")]
+
+    def _devtools(self, method, params):
+        targets = self._devtools_targets()
+        assert targets, "Latchkey's prompt is not open"
+        connection = websocket.create_connection(targets[0]["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
+        try:
+            connection.send(json.dumps({"id": 1, "method": method, "params": params}))
+            while True:
+                message = json.loads(connection.recv())
+                if message.get("id") == 1:
+                    assert "error" not in message, f"DevTools {method}: {message['error']}"
+                    return message.get("result", {})
+        finally:
+            connection.close()
+
+    def _firefox_prompt_handle(self):
+        ff = self.opened.ff
+        found = None
+        for handle in ff.command("WebDriver:GetWindowHandles", {}, timeout=30)["value"]:
+            if handle == self.main_window:
+                continue
+            try:
+                ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": False}, timeout=30)
+                if "/prompt.html" in ff.command("WebDriver:GetCurrentURL", {}, timeout=30)["value"]:
+                    found = handle
+                    break
+            except marionette.MarionetteError as error:
+                if "no such window" not in str(error):
+                    raise   # closed while being looked at: not the prompt any more
+        ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
+        return found
+
+    def prompt_open(self):
+        """Whether Latchkey's prompt window is open."""
+        if self.name == "chromium":
+            return bool(self._devtools_targets())
+        return self._firefox_prompt_handle() is not None
+
+    def prompt_run(self, body):
+        """Runs the function body `body` in the prompt window and returns its value."""
+        if self.name == "chromium":
+            result = self._devtools("Runtime.evaluate", {"expression": f"(() => {{ {body} }})()", "returnByValue": True})
+            assert "exceptionDetails" not in result, f"in the prompt: {result['exceptionDetails']}"
+            return result["result"].get("value")
+        ff = self.opened.ff
+        handle = self._firefox_prompt_handle()
+        assert handle is not None, "Latchkey's prompt is not open"
+        try:
+            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": True}, timeout=30)
+            return ff.execute(body, timeout=30)
+        except marionette.MarionetteError as error:
+            if "no such window" in str(error) or "discarded" in str(error):
+                raise AssertionError("Latchkey's prompt closed") from error
+            raise
+        finally:
+            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
+
+    def prompt_click(self, x, y):
+        """A person's click in the prompt window at (x, y) of its viewport."""
+        if self.name == "chromium":
+            for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+                self._devtools("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+            return
+        ff = self.opened.ff
+        handle = self._firefox_prompt_handle()
+        assert handle is not None, "Latchkey's prompt is not open"
+        try:
+            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": True}, timeout=30)
+            self.click(x, y)
+        except marionette.MarionetteError as error:
+            if "no such window" not in str(error) and "discarded" not in str(error):
+                raise   # the click closed the prompt (it answered) before the driver released it
+        finally:
+            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": True}, timeout=30)
+
+    def back_to_page(self):
+        """(Both drivers stay on the page's window; kept for the checks' readability.)"""
+
+    def in_prompt(self, body, seconds=WAIT):
+        """Waits until Latchkey's prompt is open and ready for input, then runs `body` there."""
+        deadline = time.time() + seconds
+        while True:
+            try:
+                if self.prompt_open() and self.prompt_run("return document.body && document.body.dataset.state;") == "ready":
+                    return self.prompt_run(body)
+            except AssertionError:
+                pass   # closed meanwhile
+            if time.time() > deadline:
+                raise AssertionError(f"Latchkey's prompt: not open and ready after {seconds} s")
+            time.sleep(0.5)
+
+    def prompt(self):
+        """What Latchkey's prompt shows: its title and the accounts' names and IDs, in order."""
+        return self.in_prompt("""return {title: document.getElementById('title').textContent,
+          status: document.getElementById('status').textContent,
+          accounts: Array.from(document.querySelectorAll('[data-action="account"]')).map(b =>
+            ({name: b.querySelector('.user').textContent, id: b.dataset.credentialId})),
+          actions: Array.from(document.querySelectorAll('button')).map(b => b.dataset.action)};""")
+
+    def press_in_prompt(self, action, index=0):
+        """Clicks the prompt's `action` button (the `index`-th of them: accounts) with a trusted
+        click at its centre, then waits for the prompt to close (or says why it failed)."""
+        where = self.in_prompt(f"""const b = document.querySelectorAll('[data-action="{action}"]')[{index}];
+          if (!b) return null; b.scrollIntoView({{block: 'center'}}); const r = b.getBoundingClientRect();
+          return [r.left + r.width / 2, r.top + r.height / 2];""")
+        assert where is not None, f"the prompt has no {action} button {index}"
+        self.prompt_click(*where)
+        deadline = time.time() + WAIT
+        while time.time() < deadline:
+            try:
+                if not self.prompt_open():
+                    return
+                if self.prompt_run("return document.body.dataset.state;") == "failed":
+                    raise AssertionError("the prompt says: " + str(self.prompt_run(
+                        "return document.getElementById('status').textContent;")))
+            except AssertionError as error:
+                if "the prompt says" in str(error):
+                    raise
+            time.sleep(0.3)
+        raise AssertionError(f"the prompt is still open {WAIT} s after {action} was pressed")
+
+    def close_prompt(self):
+        """Closes the prompt window as a person would (the window's own close)."""
+        if self.name == "chromium":
+            self._devtools("Page.close", {})
+            return
+        ff = self.opened.ff
+        handle = self._firefox_prompt_handle()
+        if handle is None:
+            return
+        ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": True}, timeout=30)
+        ff.command("WebDriver:CloseWindow", {}, timeout=30)
+        ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": True}, timeout=30)
+
     def set_provider(self, enabled):
         """Ticks (or clears) "Offer Latchkey's passkeys…" in the extension's options page, as a user would."""
+        if self.main_window is None:
+            self.main_window = self.current_window()
         if self.name == "chromium":
             url = CHROMIUM_OPTIONS
         else:
@@ -225,21 +391,38 @@ def resolved(state, what):
     return state
 
 
-def choose_in_menu(browser, rp, passkeys, index, count):
-    """A conditional get(); focus the username field; click the menu's entry `index`: verified."""
+def open_prompt_from_field(browser):
+    """The person clicks into the username field, then the hint under it: Latchkey's prompt opens."""
+    left, top, width, height = FIELD
+    browser.click(left + 10, top + height / 2)
+    wait_for(lambda: browser.ui() is not None, "Latchkey's hint under the username field")
+    hint = browser.ui()
+    assert round(hint["height"]) == HINT_HEIGHT, f"the hint is {hint}"
+    browser.click(*HINT)
+
+
+def choose_in_menu(browser, rp, passkeys, index, names):
+    """A conditional get(); the field's hint; the prompt lists `names`; choosing `index`: verified."""
     request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
     browser.start("get", dict(request)["publicKey"], "conditional")
-    left, top, width, height = FIELD
-    browser.click(left + 10, top + height / 2)          # the user clicks into the field
-    wait_for(lambda: browser.ui() is not None, "Latchkey's menu under the username field")
-    time.sleep(SETTLE)
-    menu = browser.ui()
-    rows = round((menu["height"] - MENU_HEADER - 2) / ROW)
-    assert rows == count, f"the menu lists {rows} accounts, not {count} ({menu})"
-    browser.click(menu["left"] + 40, menu["top"] + 1 + MENU_HEADER + ROW * index + ROW / 2)
+    open_prompt_from_field(browser)
+    shown = browser.prompt()
+    assert [a["name"] for a in shown["accounts"]] == names, f"the prompt lists {shown}"
+    browser.press_in_prompt("account", index)
     outcome = resolved(browser.outcome("the conditional get()"), "the conditional get()")
     assert not outcome["real"] and outcome["isPKC"], f"the provider's credential: {outcome}"
     return b64(rp.authenticate_complete(state, passkeys, outcome["json"]).credential_id)
+
+
+def password_sign_in(browser, user_name):
+    """The person types a password and clicks submit on a form whose user name is `user_name`."""
+    def sign_in():
+        browser.click(*PASSWORD)          # the user clicks into the password field and types
+        browser.type_text("hunter2")
+        assert browser.run("return document.getElementById('password').value;") == "hunter2", "the typing did not arrive"
+        browser.click(*SUBMIT)   # a trusted click: the form's submit event, then the redirect's page load
+    browser.submit_form(f"document.getElementById('username').value = {json.dumps(user_name)};", sign_in,
+                        "the password sign-in")
 
 
 def run_checks(browser, key, made=None):
@@ -288,32 +471,46 @@ def run_checks(browser, key, made=None):
         assert seen.get("conditionalMediation") is True and isinstance(seen.get("capabilities"), dict) \
             and seen["capabilities"].get("conditionalGet") is True and seen["capabilities"].get("conditionalCreate") is True, \
             f"with provider mode on the page sees {seen}"
-        used = choose_in_menu(browser, rp, [made["alice"]], 0, 1)
+        # Nothing shows before the person acts.
+        request, _ = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
+        browser.start("get", dict(request)["publicKey"], "conditional", 3000)
+        outcome = browser.outcome("a conditional get() nobody acts on")
+        assert outcome.get("error", "").startswith("TimeoutError") and browser.ui() is None and not browser.prompt_open(), \
+            f"a conditional get() nobody acted on: {outcome}, hint {browser.ui()}, prompt open {browser.prompt_open()}"
+        used = choose_in_menu(browser, rp, [made["alice"]], 0, ["alice"])
         assert used == b64(made["alice"].credential_id), "signed in with another passkey"
     check("provider mode on: isConditionalMediationAvailable() and getClientCapabilities() say conditional get and create; "
-          "a conditional get() shows Latchkey's menu under the username field; clicking alice signs her in",
+          "a conditional get() shows nothing until the person clicks the field; the hint opens Latchkey's prompt, "
+          "which lists alice; choosing her signs her in",
           conditional_get)
 
     def upgrade():
-        def sign_in():
-            browser.click(*PASSWORD)          # the user clicks into the password field and types
-            browser.type_text("hunter2")
-            assert browser.run("return document.getElementById('password').value;") == "hunter2", "the typing did not arrive"
-            browser.click(*SUBMIT)   # a trusted click: the form's submit event, then the redirect's page load
-        browser.submit_form("document.getElementById('username').value = 'bob';", sign_in, "the password sign-in")
+        password_sign_in(browser, "bob")
         creation, state = registration(rp, BOB, "bob")
         browser.start("create", dict(creation)["publicKey"], "conditional")
         outcome = resolved(browser.outcome("the conditional create()"), "the conditional create() after a password sign-in")
-        assert browser.ui() is None, "a dialog was shown"
+        assert browser.ui() is None and not browser.prompt_open(), "a prompt was shown"
         made["bob"] = rp.register_complete(state, outcome["json"]).credential_data
         assert b64(made["bob"].credential_id) in key.credentials(), "the store does not hold bob's passkey"
-    check("a conditional create() right after a password sign-in makes bob's passkey with no dialog (Fido2Server verifies it)",
-          upgrade)
+    check("a conditional create() for bob right after bob's password sign-in makes his passkey with no dialog "
+          "(Fido2Server verifies it)", upgrade)
+
+    def upgrade_other_user():
+        before = key.credentials()
+        password_sign_in(browser, "erin")
+        creation, _ = registration(rp, b"latchkey-provider-mallory", "mallory")
+        browser.start("create", dict(creation)["publicKey"], "conditional")
+        outcome = browser.outcome("a conditional create() for another user than the one that signed in")
+        assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
+        assert browser.ui() is None and not browser.prompt_open(), "a prompt was shown"
+        assert key.credentials() == before, "the store changed"
+    check("after erin's password sign-in, a conditional create() for mallory is a NotAllowedError with no UI; "
+          "the store is unchanged", upgrade_other_user)
 
     def second_account():
-        used = choose_in_menu(browser, rp, [made["alice"], made["bob"]], 1, 2)
+        used = choose_in_menu(browser, rp, [made["alice"], made["bob"]], 1, ["alice", "bob"])
         assert used == b64(made["bob"].credential_id), "signed in with another passkey than bob's"
-    check("the menu lists alice and bob; choosing bob signs him in with the passkey the upgrade made", second_account)
+    check("the prompt lists alice and bob; choosing bob signs him in with the passkey the upgrade made", second_account)
 
     def no_recent_sign_in():
         before = key.credentials()
@@ -327,7 +524,7 @@ def run_checks(browser, key, made=None):
         browser.start("create", dict(creation)["publicKey"], "conditional")
         outcome = browser.outcome("the conditional create() without a password sign-in")
         assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
-        assert browser.ui() is None, "a dialog was shown"
+        assert browser.ui() is None and not browser.prompt_open(), "a prompt was shown"
         assert key.credentials() == before, "the store changed"
     check(f"on {ORIGIN2}, with no password sign-in there (a script's requestSubmit(), or a password a script filled in "
           "and the user's click submitted, is none), a conditional create() "
@@ -353,27 +550,26 @@ def run_checks(browser, key, made=None):
         browser.open_page(ORIGIN, provider=True)
         request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
         browser.start("get", dict(request)["publicKey"])
-        wait_for(lambda: browser.ui() is not None, "Latchkey's chooser")
-        time.sleep(SETTLE)
-        viewport = browser.ui()["viewport"]
-        browser.click(viewport / 2, CHOOSER_TOP + CHOOSER_HEADER + ROW / 2)   # the first account: alice
+        shown = browser.prompt()
+        assert [a["name"] for a in shown["accounts"]] == ["alice", "bob"] and "browser" in shown["actions"], shown
+        assert shown["title"] == "Sign in to localhost", shown
+        browser.press_in_prompt("account", 0)
         outcome = resolved(browser.outcome("the modal get()"), "the modal get()")
         used = b64(rp.authenticate_complete(state, [made["alice"], made["bob"]], outcome["json"]).credential_id)
         assert used == b64(made["alice"].credential_id), "signed in with another passkey than alice's"
-    check("a modal get() shows Latchkey's chooser first (alice, bob); choosing alice signs her in", modal_get)
+    check("a modal get() opens Latchkey's prompt at once (alice, bob, and the browser's dialog); choosing alice signs her in",
+          modal_get)
 
     def modal_create():
         creation, state = registration(rp, CAROL, "carol")
         browser.start("create", dict(creation)["publicKey"])
-        wait_for(lambda: browser.ui() is not None, "Latchkey's offer to save the passkey")
-        time.sleep(SETTLE)
-        viewport = browser.ui()["viewport"]
-        browser.click(viewport / 2, CHOOSER_TOP + CHOOSER_HEADER + ROW / 2)   # "Save in Latchkey"
+        shown = browser.prompt()
+        assert shown["title"] == "Save a passkey for carol on localhost in Latchkey?", shown
+        browser.press_in_prompt("save")
         outcome = resolved(browser.outcome("the modal create()"), "the modal create()")
         made["carol"] = rp.register_complete(state, outcome["json"]).credential_data
         assert b64(made["carol"].credential_id) in key.credentials(), "the store does not hold carol's passkey"
-    check("a modal create() at a site the key holds passkeys for: Latchkey's offer first; \"Save in Latchkey\" makes carol's",
-          modal_create)
+    check("a modal create() opens Latchkey's prompt to save; \"Save in Latchkey\" makes carol's", modal_create)
 
     def signal_renames():
         outcome = browser.signal("signalCurrentUserDetails", {"rpId": "localhost", "userId": b64(BOB),
@@ -387,6 +583,8 @@ def run_checks(browser, key, made=None):
         assert all(e["autofill"] for e in entries.values()) and bob_id in entries, entries
     check("websites' signals reach provider-made passkeys: signalCurrentUserDetails renames bob's; "
           "`credentials list` marks them AUTOFILL", signal_renames)
+
+    attacks.run(browser, key, rp, made, check, sys.modules[__name__], hidraw=browser_reaches_key)
 
     def off_again():
         browser.set_provider(False)
