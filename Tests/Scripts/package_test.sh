@@ -37,6 +37,32 @@ for path in usr/bin/latchkey usr/lib/udev/rules.d/70-latchkey.rules usr/lib/modu
     check "holds /$path" test -s "$work/root/$path"
 done
 check "the user unit runs the packaged binary (passkeys exportable: --counter zero)" grep -q '^ExecStart=/usr/bin/latchkey serve --presence notify --counter zero' "$work/root/usr/lib/systemd/user/latchkey.service"
+check "the extension for every user: Debian's Chromium and Firefox ESR extension folders name it" sh -c \
+    "[ \"\$(readlink -f '$work/root/usr/share/chromium/extensions/latchkey')\" = '$work/root/usr/share/latchkey/extension' ] \
+     && [ \"\$(readlink -f '$work/root/usr/share/mozilla/extensions/{ec8030f7-c20a-464f-9b0e-13a3a9e97384}/signal-bridge@latchkey')\" = '$work/root/usr/share/latchkey/extension' ] \
+     && grep -q 'startupScanScopes\", 8' '$work/root/etc/firefox-esr/latchkey.js' && grep -qx /etc/firefox-esr/latchkey.js '$work/control/conffiles'"
+check "every file the extension names is in the package (prompt.html, provider-background.js …)" python3 -c "
+import json, os, sys
+root = '$work/root/usr/share/latchkey/extension'
+m = json.load(open(os.path.join(root, 'manifest.json')))
+named = set(m['background']['scripts']) | {m['options_ui']['page']} | {f for c in m['content_scripts'] for f in c['js']}
+named |= {'prompt.html', 'prompt.js', 'provider.js', 'provider-main.js'}
+missing = sorted(f for f in named if not os.path.isfile(os.path.join(root, f)))
+sys.exit(f'missing: {missing}' if missing else 0)"
+# The system-wide host manifests are the ones `latchkey bridge install` writes for one user, but
+# for the launcher, which runs the packaged binary's native host.
+HOME="$work/home" "$work/root/usr/bin/latchkey" bridge install --store "$work/store" >/dev/null 2>&1
+check "system-wide native-messaging manifests: bridge install's, with the packaged launcher" python3 -c "
+import json, sys
+pairs = [('$work/root/etc/chromium/native-messaging-hosts/org.latchkey.bridge.json', '$work/home/.config/chromium/NativeMessagingHosts/org.latchkey.bridge.json'),
+         ('$work/root/usr/lib/mozilla/native-messaging-hosts/org.latchkey.bridge.json', '$work/home/.mozilla/native-messaging-hosts/org.latchkey.bridge.json')]
+for system, user in pairs:
+    a, b = json.load(open(system)), json.load(open(user))
+    assert a.pop('path') == '/usr/lib/latchkey/native-host', system
+    b.pop('path')
+    assert a == b, (a, b)
+"
+check "the launcher runs the packaged binary's native host" grep -qx 'exec /usr/bin/latchkey native-host "\$@"' "$work/root/usr/lib/latchkey/native-host"
 check "the rules are the repository's" cmp udev/70-latchkey.rules "$work/root/usr/lib/udev/rules.d/70-latchkey.rules"
 check "postinst makes group latchkey and loads uhid; postrm leaves stores alone" sh -c \
     "grep -q 'groupadd --system latchkey' '$work/control/postinst' && grep -q 'modprobe uhid' '$work/control/postinst' && ! grep -q 'latchkey/' '$work/control/postrm'"

@@ -2,8 +2,10 @@
 # The Debian package as a user meets it, INSIDE the VM rig (e2e_guest.sh's last step, with the
 # Swift toolchain hidden): `apt install ./latchkey_*.deb`, then a user who is not root starts a
 # key from it, finds it with fido2-token -L and makes and uses a passkey on it with headless
-# Chromium (e2e_playwright.py, checked by Fido2Server); man and bash completion find their
-# files; `apt remove` takes the package's files away and leaves the user's store.
+# Chromium (e2e_playwright.py, checked by Fido2Server); Debian's Chromium and Firefox ESR load the
+# extension the package installs for every user, twice each (e2e_package_browsers.py); man and
+# bash completion find their files; `apt remove` takes the package's files away and leaves the
+# user's store.
 # Usage: e2e_package.sh DEB PYTHON WORK_DIR. Exit 77: Chromium never loaded the page (not run).
 set -u
 DEB="$1"; PYTHON="$2"; WORK="$3"
@@ -65,12 +67,25 @@ if [ "$status" -eq 77 ]; then kill -TERM "$key_pid"; wait "$key_pid"; exit 77; f
 [ "$status" -eq 0 ] || { tail -20 "$WORK/playwright.out"; tail -5 "$WORK/key.log"; fail "headless Chromium as the user"; }
 ok "headless Chromium (the user's) made a passkey and signed in with it"
 kill -TERM "$key_pid"; wait "$key_pid"; key_pid=""
+# The extension and its native host for every user, from the package alone: each browser started
+# twice on a fresh profile as the user finds it in the page; the system-wide manifests start the
+# packaged launcher (e2e_package_browsers.py).
+mkdir -p "$WORK/browsers"; chown "$uid:$uid" "$WORK/browsers"
+as_user PYTHONPATH="$site" timeout -k 15 1200 /usr/bin/python3 "$HERE/e2e_package_browsers.py" "$WORK/browsers" \
+    >"$WORK/browsers.out" 2>&1
+status=$?
+grep -E "PASS|FAIL|passed" "$WORK/browsers.out"
+[ "$status" -eq 0 ] || { tail -20 "$WORK/browsers.out"; fail "the extension installed for good (e2e_package_browsers.py)"; }
+ok "Chromium and Firefox ESR load Latchkey's extension from the package, twice each; the host manifests reach it"
 store="$home/.local/share/latchkey/pkg"
 [ -s "$store/credentials.sqlite" ] && [ -s "$store/master.key" ] || fail "no store at $store"
 
 DEBIAN_FRONTEND=noninteractive apt-get remove -y latchkey >"$WORK/apt-remove.txt" 2>&1 || { cat "$WORK/apt-remove.txt"; fail "apt-get remove"; }
 for path in /usr/bin/latchkey /usr/lib/udev/rules.d/70-latchkey.rules /usr/share/man/man1/latchkey.1.gz \
-        /usr/lib/systemd/user/latchkey.service /usr/share/bash-completion/completions/latchkey /usr/share/latchkey; do
+        /usr/lib/systemd/user/latchkey.service /usr/share/bash-completion/completions/latchkey /usr/share/latchkey \
+        /usr/share/chromium/extensions/latchkey "/usr/share/mozilla/extensions/{ec8030f7-c20a-464f-9b0e-13a3a9e97384}/signal-bridge@latchkey" \
+        /etc/chromium/native-messaging-hosts/org.latchkey.bridge.json /usr/lib/mozilla/native-messaging-hosts/org.latchkey.bridge.json \
+        /usr/lib/latchkey; do
     [ ! -e "$path" ] || fail "$path is still there after apt-get remove"
 done
 [ -s "$store/credentials.sqlite" ] && [ -s "$store/master.key" ] || fail "apt-get remove touched the user's store"
