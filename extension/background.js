@@ -208,6 +208,8 @@ function onHostMessage(target, message) {
 
   const request = pending.get(message.id);
   if (!request) {
+    // A passkey request given up on (provider-background.js) may still make a passkey: it is hidden.
+    if (typeof abandonedAnswer === 'function' && abandonedAnswer(message.id, message)) return;
     console.warn(`Latchkey signal bridge: reply to an unknown request ${message.id}`);
     return;
   }

@@ -5,8 +5,10 @@
  * appear nowhere else. The background opened it for one request, named by the random token in
  * the URL's fragment, and is told what the person chose; closing the window cancels.
  *
- * Buttons take input only after INPUT_DELAY_MS, as browsers' own prompts do, so a page cannot
- * open this window under a click the person already aimed at something else.
+ * Buttons take input only INPUT_DELAY_MS after the window appears (and after it regains the
+ * focus), as browsers' own prompts do, so a page cannot open this window under a click the
+ * person already aimed at something else. Its body's data-state says where it is: loading,
+ * loaded (waiting out the delay), ready, working, pin (asking for the key's PIN), failed, done.
  */
 (function () {
   'use strict';
@@ -19,7 +21,38 @@
   const status = document.getElementById('status');
   const list = document.getElementById('accounts');
   const actions = document.getElementById('actions');
+  const detail = document.getElementById('detail');
   let busy = false;
+  let enableTimer = null;
+
+  /**
+   * Buttons take input INPUT_DELAY_MS after the window appeared, and again after it regained the
+   * focus or became visible: a page cannot time this window under a click or key press aimed at
+   * something else. No button has the focus at first, so a held Enter chooses nothing.
+   */
+  function enableAfterDelay() {
+    clearTimeout(enableTimer);
+    for (const element of document.querySelectorAll('button')) element.disabled = true;
+    if (document.body.dataset.state === 'ready') document.body.dataset.state = 'loaded';
+    enableTimer = setTimeout(() => {
+      if (busy) return;
+      for (const element of document.querySelectorAll('button')) element.disabled = false;
+      if (document.body.dataset.state === 'loaded') document.body.dataset.state = 'ready';
+    }, INPUT_DELAY_MS);
+  }
+  window.addEventListener('focus', () => { if (document.body.dataset.state === 'ready') enableAfterDelay(); });
+  document.addEventListener('visibilitychange', () => {
+    if (document.visibilityState === 'visible' && document.body.dataset.state === 'ready') enableAfterDelay();
+  });
+
+  /** One line of the details: a label, then the site's text isolated (<bdi>) from Latchkey's. */
+  function detailLine(label, text) {
+    const line = document.createElement('div');
+    const value = document.createElement('bdi');
+    value.textContent = text;
+    line.append(`${label}: `, value);
+    return line;
+  }
 
   function send(operation, extra) {
     return api.runtime.sendMessage(Object.assign({ type: 'prompt', operation, token }, extra || {}))
@@ -33,7 +66,8 @@
   }
 
   /** A button that acts once, after the input delay, and never while another action runs. */
-  function button(label, action, attributes) {
+  function button(label, action, attributes, withPIN) {
+    if (withPIN) action.withPIN = withPIN; // the same action again, with the PIN the key asks for
     const element = document.createElement('button');
     element.type = 'button';
     element.disabled = true;
@@ -52,6 +86,10 @@
     for (const element of document.querySelectorAll('button')) element.disabled = true;
     document.body.dataset.state = 'working';
     const answer = await action();
+    if (answer && answer.ok === false && answer.pin) {
+      askForPIN(answer.pin, action);
+      return;
+    }
     if (answer && answer.ok === false) {
       // The ceremony failed (the key refused, timed out…): said here, and the page was told.
       say(answer.message || 'It did not work.', true);
@@ -66,6 +104,48 @@
     window.close();
   }
 
+  /**
+   * The key wants its PIN: asked here, in the extension's own window (never in the page). The
+   * chosen action runs again with it; a wrong PIN says how many attempts are left.
+   */
+  function askForPIN(need, action) {
+    const retry = action.withPIN || action;
+    const wording = {
+      required: 'Enter the PIN of your Latchkey key.',
+      wrong: 'Wrong PIN. Try again.',
+      tooShort: `The key's PIN has at least ${need.minLength || 4} characters.`,
+    }[need.state] || 'Enter the PIN of your Latchkey key.';
+    const left = Number.isInteger(need.retries) ? ` ${need.retries} attempt${need.retries === 1 ? '' : 's'} left before the key blocks its PIN.` : '';
+    say(wording + left, need.state !== 'required');
+    const form = document.createElement('form');
+    form.id = 'pin-form';
+    const field = document.createElement('input');
+    field.type = 'password';
+    field.id = 'pin';
+    field.autocomplete = 'off';
+    field.setAttribute('aria-label', 'PIN');
+    field.style.cssText = 'display:block;width:calc(100% - 32px);margin:8px 16px;padding:8px;font:inherit;font-size:14px;';
+    const submit = async () => {
+      const pin = field.value;
+      field.value = '';
+      say('Approve on your Latchkey key…');
+      return retry(pin);
+    };
+    submit.withPIN = retry; // a wrong PIN asks again for the same action
+    const go = button('Continue', submit, { 'data-action': 'pin', class: 'primary' });
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      if (event.isTrusted && !busy && field.value !== '') act(submit);
+    });
+    form.appendChild(field);
+    list.replaceChildren();
+    actions.replaceChildren(form, go, button('Cancel', () => send('cancel'), { 'data-action': 'cancel' }));
+    busy = false;
+    document.body.dataset.state = 'pin';
+    for (const element of document.querySelectorAll('button')) element.disabled = false;
+    field.focus();
+  }
+
   function accountButton(account) {
     const name = document.createElement('span');
     name.className = 'name';
@@ -74,10 +154,11 @@
     user.className = 'user';
     user.textContent = account.name || '';
     const item = document.createElement('li');
+    const choose = (pin) => send('choose', { credentialId: account.credentialId, pin });
     item.appendChild(button([name, user], () => {
       say('Approve the sign-in on your Latchkey key…');
-      return send('choose', { credentialId: account.credentialId });
-    }, { 'data-action': 'account', 'data-credential-id': account.credentialId }));
+      return choose();
+    }, { 'data-action': 'account', 'data-credential-id': account.credentialId }, choose));
     return item;
   }
 
@@ -87,29 +168,37 @@
     if (request.kind === 'get') {
       title.textContent = `Sign in to ${request.rpId}`;
       for (const account of request.accounts) list.appendChild(accountButton(account));
-      if (request.accounts.length === 0) say(`Latchkey holds no passkey for ${request.rpId} that this sign-in can use.`);
+      if (request.notice) say(request.notice, true);
+      else if (request.accounts.length === 0) say(`Latchkey holds no passkey for ${request.rpId} that this sign-in can use.`);
       buttons.push(button(request.mediation === 'conditional' ? 'Use a passkey from another device or the browser'
         : "Use the browser's dialog", () => send('browser'), { 'data-action': 'browser' }));
     } else {
-      title.textContent = `Save a passkey for ${request.userName || 'this account'} on ${request.rpId} in Latchkey?`;
+      title.textContent = 'Save a passkey in Latchkey?';
+      detail.append(detailLine('Site', request.rpId), detailLine('Account', request.userName || '(no name)'));
+      if (request.userDisplayName && request.userDisplayName !== request.userName) {
+        detail.append(detailLine('Shown as', request.userDisplayName));
+      }
+      const save = (pin) => send('save', { pin });
       buttons.push(button('Save in Latchkey', () => {
         say('Approve on your Latchkey key…');
-        return send('save');
-      }, { 'data-action': 'save', class: 'primary' }));
+        return save();
+      }, { 'data-action': 'save', class: 'primary' }, save));
       buttons.push(button("Use the browser's dialog", () => send('browser'), { 'data-action': 'browser' }));
     }
     buttons.push(button('Cancel', () => send('cancel'), { 'data-action': 'cancel' }));
     actions.replaceChildren(...buttons);
-    setTimeout(() => {
-      for (const element of document.querySelectorAll('button')) element.disabled = false;
-      const first = document.querySelector('button');
-      if (first) first.focus();
-      document.body.dataset.state = 'ready';
-    }, INPUT_DELAY_MS);
+    document.body.dataset.state = 'loaded';
+    enableAfterDelay();
   }
 
   // Arrow keys move between the buttons; Escape cancels; Enter and Space press (the browser's own).
   document.addEventListener('keydown', (event) => {
+    // A held key (auto-repeat), or any key while the buttons wait out their delay, presses nothing.
+    const waiting = Array.from(document.querySelectorAll('button')).every((b) => b.disabled);
+    if (event.repeat || (waiting && (event.key === 'Enter' || event.key === ' '))) {
+      event.preventDefault();
+      return;
+    }
     if (!event.isTrusted || busy) return;
     const all = Array.from(document.querySelectorAll('button')).filter((b) => !b.disabled);
     const at = all.indexOf(document.activeElement);

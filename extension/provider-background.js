@@ -30,7 +30,7 @@ const PROVIDER_MATCHES = ['https://*/*', 'http://localhost/*', 'http://127.0.0.1
 // (a sign-in page makes one or two); over that, NotAllowedError at once and no prompt.
 const PROVIDER_BURST = 6;
 const PROVIDER_REFILL_PER_SECOND = 0.25;
-const MAX_PROMPTS = 4; // prompts open at once, all tabs; a tab has at most one
+const MAX_PROMPTS = 8; // prompts open at once, all tabs; a tab has one at most, an origin PROMPTS_PER_ORIGIN
 const MAX_HOST_PROVIDER_REQUESTS = 16; // provider requests at the host at once
 const PROMPT_SIZE = { width: 420, height: 380 };
 
@@ -136,27 +136,46 @@ async function takeSignIn(origin, userName) {
 }
 
 // ---------------------------------------------------------------------------
-// Bounds: a token bucket per origin, at most one prompt a tab and MAX_PROMPTS in all, and at
-// most MAX_HOST_PROVIDER_REQUESTS at the host. A request that is refused is refused at once; a
-// request whose ceremony runs is never dropped to make room (background.js drops signals only).
+// Bounds: token buckets per origin (prompts and upgrades; and, more generous, the cheap checks a
+// conditional get() makes), at most one prompt a tab, PROMPTS_PER_ORIGIN an origin and
+// MAX_PROMPTS in all, MAX_HOST_PROVIDER_REQUESTS at the host, each with a deadline. A request
+// that is refused is refused at once, with the same answer whatever else is open; a request
+// whose ceremony runs is never dropped to make room (background.js drops signals only).
 
-const providerBuckets = new Map(); // origin → {tokens, updated}
+const PROMPTS_PER_ORIGIN = 2;
+const CHECK_BURST = 30; // conditional get()s an origin may start at once, then CHECK_REFILL a second
+const CHECK_REFILL_PER_SECOND = 2;
+const HOST_MARGIN_MS = 30000; // past a request's own timeout, how long the host may take to answer
+const UPGRADE_TIMEOUT_MS = 60000; // an automatic upgrade (no window) waits for the key at most this long
+const CONDITIONAL_PROMPT_MS = 10 * 60 * 1000; // a conditional get()'s window, unanswered, closes after this
 
-function providerToken(origin) {
-  const now = performance.now();
-  const bucket = providerBuckets.get(origin) || { tokens: PROVIDER_BURST, updated: now };
-  providerBuckets.delete(origin);
-  bucket.tokens = Math.min(PROVIDER_BURST, bucket.tokens + ((now - bucket.updated) / 1000) * PROVIDER_REFILL_PER_SECOND);
-  bucket.updated = now;
-  providerBuckets.set(origin, bucket);
-  while (providerBuckets.size > MAX_TRACKED_ORIGINS) providerBuckets.delete(providerBuckets.keys().next().value);
-  if (bucket.tokens < 1) return false;
-  bucket.tokens -= 1;
-  return true;
+function bucketTaker(burst, refillPerSecond) {
+  const buckets = new Map(); // origin → {tokens, updated}
+  return (origin) => {
+    const now = performance.now();
+    const bucket = buckets.get(origin) || { tokens: burst, updated: now };
+    buckets.delete(origin);
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updated) / 1000) * refillPerSecond);
+    bucket.updated = now;
+    buckets.set(origin, bucket);
+    while (buckets.size > MAX_TRACKED_ORIGINS) buckets.delete(buckets.keys().next().value);
+    if (bucket.tokens < 1) return false;
+    bucket.tokens -= 1;
+    return true;
+  };
 }
+const providerToken = bucketTaker(PROVIDER_BURST, PROVIDER_REFILL_PER_SECOND);
+const checkToken = bucketTaker(CHECK_BURST, CHECK_REFILL_PER_SECOND);
 
-/** Sends one provider request to the host; resolves with its reply (or an InternalError). */
-function askHost(request) {
+// Host requests given up on (their deadline passed): a passkey the key made after all is hidden
+// when its answer comes (background.js's onHostMessage asks abandonedAnswer).
+const abandoned = new Map(); // host request id → {origin, rpId, type}
+
+/**
+ * Sends one provider request to the host; resolves with its reply, or with NotAllowedError when
+ * the host does not answer within `deadlineMs` (then a passkey it makes later is hidden).
+ */
+function askHost(request, deadlineMs, rpId) {
   return new Promise((resolve) => {
     let atHost = 0;
     for (const entry of pending.values()) if (entry.respond) atHost++;
@@ -169,24 +188,55 @@ function askHost(request) {
       return;
     }
     const id = nextId++;
-    pending.set(id, { origin: request.origin, method: request.type, respond: resolve });
+    const timer = setTimeout(() => {
+      if (!pending.delete(id)) return;
+      abandoned.set(id, { origin: request.origin, rpId, type: request.type });
+      while (abandoned.size > 64) abandoned.delete(abandoned.keys().next().value);
+      resolve({ ok: false, error: 'NotAllowedError', message: 'the key did not answer in time' });
+    }, deadlineMs || 60000);
+    pending.set(id, { origin: request.origin, method: request.type, respond: (reply) => { clearTimeout(timer); resolve(reply); } });
     post(port, Object.assign({ id }, request));
   });
 }
+
+/** background.js: a host reply to a request given up on (a passkey made then is hidden). */
+function abandonedAnswer(id, message) {
+  const request = abandoned.get(id);
+  if (!request) return false;
+  abandoned.delete(id);
+  if (request.type === 'create' && message.ok === true) discardCredential(request.origin, request.rpId, message.credential);
+  return true;
+}
+
+/** A ceremony's deadline at the host: the request's own lifetime and a margin. */
+function hostDeadline(options) {
+  return Math.min(Math.max(Number(options && options.timeout) || 300000, 10000), 600000) + HOST_MARGIN_MS;
+}
+
+// What the page is told: what a browser tells it, whatever the key said (the details — a PIN, a
+// key that cannot make discoverable credentials — are the prompt's and the log's, not the page's).
+const PAGE_MESSAGES = {
+  NotAllowedError: 'The operation either timed out or was not allowed.',
+  InvalidStateError: 'The user attempted to register an authenticator that contains one of the credentials already registered with the relying party.',
+  NotSupportedError: 'None of the requested algorithms is supported.',
+};
 
 /** A host reply turned into the page's outcome. */
 function outcomeOf(answer) {
   if (answer.ok === true) return { outcome: 'credential', credential: answer.credential };
   // A browser says no more than NotAllowedError for what the host could not do.
-  const name = answer.error === 'InternalError' || typeof answer.error !== 'string' ? 'NotAllowedError' : answer.error;
-  return { outcome: 'error', name, message: answer.message || 'The operation either timed out or was not allowed.' };
+  const name = typeof answer.error !== 'string' || !['SecurityError', 'TypeError', 'InvalidStateError', 'NotSupportedError']
+    .includes(answer.error) ? 'NotAllowedError' : answer.error;
+  // SecurityError and TypeError depend on the page's own request only: their words may stay.
+  const message = PAGE_MESSAGES[name] || String(answer.message || name).slice(0, 300);
+  return { outcome: 'error', name, message };
 }
 
 // ---------------------------------------------------------------------------
 // Prompts: one a request, in a window of the extension's own.
 
 const prompts = new Map(); // token → prompt (see openPrompt)
-const upgrades = new Map(); // `${tabId}/${requestId}` → {aborted}: conditional create()s at the host
+const upgrades = new Map(); // `${tabId}/${requestId}` → {settled}: conditional create()s at the host
 
 function promptToken() {
   const bytes = new Uint8Array(18);
@@ -194,12 +244,45 @@ function promptToken() {
   return ProviderRules.encodeBase64url(bytes);
 }
 
-/** The RP ID a request names, checked against the page's host as the browser would (SecurityError). */
-function requestRpId(kind, options, host) {
+/**
+ * The public suffix rules from the host (opening it if need be, and waiting for its first
+ * answer a few seconds): without them an RP ID cannot be checked. Null: no host.
+ */
+async function suffixRules() {
+  if (suffixes) return suffixes;
+  if (!port && !ensurePort()) return null;
+  for (let waited = 0; !suffixes && port && waited < 5000; waited += 50) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return suffixes;
+}
+
+/** The RP ID a request names, checked against the page's host as the browser would (null: SecurityError). */
+function requestRpId(kind, options, host, rules) {
   const named = kind === 'get' ? options.rpId : options.rp && options.rp.id;
   const rpId = RpId.normalizeRpId(named === undefined ? host : named);
-  if (rpId === null || !RpId.rpIdIsValidFor(rpId, host, suffixes)) return null;
+  if (rpId === null || !RpId.rpIdIsValidFor(rpId, host, rules)) return null;
   return rpId;
+}
+
+/**
+ * Checks a request as a browser would before anything is shown: its options (TypeError), its
+ * RP ID (SecurityError). Returns {options, rpId} or an outcome to answer at once. Nothing here
+ * depends on what the key holds.
+ */
+async function checkedRequest(kind, options, origin) {
+  let clean;
+  try {
+    clean = kind === 'get' ? ProviderRules.cleanRequestOptions(options) : ProviderRules.cleanCreationOptions(options);
+  } catch (e) {
+    return { answer: { outcome: 'error', name: 'TypeError', message: String(e && e.message) } };
+  }
+  const rules = await suffixRules();
+  if (!rules) return { answer: { outcome: 'browser' } }; // no native host: the browser answers, as without Latchkey
+  const host = RpId.parseOrigin(origin).host;
+  const rpId = requestRpId(kind, clean, host, rules);
+  if (rpId === null) return { answer: { outcome: 'error', name: 'SecurityError', message: `this page (${host}) may not use the RP ID it names` } };
+  return { options: clean, rpId };
 }
 
 /**
@@ -210,43 +293,44 @@ function requestRpId(kind, options, host) {
 async function openPrompt(sender, origin, message) {
   const kind = message.kind === 'create' ? 'create' : 'get';
   const mediation = message.mediation === 'conditional' ? 'conditional' : 'optional';
-  const options = message.options;
-  if (options === null || typeof options !== 'object') return { outcome: 'error', name: 'TypeError', message: 'no options' };
-  const host = RpId.parseOrigin(origin).host;
-  const rpId = requestRpId(kind, options, host);
-  if (rpId === null) {
-    return { outcome: 'error', name: 'SecurityError', message: `this page (${host}) may not use the RP ID it names` };
-  }
   const tabId = sender.tab.id;
+  // Browsers serve WebAuthn to the focused, visible document only; so does Latchkey's window.
+  if (mediation !== 'conditional' && sender.tab.active === false) return NOT_ALLOWED('The document is not focused.');
+  const settings = await providerSettings();
+  const checked = await checkedRequest(kind, message.options, origin);
+  if (checked.answer) return checked.answer;
+  if (kind === 'create' && !settings.offerSave) return { outcome: 'browser' };
+  // Every bound is checked and the slot taken without an await between them.
   if (!providerToken(origin)) {
     record(origin, `${kind} (provider)`, 'rate-limited', `over ${PROVIDER_BURST} requests at once, then one every ${1 / PROVIDER_REFILL_PER_SECOND} s`);
-    return NOT_ALLOWED('Too many passkey requests from this site; try again in a few seconds.');
+    return NOT_ALLOWED('A request is already pending.');
   }
   const open = Array.from(prompts.values());
-  if (open.some((p) => p.tabId === tabId)) return NOT_ALLOWED('A request is already pending.');
-  if (open.length >= MAX_PROMPTS) return NOT_ALLOWED('Too many passkey requests are waiting for an answer.');
-  if (kind === 'create' && !(await providerSettings()).offerSave) return { outcome: 'browser' };
-
+  if (open.some((p) => p.tabId === tabId) || open.filter((p) => p.origin === origin).length >= PROMPTS_PER_ORIGIN
+      || open.length >= MAX_PROMPTS) {
+    return NOT_ALLOWED('A request is already pending.');
+  }
   const prompt = {
-    token: promptToken(), tabId, requestId: String(message.requestId), origin, rpId, kind, mediation, options,
-    windowId: null, state: 'open', listed: null, aborted: false,
+    token: promptToken(), tabId, parentWindowId: sender.tab.windowId, requestId: String(message.requestId), origin,
+    rpId: checked.rpId, kind, mediation, options: checked.options, windowId: null, state: 'open', listed: null,
   };
   const done = new Promise((resolve) => { prompt.resolve = resolve; });
   prompts.set(prompt.token, prompt);
   // The request's lifetime (WebAuthn's timeout, 10 s to 10 min, 5 min when the site gives
-  // none): then NotAllowedError, as a browser's dialog ends. A conditional get() has none.
-  if (mediation !== 'conditional') {
-    const lifetime = Math.min(Math.max(Number(options.timeout) || 300000, 10000), 600000);
-    prompt.timer = setTimeout(() => settlePrompt(prompt, NOT_ALLOWED('The operation timed out.'), true), lifetime);
-  }
-  createPromptWindow(prompt, sender.tab.windowId);
+  // none): then NotAllowedError, as a browser's dialog ends. A conditional get()'s window closes
+  // unanswered after 10 minutes (its request goes on waiting).
+  const lifetime = mediation === 'conditional' ? CONDITIONAL_PROMPT_MS
+    : Math.min(Math.max(Number(checked.options.timeout) || 300000, 10000), 600000);
+  prompt.timer = setTimeout(() => settlePrompt(prompt, mediation === 'conditional' ? { outcome: 'dismissed' }
+    : NOT_ALLOWED('The operation timed out.')), lifetime);
+  createPromptWindow(prompt);
   return done;
 }
 
-async function createPromptWindow(prompt, parentWindowId) {
+async function createPromptWindow(prompt) {
   const geometry = { width: PROMPT_SIZE.width, height: PROMPT_SIZE.height };
   try {
-    const parent = await api.windows.get(parentWindowId);
+    const parent = await api.windows.get(prompt.parentWindowId);
     if (Number.isFinite(parent.left) && Number.isFinite(parent.width)) {
       geometry.left = Math.max(0, Math.round(parent.left + (parent.width - PROMPT_SIZE.width) / 2));
       geometry.top = Math.max(0, Math.round(parent.top + 80));
@@ -263,18 +347,27 @@ async function createPromptWindow(prompt, parentWindowId) {
     if (prompt.state === 'settled') api.windows.remove(created.id).catch(() => undefined);
   } catch (e) {
     console.warn('Latchkey passkey provider: cannot open the prompt window:', e);
-    settlePrompt(prompt, { outcome: 'browser' }, false);
+    settlePrompt(prompt, { outcome: 'browser' });
   }
 }
 
-/** Ends a prompt once: the page's request gets `outcome`; `closeWindow` closes the window. */
-function settlePrompt(prompt, outcome, closeWindow) {
+/**
+ * Ends a prompt once: its window closes (unless it shows why a ceremony failed) and the page's
+ * window gets the focus back — browsers serve WebAuthn to the focused document only, so the
+ * browser's own dialog, or the page's next request, needs it —, then the page's request gets
+ * `outcome`. A ceremony still running at the key when the prompt ends (the page aborted, the
+ * time ran out, the tab went away) is given up: a passkey it makes is hidden.
+ */
+async function settlePrompt(prompt, outcome, keepWindow) {
   if (prompt.state === 'settled') return;
   prompt.state = 'settled';
   clearTimeout(prompt.timer);
   prompts.delete(prompt.token);
+  if (!keepWindow && prompt.windowId !== null) {
+    await api.windows.remove(prompt.windowId).catch(() => undefined);
+    await api.windows.update(prompt.parentWindowId, { focused: true }).catch(() => undefined);
+  }
   prompt.resolve(outcome);
-  if (closeWindow && prompt.windowId !== null) api.windows.remove(prompt.windowId).catch(() => undefined);
 }
 
 function cancelled(prompt) {
@@ -286,20 +379,38 @@ function cancelled(prompt) {
 if (api.windows && api.windows.onRemoved) {
   api.windows.onRemoved.addListener((windowId) => {
     for (const prompt of prompts.values()) {
-      if (prompt.windowId === windowId && prompt.state === 'open') settlePrompt(prompt, cancelled(prompt), false);
+      if (prompt.windowId === windowId && prompt.state === 'open') settlePrompt(prompt, cancelled(prompt), true);
     }
   });
 }
+
+/** The tab went away or loaded another page: its prompts end, its upgrades are given up. */
+function endTab(tabId) {
+  for (const prompt of prompts.values()) if (prompt.tabId === tabId) abortPrompt(prompt);
+  for (const [key, upgrade] of upgrades) if (key.startsWith(`${tabId}/`)) upgrade.settled = true;
+}
 if (api.tabs && api.tabs.onRemoved) {
   api.tabs.onRemoved.addListener((tabId) => {
-    for (const prompt of prompts.values()) if (prompt.tabId === tabId) abortPrompt(prompt);
+    endTab(tabId);
+    withSignIns(async () => {   // its recorded password submission goes too
+      const state = await signInState();
+      if (state.submissions[tabId] && state.area) {
+        delete state.submissions[tabId];
+        await state.area.set({ submissions: state.submissions });
+      }
+    });
+  });
+}
+if (api.tabs && api.tabs.onUpdated) {
+  // status "loading": the tab navigates (needs no permission); its page's requests are gone.
+  api.tabs.onUpdated.addListener((tabId, change) => {
+    if (change.status === 'loading') endTab(tabId);
   });
 }
 
 /** The page aborted (or went away): the prompt closes; a running ceremony's passkey is not kept. */
 function abortPrompt(prompt) {
-  if (prompt.state === 'running') prompt.aborted = true;
-  settlePrompt(prompt, { outcome: 'aborted' }, true);
+  settlePrompt(prompt, { outcome: 'aborted' });
 }
 
 /**
@@ -308,34 +419,58 @@ function abortPrompt(prompt) {
  * know of; `latchkey signal log` shows it, and `latchkey credentials unhide ID` brings it back.
  */
 function discardCredential(origin, rpId, credential) {
-  record(origin, 'create', 'discarded', 'the page aborted after the passkey was made: hidden');
-  console.warn(`Latchkey passkey provider: ${origin} aborted its create() after the key made the passkey; it is hidden`);
+  record(origin, 'create', 'discarded', 'the page no longer waited when the passkey was made: hidden');
+  console.warn(`Latchkey passkey provider: ${origin} no longer waited when the key made its passkey; it is hidden`);
   const signal = { origin, method: 'signalUnknownCredential', options: { rpId, credentialId: credential && credential.id } };
   if (port && suffixes) dispatch(signal);
+}
+
+/**
+ * Runs the person's choice on the key. A key that wants its PIN answers with `pin` ({state,
+ * retries, minLength}): while the PIN can still be tried, the page's request stays open and the
+ * window asks for it (the PIN goes to the host for this one ceremony, and nowhere else).
+ */
+async function runCeremony(prompt, request, pin) {
+  prompt.state = 'running';
+  if (typeof pin === 'string' && pin !== '') request.pin = pin.slice(0, 256);
+  const answer = await askHost(request, hostDeadline(prompt.options), prompt.rpId);
+  if (prompt.state === 'settled') {
+    // Given up while the key worked (the page aborted, the time ran out, the tab went away).
+    if (request.type === 'create' && answer.ok === true) discardCredential(prompt.origin, prompt.rpId, answer.credential);
+    return { ok: false, message: 'This request has ended.' };
+  }
+  if (answer.ok !== true && answer.pin && ['required', 'wrong', 'tooShort'].includes(answer.pin.state)) {
+    prompt.state = 'open';
+    return { ok: false, pin: answer.pin, message: answer.message };
+  }
+  // The window shows why a ceremony failed (the person closes it); success closes it.
+  settlePrompt(prompt, outcomeOf(answer), answer.ok !== true);
+  return answer.ok === true ? { ok: true } : { ok: false, message: answer.message };
 }
 
 /** The prompt window's messages: load, choose, save, browser, cancel. */
 async function onPrompt(message, sender) {
   const prompt = prompts.get(typeof message.token === 'string' ? message.token : '');
   if (!prompt || prompt.state === 'settled') return { ok: false, message: 'This request has ended.' };
+  // The token is bound to the window the background opened for it.
+  const windowId = sender.tab && sender.tab.windowId;
+  if (prompt.windowId !== null && windowId !== undefined && windowId !== prompt.windowId) {
+    return { ok: false, message: 'This request belongs to another window.' };
+  }
   switch (message.operation) {
     case 'load': {
-      const request = { kind: prompt.kind, origin: prompt.origin, rpId: prompt.rpId, mediation: prompt.mediation };
-      if (prompt.kind === 'create') {
-        const user = prompt.options.user || {};
-        request.userName = String(user.name || user.displayName || '').slice(0, 256);
-        return { ok: true, request };
-      }
+      const user = prompt.options.user || {};
+      const request = { kind: prompt.kind, origin: prompt.origin, rpId: prompt.rpId, mediation: prompt.mediation,
+        userName: ProviderRules.displayText(user.name, 80), userDisplayName: ProviderRules.displayText(user.displayName, 80) };
+      if (prompt.kind === 'create') return { ok: true, request };
       const listed = await askHost({ type: 'accounts', origin: prompt.origin, rpId: prompt.rpId,
-        allowCredentials: Array.isArray(prompt.options.allowCredentials) ? prompt.options.allowCredentials : [] });
-      if (listed.ok === true && Array.isArray(listed.accounts)) {
-        request.accounts = ProviderRules.allowedAccounts(listed.accounts, prompt.options);
-      } else if (listed.error === 'SecurityError') {
-        settlePrompt(prompt, outcomeOf(listed), false);
-        return { ok: false, message: listed.message };
-      } else {
-        request.accounts = [];
-      }
+        allowCredentials: prompt.options.allowCredentials }, 30000, prompt.rpId);
+      request.accounts = listed.ok === true && Array.isArray(listed.accounts)
+        ? ProviderRules.allowedAccounts(listed.accounts, prompt.options).map((account) => ({
+          credentialId: String(account.credentialId), name: ProviderRules.displayText(account.name, 80),
+          displayName: ProviderRules.displayText(account.displayName, 80) }))
+        : [];
+      if (listed.ok !== true) request.notice = 'Latchkey could not read its passkeys for this site.';
       prompt.listed = request.accounts.map((account) => account.credentialId);
       return { ok: true, request };
     }
@@ -344,24 +479,17 @@ async function onPrompt(message, sender) {
           || !prompt.listed.includes(message.credentialId)) {
         return { ok: false, message: 'That passkey was not offered.' };
       }
-      prompt.state = 'running';
-      const answer = await askHost({ type: 'get', origin: prompt.origin, options: prompt.options, credentialId: message.credentialId });
-      settlePrompt(prompt, outcomeOf(answer), false);
-      return answer.ok === true ? { ok: true } : { ok: false, message: answer.message };
+      return runCeremony(prompt, { type: 'get', origin: prompt.origin, options: prompt.options, credentialId: message.credentialId },
+        message.pin);
     }
     case 'save': {
       if (prompt.kind !== 'create' || prompt.state !== 'open') return { ok: false, message: 'Nothing to save.' };
-      prompt.state = 'running';
-      const answer = await askHost({ type: 'create', origin: prompt.origin, options: prompt.options });
-      if (prompt.aborted && answer.ok === true) discardCredential(prompt.origin, prompt.rpId, answer.credential);
-      settlePrompt(prompt, outcomeOf(answer), false);
-      return answer.ok === true ? { ok: true } : { ok: false, message: answer.message };
+      return runCeremony(prompt, { type: 'create', origin: prompt.origin, options: prompt.options }, message.pin);
     }
     case 'browser':
-      settlePrompt(prompt, { outcome: 'browser' }, false);
-      return { ok: true };
     case 'cancel':
-      settlePrompt(prompt, cancelled(prompt), false);
+      if (prompt.state !== 'open') return { ok: false, message: 'Your key is already working on it.' };
+      settlePrompt(prompt, message.operation === 'browser' ? { outcome: 'browser' } : cancelled(prompt));
       return { ok: true };
     default:
       return { ok: false, message: 'unknown prompt operation' };
@@ -395,16 +523,15 @@ async function onProvider(message, sender) {
       return { outcome: 'noted' };
     case 'passwordSubmitted':
       await withSignIns(() => noteSubmission(sender.tab.id, origin,
-        typeof message.userName === 'string' ? message.userName.slice(0, 256) : ''));
+        typeof message.userName === 'string' ? ProviderRules.displayText(message.userName, 256) : ''));
       return { outcome: 'noted' };
     case 'check': {
       // A conditional get() waits for the person; what can be refused at once without asking
-      // the key (an RP ID this page may not claim) is refused at once, as a browser does.
-      const host = RpId.parseOrigin(origin).host;
-      if (requestRpId('get', message.options || {}, host) === null) {
-        return { outcome: 'error', name: 'SecurityError', message: `this page (${host}) may not use the RP ID it names` };
-      }
-      return { outcome: 'noted' };
+      // the key (options of the wrong shape, an RP ID the page may not claim) is refused at once,
+      // as a browser does.
+      if (!checkToken(origin)) return NOT_ALLOWED('A request is already pending.');
+      const checked = await checkedRequest('get', message.options, origin);
+      return checked.answer || { outcome: 'noted' };
     }
     case 'prompt':
       return openPrompt(sender, origin, message);
@@ -414,32 +541,31 @@ async function onProvider(message, sender) {
         if (prompt.tabId === sender.tab.id && prompt.requestId === requestId) abortPrompt(prompt);
       }
       const upgrade = upgrades.get(`${sender.tab.id}/${requestId}`);
-      if (upgrade) upgrade.aborted = true;
+      if (upgrade) upgrade.settled = true;
       return { outcome: 'noted' };
     }
     case 'upgrade': {
       // Automatic passkey upgrade (conditional create()): no UI. Only right after a password
       // sign-in on this origin, and only for the account that signed in; otherwise
       // NotAllowedError with no UI (WebAuthn L3: a conditional create() the client will not serve).
-      const options = message.options || {};
-      const host = RpId.parseOrigin(origin).host;
-      if (requestRpId('create', options, host) === null) {
-        return { outcome: 'error', name: 'SecurityError', message: `this page (${host}) may not use the RP ID it names` };
-      }
-      if (!providerToken(origin)) return NOT_ALLOWED('Too many passkey requests from this site.');
-      const userName = options.user && typeof options.user.name === 'string' ? options.user.name : '';
-      const refusal = await withSignIns(() => takeSignIn(origin, userName));
+      const checked = await checkedRequest('create', message.options, origin);
+      if (checked.answer) return checked.answer.outcome === 'browser' ? NOT_ALLOWED(PAGE_MESSAGES.NotAllowedError) : checked.answer;
+      if (!providerToken(origin)) return NOT_ALLOWED(PAGE_MESSAGES.NotAllowedError);
+      const options = checked.options;
+      const refusal = await withSignIns(() => takeSignIn(origin, options.user.name));
       if (refusal !== null) {
         record(origin, 'create', 'refused', `conditional create(): ${refusal}`);
-        return NOT_ALLOWED(`No passkey is made without asking: ${refusal}.`);
+        return NOT_ALLOWED(PAGE_MESSAGES.NotAllowedError);
       }
+      // No window: the key's own approval is the person's; it may take a minute at most.
+      options.timeout = Math.min(Number(options.timeout) || UPGRADE_TIMEOUT_MS, UPGRADE_TIMEOUT_MS);
       const key = `${sender.tab.id}/${String(message.requestId)}`;
-      const upgrade = { aborted: false };
+      const upgrade = { settled: false };
       upgrades.set(key, upgrade);
-      const answer = await askHost({ type: 'create', origin, options });
+      const answer = await askHost({ type: 'create', origin, options }, hostDeadline(options), checked.rpId);
       upgrades.delete(key);
-      if (upgrade.aborted && answer.ok === true) {
-        discardCredential(origin, requestRpId('create', options, host), answer.credential);
+      if (upgrade.settled && answer.ok === true) {
+        discardCredential(origin, checked.rpId, answer.credential);
         return { outcome: 'aborted' };
       }
       return outcomeOf(answer);

@@ -26,6 +26,9 @@
   const PKC = globalThis.PublicKeyCredential;
   const Container = globalThis.CredentialsContainer;
   if (!Rules || typeof PKC !== 'function' || typeof Container !== 'function' || window.top !== window) return;
+  // An opaque origin (a CSP-sandboxed document) may not speak for the site: provider.js does not
+  // run there, so nothing would answer; the browser's own functions stay.
+  if (self.origin === 'null') return;
 
   const MARKER = Symbol.for('latchkey.passkeyProvider');
   if (Object.prototype.hasOwnProperty.call(PKC, MARKER)) return;

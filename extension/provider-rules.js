@@ -222,6 +222,122 @@
     return typeof signedInAt === 'number' && now - signedInAt >= 0 && now - signedInAt <= RECENT_SIGN_IN_MS;
   }
 
+  // ---------------------------------------------------------------------------
+  // What the background passes on to the native host, rebuilt from what a page sent: only the
+  // members the host reads, each of its type, strings well-formed (a lone surrogate would make
+  // the host's JSON unreadable, and a host that cannot read a message ends the connection for
+  // every tab), binary members canonical base64url, lists bounded. A page whose options fail
+  // gets the TypeError its browser's own WebIDL conversion would give for nonsense.
+
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?:^|[^\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+  function cleanString(value, name, max) {
+    if (typeof value !== 'string') throw new TypeError(`${name} must be a string`);
+    if (value.length > max) throw new TypeError(`${name} is over ${max} characters`);
+    if (LONE_SURROGATE.test(value)) throw new TypeError(`${name} is not well-formed Unicode`);
+    return value;
+  }
+
+  function cleanBase64url(value, name, maxBytes) {
+    if (typeof value !== 'string' || !/^[A-Za-z0-9_-]*$/.test(value) || value.length % 4 === 1) {
+      throw new TypeError(`${name} must be base64url`);
+    }
+    if (value.length > Math.ceil((maxBytes * 4) / 3)) throw new TypeError(`${name} is over ${maxBytes} bytes`);
+    return value;
+  }
+
+  function cleanNumber(value, name) {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError(`${name} must be a finite number`);
+    return value;
+  }
+
+  function cleanObject(value, name) {
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`${name} must be a dictionary`);
+    return value;
+  }
+
+  function cleanList(value, name, max) {
+    if (value === undefined) return [];
+    if (!Array.isArray(value)) throw new TypeError(`${name} must be a sequence`);
+    if (value.length > max) throw new TypeError(`${name} has over ${max} entries`);
+    return value;
+  }
+
+  function cleanDescriptors(value, name) {
+    return cleanList(value, name, 256).map((entry, index) => {
+      const descriptor = cleanObject(entry, `${name}[${index}]`);
+      const json = { type: cleanString(descriptor.type, `${name}[${index}].type`, 32),
+        id: cleanBase64url(descriptor.id, `${name}[${index}].id`, 1023) };
+      if (descriptor.transports !== undefined) {
+        json.transports = cleanList(descriptor.transports, `${name}[${index}].transports`, 8)
+          .map((t, i) => cleanString(t, `${name}[${index}].transports[${i}]`, 32));
+      }
+      return json;
+    });
+  }
+
+  /** The host's PublicKeyCredentialCreationOptionsJSON, rebuilt (TypeError when it cannot be). */
+  function cleanCreationOptions(options) {
+    const o = cleanObject(options, 'options');
+    const rp = cleanObject(o.rp, 'rp');
+    const user = cleanObject(o.user, 'user');
+    const json = {
+      rp: { name: cleanString(rp.name, 'rp.name', 1024) },
+      user: { id: cleanBase64url(user.id, 'user.id', 64), name: cleanString(user.name, 'user.name', 1024),
+        displayName: cleanString(user.displayName, 'user.displayName', 1024) },
+      challenge: cleanBase64url(o.challenge, 'challenge', 1024),
+      pubKeyCredParams: cleanList(o.pubKeyCredParams, 'pubKeyCredParams', 64).map((p, i) => {
+        const param = cleanObject(p, `pubKeyCredParams[${i}]`);
+        return { type: cleanString(param.type, `pubKeyCredParams[${i}].type`, 32), alg: cleanNumber(param.alg, `pubKeyCredParams[${i}].alg`) };
+      }),
+      excludeCredentials: cleanDescriptors(o.excludeCredentials, 'excludeCredentials'),
+    };
+    if (rp.id !== undefined) json.rp.id = cleanString(rp.id, 'rp.id', 253);
+    if (o.timeout !== undefined) json.timeout = cleanNumber(o.timeout, 'timeout');
+    if (o.authenticatorSelection !== undefined) {
+      const selection = cleanObject(o.authenticatorSelection, 'authenticatorSelection');
+      json.authenticatorSelection = {};
+      for (const member of ['authenticatorAttachment', 'residentKey', 'userVerification']) {
+        if (selection[member] !== undefined) {
+          json.authenticatorSelection[member] = cleanString(selection[member], `authenticatorSelection.${member}`, 32);
+        }
+      }
+      if (selection.requireResidentKey !== undefined) json.authenticatorSelection.requireResidentKey = selection.requireResidentKey === true;
+    }
+    if (o.attestation !== undefined) json.attestation = cleanString(o.attestation, 'attestation', 32);
+    if (o.extensions !== undefined && cleanObject(o.extensions, 'extensions').credProps !== undefined) {
+      json.extensions = { credProps: o.extensions.credProps === true };
+    }
+    return json;
+  }
+
+  /** The host's PublicKeyCredentialRequestOptionsJSON, rebuilt (TypeError when it cannot be). */
+  function cleanRequestOptions(options) {
+    const o = cleanObject(options, 'options');
+    const json = {
+      challenge: cleanBase64url(o.challenge, 'challenge', 1024),
+      allowCredentials: cleanDescriptors(o.allowCredentials, 'allowCredentials'),
+    };
+    if (o.rpId !== undefined) json.rpId = cleanString(o.rpId, 'rpId', 253);
+    if (o.timeout !== undefined) json.timeout = cleanNumber(o.timeout, 'timeout');
+    if (o.userVerification !== undefined) json.userVerification = cleanString(o.userVerification, 'userVerification', 32);
+    return json;
+  }
+
+  /**
+   * Text a site chose (a user name, a display name), made safe to show beside text of
+   * Latchkey's own: control characters and the invisible format characters that reorder or
+   * hide text (bidirectional overrides and isolates, zero-width joiners…) removed, and at most
+   * `max` characters, with an ellipsis.
+   */
+  function displayText(text, max) {
+    const shown = String(text === undefined || text === null ? '' : text)
+      .replace(/[\u0000-\u001F\u007F-\u009F\u00AD\u061C\u180E\u200B-\u200F\u202A-\u202E\u2060-\u206F\uFEFF\uFFF9-\uFFFB]/g, '')
+      .replace(LONE_SURROGATE, '');
+    const characters = Array.from(shown);
+    return characters.length > max ? `${characters.slice(0, max - 1).join('')}…` : shown;
+  }
+
   /**
    * A user name as a sign-in form compares it: Unicode-normalized (NFKC), trimmed, lower-cased.
    */
@@ -261,5 +377,8 @@
     signInIsRecent,
     foldUserName,
     upgradeRefusal,
+    cleanCreationOptions,
+    cleanRequestOptions,
+    displayText,
   });
 })();

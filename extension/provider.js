@@ -25,6 +25,8 @@
   const HINT_HEIGHT = 40;
   // A focus that follows a person's Tab key within this long is theirs; a script's focus() is not.
   const TAB_FOCUS_MS = 300;
+  // JSON characters of a request's options (the background refuses more, as the host would).
+  const MAX_OPTIONS = 64 * 1024;
 
   const pageOrigin = location.origin;
   let conditional = null; // {id, options, opened}: the page's conditional get(), waiting for the person
@@ -85,6 +87,14 @@
    */
   async function onRequest(id, operation, mediation, options) {
     if (operation === 'get' && mediation === 'silent') return reply(id, { outcome: 'browser' });
+    if (JSON.stringify(options).length > MAX_OPTIONS) {
+      return reply(id, { outcome: 'error', name: 'TypeError', message: `the options are over ${MAX_OPTIONS} characters` });
+    }
+    // A browser serves WebAuthn to the focused, visible document only (NotAllowedError
+    // otherwise): a background tab cannot throw Latchkey's window over another site.
+    if (mediation !== 'conditional' && (document.visibilityState !== 'visible' || !document.hasFocus())) {
+      return reply(id, { outcome: 'error', name: 'NotAllowedError', message: 'The document is not focused.' });
+    }
     if (operation === 'get' && mediation === 'conditional') {
       if (conditional) {
         if (sent.has(conditional.id)) background({ operation: 'abort', requestId: conditional.id });

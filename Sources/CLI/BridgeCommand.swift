@@ -26,7 +26,7 @@ public enum BridgeCommand {
         name: "bridge uninstall", abstract: "Remove the browsers' host manifests and the launcher.",
         options: [userDataOption, CredentialsCommand.jsonOption])
     public static let statusSpec = CommandSpec(
-        name: "bridge status", abstract: "Which browsers are wired, and when the extension last reached the key.",
+        name: "bridge status", abstract: "Which browsers are wired, and when the extension's last message came.",
         options: CommandTarget.storeOptions + [userDataOption, CredentialsCommand.jsonOption])
 
     public static func group(io: @escaping @Sendable () -> CommandIO = { .standard }) -> CommandGroup {
@@ -164,8 +164,9 @@ public enum BridgeCommand {
         let (difference, overflow) = Int64(time(nil)).subtractingReportingOverflow(contact.time)
         let ago = overflow ? 0 : max(0, difference)
         let when = ago < 120 ? "\(ago) s ago" : ago < 7200 ? "\(ago / 60) min ago" : ago < 172_800 ? "\(ago / 3600) h ago" : "\(ago / 86_400) days ago"
-        return "The extension last reached the key's store \(directory) \(when) "
-            + "(\(CredentialSummary.timestamp(contact.time)), from \(contact.browser): \(contact.caller))."
+        return "The extension's last message to the key's store \(directory) came \(when) "
+            + "(\(CredentialSummary.timestamp(contact.time)), from \(contact.browser): \(contact.caller); "
+            + "recorded at most once a minute)."
     }
 
     /// The `exec` line of the launcher, without `exec` and the passed-on arguments.

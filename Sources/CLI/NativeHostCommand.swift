@@ -36,7 +36,9 @@ public enum NativeHostCommand {
                 try? FileDescriptor(owning: 1).writeAll(NativeMessageFraming.frame(Array(refusal.utf8)))
                 return 1
             }
-            var contactRecorded = false
+            // The time of the extension's last message, written at most once a minute (a file
+            // rename a message would be too much for a burst of signals), and for the first one.
+            var contactRecordedAt: Int64?
             let session = NativeHostSession(
                 openStore: { () throws(SignalFailure) -> SQLiteCredentialStore in
                     do throws(CLIError) {
@@ -56,9 +58,10 @@ public enum NativeHostCommand {
                 log: log)
             return NativeHost.run(session: session, input: FileDescriptor(owning: 0), output: FileDescriptor(owning: 1),
                                   log: log) {
-                guard !contactRecorded else { return }
-                contactRecorded = true
-                BridgeContact(time: Int64(time(nil)), caller: caller).write(storeDirectory: directory)
+                let now = Int64(time(nil))
+                if let recorded = contactRecordedAt, now >= recorded, now - recorded < 60 { return }
+                contactRecordedAt = now
+                BridgeContact(time: now, caller: caller).write(storeDirectory: directory)
             }
         }
     }

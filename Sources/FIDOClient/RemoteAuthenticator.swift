@@ -153,6 +153,18 @@ public final class RemoteAuthenticator {
     /// the key has the pinUvAuthToken option, else the CTAP 2.0 getPinToken (0x05), whose token
     /// carries the legacy default permissions (and credential management on 2.0-era keys).
     public func pinUvAuthToken(pin: PIN, permissions: PinUvAuthPermissions, rpID: String? = nil) throws(DeviceError) -> PinUvAuthToken {
+        do throws(DeviceError) {
+            return try pinUvAuthTokenKeepingStatus(pin: pin, permissions: permissions, rpID: rpID)
+        } catch {
+            throw explain(error, operation: .token)
+        }
+    }
+
+    /// As `pinUvAuthToken(pin:permissions:rpID:)`, but a status the key answered stays
+    /// `DeviceError.status` (PIN_INVALID, PIN_BLOCKED, PIN_AUTH_BLOCKED…), for a caller that words
+    /// it itself (the passkey provider's window shows the retries left).
+    public func pinUvAuthTokenKeepingStatus(pin: PIN, permissions: PinUvAuthPermissions,
+                                            rpID: String? = nil) throws(DeviceError) -> PinUvAuthToken {
         let info = try info()
         guard info.options["clientPin"] == true else {
             throw .failed("\(label) has no PIN; credential management needs one: set it with `latchkey pin set`")
@@ -176,7 +188,7 @@ public final class RemoteAuthenticator {
             }
             return try session.token(fromEncrypted: encrypted)
         } catch let error as DeviceError {
-            throw explain(error, operation: .token)
+            throw error
         } catch {
             throw .failed((error as? PlatformPinUvAuthError)?.message ?? "\(error)")
         }

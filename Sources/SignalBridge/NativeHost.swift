@@ -56,7 +56,8 @@ public enum NativeHost {
     }
 }
 
-/// When the extension last reached the host, kept beside the key's store (`bridge-contact`), so
+/// When the extension's last message reached the host (to the minute), kept beside the key's
+/// store (`bridge-contact`), so
 /// that `latchkey bridge status` and `doctor` can say whether the browser side works.
 public struct BridgeContact: Equatable, Sendable {
     public var time: Int64

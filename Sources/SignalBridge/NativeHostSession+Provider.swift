@@ -1,6 +1,7 @@
 import Authenticator
 import CredentialStore
 import Encoding
+import FIDOClient
 import FIDOCrypto
 
 extension NativeHostSession {
@@ -34,7 +35,7 @@ extension NativeHostSession {
             let options = try PasskeyCreationOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
             let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
-            let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout)
+            let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
                 .create(origin: origin.serialized, rpID: rpID, options: options)
             log("create: a passkey made on the key")
             reply.add("credential", json: credential)
@@ -51,12 +52,25 @@ extension NativeHostSession {
                 allowList = [chosenID]
             }
             let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
-            let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout)
+            let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
                 .get(origin: origin.serialized, rpID: rpID, options: options, allowList: allowList)
             log("get: signed in with a passkey of the key")
             reply.add("credential", json: credential)
         }
         return reply.text
+    }
+
+    /// The key's PIN the person typed in the extension's window (`pin`, optional): kept only for
+    /// this request, as `PIN` (its bytes in SecretBytes), never logged.
+    private func pin(_ json: JSONMessage) throws(SignalFailure) -> PIN? {
+        guard let value = json["pin"], value != .null else { return nil }
+        guard case .string(let text) = value else { throw .type("pin must be a string") }
+        var bytes = Array(text.utf8)
+        do throws(PIN.Problem) {
+            return try PIN(consuming: &bytes)
+        } catch {
+            throw .pin(PINNeed(state: .tooShort))
+        }
     }
 
     /// The RP ID the page named (or the origin's host), checked as the signals check theirs.

@@ -161,6 +161,7 @@ public final class NativeHostSession {
         reply.add("ok", false)
         reply.add("error", failure.name)
         reply.add("message", failure.message)
+        if case .pin(let need) = failure { reply.add("pin", json: need.json) }
         return reply.text
     }
 }

@@ -22,12 +22,16 @@ public final class PasskeyClient {
 
     private let link: CTAP2Link
     private let timeoutMilliseconds: UInt64
+    private let pin: PIN?
 
     /// `timeoutMilliseconds`: how long the ceremony may wait for the key (its user); the link
     /// cancels the request after that (`timeoutMilliseconds(_:)` gives it from the options).
-    public init(link: CTAP2Link, timeoutMilliseconds: UInt64 = defaultTimeoutMilliseconds) {
+    /// `pin`: what the person typed in the extension's window, for a key that verifies users by
+    /// its PIN; used for one pinUvAuthToken and never kept, logged or sent anywhere else.
+    public init(link: CTAP2Link, timeoutMilliseconds: UInt64 = defaultTimeoutMilliseconds, pin: PIN? = nil) {
         self.link = link
         self.timeoutMilliseconds = timeoutMilliseconds
+        self.pin = pin
     }
 
     /// WebAuthn L3 §5.4.x: the RP's `timeout` is a hint. As Chromium does, it is kept within
@@ -55,13 +59,23 @@ public final class PasskeyClient {
         }
         var flags: [String: Bool] = [:]
         if residentKey { flags["rk"] = true }
-        if try userVerification(options.userVerification, info: info) { flags["uv"] = true }
+        let clientDataHash = SHA256.hash(clientData)
+        let excluded = try excludeList(options.excludeCredentials, rpID: rpID, info: info)
+        // CTAP 2.1 §6.1.2 (makeCredUvNotRqd): a key protected by user verification makes a
+        // discoverable credential, or any credential without that option, only verified, so the
+        // client verifies even when the RP discourages it — as Chromium does.
+        let protected = info.options["uv"] == true || info.options["clientPin"] == true
+        let verifyAnyway = protected && (residentKey || info.options["makeCredUvNotRqd"] != true)
+        let requirement = verifyAnyway && options.userVerification == "discouraged" ? "preferred" : options.userVerification
+        let verified = try userVerification(requirement, info: info, permission: .makeCredential,
+                                            rpID: rpID, clientDataHash: clientDataHash)
+        if case .builtIn = verified { flags["uv"] = true }
         let request = MakeCredentialRequest(
-            clientDataHash: SHA256.hash(clientData), rp: RelyingPartyEntity(id: rpID, name: options.rpName),
+            clientDataHash: clientDataHash, rp: RelyingPartyEntity(id: rpID, name: options.rpName),
             user: UserEntity(id: options.userID, name: options.userName, displayName: options.userDisplayName),
             pubKeyCredParams: options.algorithms.map { CredentialParameters(algorithm: $0) },
-            excludeList: try excludeList(options.excludeCredentials, rpID: rpID, info: info).map { CredentialDescriptor(id: $0) },
-            options: RequestOptions(flags))
+            excludeList: excluded.map { CredentialDescriptor(id: $0) },
+            options: RequestOptions(flags), pinUvAuthParam: verified.param, pinUvAuthProtocol: verified.protocolNumber)
         let body = try exchange(.makeCredential, request.cborValue, name: "makeCredential")
         guard let format = body[1]?.stringValue, let authDataBytes = body[2]?.bytesValue, let statement = body[3],
               let authData = try? AuthenticatorData(decoding: authDataBytes),
@@ -128,10 +142,14 @@ public final class PasskeyClient {
         let info = try deviceInfo()
         let clientData = ClientDataJSON.serialize(.get, challenge: options.challenge, origin: origin)
         var flags: [String: Bool] = [:]
-        if try userVerification(options.userVerification, info: info) { flags["uv"] = true }
-        let request = GetAssertionRequest(rpID: rpID, clientDataHash: SHA256.hash(clientData),
+        let clientDataHash = SHA256.hash(clientData)
+        let verified = try userVerification(options.userVerification, info: info, permission: .getAssertion,
+                                            rpID: rpID, clientDataHash: clientDataHash)
+        if case .builtIn = verified { flags["uv"] = true }
+        let request = GetAssertionRequest(rpID: rpID, clientDataHash: clientDataHash,
                                           allowList: allowList.map { CredentialDescriptor(id: $0) },
-                                          options: RequestOptions(flags))
+                                          options: RequestOptions(flags), pinUvAuthParam: verified.param,
+                                          pinUvAuthProtocol: verified.protocolNumber)
         let body = try exchange(.getAssertion, request.cborValue, name: "getAssertion")
         guard let authData = body[2]?.bytesValue, let signature = body[3]?.bytesValue,
               let credentialID = body[1]?["id"]?.bytesValue ?? (allowList.count == 1 ? allowList[0] : nil) else {
@@ -190,18 +208,51 @@ public final class PasskeyClient {
         return []
     }
 
-    /// Whether to ask the key for UV. The host cannot take a PIN (it has no window): a key that
-    /// verifies users itself (`uv` in getInfo: Latchkey's --uv) is asked when the RP requires or
-    /// prefers it; "required" on a key that would need its PIN is refused here, before the key
-    /// is touched, and the extension offers the browser's own dialog instead.
-    private func userVerification(_ requirement: String, info: DeviceInfo) throws(SignalFailure) -> Bool {
-        let builtIn = info.options["uv"] == true
-        if requirement == "required", !builtIn {
-            throw .notAllowed(info.options["clientPin"] == true
-                ? "the key verifies users by its PIN, which only the browser's own dialog can ask for"
-                : "the key cannot verify the user (no built-in UV and no PIN)")
+    /// How the ceremony verifies the user: not at all, by the key itself (`uv` option), or by
+    /// the key's PIN (a pinUvAuthToken's pinUvAuthParam over the clientDataHash).
+    enum Verification {
+        case none
+        case builtIn
+        case pinToken(param: [UInt8], protocolNumber: UInt64)
+
+        var param: [UInt8]? { if case .pinToken(let param, _) = self { param } else { nil } }
+        var protocolNumber: UInt64? { if case .pinToken(_, let number) = self { number } else { nil } }
+    }
+
+    /// WebAuthn §6.1.2's choice, as Chromium and Firefox make it: "discouraged" verifies nobody;
+    /// otherwise a key that verifies users itself (getInfo `uv`: Latchkey's --uv) does; a key with
+    /// a PIN (and no built-in UV) gets its PIN, asked in the extension's window — for "required"
+    /// and "preferred" alike, as browsers ask for a security key's PIN; a key with neither serves
+    /// "preferred" unverified and refuses "required" before it is touched.
+    private func userVerification(_ requirement: String, info: DeviceInfo, permission: PinUvAuthPermissions,
+                                  rpID: String, clientDataHash: [UInt8]) throws(SignalFailure) -> Verification {
+        guard requirement != "discouraged" else { return .none }
+        if info.options["uv"] == true { return .builtIn }
+        guard info.options["clientPin"] == true else {
+            if requirement == "required" { throw .notAllowed("the key cannot verify the user (no built-in UV and no PIN)") }
+            return .none
         }
-        return builtIn && requirement != "discouraged"
+        let authenticator = RemoteAuthenticator(link: link)
+        let minimum = info.minPINLength ?? PIN.defaultMinimumLength
+        func retries() -> Int? { try? authenticator.pinRetries().retries }
+        guard let pin else { throw .pin(PINNeed(state: .required, retries: retries(), minimumLength: minimum)) }
+        do throws(PIN.Problem) {
+            try pin.check(minimumLength: minimum)
+        } catch {
+            throw .pin(PINNeed(state: .tooShort, retries: retries(), minimumLength: minimum))
+        }
+        do throws(DeviceError) {
+            let token = try authenticator.pinUvAuthTokenKeepingStatus(pin: pin, permissions: permission, rpID: rpID)
+            return .pinToken(param: token.authenticate(clientDataHash), protocolNumber: UInt64(token.pinUvAuthProtocol.rawValue))
+        } catch {
+            switch error.statusCode {
+            case .pinInvalid?: throw .pin(PINNeed(state: .wrong, retries: retries(), minimumLength: minimum))
+            case .pinAuthBlocked?: throw .pin(PINNeed(state: .powerCycle, retries: retries(), minimumLength: minimum))
+            case .pinBlocked?: throw .pin(PINNeed(state: .blocked, retries: 0, minimumLength: minimum))
+            case .pinPolicyViolation?: throw .pin(PINNeed(state: .tooShort, retries: retries(), minimumLength: minimum))
+            default: throw Self.failure(error)
+            }
+        }
     }
 
     private func exchange(_ command: CTAPCommand, _ parameters: CBORValue?, name: String) throws(SignalFailure) -> CBORValue {
@@ -245,7 +296,7 @@ public final class PasskeyClient {
         case .operationDenied?, .userActionTimeout?, .keepaliveCancel?:
             return .notAllowed("the user did not approve \(command) on the key (\(status))")
         case .puatRequired?, .pinNotSet?, .pinInvalid?, .pinBlocked?, .pinAuthInvalid?, .uvBlocked?, .uvInvalid?:
-            return .notAllowed("the key wants its PIN for \(command), which only the browser's own dialog can ask for (\(status))")
+            return .notAllowed("the key refused the user verification of \(command) (\(status))")
         default:
             return .notAllowed("the key refused \(command) (\(status))")
         }

@@ -174,4 +174,45 @@ check('an upgrade only for the account that signed in with its password, while r
   assert.match(P.upgradeRefusal(1000, 'alice', 2000), /no password sign-in/, 'the old record (a bare time) names no user');
 });
 
+check('options rebuilt for the host: known members only, well-formed, bounded', () => {
+  const clean = P.cleanCreationOptions({
+    rp: { id: 'example.com', name: 'Example', icon: 'x' }, user: { id: 'AQID', name: 'alice', displayName: 'Alice' },
+    challenge: 'BwcHBw', pubKeyCredParams: [{ type: 'public-key', alg: -7 }], excludeCredentials: [],
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required', requireResidentKey: 'yes' },
+    extensions: { credProps: true, prf: {} }, hints: ['security-key'], attestation: 'none',
+  });
+  assert.deepStrictEqual(clean, {
+    rp: { name: 'Example', id: 'example.com' }, user: { id: 'AQID', name: 'alice', displayName: 'Alice' },
+    challenge: 'BwcHBw', pubKeyCredParams: [{ type: 'public-key', alg: -7 }], excludeCredentials: [],
+    authenticatorSelection: { residentKey: 'required', userVerification: 'required', requireResidentKey: false },
+    attestation: 'none', extensions: { credProps: true },
+  });
+  const request = { challenge: 'AAAA', allowCredentials: [{ type: 'public-key', id: 'AQ' }] };
+  assert.deepStrictEqual(P.cleanRequestOptions(request), { challenge: 'AAAA', allowCredentials: [{ type: 'public-key', id: 'AQ' }] });
+  // What would make the host's JSON unreadable, or its lists unbounded, is a TypeError.
+  for (const bad of [
+    { challenge: 'AAAA', allowCredentials: [{ type: '\uD800', id: 'AQ' }] },
+    { challenge: 'AAAA', rpId: 'a\uDC00b' },
+    { challenge: 'AA+A' },
+    { challenge: 'A' },
+    { challenge: 'AAAA', allowCredentials: Array.from({ length: 257 }, () => ({ type: 'public-key', id: 'AQ' })) },
+    { challenge: 'AAAA', allowCredentials: [{ type: 'public-key', id: 'A'.repeat(1400) }] },
+    { challenge: 'AAAA', timeout: Infinity },
+    { challenge: 'AAAA', allowCredentials: 'AQ' },
+    null,
+  ]) assert.throws(() => P.cleanRequestOptions(bad), TypeError, JSON.stringify(bad));
+  assert.throws(() => P.cleanCreationOptions({ rp: { name: 'x' }, user: { id: 'A'.repeat(90), name: 'a', displayName: 'a' },
+    challenge: 'AAAA', pubKeyCredParams: [] }), TypeError, 'a user handle over 64 bytes');
+  assert.strictEqual(P.cleanRequestOptions({ challenge: 'AAAA', rpId: 'a\uD83D\uDD11b' }).rpId, 'a\uD83D\uDD11b', 'a pair is fine');
+});
+
+check('a site\'s text shown beside Latchkey\'s: no controls, no reordering, bounded', () => {
+  assert.strictEqual(P.displayText('alice\u202Emoc.knab', 80), 'alicemoc.knab');
+  assert.strictEqual(P.displayText('a\u0000b\u200Bc\u2066d\u2069\u00ADe\uFEFF', 80), 'abcde');
+  assert.strictEqual(P.displayText('x'.repeat(100), 10), `${'x'.repeat(9)}…`);
+  assert.strictEqual(P.displayText('🔑'.repeat(5), 3), '🔑🔑…', 'characters, not UTF-16 units');
+  assert.strictEqual(P.displayText(undefined, 5), '');
+  assert.strictEqual(P.displayText('Zoë Ünal', 80), 'Zoë Ünal');
+});
+
 finish('provider rules');

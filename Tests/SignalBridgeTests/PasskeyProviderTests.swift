@@ -32,11 +32,16 @@ final class PasskeyProviderTests: XCTestCase {
     }
 
     /// A session whose key is an Authenticator on the test's store (`builtInUV`: `serve --uv auto`).
-    private func session(builtInUV: Bool = true) throws -> NativeHostSession {
+    private func session(builtInUV: Bool = true, pin: String? = nil) throws -> NativeHostSession {
         let logger = Logger(level: .error)
         let authenticator = try Authenticator(store: store, presence: AutoPresence(logger: logger),
                                               userVerification: builtInUV ? AutoVerification(logger: logger) : nil,
                                               clock: TickingClock())
+        if let pin {   // set as `latchkey pin set` sets it, over CTAP
+            var bytes = Array(pin.utf8)
+            try RemoteAuthenticator(link: InProcessLink(label: "test key") { authenticator.handleCTAP2($0, context: RequestContext(channel: 1)) })
+                .setPIN(PIN(consuming: &bytes))
+        }
         return NativeHostSession(openStore: NativeHostTests.reopening(store.directory),
                                  loadSuffixes: { PublicSuffixList(rules: "com\nexample\n") },
                                  openKey: { [unowned self] (timeout: UInt64) throws(SignalFailure) -> CTAP2Link in
@@ -230,6 +235,48 @@ final class PasskeyProviderTests: XCTestCase {
         let response = try XCTUnwrap((made["credential"] as? [String: Any])?["response"] as? [String: Any])
         let authData = try AuthenticatorData(decoding: bytes(response["authenticatorData"]))
         XCTAssertFalse(authData.flags.contains(.userVerified))
+    }
+
+    func testAKeyWithAPINGetsItFromTheWindowAndSaysHowManyTriesAreLeft() throws {
+        // The desktop key's default: a PIN, no built-in UV. A browser asks for the PIN for
+        // "required" and "preferred" alike; the host asks the extension's window for it.
+        let session = try session(builtInUV: false, pin: "2468")
+        func made(_ pin: String?, uv: String = "preferred", user: String = "alice-id") throws -> [String: Any] {
+            let member = pin.map { #", "pin": "\#($0)""# } ?? ""
+            return try send(session, #"{"id": 1, "type": "create", "origin": "https://login.example.com"\#(member), "options": \#(creation(userID: Array(user.utf8), uv: uv))}"#)
+        }
+        func need(_ reply: [String: Any]) -> [String: Int?]? {
+            guard let pin = reply["pin"] as? [String: Any], let state = pin["state"] as? String else { return nil }
+            return [state: pin["retries"] as? Int]
+        }
+        let asked = try made(nil)
+        XCTAssertEqual(asked["error"] as? String, "NotAllowedError", "a page that never gets a PIN sees NotAllowedError")
+        XCTAssertEqual(need(asked), ["required": 8])
+        XCTAssertEqual((asked["pin"] as? [String: Any])?["minLength"] as? Int, 4)
+        XCTAssertEqual(need(try made(nil, uv: "required")), ["required": 8])
+        XCTAssertEqual(need(try made("1357")), ["wrong": 7], "a wrong PIN uses one try")
+        XCTAssertEqual(need(try made("12")), ["tooShort": 7], "a PIN under the key's minimum is not sent: no try used")
+        XCTAssertEqual(try store.residentCredentialCount(), 0)
+        let reply = try made("2468")
+        let response = try XCTUnwrap((reply["credential"] as? [String: Any])?["response"] as? [String: Any], "\(reply)")
+        XCTAssertTrue(try AuthenticatorData(decoding: bytes(response["authenticatorData"])).flags.contains(.userVerified))
+        XCTAssertNil(reply["pin"])
+        // The right PIN restored the tries; a sign-in with it is verified too.
+        let id = try bytes((reply["credential"] as? [String: Any])?["id"])
+        let challenge = Base64URL.encode(Array(repeating: 5, count: 32))
+        let signedIn = try send(session, #"{"id": 2, "type": "get", "origin": "https://login.example.com", "pin": "2468", "credentialId": "\#(Base64URL.encode(id))", "options": {"challenge": "\#(challenge)", "rpId": "example.com", "userVerification": "required"}}"#)
+        let assertion = try XCTUnwrap((signedIn["credential"] as? [String: Any])?["response"] as? [String: Any], "\(signedIn)")
+        XCTAssertTrue(try AuthenticatorData(decoding: bytes(assertion["authenticatorData"])).flags.contains(.userVerified))
+        // "discouraged" asks for nothing where the key allows it (a non-discoverable credential:
+        // makeCredUvNotRqd); a discoverable one on a key with a PIN is verified anyway, as
+        // Chromium does (CTAP 2.1 §6.1.2).
+        let options = creation(userID: Array("bob-id".utf8), residentKey: "discouraged", uv: "discouraged")
+        XCTAssertEqual(try send(session, #"{"id": 3, "type": "create", "origin": "https://login.example.com", "options": \#(options)}"#)["ok"] as? Bool, true)
+        XCTAssertEqual(need(try made(nil, uv: "discouraged", user: "dave-id")), ["required": 8])
+        // Three wrong PINs in a row: the key wants a power cycle; no further PIN is taken.
+        _ = try made("0000", user: "carol-id"); _ = try made("0000", user: "carol-id")
+        XCTAssertEqual(need(try made("0000", user: "carol-id")).map { Array($0.keys) }, ["powerCycle"])
+        XCTAssertEqual(try made("2468", user: "carol-id")["pin"].flatMap { ($0 as? [String: Any])?["state"] as? String }, "powerCycle")
     }
 
     func testTheRequestsTimeoutBoundsTheWaitForTheKey() throws {

@@ -182,7 +182,14 @@ class Provider(signals.Browser):
     def _devtools(self, method, params):
         targets = self._devtools_targets()
         assert targets, "Latchkey's prompt is not open"
-        connection = websocket.create_connection(targets[0]["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
+        connection = None
+        for target in reversed(targets):   # a prompt closed a moment ago may still be listed
+            try:
+                connection = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
+                break
+            except websocket.WebSocketException:
+                continue
+        assert connection is not None, "Latchkey's prompt closed"
         try:
             connection.send(json.dumps({"id": 1, "method": method, "params": params}))
             while True:
@@ -226,7 +233,7 @@ class Provider(signals.Browser):
         handle = self._firefox_prompt_handle()
         assert handle is not None, "Latchkey's prompt is not open"
         try:
-            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": True}, timeout=30)
+            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": False}, timeout=30)
             return ff.execute(body, timeout=30)
         except marionette.MarionetteError as error:
             if "no such window" in str(error) or "discarded" in str(error):
@@ -253,15 +260,28 @@ class Provider(signals.Browser):
         finally:
             ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": True}, timeout=30)
 
+    def prompt_type(self, text):
+        """Types `text` into the prompt's focused field as a person would (trusted input)."""
+        if self.name == "chromium":
+            self._devtools("Input.insertText", {"text": text})
+            return
+        ff = self.opened.ff
+        ff.command("WebDriver:SwitchToWindow", {"handle": self._firefox_prompt_handle(), "focus": True}, timeout=30)
+        try:
+            self.type_text(text)
+        finally:
+            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": True}, timeout=30)
+
     def back_to_page(self):
         """(Both drivers stay on the page's window; kept for the checks' readability.)"""
 
-    def in_prompt(self, body, seconds=WAIT):
-        """Waits until Latchkey's prompt is open and ready for input, then runs `body` there."""
+    def in_prompt(self, body, seconds=WAIT, states=("ready",)):
+        """Waits until Latchkey's prompt is open and ready for input (`states`: its body's
+        data-state, "ready" or "pin"), then runs `body` there."""
         deadline = time.time() + seconds
         while True:
             try:
-                if self.prompt_open() and self.prompt_run("return document.body && document.body.dataset.state;") == "ready":
+                if self.prompt_open() and self.prompt_run("return document.body && document.body.dataset.state;") in states:
                     return self.prompt_run(body)
             except AssertionError:
                 pass   # closed meanwhile
@@ -273,22 +293,30 @@ class Provider(signals.Browser):
         """What Latchkey's prompt shows: its title and the accounts' names and IDs, in order."""
         return self.in_prompt("""return {title: document.getElementById('title').textContent,
           status: document.getElementById('status').textContent,
+          detail: document.getElementById('detail').textContent,
           accounts: Array.from(document.querySelectorAll('[data-action="account"]')).map(b =>
             ({name: b.querySelector('.user').textContent, id: b.dataset.credentialId})),
           actions: Array.from(document.querySelectorAll('button')).map(b => b.dataset.action)};""")
 
-    def press_in_prompt(self, action, index=0):
+    def press_in_prompt(self, action, index=0, until_pin=False):
         """Clicks the prompt's `action` button (the `index`-th of them: accounts) with a trusted
-        click at its centre, then waits for the prompt to close (or says why it failed)."""
+        click at its centre, then waits for the prompt to close (or says why it failed); with
+        `until_pin`, until it asks for the key's PIN, and returns what it says then."""
         where = self.in_prompt(f"""const b = document.querySelectorAll('[data-action="{action}"]')[{index}];
           if (!b) return null; b.scrollIntoView({{block: 'center'}}); const r = b.getBoundingClientRect();
-          return [r.left + r.width / 2, r.top + r.height / 2];""")
+          return [r.left + r.width / 2, r.top + r.height / 2];""", states=("ready", "pin"))
         assert where is not None, f"the prompt has no {action} button {index}"
+        if until_pin:   # the PIN form comes back in the same state: tell the new one from the old
+            self.prompt_run("const f = document.getElementById('pin-form'); if (f) f.dataset.seen = '1'; return 1;")
         self.prompt_click(*where)
         deadline = time.time() + WAIT
         while time.time() < deadline:
             try:
+                if until_pin and self.prompt_run("""const f = document.getElementById('pin-form');
+                    return document.body.dataset.state === 'pin' && !!f && !f.dataset.seen;"""):
+                    return self.prompt_run("return document.getElementById('status').textContent;")
                 if not self.prompt_open():
+                    assert not until_pin, "the prompt closed instead of asking for the PIN"
                     return
                 if self.prompt_run("return document.body.dataset.state;") == "failed":
                     raise AssertionError("the prompt says: " + str(self.prompt_run(
@@ -564,7 +592,8 @@ def run_checks(browser, key, made=None):
         creation, state = registration(rp, CAROL, "carol")
         browser.start("create", dict(creation)["publicKey"])
         shown = browser.prompt()
-        assert shown["title"] == "Save a passkey for carol on localhost in Latchkey?", shown
+        assert shown["title"] == "Save a passkey in Latchkey?" \
+            and shown["detail"] == "Site: localhostAccount: carolShown as: Carol", shown
         browser.press_in_prompt("save")
         outcome = resolved(browser.outcome("the modal create()"), "the modal create()")
         made["carol"] = rp.register_complete(state, outcome["json"]).credential_data
