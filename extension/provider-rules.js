@@ -88,10 +88,55 @@
       }
     }
     if (options.attestation !== undefined) json.attestation = String(options.attestation);
-    if (options.extensions && typeof options.extensions === 'object' && options.extensions.credProps !== undefined) {
-      json.extensions = { credProps: Boolean(options.extensions.credProps) };
-    }
+    const extensions = extensionsJSON(options.extensions, 'create');
+    if (extensions) json.extensions = extensions;
     return json;
+  }
+
+  /** PRF values (`{first, second?}`, BufferSources) in JSON form. */
+  function prfValuesJSON(values, name) {
+    if (values === null || typeof values !== 'object') throw new TypeError(`${name} must be a dictionary`);
+    const json = { first: encodeBase64url(values.first) };
+    if (values.second !== undefined) json.second = encodeBase64url(values.second);
+    return json;
+  }
+
+  /**
+   * The extensions the provider serves, in WebAuthn L3's JSON form (AuthenticationExtensions-
+   * ClientInputsJSON): credProps, prf, credentialProtectionPolicy and
+   * enforceCredentialProtectionPolicy, credBlob (create); prf, getCredBlob (get).
+   */
+  function extensionsJSON(extensions, kind) {
+    if (!extensions || typeof extensions !== 'object') return null;
+    const json = {};
+    if (kind === 'create' && extensions.credProps !== undefined) json.credProps = Boolean(extensions.credProps);
+    if (extensions.prf !== undefined) {
+      const prf = extensions.prf;
+      if (prf === null || typeof prf !== 'object') throw new TypeError('extensions.prf must be a dictionary');
+      json.prf = {};
+      if (prf.eval !== undefined) json.prf.eval = prfValuesJSON(prf.eval, 'extensions.prf.eval');
+      if (prf.evalByCredential !== undefined) {
+        if (prf.evalByCredential === null || typeof prf.evalByCredential !== 'object') {
+          throw new TypeError('extensions.prf.evalByCredential must be a record');
+        }
+        json.prf.evalByCredential = {};
+        for (const [id, values] of Object.entries(prf.evalByCredential)) {
+          json.prf.evalByCredential[String(id)] = prfValuesJSON(values, `extensions.prf.evalByCredential.${id}`);
+        }
+      }
+    }
+    if (kind === 'create') {
+      if (extensions.credentialProtectionPolicy !== undefined) {
+        json.credentialProtectionPolicy = String(extensions.credentialProtectionPolicy);
+      }
+      if (extensions.enforceCredentialProtectionPolicy !== undefined) {
+        json.enforceCredentialProtectionPolicy = Boolean(extensions.enforceCredentialProtectionPolicy);
+      }
+      if (extensions.credBlob !== undefined) json.credBlob = encodeBase64url(extensions.credBlob);
+    } else if (extensions.getCredBlob !== undefined) {
+      json.getCredBlob = Boolean(extensions.getCredBlob);
+    }
+    return Object.keys(json).length > 0 ? json : null;
   }
 
   /** `publicKey` of get() as PublicKeyCredentialRequestOptionsJSON. */
@@ -104,18 +149,24 @@
     if (options.rpId !== undefined) json.rpId = String(options.rpId);
     if (options.timeout !== undefined) json.timeout = Number(options.timeout);
     if (options.userVerification !== undefined) json.userVerification = String(options.userVerification);
+    const extensions = extensionsJSON(options.extensions, 'get');
+    if (extensions) json.extensions = extensions;
     return json;
   }
 
   /**
    * Extensions the provider cannot honour. A browser would pass them to the key; the provider
    * leaves such a request to the browser rather than silently dropping what the site asked for.
-   * credProps is the client's own; none other is served yet.
+   * Served: credProps (the client's own), prf (the key's hmac-secret), credProtect's two inputs,
+   * credBlob and getCredBlob. largeBlob and the rest go to the browser.
    */
+  const SERVED_EXTENSIONS = ['credProps', 'prf', 'credentialProtectionPolicy', 'enforceCredentialProtectionPolicy',
+    'credBlob', 'getCredBlob'];
+
   function unservedExtensions(options) {
     const extensions = options && options.extensions;
     if (!extensions || typeof extensions !== 'object') return [];
-    return Object.keys(extensions).filter((name) => name !== 'credProps');
+    return Object.keys(extensions).filter((name) => !SERVED_EXTENSIONS.includes(name));
   }
 
   function defineValue(target, name, value) {
@@ -158,10 +209,25 @@
     defineValue(credential, 'response', response);
     defineValue(credential, 'authenticatorAttachment', json.authenticatorAttachment);
     defineValue(credential, 'getClientExtensionResults', function getClientExtensionResults() {
-      return JSON.parse(JSON.stringify(extensionResults));
+      return clientExtensionResults(extensionResults);
     });
     defineValue(credential, 'toJSON', function toJSON() { return JSON.parse(JSON.stringify(frozenJSON)); });
     return credential;
+  }
+
+  /**
+   * getClientExtensionResults() from the JSON form: a fresh copy each call, with the binary
+   * members (prf results, getCredBlob) as ArrayBuffers, as the browser's own gives them.
+   */
+  function clientExtensionResults(json) {
+    const results = JSON.parse(JSON.stringify(json || {}));
+    if (results.prf && results.prf.results) {
+      for (const which of ['first', 'second']) {
+        if (typeof results.prf.results[which] === 'string') results.prf.results[which] = decodeBase64url(results.prf.results[which]);
+      }
+    }
+    if (typeof results.getCredBlob === 'string') results.getCredBlob = decodeBase64url(results.getCredBlob);
+    return results;
   }
 
   /** The host's accounts a request allows: all, or those in allowCredentials (JSON form). */
@@ -305,10 +371,50 @@
       if (selection.requireResidentKey !== undefined) json.authenticatorSelection.requireResidentKey = selection.requireResidentKey === true;
     }
     if (o.attestation !== undefined) json.attestation = cleanString(o.attestation, 'attestation', 32);
-    if (o.extensions !== undefined && cleanObject(o.extensions, 'extensions').credProps !== undefined) {
-      json.extensions = { credProps: o.extensions.credProps === true };
-    }
+    const extensions = cleanExtensions(o.extensions, 'create');
+    if (extensions) json.extensions = extensions;
     return json;
+  }
+
+  function cleanPRFValues(value, name) {
+    const values = cleanObject(value, name);
+    const json = { first: cleanBase64url(values.first, `${name}.first`, 1024) };
+    if (values.second !== undefined) json.second = cleanBase64url(values.second, `${name}.second`, 1024);
+    return json;
+  }
+
+  /** The served extensions' inputs, rebuilt (extensionsJSON's shape). */
+  function cleanExtensions(value, kind) {
+    if (value === undefined) return null;
+    const extensions = cleanObject(value, 'extensions');
+    const json = {};
+    if (kind === 'create' && extensions.credProps !== undefined) json.credProps = extensions.credProps === true;
+    if (extensions.prf !== undefined) {
+      const prf = cleanObject(extensions.prf, 'extensions.prf');
+      json.prf = {};
+      if (prf.eval !== undefined) json.prf.eval = cleanPRFValues(prf.eval, 'extensions.prf.eval');
+      if (prf.evalByCredential !== undefined) {
+        const entries = Object.entries(cleanObject(prf.evalByCredential, 'extensions.prf.evalByCredential'));
+        if (entries.length > 256) throw new TypeError('extensions.prf.evalByCredential has over 256 entries');
+        json.prf.evalByCredential = {};
+        for (const [id, values] of entries) {
+          json.prf.evalByCredential[cleanBase64url(id, 'extensions.prf.evalByCredential key', 1023)] = cleanPRFValues(values,
+            'extensions.prf.evalByCredential entry');
+        }
+      }
+    }
+    if (kind === 'create') {
+      if (extensions.credentialProtectionPolicy !== undefined) {
+        json.credentialProtectionPolicy = cleanString(extensions.credentialProtectionPolicy, 'extensions.credentialProtectionPolicy', 64);
+      }
+      if (extensions.enforceCredentialProtectionPolicy !== undefined) {
+        json.enforceCredentialProtectionPolicy = extensions.enforceCredentialProtectionPolicy === true;
+      }
+      if (extensions.credBlob !== undefined) json.credBlob = cleanBase64url(extensions.credBlob, 'extensions.credBlob', 1024);
+    } else if (extensions.getCredBlob !== undefined) {
+      json.getCredBlob = extensions.getCredBlob === true;
+    }
+    return Object.keys(json).length > 0 ? json : null;
   }
 
   /** The host's PublicKeyCredentialRequestOptionsJSON, rebuilt (TypeError when it cannot be). */
@@ -321,6 +427,8 @@
     if (o.rpId !== undefined) json.rpId = cleanString(o.rpId, 'rpId', 253);
     if (o.timeout !== undefined) json.timeout = cleanNumber(o.timeout, 'timeout');
     if (o.userVerification !== undefined) json.userVerification = cleanString(o.userVerification, 'userVerification', 32);
+    const extensions = cleanExtensions(o.extensions, 'get');
+    if (extensions) json.extensions = extensions;
     return json;
   }
 
@@ -369,6 +477,7 @@
     requestOptionsJSON,
     unservedExtensions,
     buildCredential,
+    clientExtensionResults,
     allowedAccounts,
     parseExceptions,
     exceptionPatterns,

@@ -79,7 +79,7 @@ public final class RemoteAuthenticator {
     }
 
     /// getKeyAgreement (0x02) and encapsulate(): a fresh shared secret with the key.
-    func session() throws(DeviceError) -> PlatformPinUvAuthSession {
+    public func session() throws(DeviceError) -> PlatformPinUvAuthSession {
         let pinUvAuthProtocol = try pinUvAuthProtocol()
         let response = try clientPIN(ClientPINRequest(pinUvAuthProtocol: pinUvAuthProtocol.rawValue, subCommand: .getKeyAgreement),
                                      name: "getKeyAgreement")
@@ -274,6 +274,10 @@ public struct DeviceInfo: Sendable, Equatable {
     /// 0x07 and 0x08: how many credential IDs a list may hold, and how long one may be.
     public var maxCredentialCountInList: Int?
     public var maxCredentialIdLength: Int?
+    /// 0x02: the extensions the key supports (empty when absent).
+    public var extensions: [String] = []
+    /// 0x0F: the longest credBlob the key stores (nil: none).
+    public var maxCredBlobLength: Int?
 
     public init(versions: [String], aaguid: [UInt8] = [], options: [String: Bool], pinUvAuthProtocols: [Int]?,
                 forcePINChange: Bool? = nil, minPINLength: Int? = nil, remainingDiscoverableCredentials: Int? = nil) {
@@ -312,5 +316,7 @@ public struct DeviceInfo: Sendable, Equatable {
         remainingDiscoverableCredentials = map[0x14]?.intValue
         maxCredentialCountInList = map[0x07]?.intValue
         maxCredentialIdLength = map[0x08]?.intValue
+        extensions = map[2]?.arrayValue?.compactMap(\.stringValue) ?? []
+        maxCredBlobLength = map[0x0F]?.intValue
     }
 }

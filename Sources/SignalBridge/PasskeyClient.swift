@@ -70,11 +70,12 @@ public final class PasskeyClient {
         let verified = try userVerification(requirement, info: info, permission: .makeCredential,
                                             rpID: rpID, clientDataHash: clientDataHash)
         if case .builtIn = verified { flags["uv"] = true }
+        let (inputs, hmacSecret) = try creationExtensions(options.extensions, info: info)
         let request = MakeCredentialRequest(
             clientDataHash: clientDataHash, rp: RelyingPartyEntity(id: rpID, name: options.rpName),
             user: UserEntity(id: options.userID, name: options.userName, displayName: options.userDisplayName),
             pubKeyCredParams: options.algorithms.map { CredentialParameters(algorithm: $0) },
-            excludeList: excluded.map { CredentialDescriptor(id: $0) },
+            excludeList: excluded.map { CredentialDescriptor(id: $0) }, extensions: inputs,
             options: RequestOptions(flags), pinUvAuthParam: verified.param, pinUvAuthProtocol: verified.protocolNumber)
         let body = try exchange(.makeCredential, request.cborValue, name: "makeCredential")
         guard let format = body[1]?.stringValue, let authDataBytes = body[2]?.bytesValue, let statement = body[3],
@@ -105,6 +106,20 @@ public final class PasskeyClient {
             var credProps = JSONReply()
             credProps.add("rk", residentKey)
             extensions.add("credProps", json: credProps.text)
+        }
+        let outputs = authData.extensions?.mapValue ?? [:]
+        if options.extensions.prf != nil {
+            // WebAuthn L3 §10.1.4: enabled when the key made the credential with hmac-secret;
+            // results when it evaluated the inputs at creation (hmac-secret-mc).
+            var prf = JSONReply()
+            prf.add("enabled", outputs[.textString("hmac-secret")]?.boolValue == true)
+            if let hmacSecret, let encrypted = outputs[.textString("hmac-secret-mc")]?.bytesValue {
+                prf.add("results", json: try hmacSecret.results(encrypted))
+            }
+            extensions.add("prf", json: prf.text)
+        }
+        if options.extensions.credBlob != nil {
+            extensions.add("credBlob", outputs[.textString("credBlob")]?.boolValue == true)
         }
         return Self.credentialJSON(id: attested.credentialID, response: response, extensions: extensions)
     }
@@ -146,8 +161,17 @@ public final class PasskeyClient {
         let verified = try userVerification(options.userVerification, info: info, permission: .getAssertion,
                                             rpID: rpID, clientDataHash: clientDataHash)
         if case .builtIn = verified { flags["uv"] = true }
+        var inputs = GetAssertionExtensions()
+        var hmacSecret: HMACSecretClient?
+        let prfValues = try options.extensions.prf?.values(allowCredentials: options.allowCredentials, allowList: allowList)
+        if let prfValues, info.extensions.contains("hmac-secret") {
+            let client = try HMACSecretClient(link: link)
+            inputs.hmacSecret = try client.input(prfValues)
+            hmacSecret = client
+        }
+        if options.extensions.getCredBlob, info.extensions.contains("credBlob") { inputs.credBlob = true }
         let request = GetAssertionRequest(rpID: rpID, clientDataHash: clientDataHash,
-                                          allowList: allowList.map { CredentialDescriptor(id: $0) },
+                                          allowList: allowList.map { CredentialDescriptor(id: $0) }, extensions: inputs,
                                           options: RequestOptions(flags), pinUvAuthParam: verified.param,
                                           pinUvAuthProtocol: verified.protocolNumber)
         let body = try exchange(.getAssertion, request.cborValue, name: "getAssertion")
@@ -162,7 +186,48 @@ public final class PasskeyClient {
         if let userHandle = body[4]?["id"]?.bytesValue {
             response.add("userHandle", Base64URL.encode(userHandle))
         }
-        return Self.credentialJSON(id: credentialID, response: response, extensions: JSONReply())
+        let outputs = (try? AuthenticatorData(decoding: authData))?.extensions?.mapValue ?? [:]
+        var extensions = JSONReply()
+        if options.extensions.prf != nil {
+            var prf = JSONReply()
+            if let hmacSecret, let encrypted = outputs[.textString("hmac-secret")]?.bytesValue {
+                prf.add("results", json: try hmacSecret.results(encrypted))
+            }
+            extensions.add("prf", json: prf.text)
+        }
+        if options.extensions.getCredBlob {
+            extensions.add("getCredBlob", Base64URL.encode(outputs[.textString("credBlob")]?.bytesValue ?? []))
+        }
+        return Self.credentialJSON(id: credentialID, response: response, extensions: extensions)
+    }
+
+    /// The key's makeCredential extensions for the page's (and the hmac-secret client whose
+    /// shared secret decrypts hmac-secret-mc's output): prf as hmac-secret (with hmac-secret-mc
+    /// when the page gave inputs and the key evaluates at creation), credProtect, credBlob.
+    private func creationExtensions(_ asked: PasskeyExtensionInputs,
+                                    info: DeviceInfo) throws(SignalFailure) -> (MakeCredentialExtensions, HMACSecretClient?) {
+        var inputs = MakeCredentialExtensions()
+        var client: HMACSecretClient?
+        if let prf = asked.prf, info.extensions.contains("hmac-secret") {
+            inputs.hmacSecret = true
+            if let values = prf.eval, info.extensions.contains("hmac-secret-mc") {
+                let made = try HMACSecretClient(link: link)
+                inputs.hmacSecretMC = try made.input(values)
+                client = made
+            }
+        }
+        if let policy = asked.credentialProtectionPolicy {
+            if info.extensions.contains("credProtect") {
+                inputs.credProtect = policy
+            } else if asked.enforceCredentialProtectionPolicy, policy != .userVerificationOptional {
+                // CTAP 2.1 §12.1: the site insists, and this key cannot protect the credential so.
+                throw .notAllowed("the key cannot apply the credential protection the site requires (no credProtect)")
+            }
+        }
+        if let blob = asked.credBlob, info.extensions.contains("credBlob"), blob.count <= (info.maxCredBlobLength ?? 0) {
+            inputs.credBlob = blob
+        }
+        return (inputs, client)
     }
 
     // MARK: - The key

@@ -30,6 +30,8 @@ public struct PasskeyCreationOptions: Equatable, Sendable {
     public var userVerification: String
     public var attestation: String
     public var credProps: Bool
+    /// prf, credProtect, credBlob (PasskeyExtensions.swift).
+    public var extensions: PasskeyExtensionInputs
 
     init(_ json: JSONMessage?) throws(SignalFailure) {
         let options = try PasskeyJSON.object(json, "publicKey")
@@ -71,6 +73,11 @@ public struct PasskeyCreationOptions: Equatable, Sendable {
         attestation = try PasskeyJSON.optionalString(options["attestation"], "attestation") ?? "none"
         let extensions = try PasskeyJSON.optionalObject(options["extensions"], "extensions")
         credProps = try PasskeyJSON.optionalBool(extensions?["credProps"], "extensions.credProps") ?? false
+        self.extensions = try PasskeyExtensionInputs(extensions)
+        // WebAuthn L3 §10.1.4: evalByCredential has no meaning before a credential exists.
+        if let prf = self.extensions.prf, !prf.evalByCredential.isEmpty {
+            throw .notSupported("prf evalByCredential is for get(), not create()")
+        }
     }
 }
 
@@ -86,6 +93,8 @@ public struct PasskeyRequestOptions: Equatable, Sendable {
     public var timeoutMilliseconds: Double?
     public var allowCredentials: [[UInt8]]
     public var userVerification: String
+    /// prf, getCredBlob (PasskeyExtensions.swift).
+    public var extensions: PasskeyExtensionInputs
 
     init(_ json: JSONMessage?) throws(SignalFailure) {
         let options = try PasskeyJSON.object(json, "publicKey")
@@ -94,6 +103,7 @@ public struct PasskeyRequestOptions: Equatable, Sendable {
         timeoutMilliseconds = try PasskeyJSON.optionalNumber(options["timeout"], "timeout")
         allowCredentials = try PasskeyJSON.descriptors(options["allowCredentials"], "allowCredentials")
         userVerification = try PasskeyJSON.optionalString(options["userVerification"], "userVerification") ?? "preferred"
+        extensions = try PasskeyExtensionInputs(try PasskeyJSON.optionalObject(options["extensions"], "extensions"))
     }
 }
 

@@ -73,8 +73,37 @@ check('get() options as PublicKeyCredentialRequestOptionsJSON', () => {
 
 check('extensions the provider does not serve send the call to the browser', () => {
   assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true } }), []);
-  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true, prf: {}, largeBlob: {} } }), ['prf', 'largeBlob']);
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true, prf: {}, largeBlob: {} } }), ['largeBlob']);
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { appid: 'https://x', credBlob: bytes(1) } }), ['appid']);
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credentialProtectionPolicy: 'userVerificationRequired',
+    enforceCredentialProtectionPolicy: true, getCredBlob: true } }), []);
   assert.deepStrictEqual(P.unservedExtensions({}), []);
+});
+
+check('prf, credProtect and credBlob inputs in their JSON form; results back as ArrayBuffers', () => {
+  const created = P.creationOptionsJSON({
+    rp: { name: 'Example' }, user: { id: bytes(1), name: 'a', displayName: 'A' }, challenge: bytes(7),
+    pubKeyCredParams: [{ type: 'public-key', alg: -7 }],
+    extensions: { prf: { eval: { first: bytes(1, 2), second: new Uint8Array([3]).buffer } }, credProps: true,
+      credentialProtectionPolicy: 'userVerificationRequired', enforceCredentialProtectionPolicy: 1, credBlob: bytes(0xff) },
+  });
+  assert.deepStrictEqual(created.extensions, { credProps: true, prf: { eval: { first: 'AQI', second: 'Aw' } },
+    credentialProtectionPolicy: 'userVerificationRequired', enforceCredentialProtectionPolicy: true, credBlob: '_w' });
+  const requested = P.requestOptionsJSON({ challenge: bytes(7), extensions: { getCredBlob: true,
+    prf: { evalByCredential: { AQID: { first: bytes(9) } } }, credBlob: bytes(1) } });
+  assert.deepStrictEqual(requested.extensions, { prf: { evalByCredential: { AQID: { first: 'CQ' } } }, getCredBlob: true },
+    'credBlob is create()\'s, getCredBlob get()\'s');
+  assert.deepStrictEqual(P.cleanRequestOptions(requested).extensions, requested.extensions);
+  assert.deepStrictEqual(P.cleanCreationOptions(created).extensions, created.extensions);
+  assert.throws(() => P.cleanRequestOptions({ challenge: 'AAAA', extensions: { prf: { evalByCredential: { 'no/t': { first: 'AA' } } } } }),
+    TypeError, 'a key that is not base64url');
+  const results = P.clientExtensionResults({ prf: { enabled: true, results: { first: 'AQI', second: 'Aw' } }, getCredBlob: '_w' });
+  assert.ok(results.prf.results.first instanceof ArrayBuffer);
+  assert.deepStrictEqual([...new Uint8Array(results.prf.results.first)], [1, 2]);
+  assert.deepStrictEqual([...new Uint8Array(results.prf.results.second)], [3]);
+  assert.deepStrictEqual([...new Uint8Array(results.getCredBlob)], [0xff]);
+  assert.strictEqual(results.prf.enabled, true);
+  assert.notStrictEqual(P.clientExtensionResults({ prf: {} }), P.clientExtensionResults({ prf: {} }), 'a fresh object a call');
 });
 
 // Stand-ins for the page's classes: the credential must have their prototypes.
@@ -179,7 +208,7 @@ check('options rebuilt for the host: known members only, well-formed, bounded', 
     rp: { id: 'example.com', name: 'Example', icon: 'x' }, user: { id: 'AQID', name: 'alice', displayName: 'Alice' },
     challenge: 'BwcHBw', pubKeyCredParams: [{ type: 'public-key', alg: -7 }], excludeCredentials: [],
     authenticatorSelection: { residentKey: 'required', userVerification: 'required', requireResidentKey: 'yes' },
-    extensions: { credProps: true, prf: {} }, hints: ['security-key'], attestation: 'none',
+    extensions: { credProps: true, largeBlob: {} }, hints: ['security-key'], attestation: 'none',
   });
   assert.deepStrictEqual(clean, {
     rp: { name: 'Example', id: 'example.com' }, user: { id: 'AQID', name: 'alice', displayName: 'Alice' },

@@ -279,6 +279,48 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertEqual(try made("2468", user: "carol-id")["pin"].flatMap { ($0 as? [String: Any])?["state"] as? String }, "powerCycle")
     }
 
+    func testPRFThroughTheKeysHMACSecretAndCredBlobAndCredProtect() throws {
+        let session = try session()
+        let first = Base64URL.encode(Array("salt one".utf8)), second = Base64URL.encode(Array("salt two".utf8))
+        let extra = #", "extensions": {"credProps": true, "prf": {"eval": {"first": "\#(first)"}}, "credBlob": "AQID", "#
+            + #""credentialProtectionPolicy": "userVerificationOptionalWithCredentialIDList"}"#
+        let made = try create(session, creation().replacingOccurrences(of: #", "extensions": {"credProps": true}"#, with: extra))
+        let credential = try XCTUnwrap(made["credential"] as? [String: Any], "\(made)")
+        let outputs = try XCTUnwrap(credential["clientExtensionResults"] as? [String: Any])
+        let prf = try XCTUnwrap(outputs["prf"] as? [String: Any])
+        XCTAssertEqual(prf["enabled"] as? Bool, true)
+        XCTAssertEqual(outputs["credBlob"] as? Bool, true)
+        let id = try bytes(credential["id"])
+        XCTAssertEqual(try store.residentCredential(id: id)?.credProtect, .userVerificationOptionalWithCredentialIDList)
+        XCTAssertEqual(try store.residentCredential(id: id)?.credBlob, [1, 2, 3])
+
+        func signIn(_ prf: String, credBlob: Bool = false) throws -> [String: Any] {
+            let blob = credBlob ? #", "getCredBlob": true"# : ""
+            let reply = try send(session, #"{"id": 2, "type": "get", "origin": "https://login.example.com", "credentialId": "\#(Base64URL.encode(id))", "options": {"challenge": "AAAA", "rpId": "example.com", "allowCredentials": [{"type": "public-key", "id": "\#(Base64URL.encode(id))"}], "extensions": {"prf": \#(prf)\#(blob)}}}"#)
+            return try XCTUnwrap((reply["credential"] as? [String: Any])?["clientExtensionResults"] as? [String: Any], "\(reply)")
+        }
+        func results(_ outputs: [String: Any]) throws -> [String: String] {
+            try XCTUnwrap((outputs["prf"] as? [String: Any])?["results"] as? [String: String], "\(outputs)")
+        }
+        let once = try results(signIn(#"{"eval": {"first": "\#(first)", "second": "\#(second)"}}"#))
+        let again = try results(signIn(#"{"eval": {"first": "\#(first)"}}"#))
+        XCTAssertEqual(once["first"], again["first"], "the same input gives the same output (a new shared secret each time)")
+        XCTAssertNil(again["second"])
+        XCTAssertNotEqual(once["first"], once["second"])
+        XCTAssertEqual(try bytes(once["first"]).count, 32)
+        // evalByCredential wins for the credential it names; eval for the others.
+        let byCredential = try results(signIn(#"{"eval": {"first": "AAAA"}, "evalByCredential": {"\#(Base64URL.encode(id))": {"first": "\#(second)"}}}"#))
+        XCTAssertEqual(byCredential["first"], once["second"])
+        // evalByCredential naming a credential outside allowCredentials: the page's error, nothing signed.
+        let stray = try send(session, #"{"id": 3, "type": "get", "origin": "https://login.example.com", "options": {"challenge": "AAAA", "rpId": "example.com", "allowCredentials": [{"type": "public-key", "id": "\#(Base64URL.encode(id))"}], "extensions": {"prf": {"evalByCredential": {"AAAA": {"first": "AA"}}}}}}"#)
+        XCTAssertEqual(stray["error"] as? String, "TypeError", "\(stray)")
+        XCTAssertEqual(try bytes(try signIn("{}", credBlob: true)["getCredBlob"]), [1, 2, 3])
+        // evalByCredential in create() is NotSupportedError.
+        let noCreate = #", "extensions": {"prf": {"evalByCredential": {"AAAA": {"first": "AA"}}}}"#
+        let refused = try create(session, creation(userID: Array("bob-id".utf8)).replacingOccurrences(of: #", "extensions": {"credProps": true}"#, with: noCreate))
+        XCTAssertEqual(refused["error"] as? String, "NotSupportedError", "\(refused)")
+    }
+
     func testTheRequestsTimeoutBoundsTheWaitForTheKey() throws {
         XCTAssertEqual(PasskeyClient.timeoutMilliseconds(nil), 300_000)
         XCTAssertEqual(PasskeyClient.timeoutMilliseconds(60_000), 60_000)

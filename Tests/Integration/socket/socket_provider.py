@@ -7,7 +7,9 @@ browser's own WebAuthn is not part of these flows). Headless Chromium and Firefo
    against a key with built-in UV (`--uv auto`), alice's passkey made beforehand by python-fido2
    over the socket (the steps that need the browser's own WebAuthn only check the page's
    functions: the VM layer runs them over uhid);
-2. a key with a PIN and no built-in UV (the desktop key's default): a sign-in that requires UV
+2. prf through the provider: create() says prf enabled, get() gives results equal to what
+   python-fido2 2.2.1's own client computes for the same credential and input;
+3. a key with a PIN and no built-in UV (the desktop key's default): a sign-in that requires UV
    asks for the PIN in Latchkey's window (a wrong one says how many attempts are left), then
    signs in verified; saving a passkey asks for it too. The page never sees a PIN prompt.
 Every response is verified by python-fido2's Fido2Server.
@@ -33,6 +35,7 @@ import latchkey_socket  # noqa: E402
 from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction  # noqa: E402
 from fido2.ctap2 import Ctap2  # noqa: E402
 from fido2.ctap2.pin import ClientPin  # noqa: E402
+from fido2.utils import websafe_decode  # noqa: E402
 from fido2.webauthn import UserVerificationRequirement  # noqa: E402
 
 PIN = "2468"
@@ -117,6 +120,77 @@ def pin_checks(browser, key, made):
           save_with_pin)
 
 
+PRF_SCRIPT = """
+const [kind, json, done] = arguments;
+const publicKey = kind === 'get' ? PublicKeyCredential.parseRequestOptionsFromJSON(json)
+                                 : PublicKeyCredential.parseCreationOptionsFromJSON(json);
+navigator.credentials[kind]({publicKey}).then(c => {
+  const results = c.getClientExtensionResults();
+  const first = results.prf && results.prf.results && results.prf.results.first;
+  // (Marionette runs this in a sandbox of its own, where instanceof sees another realm's ArrayBuffer.)
+  done({json: c.toJSON(), enabled: results.prf && results.prf.enabled,
+        firstIsBuffer: Object.prototype.toString.call(first) === '[object ArrayBuffer]', first: first ? Array.from(new Uint8Array(first)) : null});
+}, e => done({error: e.name + ': ' + e.message}));
+"""
+
+
+def prf_checks(browser, key, path):
+    """prf through the provider, its outputs compared with python-fido2's own client's."""
+    rp = flows.server()
+    check = signals.check
+    salt = b"latchkey prf e2e salt"
+    made = {}
+
+    def run(kind, options, action, index=0):
+        browser.run("window.__prf = null; return 1;")
+        script = "const done = (v) => { window.__prf = v; };\n" + PRF_SCRIPT.replace("const [kind, json, done] = arguments;", "const [kind, json] = arguments;")
+        if browser.name == "chromium":
+            browser.opened.driver.execute_script(script, kind, options)
+        else:
+            browser.opened.ff.execute(script, [kind, options], timeout=30)
+        browser.press_in_prompt(action, index)
+        flows.wait_for(lambda: browser.run("return window.__prf;") is not None, f"the {kind}() with prf")
+        outcome = browser.run("return window.__prf;")
+        assert "error" not in outcome, outcome
+        return outcome
+
+    def create_with_prf():
+        browser.set_provider(True)
+        browser.open_page(flows.ORIGIN, provider=True)
+        creation, state = flows.registration(rp, b"latchkey-provider-prf", "prf")
+        options = dict(dict(creation)["publicKey"])
+        options["extensions"] = {"prf": {}}
+        outcome = run("create", options, "save")
+        assert outcome["enabled"] is True, outcome
+        made["prf"] = rp.register_complete(state, outcome["json"]).credential_data
+    check("a create() asking for prf makes a passkey with hmac-secret through the provider: prf.enabled", create_with_prf)
+
+    def get_with_prf():
+        credential_id = made["prf"].credential_id
+        request, state = rp.authenticate_begin([made["prf"]], user_verification=UserVerificationRequirement.PREFERRED)
+        options = dict(dict(request)["publicKey"])
+        options["extensions"] = {"prf": {"eval": {"first": signals.b64(salt)}}}
+        outcome = run("get", options, "account")
+        rp.authenticate_complete(state, [made["prf"]], outcome["json"])
+        assert outcome["firstIsBuffer"] and len(outcome["first"]) == 32, outcome
+        # python-fido2's own WebAuthn client, on the same key and credential, the same input.
+        device = latchkey_socket.open_device(path)
+        try:
+            client = Fido2Client(device, DefaultClientDataCollector(flows.ORIGIN), user_interaction=Interaction())
+            theirs = client.get_assertion({"challenge": os.urandom(32), "rpId": "localhost",
+                                           "allowCredentials": [{"type": "public-key", "id": credential_id}],
+                                           "extensions": {"prf": {"eval": {"first": salt}}}}).get_response(0)
+        finally:
+            device.close()
+        theirs_first = theirs.client_extension_results["prf"]["results"]["first"]
+        if isinstance(theirs_first, str):   # python-fido2 2.x gives the JSON form (base64url)
+            theirs_first = websafe_decode(theirs_first)
+        expected = list(theirs_first)
+        assert outcome["first"] == expected, f"Latchkey's PRF output {bytes(outcome['first']).hex()} != python-fido2's {bytes(expected).hex()}"
+    check("a get() with prf eval through the provider: getClientExtensionResults() gives an ArrayBuffer equal to what "
+          "python-fido2 2.2.1's own client computes for the same credential and input", get_with_prf)
+
+
 def counted(code):
     """(passed, failed) of one browser run; a browser that did not come up is a failure here
     (no emulator to blame), as is a run that counted nothing."""
@@ -145,7 +219,17 @@ def run_browser(binary, work, name):
     finally:
         process.terminate()
         process.wait()
-    # 2. A key with a PIN and no built-in UV.
+    # 2. prf against python-fido2's own client, on a key of its own.
+    os.makedirs(os.path.join(work, f"{name}-prf"), exist_ok=True)
+    process, store, path = start_key(binary, work, f"prf-{name}", "--uv", "auto")
+    try:
+        codes.append(counted(signals.main(os.path.join(work, f"{name}-prf"), name, binary, store, EXTENSION,
+                                          label="provider prf", pages=((web.PORT, flows.Page),), browser_class=flows.Provider,
+                                          checks=lambda browser, key: prf_checks(browser, key, path))))
+    finally:
+        process.terminate()
+        process.wait()
+    # 3. A key with a PIN and no built-in UV.
     process, store, path = start_key(binary, work, f"pin-{name}")
     try:
         device = latchkey_socket.open_device(path)

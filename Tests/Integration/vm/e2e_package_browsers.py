@@ -112,7 +112,11 @@ def firefox_marker(profile):
     reads Latchkey's marker; quits. Returns (marker, what the add-on manager says of it)."""
     ff = marionette.Marionette()
     try:
-        ff.start("/usr/bin/firefox-esr", profile, port=0, timeout=START, log_path=profile + ".log")
+        # Marionette's recommended automation prefs include extensions.enabledScopes 5 (profile
+        # and application only), kept in the profile: a second start would drop every add-on of
+        # the system scope — the test's doing, not a user's Firefox. Off, as a user has it.
+        ff.start("/usr/bin/firefox-esr", profile, port=0, timeout=START, log_path=profile + ".log",
+                 prefs={"remote.prefs.recommended": False})
         deadline = time.time() + 120
         seen = False
         while not seen and time.time() < deadline:

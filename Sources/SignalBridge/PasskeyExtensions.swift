@@ -1,0 +1,136 @@
+import CBOR
+import CTAP
+import Encoding
+import FIDOClient
+import FIDOCrypto
+
+/// The WebAuthn extensions the passkey provider serves beside credProps, read from the page's
+/// JSON options (WebAuthn L3 §10 and CTAP 2.2 §12's mapping): `prf` (through the key's
+/// hmac-secret, and hmac-secret-mc at creation), `credentialProtectionPolicy` and
+/// `enforceCredentialProtectionPolicy` (credProtect), `credBlob` and `getCredBlob`. largeBlob is
+/// not served: the extension leaves requests naming it to the browser.
+public struct PasskeyExtensionInputs: Equatable, Sendable {
+    public var prf: PRFRequest?
+    public var credentialProtectionPolicy: CredentialProtectionPolicy?
+    public var enforceCredentialProtectionPolicy = false
+    public var credBlob: [UInt8]?
+    public var getCredBlob = false
+
+    public init() {}
+
+    /// `extensions` of create() or get(); members of other extensions are ignored here (the
+    /// extension sends none it does not serve).
+    init(_ json: [String: JSONMessage]?) throws(SignalFailure) {
+        guard let json else { return }
+        if let value = json["prf"], value != .null { prf = try PRFRequest(value) }
+        if let policy = try PasskeyJSON.optionalString(json["credentialProtectionPolicy"], "extensions.credentialProtectionPolicy") {
+            // An unknown value is ignored, as WebAuthn ignores unknown enumeration values.
+            credentialProtectionPolicy = [
+                "userVerificationOptional": .userVerificationOptional,
+                "userVerificationOptionalWithCredentialIDList": .userVerificationOptionalWithCredentialIDList,
+                "userVerificationRequired": .userVerificationRequired,
+            ][policy]
+        }
+        enforceCredentialProtectionPolicy = try PasskeyJSON.optionalBool(json["enforceCredentialProtectionPolicy"],
+                                                                         "extensions.enforceCredentialProtectionPolicy") ?? false
+        if let blob = json["credBlob"], blob != .null { credBlob = try PasskeyJSON.bytes(blob, "extensions.credBlob") }
+        getCredBlob = try PasskeyJSON.optionalBool(json["getCredBlob"], "extensions.getCredBlob") ?? false
+    }
+}
+
+/// One or two PRF inputs (`AuthenticationExtensionsPRFValues`).
+public struct PRFValues: Equatable, Sendable {
+    public var first: [UInt8]
+    public var second: [UInt8]?
+
+    init(_ json: JSONMessage?, _ name: String) throws(SignalFailure) {
+        let object = try PasskeyJSON.object(json, name)
+        first = try PasskeyJSON.bytes(object["first"], "\(name).first")
+        if let second = object["second"], second != .null { self.second = try PasskeyJSON.bytes(second, "\(name).second") }
+    }
+
+    public init(first: [UInt8], second: [UInt8]? = nil) {
+        self.first = first; self.second = second
+    }
+
+    /// WebAuthn L3 §10.1.4: each input becomes the salt SHA-256("WebAuthn PRF" ‖ 0x00 ‖ input),
+    /// so a site's PRF values never reach the key's hmac-secret directly.
+    public var salts: [UInt8] {
+        Self.salt(first) + (second.map(Self.salt) ?? [])
+    }
+
+    static func salt(_ input: [UInt8]) -> [UInt8] {
+        SHA256.hash(Array("WebAuthn PRF".utf8) + [0] + input)
+    }
+}
+
+/// `prf`'s input (`AuthenticationExtensionsPRFInputs`).
+public struct PRFRequest: Equatable, Sendable {
+    public var eval: PRFValues?
+    public var evalByCredential: [[UInt8]: PRFValues] = [:]
+
+    init(_ json: JSONMessage) throws(SignalFailure) {
+        let object = try PasskeyJSON.object(json, "extensions.prf")
+        if let eval = object["eval"], eval != .null { self.eval = try PRFValues(eval, "extensions.prf.eval") }
+        for (key, value) in try PasskeyJSON.optionalObject(object["evalByCredential"], "extensions.prf.evalByCredential") ?? [:] {
+            // §10.1.4: a key that is not base64url is a SyntaxError (the page's JSON, as a TypeError here).
+            guard !key.isEmpty, let id = Base64URL.decode(key) else {
+                throw .type("extensions.prf.evalByCredential has a key that is not a base64url credential ID")
+            }
+            evalByCredential[id] = try PRFValues(value, "extensions.prf.evalByCredential.\(key)")
+        }
+    }
+
+    /// The values to evaluate for a sign-in with `allowList` (§10.1.4's client processing).
+    func values(allowCredentials: [[UInt8]], allowList: [[UInt8]]) throws(SignalFailure) -> PRFValues? {
+        if !evalByCredential.isEmpty {
+            guard !allowCredentials.isEmpty else { throw .notSupported("prf evalByCredential needs allowCredentials") }
+            guard evalByCredential.keys.allSatisfy(allowCredentials.contains) else {
+                throw .type("prf evalByCredential names a credential that is not in allowCredentials")
+            }
+        }
+        if allowList.count == 1, let chosen = evalByCredential[allowList[0]] { return chosen }
+        return eval
+    }
+}
+
+/// The client half of hmac-secret (CTAP 2.1 §12.5): the salts encrypted to a fresh shared secret
+/// with the key, and the key's output decrypted with it.
+struct HMACSecretClient {
+    let session: PlatformPinUvAuthSession
+
+    init(link: CTAP2Link) throws(SignalFailure) {
+        do throws(DeviceError) {
+            session = try RemoteAuthenticator(link: link).session()
+        } catch {
+            throw PasskeyClient.failure(error)
+        }
+    }
+
+    func input(_ values: PRFValues) throws(SignalFailure) -> HMACSecretInput {
+        do throws(PlatformPinUvAuthError) {
+            let saltEnc = try session.encrypt(values.salts)
+            return HMACSecretInput(keyAgreement: session.platformKey, saltEnc: saltEnc, saltAuth: session.authenticate(saltEnc),
+                                   pinUvAuthProtocol: UInt64(session.pinUvAuthProtocol.rawValue))
+        } catch {
+            throw .internal("the hmac-secret salts could not be encrypted (\(error.message))")
+        }
+    }
+
+    /// `{"first": B64URL, "second"?: B64URL}` from the key's encrypted output (32 or 64 bytes).
+    func results(_ encrypted: [UInt8]) throws(SignalFailure) -> String {
+        let output: [UInt8]
+        do throws(PlatformPinUvAuthError) {
+            output = try session.decrypt(encrypted)
+        } catch {
+            throw .internal("the key's hmac-secret output could not be decrypted (\(error.message))")
+        }
+        guard output.count == 32 || output.count == 64 else {
+            throw .internal("the key's hmac-secret output is \(output.count) bytes, not 32 or 64")
+        }
+        var results = JSONReply()
+        results.add("first", Base64URL.encode(Array(output[0..<32])))
+        if output.count == 64 { results.add("second", Base64URL.encode(Array(output[32..<64]))) }
+        return results.text
+    }
+}
