@@ -90,6 +90,16 @@
       askForPIN(answer.pin, action);
       return;
     }
+    if (answer && answer.ok === true && Array.isArray(answer.accounts)) {
+      // Verified on the key: the list now holds what a verified sign-in may use.
+      busy = false;
+      say(answer.accounts.length === 0 ? 'Latchkey holds no passkey for this site.' : '');
+      renderAccounts(answer.accounts);
+      actions.replaceChildren(...requestButtons({ kind: 'get', mediation: currentRequest.mediation, verified: true }));
+      document.body.dataset.state = 'loaded';
+      enableAfterDelay();
+      return;
+    }
     if (answer && answer.ok === false) {
       // The ceremony failed (the key refused, timed out…): said here, and the page was told.
       say(answer.message || 'It did not work.', true);
@@ -154,7 +164,7 @@
     user.className = 'user';
     user.textContent = account.name || '';
     const item = document.createElement('li');
-    const choose = (pin) => send('choose', { credentialId: account.credentialId, pin });
+    const choose = (pin) => send('choose', { credentialId: account.credentialId, pin: pin || verifiedPIN });
     item.appendChild(button([name, user], () => {
       say('Approve the sign-in on your Latchkey key…');
       return choose();
@@ -162,22 +172,30 @@
     return item;
   }
 
-  function render(request) {
-    site.textContent = request.origin;
+  let currentRequest = null;
+  let verifiedPIN; // the PIN the person verified with, for the sign-in they then choose (this window only)
+
+  function renderAccounts(accounts) {
+    list.replaceChildren(...accounts.map(accountButton));
+  }
+
+  /** The buttons under the list: verify (a sign-in, not yet verified), the browser, cancel. */
+  function requestButtons(request) {
     const buttons = [];
     if (request.kind === 'get') {
-      title.textContent = `Sign in to ${request.rpId}`;
-      for (const account of request.accounts) list.appendChild(accountButton(account));
-      if (request.notice) say(request.notice, true);
-      else if (request.accounts.length === 0) say(`Latchkey holds no passkey for ${request.rpId} that this sign-in can use.`);
+      if (!request.verified) {
+        // Passkeys a site protected (credProtect) are listed only once the key has verified
+        // you, as the key itself answers: the same button whatever the key holds.
+        const verify = (pin) => {
+          say('Verify on your Latchkey key…');
+          if (pin) verifiedPIN = pin;
+          return send('verify', { pin });
+        };
+        buttons.push(button('Show all passkeys (verify on your key first)', () => verify(), { 'data-action': 'verify' }, verify));
+      }
       buttons.push(button(request.mediation === 'conditional' ? 'Use a passkey from another device or the browser'
         : "Use the browser's dialog", () => send('browser'), { 'data-action': 'browser' }));
     } else {
-      title.textContent = 'Save a passkey in Latchkey?';
-      detail.append(detailLine('Site', request.rpId), detailLine('Account', request.userName || '(no name)'));
-      if (request.userDisplayName && request.userDisplayName !== request.userName) {
-        detail.append(detailLine('Shown as', request.userDisplayName));
-      }
       const save = (pin) => send('save', { pin });
       buttons.push(button('Save in Latchkey', () => {
         say('Approve on your Latchkey key…');
@@ -186,7 +204,25 @@
       buttons.push(button("Use the browser's dialog", () => send('browser'), { 'data-action': 'browser' }));
     }
     buttons.push(button('Cancel', () => send('cancel'), { 'data-action': 'cancel' }));
-    actions.replaceChildren(...buttons);
+    return buttons;
+  }
+
+  function render(request) {
+    currentRequest = request;
+    site.textContent = request.origin;
+    if (request.kind === 'get') {
+      title.textContent = `Sign in to ${request.rpId}`;
+      renderAccounts(request.accounts);
+      if (request.notice) say(request.notice, true);
+      else if (request.accounts.length === 0) say(`No passkey for ${request.rpId} without verifying you first.`);
+    } else {
+      title.textContent = 'Save a passkey in Latchkey?';
+      detail.append(detailLine('Site', request.rpId), detailLine('Account', request.userName || '(no name)'));
+      if (request.userDisplayName && request.userDisplayName !== request.userName) {
+        detail.append(detailLine('Shown as', request.userDisplayName));
+      }
+    }
+    actions.replaceChildren(...requestButtons(request));
     document.body.dataset.state = 'loaded';
     enableAfterDelay();
   }

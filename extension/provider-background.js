@@ -448,7 +448,7 @@ async function runCeremony(prompt, request, pin) {
   return answer.ok === true ? { ok: true } : { ok: false, message: answer.message };
 }
 
-/** The prompt window's messages: load, choose, save, browser, cancel. */
+/** The prompt window's messages: load, verify, choose, save, browser, cancel. */
 async function onPrompt(message, sender) {
   const prompt = prompts.get(typeof message.token === 'string' ? message.token : '');
   if (!prompt || prompt.state === 'settled') return { ok: false, message: 'This request has ended.' };
@@ -473,6 +473,26 @@ async function onPrompt(message, sender) {
       if (listed.ok !== true) request.notice = 'Latchkey could not read its passkeys for this site.';
       prompt.listed = request.accounts.map((account) => account.credentialId);
       return { ok: true, request };
+    }
+    case 'verify': {
+      // The person asked to see every passkey a verified sign-in may use: the key verifies them
+      // (built-in UV, or its PIN from the window), then the host lists credProtect 2 and 3 too.
+      if (prompt.kind !== 'get' || prompt.state !== 'open') return { ok: false, message: 'Nothing to verify for.' };
+      prompt.state = 'running';
+      const request = { type: 'accounts', origin: prompt.origin, rpId: prompt.rpId,
+        allowCredentials: prompt.options.allowCredentials, verify: true };
+      if (typeof message.pin === 'string' && message.pin !== '') request.pin = message.pin.slice(0, 256);
+      const listed = await askHost(request, hostDeadline(prompt.options), prompt.rpId);
+      if (prompt.state === 'settled') return { ok: false, message: 'This request has ended.' };
+      prompt.state = 'open';
+      if (listed.ok !== true) return { ok: false, pin: listed.pin, message: listed.message || 'The key did not verify you.' };
+      const accounts = ProviderRules.allowedAccounts(Array.isArray(listed.accounts) ? listed.accounts : [], prompt.options)
+        .map((account) => ({ credentialId: String(account.credentialId), name: ProviderRules.displayText(account.name, 80),
+          displayName: ProviderRules.displayText(account.displayName, 80) }));
+      prompt.listed = accounts.map((account) => account.credentialId);
+      // The sign-in the person then chooses is verified: a protected passkey needs it.
+      prompt.options = Object.assign({}, prompt.options, { userVerification: 'required' });
+      return { ok: true, accounts };
     }
     case 'choose': {
       if (prompt.kind !== 'get' || prompt.state !== 'open' || !prompt.listed

@@ -29,8 +29,18 @@ extension NativeHostSession {
             // userVerification is read for compatibility and changes nothing.
             _ = try PasskeyJSON.optionalString(json["userVerification"], "userVerification")
             let allowList = try PasskeyJSON.descriptors(json["allowCredentials"], "allowCredentials")
+            // `verify`: the person asked to see the passkeys only a verified sign-in may use; the
+            // key verifies them first (built-in UV, or its PIN from the window), and only then are
+            // credProtect 2 and 3 passkeys listed.
+            let verify = try PasskeyJSON.optionalBool(json["verify"], "verify") ?? false
+            if verify {
+                try PasskeyClient(link: try openKey(PasskeyClient.defaultTimeoutMilliseconds), pin: try pin(json))
+                    .verifyUser(rpID: rpID)
+                log("accounts: the user verified on the key")
+            }
             reply.add("rpId", rpID)
-            reply.add("accounts", json: try accounts(rpID: rpID, allowList: allowList))
+            reply.add("verified", verify)
+            reply.add("accounts", json: try accounts(rpID: rpID, allowList: allowList, userVerified: verify))
         case .create:
             let options = try PasskeyCreationOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
@@ -84,7 +94,7 @@ extension NativeHostSession {
     /// allowList its discoverable level-1 passkeys, otherwise those of the list it holds;
     /// hidden passkeys (signals) are never offered. Names are the site's own; the
     /// extension shows them as text.
-    private func accounts(rpID: String, allowList: [[UInt8]]) throws(SignalFailure) -> String {
+    private func accounts(rpID: String, allowList: [[UInt8]], userVerified: Bool) throws(SignalFailure) -> String {
         let store = try openedStore()
         let credentials: [ResidentCredential]
         do throws(StoreError) {
@@ -92,7 +102,7 @@ extension NativeHostSession {
         } catch {
             throw .internal(error.message(directory: store.directory))
         }
-        let offered = credentials.filter { $0.isOfferedBeforeVerification(allowList: allowList) }
+        let offered = credentials.filter { $0.isOffered(allowList: allowList, userVerified: userVerified) }
         let entries = offered.sorted { $0.createdAt < $1.createdAt }.map { credential in
             var entry = JSONReply()
             entry.add("credentialId", Base64URL.encode(credential.credentialID))

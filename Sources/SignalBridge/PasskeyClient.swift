@@ -232,6 +232,27 @@ public final class PasskeyClient {
 
     // MARK: - The key
 
+    /// Has the key verify its user for a sign-in at `rpID` — its built-in UV
+    /// (getPinUvAuthTokenUsingUvWithPermissions), else its PIN (as `userVerification` asks for
+    /// it: `.pin` when none or a wrong one was given) — before the provider lists the passkeys
+    /// only a verified sign-in may use. A key that can verify nobody is NotAllowedError.
+    public func verifyUser(rpID: String) throws(SignalFailure) {
+        let info = try deviceInfo()
+        if info.options["uv"] == true, info.options["pinUvAuthToken"] == true {
+            do throws(DeviceError) {
+                _ = try RemoteAuthenticator(link: link).uvAuthToken(permissions: .getAssertion, rpID: rpID)
+                return
+            } catch {
+                throw Self.failure(error)
+            }
+        }
+        switch try userVerification("required", info: info, permission: .getAssertion, rpID: rpID,
+                                    clientDataHash: [UInt8](repeating: 0, count: 32)) {
+        case .pinToken: return
+        case .builtIn, .none: throw .notAllowed("the key cannot verify its user before a sign-in")
+        }
+    }
+
     /// Whether the key verifies users itself (getInfo's `uv`): a sign-in through the provider
     /// then verifies the user unless the RP discourages it.
     public func verifiesUsers() throws(SignalFailure) -> Bool {

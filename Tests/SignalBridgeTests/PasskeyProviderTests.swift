@@ -223,6 +223,19 @@ final class PasskeyProviderTests: XCTestCase {
             XCTAssertEqual(try listed(uv, allow: [ids[2]]), [], "a list naming carol (level 3): nothing")
         }
         XCTAssertFalse(try listed("required", allow: ids + [[9, 9, 9]]).contains(carol), "carol is never listed before UV")
+        // After the key verified the person in this ceremony (`verify`), all three are.
+        let verified = try send(try session(builtInUV: true), #"{"id": 9, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com", "verify": true}"#)
+        XCTAssertEqual((verified["accounts"] as? [[String: String]])?.compactMap { $0["credentialId"] }, [alice, bob, carol], "\(verified)")
+        XCTAssertEqual(verified["verified"] as? Bool, true)
+        // A key that verifies by its PIN: verify asks for it first, and lists only with the right one.
+        store.close()
+        store = try SQLiteCredentialStore.open(directory: directory.path + "/store")
+        let pinKey = try session(builtInUV: false, pin: "2468")
+        let asked = try send(pinKey, #"{"id": 9, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com", "verify": true}"#)
+        XCTAssertEqual((asked["pin"] as? [String: Any])?["state"] as? String, "required", "\(asked)")
+        XCTAssertNil(asked["accounts"])
+        let withPIN = try send(pinKey, #"{"id": 9, "type": "accounts", "origin": "https://login.example.com", "rpId": "example.com", "verify": true, "pin": "2468"}"#)
+        XCTAssertEqual((withPIN["accounts"] as? [[String: String]])?.count, 3, "\(withPIN)")
     }
 
     func testUVRequiredOnAKeyWithoutBuiltInUVIsRefusedBeforeTheKeyActs() throws {

@@ -85,9 +85,16 @@ public struct ResidentCredential: Sendable {
     /// never. Decided by the verification performed so far (none), not by whether the key
     /// could perform one. Hidden passkeys are never shown.
     public func isOfferedBeforeVerification(allowList: [[UInt8]]) -> Bool {
+        isOffered(allowList: allowList, userVerified: false)
+    }
+
+    /// As the key answers a getAssertion with `allowList`, the user verified or not: with a list,
+    /// the credentials of it that credProtect allows (level 3 only verified); without one, the
+    /// discoverable ones (levels 2 and 3 only verified). Hidden passkeys never.
+    public func isOffered(allowList: [[UInt8]], userVerified: Bool) -> Bool {
         guard hiddenSince == nil else { return false }
-        if allowList.contains(credentialID) { return credProtect != .userVerificationRequired }
-        return allowList.isEmpty && discoverable && credProtect == .userVerificationOptional
+        if allowList.contains(credentialID) { return credProtect != .userVerificationRequired || userVerified }
+        return allowList.isEmpty && isDiscoverable(userVerified: userVerified)
     }
 
     public init(credentialID: [UInt8], rpID: String, rpIDHash: [UInt8], rpName: String?,

@@ -79,6 +79,19 @@ def make_alice(path, rp, pin=None):
         device.close()
 
 
+def make_protected(path, rp, pin):
+    """carol's passkey with credProtect 3 (userVerificationRequired), made by python-fido2."""
+    device = latchkey_socket.open_device(path)
+    try:
+        creation, state = flows.registration(rp, flows.CAROL, "carol")
+        options = dict(dict(creation)["publicKey"])
+        options["extensions"] = {"credentialProtectionPolicy": "userVerificationRequired", "enforceCredentialProtectionPolicy": True}
+        client = Fido2Client(device, DefaultClientDataCollector(flows.ORIGIN), user_interaction=Interaction(pin))
+        return rp.register_complete(state, client.make_credential(options)).credential_data
+    finally:
+        device.close()
+
+
 def pin_checks(browser, key, made):
     """The key has a PIN and no built-in UV: the PIN is asked in Latchkey's window."""
     rp = flows.server()
@@ -118,6 +131,28 @@ def pin_checks(browser, key, made):
         assert signals.b64(data.credential_data.credential_id) in key.credentials()
     check("saving a passkey on that key asks for its PIN in Latchkey's window too; the passkey is made verified",
           save_with_pin)
+
+    def protected_after_verifying():
+        # carol's passkey, credProtect 3 (made by python-fido2 with the PIN): never listed before
+        # the key verified the person in this ceremony; "Show all passkeys" asks for the PIN, then
+        # lists her, and her sign-in is verified.
+        request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.DISCOURAGED)
+        browser.start("get", dict(request)["publicKey"])
+        shown = browser.prompt()
+        assert "carol" not in [a["name"] for a in shown["accounts"]], shown
+        asked = browser.press_in_prompt("verify", until_pin=True)
+        assert "Enter the PIN" in asked, asked
+        browser.prompt_type(PIN)
+        browser.press_in_prompt("pin", until_ready=True)
+        shown = browser.prompt()
+        names = [a["name"] for a in shown["accounts"]]
+        assert "carol" in names and "verify" not in shown["actions"], shown
+        browser.press_in_prompt("account", names.index("carol"))
+        outcome = flows.resolved(browser.outcome("carol's sign-in"), "carol's sign-in")
+        data = rp.authenticate_complete(state, [made["carol"]], outcome["json"])
+        assert outcome["json"]["id"] == signals.b64(made["carol"].credential_id)
+    check("a credProtect-3 passkey is listed only after \"Show all passkeys\" had the key verify the person (its PIN, "
+          "in the window); signing in with it then works", protected_after_verifying)
 
 
 PRF_SCRIPT = """
@@ -237,7 +272,7 @@ def run_browser(binary, work, name):
             ClientPin(Ctap2(device)).set_pin(PIN)
         finally:
             device.close()
-        made = {"alice": make_alice(path, flows.server(), PIN)}
+        made = {"alice": make_alice(path, flows.server(), PIN), "carol": make_protected(path, flows.server(), PIN)}
         codes.append(counted(signals.main(os.path.join(work, f"{name}-pin"), name, binary, store, EXTENSION,
                                           label="provider PIN", pages=((web.PORT, flows.Page),), browser_class=flows.Provider,
                                           checks=lambda browser, key: pin_checks(browser, key, made))))
