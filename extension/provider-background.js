@@ -246,12 +246,13 @@ function promptToken() {
 
 /**
  * The public suffix rules from the host (opening it if need be, and waiting for its first
- * answer a few seconds): without them an RP ID cannot be checked. Null: no host.
+ * answer): without them an RP ID cannot be checked. A host that cannot start closes the port at
+ * once; one that starts slowly (a loaded machine, an emulator) gets up to 30 s. Null: no host.
  */
 async function suffixRules() {
   if (suffixes) return suffixes;
   if (!port && !ensurePort()) return null;
-  for (let waited = 0; !suffixes && port && waited < 5000; waited += 50) {
+  for (let waited = 0; !suffixes && port && waited < 30000; waited += 50) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   return suffixes;

@@ -27,6 +27,9 @@
   const TAB_FOCUS_MS = 300;
   // JSON characters of a request's options (the background refuses more, as the host would).
   const MAX_OPTIONS = 64 * 1024;
+  // A click or key in the field this recent, while a conditional request was being checked, is
+  // the person asking for it once it is registered.
+  const RECENT_INPUT_MS = 30000;
 
   const pageOrigin = location.origin;
   let conditional = null; // {id, options, opened}: the page's conditional get(), waiting for the person
@@ -110,6 +113,10 @@
       // An RP ID the page may not claim, or provider mode turned off meanwhile.
       if (checked.outcome === 'error' || checked.outcome === 'browser') return reply(id, checked);
       conditional = { id, options, opened: false };
+      // The person clicked or typed in the field while the request was being checked (the
+      // native host may take seconds to start): their input shows the hint now.
+      if (lastFieldInput && lastFieldInput.field === document.activeElement
+          && performance.now() - lastFieldInput.at <= RECENT_INPUT_MS) showHint(lastFieldInput.field);
       return undefined;
     }
     if (operation === 'create' && mediation === 'conditional') {
@@ -205,8 +212,11 @@
   // Only the person's own input shows the hint: a trusted pointer press on the field, a key
   // pressed in it, or a focus that follows their Tab key. A script's focus() shows nothing.
   let tabPressedAt = -Infinity;
+  let lastFieldInput = null; // {field, at}: the person's last click or key in a webauthn field
   document.addEventListener('pointerdown', (event) => {
-    if (event.isTrusted && conditional && isWebAuthnField(event.target)) showHint(event.target);
+    if (!event.isTrusted || !isWebAuthnField(event.target)) return;
+    lastFieldInput = { field: event.target, at: performance.now() };
+    if (conditional) showHint(event.target);
   }, true);
   document.addEventListener('keydown', (event) => {
     if (!event.isTrusted) return;
@@ -214,6 +224,7 @@
       tabPressedAt = performance.now();
       return;
     }
+    if (isWebAuthnField(event.target)) lastFieldInput = { field: event.target, at: performance.now() };
     if (!conditional || !isWebAuthnField(event.target)) return;
     if (event.key === 'ArrowDown' && hint && hint.field === event.target) {
       event.preventDefault();

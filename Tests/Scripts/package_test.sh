@@ -40,7 +40,7 @@ check "the user unit runs the packaged binary (passkeys exportable: --counter ze
 check "the extension for every user: Debian's Chromium and Firefox ESR extension folders name it" sh -c \
     "[ \"\$(readlink -f '$work/root/usr/share/chromium/extensions/latchkey')\" = '$work/root/usr/share/latchkey/extension' ] \
      && [ \"\$(readlink -f '$work/root/usr/share/mozilla/extensions/{ec8030f7-c20a-464f-9b0e-13a3a9e97384}/signal-bridge@latchkey')\" = '$work/root/usr/share/latchkey/extension' ] \
-     && grep -q 'startupScanScopes\", 8' '$work/root/etc/firefox-esr/latchkey.js' && grep -qx /etc/firefox-esr/latchkey.js '$work/control/conffiles'"
+     && grep -q 'startupScanScopes\", 8' '$work/root/etc/firefox-esr/latchkey.js' && [ \"\$(cat '$work/control/conffiles')\" = /etc/firefox-esr/latchkey.js ]"
 check "every file the extension names is in the package (prompt.html, provider-background.js …)" python3 -c "
 import json, os, sys
 root = '$work/root/usr/share/latchkey/extension'
@@ -54,7 +54,10 @@ sys.exit(f'missing: {missing}' if missing else 0)"
 HOME="$work/home" "$work/root/usr/bin/latchkey" bridge install --store "$work/store" >/dev/null 2>&1
 check "system-wide native-messaging manifests: bridge install's, with the packaged launcher" python3 -c "
 import json, sys
-pairs = [('$work/root/etc/chromium/native-messaging-hosts/org.latchkey.bridge.json', '$work/home/.config/chromium/NativeMessagingHosts/org.latchkey.bridge.json'),
+import os
+link = '$work/root/etc/chromium/native-messaging-hosts/org.latchkey.bridge.json'
+assert os.readlink(link) == '/usr/share/latchkey/native-messaging-hosts/chromium.json', 'not a link to /usr (a conffile would outlive apt remove)'
+pairs = [('$work/root/usr/share/latchkey/native-messaging-hosts/chromium.json', '$work/home/.config/chromium/NativeMessagingHosts/org.latchkey.bridge.json'),
          ('$work/root/usr/lib/mozilla/native-messaging-hosts/org.latchkey.bridge.json', '$work/home/.mozilla/native-messaging-hosts/org.latchkey.bridge.json')]
 for system, user in pairs:
     a, b = json.load(open(system)), json.load(open(user))

@@ -235,51 +235,48 @@ def counted(code):
     return passed, failed
 
 
+def browser_run(binary, work, name, part, key_options, prepare, checks, pages=((web.PORT, flows.Page),)):
+    """One part: a socket key of its own (`key_options`), `prepare(path)` on it (the passkeys made
+    beforehand), then one browser run of `checks(browser, key, path, made)`; (passed, failed)."""
+    os.makedirs(os.path.join(work, f"{name}-{part}"), exist_ok=True)
+    process, store, path = start_key(binary, work, f"{part}-{name}", *key_options)
+    try:
+        made = prepare(path)
+        return counted(signals.main(os.path.join(work, f"{name}-{part}"), name, binary, store, EXTENSION,
+                                    label=f"provider {part}", pages=pages, browser_class=flows.Provider,
+                                    checks=lambda browser, key: checks(browser, key, path, made)))
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def with_pin(path):
+    """The key's PIN set, then alice's passkey and carol's (credProtect 3), made with it."""
+    device = latchkey_socket.open_device(path)
+    try:
+        ClientPin(Ctap2(device)).set_pin(PIN)
+    finally:
+        device.close()
+    return {"alice": make_alice(path, flows.server(), PIN), "carol": make_protected(path, flows.server(), PIN)}
+
+
 def run_browser(binary, work, name):
-    """Both parts in one browser each; returns [(passed, failed), …]."""
+    """The three parts in one browser each; returns [(passed, failed), …]."""
     signals.results.clear()
     os.environ["HOME"] = os.path.join(work, "home")
     os.makedirs(os.environ["HOME"], exist_ok=True)
-    codes = []
-    for part in ("flows", "pin"):
-        os.makedirs(os.path.join(work, f"{name}-{part}"), exist_ok=True)
-    # 1. The flows and attacks against a key with built-in UV.
-    process, store, path = start_key(binary, work, f"uv-{name}", "--uv", "auto")
-    try:
-        made = {"alice": make_alice(path, flows.server())}
-        codes.append(counted(signals.main(os.path.join(work, f"{name}-flows"), name, binary, store, EXTENSION,
-                                          label="provider flows", pages=((web.PORT, flows.Page), (web.PORT + 1, flows.Page)),
-                                          browser_class=flows.Provider,
-                                          checks=lambda browser, key: flows.run_checks(browser, key, made))))
-    finally:
-        process.terminate()
-        process.wait()
-    # 2. prf against python-fido2's own client, on a key of its own.
-    os.makedirs(os.path.join(work, f"{name}-prf"), exist_ok=True)
-    process, store, path = start_key(binary, work, f"prf-{name}", "--uv", "auto")
-    try:
-        codes.append(counted(signals.main(os.path.join(work, f"{name}-prf"), name, binary, store, EXTENSION,
-                                          label="provider prf", pages=((web.PORT, flows.Page),), browser_class=flows.Provider,
-                                          checks=lambda browser, key: prf_checks(browser, key, path))))
-    finally:
-        process.terminate()
-        process.wait()
-    # 3. A key with a PIN and no built-in UV.
-    process, store, path = start_key(binary, work, f"pin-{name}")
-    try:
-        device = latchkey_socket.open_device(path)
-        try:
-            ClientPin(Ctap2(device)).set_pin(PIN)
-        finally:
-            device.close()
-        made = {"alice": make_alice(path, flows.server(), PIN), "carol": make_protected(path, flows.server(), PIN)}
-        codes.append(counted(signals.main(os.path.join(work, f"{name}-pin"), name, binary, store, EXTENSION,
-                                          label="provider PIN", pages=((web.PORT, flows.Page),), browser_class=flows.Provider,
-                                          checks=lambda browser, key: pin_checks(browser, key, made))))
-    finally:
-        process.terminate()
-        process.wait()
-    return codes
+    return [
+        # 1. The flows and attacks against a key with built-in UV.
+        browser_run(binary, work, name, "flows", ("--uv", "auto"), lambda path: {"alice": make_alice(path, flows.server())},
+                    lambda browser, key, path, made: flows.run_checks(browser, key, made),
+                    pages=((web.PORT, flows.Page), (web.PORT + 1, flows.Page))),
+        # 2. prf against python-fido2's own client.
+        browser_run(binary, work, name, "prf", ("--uv", "auto"), lambda path: None,
+                    lambda browser, key, path, made: prf_checks(browser, key, path)),
+        # 3. A key with a PIN and no built-in UV.
+        browser_run(binary, work, name, "PIN", (), with_pin,
+                    lambda browser, key, path, made: pin_checks(browser, key, made)),
+    ]
 
 
 def main(binary):
