@@ -103,7 +103,7 @@ struct HMACSecretClient {
         do throws(DeviceError) {
             session = try RemoteAuthenticator(link: link).session()
         } catch {
-            throw PasskeyClient.failure(error)
+            throw .notAllowed("the key gave no key agreement for hmac-secret (\(error.message))")
         }
     }
 
