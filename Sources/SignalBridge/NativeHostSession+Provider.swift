@@ -90,9 +90,9 @@ extension NativeHostSession {
     }
 
     /// `[{"credentialId", "userHandle", "name", "displayName"}, …]`, oldest first: what the key
-    /// would answer before user verification (`isOfferedBeforeVerification`): with an empty
-    /// allowList its discoverable level-1 passkeys, otherwise those of the list it holds;
-    /// hidden passkeys (signals) are never offered. Names are the site's own; the
+    /// would answer (`isOffered`), the user verified or not: with an empty allowList its
+    /// discoverable passkeys (levels 2 and 3 only verified), otherwise those of the list it
+    /// holds (level 3 only verified); hidden passkeys (signals) are never offered. Names are the site's own; the
     /// extension shows them as text.
     private func accounts(rpID: String, allowList: [[UInt8]], userVerified: Bool) throws(SignalFailure) -> String {
         let store = try openedStore()

@@ -253,12 +253,6 @@ public final class PasskeyClient {
         }
     }
 
-    /// Whether the key verifies users itself (getInfo's `uv`): a sign-in through the provider
-    /// then verifies the user unless the RP discourages it.
-    public func verifiesUsers() throws(SignalFailure) -> Bool {
-        try deviceInfo().options["uv"] == true
-    }
-
     private func deviceInfo() throws(SignalFailure) -> DeviceInfo {
         let body = try exchange(.getInfo, nil, name: "getInfo")
         do throws(DeviceError) {

@@ -79,17 +79,10 @@ public struct ResidentCredential: Sendable {
         discoverable && hiddenSince == nil && (credProtect == .userVerificationOptional || userVerified)
     }
 
-    /// Whether a platform may show it to the user before any user verification in the
-    /// ceremony, as the key itself would answer a getAssertion without UV (CTAP 2.1 §12.1):
-    /// level 1 when discoverable, level 2 only when the request's allowList names it, level 3
-    /// never. Decided by the verification performed so far (none), not by whether the key
-    /// could perform one. Hidden passkeys are never shown.
-    public func isOfferedBeforeVerification(allowList: [[UInt8]]) -> Bool {
-        isOffered(allowList: allowList, userVerified: false)
-    }
-
-    /// As the key answers a getAssertion with `allowList`, the user verified or not: with a list,
-    /// the credentials of it that credProtect allows (level 3 only verified); without one, the
+    /// Whether a platform may show it to the user, as the key answers a getAssertion with
+    /// `allowList`, the user verified in this ceremony or not (CTAP 2.1 §12.1; decided by the
+    /// verification performed, not by whether the key could perform one): with a list, the
+    /// credentials of it that credProtect allows (level 3 only verified); without one, the
     /// discoverable ones (levels 2 and 3 only verified). Hidden passkeys never.
     public func isOffered(allowList: [[UInt8]], userVerified: Bool) -> Bool {
         guard hiddenSince == nil else { return false }
