@@ -63,42 +63,50 @@ function refuse(origin, method, reason) {
 }
 
 // ---------------------------------------------------------------------------
-// Rate limit: one token bucket per origin. A Map keeps insertion order; an
+// Rate limits: one token bucket per origin. A Map keeps insertion order; an
 // origin is re-inserted on each use, so the first key is the least recently
 // used, dropped when more than MAX_TRACKED_ORIGINS are tracked. (A forgotten
 // origin starts again with a full bucket; reaching that needs a thousand
-// other origins, each limited too.)
+// other origins, each limited too.) The passkey provider takes its own
+// buckets from here (provider-background.js).
 
-const buckets = new Map(); // origin → {tokens, updated, dropped, warned}
-
-function takeToken(origin, method) {
-  const now = performance.now();
-  let bucket = buckets.get(origin);
-  if (bucket) {
+/** A function `take(origin)`: true while the origin has a token (a burst of `burst`, then `refillPerSecond`). */
+function bucketTaker(burst, refillPerSecond) {
+  const buckets = new Map(); // origin → {tokens, updated}
+  return (origin) => {
+    const now = performance.now();
+    const bucket = buckets.get(origin) || { tokens: burst, updated: now };
     buckets.delete(origin);
-    const elapsed = (now - bucket.updated) / 1000;
-    bucket.tokens = Math.min(BUCKET_CAPACITY, bucket.tokens + elapsed * BUCKET_REFILL_PER_SECOND);
+    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updated) / 1000) * refillPerSecond);
     bucket.updated = now;
-  } else {
-    bucket = { tokens: BUCKET_CAPACITY, updated: now, dropped: 0, warned: -Infinity };
-  }
-  buckets.set(origin, bucket);
-  while (buckets.size > MAX_TRACKED_ORIGINS) buckets.delete(buckets.keys().next().value);
-
-  if (bucket.tokens >= 1) {
+    buckets.set(origin, bucket);
+    while (buckets.size > MAX_TRACKED_ORIGINS) buckets.delete(buckets.keys().next().value);
+    if (bucket.tokens < 1) return false;
     bucket.tokens -= 1;
     return true;
-  }
+  };
+}
+
+const signalToken = bucketTaker(BUCKET_CAPACITY, BUCKET_REFILL_PER_SECOND);
+const drops = new Map(); // origin → {dropped, warned}: signals refused since the last warning
+
+function takeToken(origin, method) {
+  if (signalToken(origin)) return true;
   // Over the limit: dropped, nothing queued. At most one warning (and one
   // record) per origin per second, counting the drops since the previous one,
   // so the limit does not turn into a flood of warnings.
-  bucket.dropped++;
-  if (now - bucket.warned >= 1000) {
-    const detail = `${bucket.dropped} signal(s) dropped (limit: ${BUCKET_CAPACITY} at once, then ${BUCKET_REFILL_PER_SECOND}/s)`;
+  const now = performance.now();
+  const drop = drops.get(origin) || { dropped: 0, warned: -Infinity };
+  drops.delete(origin);
+  drops.set(origin, drop);
+  while (drops.size > MAX_TRACKED_ORIGINS) drops.delete(drops.keys().next().value);
+  drop.dropped++;
+  if (now - drop.warned >= 1000) {
+    const detail = `${drop.dropped} signal(s) dropped (limit: ${BUCKET_CAPACITY} at once, then ${BUCKET_REFILL_PER_SECOND}/s)`;
     console.warn(`Latchkey signal bridge: rate-limited ${origin}: ${detail}`);
     record(origin, method, 'rate-limited', detail);
-    bucket.warned = now;
-    bucket.dropped = 0;
+    drop.warned = now;
+    drop.dropped = 0;
   }
   return false;
 }

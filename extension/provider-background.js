@@ -149,21 +149,6 @@ const HOST_MARGIN_MS = 30000; // past a request's own timeout, how long the host
 const UPGRADE_TIMEOUT_MS = 60000; // an automatic upgrade (no window) waits for the key at most this long
 const CONDITIONAL_PROMPT_MS = 10 * 60 * 1000; // a conditional get()'s window, unanswered, closes after this
 
-function bucketTaker(burst, refillPerSecond) {
-  const buckets = new Map(); // origin → {tokens, updated}
-  return (origin) => {
-    const now = performance.now();
-    const bucket = buckets.get(origin) || { tokens: burst, updated: now };
-    buckets.delete(origin);
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updated) / 1000) * refillPerSecond);
-    bucket.updated = now;
-    buckets.set(origin, bucket);
-    while (buckets.size > MAX_TRACKED_ORIGINS) buckets.delete(buckets.keys().next().value);
-    if (bucket.tokens < 1) return false;
-    bucket.tokens -= 1;
-    return true;
-  };
-}
 const providerToken = bucketTaker(PROVIDER_BURST, PROVIDER_REFILL_PER_SECOND);
 const checkToken = bucketTaker(CHECK_BURST, CHECK_REFILL_PER_SECOND);
 
@@ -449,6 +434,13 @@ async function runCeremony(prompt, request, pin) {
   return answer.ok === true ? { ok: true } : { ok: false, message: answer.message };
 }
 
+/** The host's account list as the prompt shows it: the request's, names made safe to show. */
+function shownAccounts(listed, options) {
+  return ProviderRules.allowedAccounts(Array.isArray(listed.accounts) ? listed.accounts : [], options).map((account) => ({
+    credentialId: String(account.credentialId), name: ProviderRules.displayText(account.name, 80),
+    displayName: ProviderRules.displayText(account.displayName, 80) }));
+}
+
 /** The prompt window's messages: load, verify, choose, save, browser, cancel. */
 async function onPrompt(message, sender) {
   const prompt = prompts.get(typeof message.token === 'string' ? message.token : '');
@@ -466,11 +458,7 @@ async function onPrompt(message, sender) {
       if (prompt.kind === 'create') return { ok: true, request };
       const listed = await askHost({ type: 'accounts', origin: prompt.origin, rpId: prompt.rpId,
         allowCredentials: prompt.options.allowCredentials }, 30000, prompt.rpId);
-      request.accounts = listed.ok === true && Array.isArray(listed.accounts)
-        ? ProviderRules.allowedAccounts(listed.accounts, prompt.options).map((account) => ({
-          credentialId: String(account.credentialId), name: ProviderRules.displayText(account.name, 80),
-          displayName: ProviderRules.displayText(account.displayName, 80) }))
-        : [];
+      request.accounts = listed.ok === true ? shownAccounts(listed, prompt.options) : [];
       if (listed.ok !== true) request.notice = 'Latchkey could not read its passkeys for this site.';
       prompt.listed = request.accounts.map((account) => account.credentialId);
       return { ok: true, request };
@@ -487,9 +475,7 @@ async function onPrompt(message, sender) {
       if (prompt.state === 'settled') return { ok: false, message: 'This request has ended.' };
       prompt.state = 'open';
       if (listed.ok !== true) return { ok: false, pin: listed.pin, message: listed.message || 'The key did not verify you.' };
-      const accounts = ProviderRules.allowedAccounts(Array.isArray(listed.accounts) ? listed.accounts : [], prompt.options)
-        .map((account) => ({ credentialId: String(account.credentialId), name: ProviderRules.displayText(account.name, 80),
-          displayName: ProviderRules.displayText(account.displayName, 80) }));
+      const accounts = shownAccounts(listed, prompt.options);
       prompt.listed = accounts.map((account) => account.credentialId);
       // The sign-in the person then chooses is verified: a protected passkey needs it.
       prompt.options = Object.assign({}, prompt.options, { userVerification: 'required' });
