@@ -34,6 +34,7 @@ Each check prints PASS/FAIL; the summary counts them; exit 0 when all passed.
 Usage: e2e_provider.py WORK chromium|firefox LATCHKEY_BINARY STORE_DIR EXTENSION_DIR
 Exit 77: the browser did not come up or load the page in time, twice."""
 
+import contextlib
 import json
 import os
 import subprocess
@@ -214,10 +215,22 @@ class Provider(signals.Browser):
                     found = handle
                     break
             except marionette.MarionetteError as error:
-                if "no such window" not in str(error):
+                if not closed_window(error):
                     raise   # closed while being looked at: not the prompt any more
         ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
         return found
+
+    @contextlib.contextmanager
+    def _firefox_prompt(self, focus):
+        """Marionette in the prompt window (which must be open), back in the page's window after."""
+        ff = self.opened.ff
+        handle = self._firefox_prompt_handle()
+        assert handle is not None, "Latchkey's prompt is not open"
+        try:
+            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": focus}, timeout=30)
+            yield ff
+        finally:
+            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
 
     def prompt_open(self):
         """Whether Latchkey's prompt window is open."""
@@ -231,18 +244,13 @@ class Provider(signals.Browser):
             result = self._devtools("Runtime.evaluate", {"expression": f"(() => {{ {body} }})()", "returnByValue": True})
             assert "exceptionDetails" not in result, f"in the prompt: {result['exceptionDetails']}"
             return result["result"].get("value")
-        ff = self.opened.ff
-        handle = self._firefox_prompt_handle()
-        assert handle is not None, "Latchkey's prompt is not open"
         try:
-            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": False}, timeout=30)
-            return ff.execute(body, timeout=30)
+            with self._firefox_prompt(focus=False) as ff:
+                return ff.execute(body, timeout=30)
         except marionette.MarionetteError as error:
-            if "no such window" in str(error) or "discarded" in str(error):
+            if closed_window(error):
                 raise AssertionError("Latchkey's prompt closed") from error
             raise
-        finally:
-            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
 
     def prompt_click(self, x, y):
         """A person's click in the prompt window at (x, y) of its viewport."""
@@ -250,37 +258,25 @@ class Provider(signals.Browser):
             for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
                 self._devtools("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
             return
-        ff = self.opened.ff
-        handle = self._firefox_prompt_handle()
-        assert handle is not None, "Latchkey's prompt is not open"
         try:
-            ff.command("WebDriver:SwitchToWindow", {"handle": handle, "focus": True}, timeout=30)
-            # Regaining the focus restarts the prompt's input delay: wait it out, as a person would.
-            deadline = time.time() + 10
-            while ff.execute("return document.body.dataset.state;", timeout=30) not in ("ready", "pin") \
-                    and time.time() < deadline:
-                time.sleep(0.2)
-            self.click(x, y)
+            with self._firefox_prompt(focus=True) as ff:
+                # Regaining the focus restarts the prompt's input delay: wait it out, as a person would.
+                deadline = time.time() + 10
+                while ff.execute("return document.body.dataset.state;", timeout=30) not in ("ready", "pin") \
+                        and time.time() < deadline:
+                    time.sleep(0.2)
+                self.click(x, y)
         except marionette.MarionetteError as error:
-            if "no such window" not in str(error) and "discarded" not in str(error):
+            if not closed_window(error):
                 raise   # the click closed the prompt (it answered) before the driver released it
-        finally:
-            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
 
     def prompt_type(self, text):
         """Types `text` into the prompt's focused field as a person would (trusted input)."""
         if self.name == "chromium":
             self._devtools("Input.insertText", {"text": text})
             return
-        ff = self.opened.ff
-        ff.command("WebDriver:SwitchToWindow", {"handle": self._firefox_prompt_handle(), "focus": True}, timeout=30)
-        try:
+        with self._firefox_prompt(focus=True):
             self.type_text(text)
-        finally:
-            ff.command("WebDriver:SwitchToWindow", {"handle": self.main_window, "focus": False}, timeout=30)
-
-    def back_to_page(self):
-        """(Both drivers stay on the page's window; kept for the checks' readability.)"""
 
     def in_prompt(self, body, seconds=WAIT, states=("ready",)):
         """Waits until Latchkey's prompt is open and ready for input (`states`: its body's
@@ -405,6 +401,30 @@ class Provider(signals.Browser):
                  f"the page after {what}")
 
 
+def closed_window(error):
+    """Whether Marionette's error says the window went away (the prompt closed itself)."""
+    return "no such window" in str(error) or "discarded" in str(error)
+
+
+def start_conditional_get(browser, rp, abort_after=None):
+    """A conditional get() with an empty allowCredentials (aborted after `abort_after` ms, if
+    given); the RP's state for its response."""
+    request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
+    browser.start("get", dict(request)["publicKey"], "conditional", abort_after)
+    return state
+
+
+def refused_upgrade(browser, key, rp, user_id, name):
+    """A conditional create() for `name` that must be refused: NotAllowedError, no UI, store unchanged."""
+    before = key.credentials()
+    creation, _ = registration(rp, user_id, name)
+    browser.start("create", dict(creation)["publicKey"], "conditional")
+    outcome = browser.outcome(f"a conditional create() for {name}")
+    assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
+    assert browser.ui() is None and not browser.prompt_open(), "a prompt was shown"
+    assert key.credentials() == before, "the store changed"
+
+
 def wait_for(predicate, what, seconds=WAIT):
     deadline = time.time() + seconds
     while not predicate():
@@ -456,8 +476,7 @@ def pick_account(browser, key, names, index):
 
 def choose_in_menu(browser, rp, passkeys, index, names, key):
     """A conditional get(); the field's hint; the prompt lists `names`; choosing `index`: verified."""
-    request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
-    browser.start("get", dict(request)["publicKey"], "conditional")
+    state = start_conditional_get(browser, rp)
     open_prompt_from_field(browser)
     pick_account(browser, key, names, index)
     outcome = resolved(browser.outcome("the conditional get()"), "the conditional get()")
@@ -523,8 +542,7 @@ def run_checks(browser, key, made=None):
             and seen["capabilities"].get("conditionalGet") is True and seen["capabilities"].get("conditionalCreate") is True, \
             f"with provider mode on the page sees {seen}"
         # Nothing shows before the person acts.
-        request, _ = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
-        browser.start("get", dict(request)["publicKey"], "conditional", 3000)
+        start_conditional_get(browser, rp, 3000)
         outcome = browser.outcome("a conditional get() nobody acts on")
         assert outcome.get("error", "").startswith("TimeoutError") and browser.ui() is None and not browser.prompt_open(), \
             f"a conditional get() nobody acted on: {outcome}, hint {browser.ui()}, prompt open {browser.prompt_open()}"
@@ -547,14 +565,8 @@ def run_checks(browser, key, made=None):
           "(Fido2Server verifies it)", upgrade)
 
     def upgrade_other_user():
-        before = key.credentials()
         password_sign_in(browser, "erin")
-        creation, _ = registration(rp, b"latchkey-provider-mallory", "mallory")
-        browser.start("create", dict(creation)["publicKey"], "conditional")
-        outcome = browser.outcome("a conditional create() for another user than the one that signed in")
-        assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
-        assert browser.ui() is None and not browser.prompt_open(), "a prompt was shown"
-        assert key.credentials() == before, "the store changed"
+        refused_upgrade(browser, key, rp, b"latchkey-provider-mallory", "mallory")
     check("after erin's password sign-in, a conditional create() for mallory is a NotAllowedError with no UI; "
           "the store is unchanged", upgrade_other_user)
 
@@ -564,19 +576,13 @@ def run_checks(browser, key, made=None):
     check("the prompt lists alice and bob; choosing bob signs him in with the passkey the upgrade made", second_account)
 
     def no_recent_sign_in():
-        before = key.credentials()
         browser.open_page(ORIGIN2, provider=True)
         # A page's own script submitting the password form (no person's click) is no sign-in.
         fill = "document.getElementById('username').value = 'dave'; document.getElementById('password').value = 'x';"
         browser.submit_form(fill + " document.getElementById('login').requestSubmit();", lambda: None, "the scripted submission")
         # Nor is a password a script put in the field, submitted by the user's real click.
         browser.submit_form(fill, lambda: browser.click(*SUBMIT), "the click on submit")
-        creation, _ = registration(rp, b"latchkey-provider-dave", "dave")
-        browser.start("create", dict(creation)["publicKey"], "conditional")
-        outcome = browser.outcome("the conditional create() without a password sign-in")
-        assert outcome.get("error", "").startswith("NotAllowedError"), f"the page got {outcome}"
-        assert browser.ui() is None and not browser.prompt_open(), "a prompt was shown"
-        assert key.credentials() == before, "the store changed"
+        refused_upgrade(browser, key, rp, b"latchkey-provider-dave", "dave")
     check(f"on {ORIGIN2}, with no password sign-in there (a script's requestSubmit(), or a password a script filled in "
           "and the user's click submitted, is none), a conditional create() "
           "is a NotAllowedError with no UI; the store is unchanged",
@@ -585,8 +591,7 @@ def run_checks(browser, key, made=None):
     def other_origin():
         before = key.credentials()
         browser.open_page(OTHER, provider=True)
-        request, _ = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
-        browser.start("get", dict(request)["publicKey"], "conditional")
+        start_conditional_get(browser, rp)
         outcome = browser.outcome("a conditional get() naming localhost")
         assert outcome.get("error", "").startswith("SecurityError"), f"the page's conditional get() got {outcome}"
         creation, _ = registration(rp, b"latchkey-provider-mallory", "mallory")

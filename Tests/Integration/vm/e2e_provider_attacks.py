@@ -114,12 +114,10 @@ def run(browser, key, rp, made, check, flows, hidraw=True):
 
     def names_not_in_page():
         browser.open_page(flows.ORIGIN, provider=True)
-        request, _ = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
-        browser.start("get", dict(request)["publicKey"], "conditional")
+        flows.start_conditional_get(browser, rp)
         flows.open_prompt_from_field(browser)
         shown = browser.prompt()
         assert {"alice", "bob@renamed.example", "carol"} <= {a["name"] for a in shown["accounts"]}, shown
-        browser.back_to_page()
         seen = browser.run(FIND_NAMES)
         browser.close_prompt()
         assert seen == {"found": [], "inText": []}, f"the page reads {seen}"
@@ -130,8 +128,7 @@ def run(browser, key, rp, made, check, flows, hidraw=True):
 
     def script_focus_opens_nothing():
         browser.open_page(flows.ORIGIN, provider=True)
-        request, _ = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
-        browser.start("get", dict(request)["publicKey"], "conditional")
+        flows.start_conditional_get(browser, rp)
         browser.run("""const f = document.getElementById('username'); f.focus(); f.click();
           for (const key of ['ArrowDown', 'Enter', 'a']) f.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
           f.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true})); return 1;""")
@@ -166,7 +163,6 @@ def run(browser, key, rp, made, check, flows, hidraw=True):
         browser.start("create", dict(creation)["publicKey"])
         shown = browser.prompt()
         assert "save" in shown["actions"], shown
-        browser.back_to_page()
         viewport = browser.run("""const d = document.createElement('button'); d.textContent = 'Save';
           d.style.cssText = 'position:fixed;left:calc(50% - 180px);top:80px;width:360px;height:200px;z-index:2147483647';
           document.body.appendChild(d); return window.innerWidth;""")
@@ -187,7 +183,6 @@ def run(browser, key, rp, made, check, flows, hidraw=True):
         request, state = rp.authenticate_begin([], user_verification=UserVerificationRequirement.PREFERRED)
         browser.start("get", dict(request)["publicKey"])
         flows.wait_for(browser.prompt_open, "Latchkey's prompt")
-        browser.back_to_page()
         flooded = browser.run_async(FLOOD_SCRIPT, 200, timeout=120)
         refused = sum(name == "NotAllowedError" for name in flooded["names"])
         print(f"200 modal get()s while the prompt was open: {refused} NotAllowedError in {flooded['ms']:.0f} ms", flush=True)
