@@ -53,6 +53,10 @@ from fido2.server import Fido2Server  # noqa: E402
 from fido2.webauthn import (AttestationConveyancePreference, ResidentKeyRequirement,  # noqa: E402
                             UserVerificationRequirement)
 
+class PromptClosed(AssertionError):
+    """Latchkey's prompt window closed while the test talked to it."""
+
+
 ORIGIN = web.ORIGIN                       # http://localhost:8765
 ORIGIN2 = f"http://localhost:{web.PORT + 1}"
 OTHER = f"http://127.0.0.1:{web.PORT}"
@@ -200,6 +204,10 @@ class Provider(signals.Browser):
                 if message.get("id") == 1:
                     assert "error" not in message, f"DevTools {method}: {message['error']}"
                     return message.get("result", {})
+        except websocket.WebSocketConnectionClosedException as error:
+            # The window went away between the command and its answer: a click that made the
+            # prompt answer closes it before Chromium replies to the click itself.
+            raise PromptClosed("Latchkey's prompt closed") from error
         finally:
             connection.close()
 
@@ -256,7 +264,12 @@ class Provider(signals.Browser):
         """A person's click in the prompt window at (x, y) of its viewport."""
         if self.name == "chromium":
             for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
-                self._devtools("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+                try:
+                    self._devtools("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1})
+                except PromptClosed:
+                    if kind != "mouseReleased":
+                        raise
+                    # the release made the prompt answer and close before Chromium acknowledged it
             return
         try:
             with self._firefox_prompt(focus=True) as ff:
