@@ -34,7 +34,7 @@ public enum BackupCommand {
 
     static func backup(_ parsed: ParsedArguments, io: CommandIO) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
-            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment, storeTakesPIN: true) else {
                 throw .usage("backup works on a key's store (--name or --store)")
             }
             guard let out = parsed.value("out") else { throw .usage("give --out FILE") }

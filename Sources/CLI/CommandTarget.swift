@@ -22,7 +22,9 @@ enum CommandTarget: Equatable {
     ]
 
     /// The target the options name; a store unless `--device` or `--socket` is given.
-    static func resolve(_ parsed: ParsedArguments, environment: [String: String],
+    /// `storeTakesPIN`: the command checks a store's own PIN (backup, export), so `--pin-file`
+    /// is not a sign that a device was meant.
+    static func resolve(_ parsed: ParsedArguments, environment: [String: String], storeTakesPIN: Bool = false,
                         enumerate: () -> [HIDDeviceInfo] = { HIDDeviceEnumerator().fidoDevices() }) throws(CLIError) -> CommandTarget {
         let device = parsed.value("device")
         let socket = parsed.value("socket")
@@ -40,7 +42,7 @@ enum CommandTarget: Equatable {
                 throw problem.isUsageError ? .usage(problem.message) : .failure(problem.message)
             }
         }
-        if parsed.value("pin-file") != nil {
+        if parsed.value("pin-file") != nil && !storeTakesPIN {
             throw .usage("--pin-file is for a device (--device/--socket); a store needs no PIN")
         }
         let name = parsed.value("name") ?? "default"

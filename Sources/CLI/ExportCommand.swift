@@ -29,7 +29,7 @@ public enum ExportCommand {
 
     static func run(_ parsed: ParsedArguments, io: CommandIO, stdoutIsTerminal: Bool = isatty(1) == 1) throws(UsageError) -> Int32 {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
-            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment) else {
+            guard case let .store(directory, name) = try CommandTarget.resolve(parsed, environment: io.environment, storeTakesPIN: true) else {
                 throw .usage("export works on a key's store (--name or --store)")
             }
             let rpIDs = parsed.value("rp").map { $0.split(separator: ",").map(String.init) }

@@ -24,7 +24,7 @@ enum ManPage {
                   ".SH DESCRIPTION",
                   text("Latchkey is a FIDO2 security key in software. It creates a virtual HID device through the kernel's "
                        + "/dev/uhid (or, where there is none, a UNIX socket that carries the same 64-byte reports) and speaks "
-                       + "CTAPHID, CTAP 2.1 and U2F on it, so browsers, libfido2's tools, OpenSSH and python-fido2 see an "
+                       + "CTAPHID, CTAP 2.1 to 2.3 and U2F on it, so browsers, libfido2's tools, OpenSSH and python-fido2 see an "
                        + "ordinary roaming security key. Its credentials live in an encrypted store, one directory per key, "
                        + "whose master key can be sealed to the TPM, the login keyring or a passphrase."),
                   ".PP", text("Each command has its own page, named below; `latchkey help COMMAND` shows the same options.")]
@@ -45,7 +45,7 @@ enum ManPage {
                   text("Control sockets of keys run with --presence control, and of latchkey rig."),
                   ".SH ENVIRONMENT",
                   ".TP", ".B LATCHKEY_PIN", text("The PIN for commands that need one (else asked on the terminal)."),
-                  ".TP", ".B LATCHKEY_NEW_PIN", text("The new PIN for pin set and pin change."),
+                  ".TP", ".B LATCHKEY_NEW_PIN", text("The new PIN for pin set and pin change (pin set also reads LATCHKEY_PIN when this is unset, as older scripts expect)."),
                   ".TP", ".B LATCHKEY_PASSPHRASE_FILE", text("A file holding the passphrase of a store sealed with one."),
                   ".TP", ".B COLUMNS", text("The width help is wrapped to (else the terminal's, or 80)."),
                   ".SH EXIT STATUS",

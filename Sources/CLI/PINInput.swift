@@ -1,3 +1,4 @@
+import CTAP
 import FIDOClient
 import FIDOCrypto
 import Foundation
@@ -17,15 +18,25 @@ enum PINInput {
                  prompt: "PIN for \(label): ", confirm: nil)
     }
 
-    /// A new PIN. From the terminal it is typed twice.
-    static func new(file: String?, fileOption: String, environmentName: String, io: CommandIO,
-                    label: String) throws(CLIError) -> PIN {
-        try read(file: file, fileOption: fileOption, environmentName: environmentName, io: io,
-                 prompt: "New PIN for \(label): ", confirm: "Repeat the new PIN: ")
+    /// A new PIN, `LATCHKEY_NEW_PIN` in the environment (for `pin set` also `LATCHKEY_PIN`, which
+    /// older scripts set: `fallbackEnvironmentName`). From the terminal it is typed twice, and one
+    /// shorter than the key's `minimumLength` is refused before the second typing, as ykman does.
+    static func new(file: String?, fileOption: String, fallbackEnvironmentName: String? = nil, io: CommandIO,
+                    label: String, minimumLength: Int) throws(CLIError) -> PIN {
+        let environmentName = io.pins[newEnvironmentName] == nil && fallbackEnvironmentName.map({ io.pins[$0] != nil }) == true
+            ? fallbackEnvironmentName! : newEnvironmentName
+        let pin = try read(file: file, fileOption: fileOption, environmentName: environmentName, io: io,
+                           prompt: "New PIN for \(label): ", confirm: "Repeat the new PIN: ", minimumLength: minimumLength)
+        do {
+            try pin.check(minimumLength: minimumLength)
+        } catch {
+            throw .failure(error.message)
+        }
+        return pin
     }
 
     private static func read(file: String?, fileOption: String, environmentName: String, io: CommandIO,
-                             prompt: String, confirm: String?) throws(CLIError) -> PIN {
+                             prompt: String, confirm: String?, minimumLength: Int? = nil) throws(CLIError) -> PIN {
         var bytes: [UInt8]
         if let file {
             bytes = try readFile(file, option: fileOption)
@@ -34,6 +45,10 @@ enum PINInput {
         } else if let terminal = io.terminal {
             guard let typed = terminal.readSecret(prompt) else { throw .failure("no PIN was entered") }
             bytes = typed
+            if let minimumLength, let length = PINText.codePointCount(ofUTF8: bytes), length < minimumLength {
+                bytes.wipe()
+                throw .failure(PIN.Problem.tooShort(minimum: minimumLength, length: length).message)
+            }
             if let confirm {
                 guard var again = terminal.readSecret(confirm) else { throw .failure("no PIN was entered") }
                 defer { again.wipe() }

@@ -21,10 +21,10 @@ public enum PinCommand {
         options: CommandTarget.storeOptions + [CommandTarget.deviceOptions[0], CommandTarget.deviceOptions[1],
                                                CredentialsCommand.jsonOption])
     public static let setSpec = CommandSpec(
-        name: "pin set", abstract: "Set the PIN of a key that has none (read from the terminal, --pin-file or $LATCHKEY_PIN).",
+        name: "pin set", abstract: "Set the PIN of a key that has none (read from --pin-file, $LATCHKEY_NEW_PIN or the terminal).",
         options: targetOptions.map { option in
             var option = option
-            if option.name == "pin-file" { option.help = "Read the new PIN from FILE (else $LATCHKEY_PIN, else the terminal, twice)." }
+            if option.name == "pin-file" { option.help = "Read the new PIN from FILE (else $LATCHKEY_NEW_PIN — $LATCHKEY_PIN is read too, as before — else the terminal, twice)." }
             return option
         } + [offlineOption, CredentialsCommand.jsonOption])
     public static let changeSpec = CommandSpec(
@@ -111,7 +111,8 @@ public enum PinCommand {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             try withKey(parsed, io: io) { remote throws(CLIError) in
                 let pin = try PINInput.new(file: parsed.value("pin-file"), fileOption: "pin-file",
-                                           environmentName: PINInput.environmentName, io: io, label: remote.label)
+                                           fallbackEnvironmentName: PINInput.environmentName, io: io, label: remote.label,
+                                           minimumLength: minimumLength(remote))
                 do throws(DeviceError) {
                     try remote.setPIN(pin)
                 } catch {
@@ -129,7 +130,7 @@ public enum PinCommand {
             try withKey(parsed, io: io) { remote throws(CLIError) in
                 let current = try PINInput.current(file: parsed.value("pin-file"), io: io, label: remote.label)
                 let new = try PINInput.new(file: parsed.value("new-pin-file"), fileOption: "new-pin-file",
-                                           environmentName: PINInput.newEnvironmentName, io: io, label: remote.label)
+                                           io: io, label: remote.label, minimumLength: minimumLength(remote))
                 do throws(DeviceError) {
                     try remote.changePIN(current: current, new: new)
                 } catch {
@@ -140,6 +141,11 @@ public enum PinCommand {
             }
             return 0
         }
+    }
+
+    /// The shortest PIN the key takes (getInfo's minPINLength; 4 when it does not say, §6.5.1).
+    static func minimumLength(_ remote: RemoteAuthenticator) -> Int {
+        (try? remote.info())?.minPINLength ?? PIN.defaultMinimumLength
     }
 
     /// The key to speak clientPIN to: the device, or (--offline) the store's own authenticator

@@ -1,5 +1,5 @@
 import Authenticator
-import CLI
+@testable import CLI
 import CredentialStore
 import FIDOClient
 import FIDOCrypto
@@ -82,7 +82,7 @@ final class PinCommandTests: XCTestCase {
         XCTAssertEqual(pin(["set", "--offline", "--store", store.directory], environment: ["LATCHKEY_PIN": ""]), .status(1))
         XCTAssertEqual(output.err, "Error: the PIN is empty")
         XCTAssertEqual(pin(["set", "--offline", "--store", store.directory]),
-                       .usage("no terminal to read the PIN from: give --pin-file FILE or set LATCHKEY_PIN"))
+                       .usage("no terminal to read the PIN from: give --pin-file FILE or set LATCHKEY_NEW_PIN"))
         XCTAssertEqual(pin(["set", "--offline", "--store", store.directory, "--pin-file", store.scratch.path + "/missing"]), .status(1))
         XCTAssertTrue(output.err.hasPrefix("Error: cannot read --pin-file \(store.scratch.path)/missing: "), output.err)
         let twoLines = try writeFile(store.scratch.path, "two", "1234\n5678\n")
@@ -96,10 +96,33 @@ final class PinCommandTests: XCTestCase {
         XCTAssertEqual(try storedHash(), Array(FIDOCrypto.SHA256.hash(Array("ab€d".utf8)).prefix(16)))
     }
 
+    /// latchkey(1): LATCHKEY_NEW_PIN is the new PIN, for pin set as for pin change; LATCHKEY_PIN,
+    /// which pin set read before, still works when LATCHKEY_NEW_PIN is not set.
+    func testPinSetReadsTheNewPINVariableTheManPageNames() throws {
+        XCTAssertEqual(pin(["set", "--offline", "--store", store.directory],
+                           environment: ["LATCHKEY_NEW_PIN": "86420", "LATCHKEY_PIN": "11111"]), .status(0))
+        XCTAssertEqual(try storedHash(), Array(FIDOCrypto.SHA256.hash(Array("86420".utf8)).prefix(16)))
+        let other = try TestStore()
+        store = other
+        XCTAssertEqual(pin(["set", "--offline", "--store", store.directory], environment: ["LATCHKEY_PIN": "11111"]), .status(0))
+        XCTAssertEqual(try storedHash(), Array(FIDOCrypto.SHA256.hash(Array("11111".utf8)).prefix(16)))
+        let page = ManPage.main(LatchkeyCLI.commands, about: .init(version: "9.9", date: "2026-01-01", examples: []))
+        XCTAssertTrue(page.contains(".B LATCHKEY_NEW_PIN\nThe new PIN for pin set and pin change"), "latchkey(1) says otherwise")
+    }
+
+    /// A PIN too short for the key is refused as soon as it is typed, not after typing it twice.
+    func testTooShortPINIsRefusedAtTheFirstPrompt() throws {
+        let terminal = ScriptedTerminal(["123", "123"])
+        XCTAssertEqual(pin(["set", "--offline", "--store", store.directory], terminal: terminal), .status(1))
+        XCTAssertEqual(output.err, "Error: the PIN is too short: the key needs at least 4 characters, this one has 3")
+        XCTAssertEqual(terminal.prompts.count, 1, "asked again after a PIN that could never do: \(terminal.prompts)")
+        XCTAssertNil(try storedHash())
+    }
+
     func testUsageErrors() {
         // A store needs no --offline: with no key running on it, the store itself; the PIN is then asked for.
         XCTAssertEqual(pin(["set", "--store", store.directory]),
-                       .usage("no terminal to read the PIN from: give --pin-file FILE or set LATCHKEY_PIN"))
+                       .usage("no terminal to read the PIN from: give --pin-file FILE or set LATCHKEY_NEW_PIN"))
         XCTAssertEqual(pin(["set", "--offline", "--socket", "/k"]), .usage("--offline is for a store (--name/--store), not a device"))
         XCTAssertEqual(pin(["status", "--pin-file", "/p"]), .usage("unknown option '--pin-file' for 'pin status'"))
         XCTAssertEqual(pin(["set", "--new-pin-file", "/p", "--offline"]), .usage("unknown option '--new-pin-file' for 'pin set'"))
