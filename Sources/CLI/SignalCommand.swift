@@ -79,27 +79,54 @@ public enum SignalCommand {
         try CLIError.run(io) { () throws(CLIError) -> Int32 in
             let rpID = try required(parsed, "rp")
             let userHandle = try decodedOption(parsed, "user-handle")
-            var accepted: [[UInt8]] = []
+            // Two kinds of list. IDs typed as arguments name this user's credentials, as
+            // `credentials show` takes them (whole, or a unique prefix of 6 or more characters):
+            // one that names none is an error and nothing changes — never "accept nothing" by a
+            // typo. An --ids-file is the site's own list (signalAllAcceptedCredentials), which
+            // names credentials on other authenticators too: whole IDs, those not here counted.
             for argument in parsed.positionals {
-                guard let id = Base64URL.decode(argument) else { throw .usage("'\(argument)' is not a base64url credential ID") }
-                accepted.append(id)
+                let text = CredentialSummary.prefixText(argument)
+                guard text.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || ("A"..."Z").contains($0) || ("a"..."z").contains($0)
+                                                        || $0 == "-" || $0 == "_" }) else {
+                    throw .usage("'\(argument)' is not a base64url credential ID")
+                }
+                try CredentialSummary.checkArgument(argument)
             }
+            var fileIDs: [[UInt8]] = []
             if let file = parsed.value("ids-file") {
-                accepted += try readIDs(file)
+                fileIDs = try readIDs(file)
             } else if parsed.positionals.isEmpty {
                 throw .usage("list the accepted credential IDs (or give --ids-file FILE; an empty file accepts none)")
             }
-            let acceptedSet = Set(accepted)
+            /// The accepted IDs, once the user's credentials (hidden ones too) are known.
+            func accepted(among candidates: [CredentialSummary]) throws(CLIError) -> Set<[UInt8]> {
+                var ids = Set(fileIDs)
+                for argument in parsed.positionals {
+                    guard let found = try CredentialSummary.find(argument, in: candidates) else {
+                        throw .failure("'\(argument)' names none of the \(Wording.count(candidates.count, "credential")) of user handle "
+                                       + "\(Base64URL.encode(userHandle)) at \(DisplayText.safe(rpID)) (hidden ones included); "
+                                       + "nothing changed. `latchkey credentials list --rp \(DisplayText.safe(rpID)) --all` shows them; "
+                                       + "an empty --ids-file accepts none")
+                    }
+                    ids.insert(found.credentialID)
+                }
+                return ids
+            }
             var result: [(String, JSONValue)] = [("signal", .string("all-accepted")), ("rpId", .string(rpID)),
-                                                 ("userHandle", .string(Base64URL.encode(userHandle))),
-                                                 ("accepted", .int(acceptedSet.count))]
+                                                 ("userHandle", .string(Base64URL.encode(userHandle)))]
+            let acceptedSet: Set<[UInt8]>
             let text: String
             switch try CommandTarget.resolve(parsed, environment: io.environment) {
             case let .store(directory, _):
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
+                let mine = try LocalStore.perform(directory) { () throws(StoreError) in try store.allResidentCredentials(includeHidden: true) }
+                    .filter { $0.rpID == rpID && $0.userHandle == userHandle }.map { CredentialSummary($0) }
+                acceptedSet = try accepted(among: mine)
+                let acceptedIDs = Array(acceptedSet)
+                result.append(("accepted", .int(acceptedSet.count)))
                 let changed = try LocalStore.perform(directory) { () throws(StoreError) in
-                    try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle, acceptedIDs: accepted)
+                    try store.signalAllAcceptedCredentials(rpID: rpID, userHandle: userHandle, acceptedIDs: acceptedIDs)
                 }
                 let prf = changed.hiddenAfterPRFUse
                 result += [("store", .string(directory)), ("hidden", .int(changed.hidden.count)),
@@ -114,6 +141,8 @@ public enum SignalCommand {
                 let remote = try DeviceSession.connect(selection, io: io)
                 let manager = try DeviceSession.credentialManager(remote, parsed: parsed, io: io)
                 let users = try userCredentials(manager, rpID: rpID, userHandle: userHandle)
+                acceptedSet = try accepted(among: users)
+                result.append(("accepted", .int(acceptedSet.count)))
                 let rejected = users.filter { !acceptedSet.contains($0.credentialID) }
                 let deleted = try deleteAfterConfirmation(rejected, manager: manager, parsed: parsed, io: io)
                 result += [("device", .string(remote.label)), ("hidden", .int(0)), ("unhidden", .int(0)),

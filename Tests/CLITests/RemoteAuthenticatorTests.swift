@@ -174,13 +174,18 @@ final class RemoteAuthenticatorTests: XCTestCase {
     func testSignalsOnADeviceDeleteAndRename() throws {
         let stored = try populate()
         let alice = Base64URL.encode(stored[0].credentialID)
-        // all-accepted for bob, listing only alice's ID: bob's credential is deleted (a device cannot hide).
+        // alice's ID typed as bob's accepted one names none of bob's: an error, nothing deleted.
         XCTAssertEqual(command(SignalCommand.group, ["all-accepted", "--socket", "/k", "--pin-file", pinFile, "--rp", "example.com",
-                                                     "--user-handle", "Ym9i", alice]),
+                                                     "--user-handle", "Ym9i", "--yes", alice]), .status(1))
+        XCTAssertNotNil(try key.store.residentCredential(id: stored[1].credentialID))
+        // The site's list (--ids-file) holds only alice's ID: bob's credential is deleted (a device cannot hide).
+        let list = try writeFile(scratch.path, "accepted", alice + "\n")
+        XCTAssertEqual(command(SignalCommand.group, ["all-accepted", "--socket", "/k", "--pin-file", pinFile, "--rp", "example.com",
+                                                     "--user-handle", "Ym9i", "--ids-file", list]),
                        .usage("no terminal to ask for confirmation on; pass --yes to go ahead without asking"))
         XCTAssertNotNil(try key.store.residentCredential(id: stored[1].credentialID))
         XCTAssertEqual(command(SignalCommand.group, ["all-accepted", "--socket", "/k", "--pin-file", pinFile, "--rp", "example.com",
-                                                     "--user-handle", "Ym9i", "--yes", "--json", alice]), .status(0))
+                                                     "--user-handle", "Ym9i", "--yes", "--json", "--ids-file", list]), .status(0))
         let result = try parseJSON(output.out)
         XCTAssertEqual(result["deleted"] as? Int, 1)
         XCTAssertEqual(result["kept"] as? Int, 0)

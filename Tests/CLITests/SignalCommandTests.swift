@@ -36,9 +36,27 @@ final class SignalCommandTests: XCTestCase {
         let other = try store.add(rpID: "example.com", userHandle: Array("bob".utf8), name: "bob", displayName: nil)
         let unrelatedID = Base64URL.encode([9, 9, 9])
 
-        // alice's credential is not in the list: hidden; bob's (another user) untouched.
+        // An ID typed as an argument must name one of alice's credentials: one that names none
+        // is an error, and nothing is hidden (it used to accept nothing and hide hers).
         XCTAssertEqual(signal(["all-accepted", "--store", store.directory, "--rp", "example.com", "--user-handle", "YWxpY2U",
-                               "--json", "--", unrelatedID]), .status(0))
+                               "--json", "--", Base64URL.encode([9, 9, 9, 9, 9, 9, 9, 9])]), .status(1))
+        XCTAssertTrue(output.err.contains("names none of the 1 credential of user handle YWxpY2U at example.com"), output.err)
+        XCTAssertFalse(try hidden(alice))
+        // bob's credential is not alice's: naming it is the same error.
+        XCTAssertEqual(signal(["all-accepted", "--store", store.directory, "--rp", "example.com", "--user-handle", "YWxpY2U",
+                               Base64URL.encode(other.credentialID)]), .status(1))
+        XCTAssertFalse(try hidden(alice))
+        // A unique prefix of 6 characters names her credential, as `credentials show` takes it: kept.
+        XCTAssertEqual(signal(["all-accepted", "--store", store.directory, "--rp", "example.com", "--user-handle", "YWxpY2U",
+                               String(Base64URL.encode(alice.credentialID).prefix(6))]), .status(0))
+        XCTAssertEqual(output.out, "all-accepted at example.com for user handle YWxpY2U (1 accepted ID): 0 credentials hidden, 0 un-hidden.")
+        XCTAssertFalse(try hidden(alice))
+
+        // The site's own list (--ids-file) names credentials on other authenticators: alice's is
+        // not in it, so it is hidden; bob's (another user) untouched.
+        let list = try writeFile(store.scratch.path, "site.txt", unrelatedID + "\n")
+        XCTAssertEqual(signal(["all-accepted", "--store", store.directory, "--rp", "example.com", "--user-handle", "YWxpY2U",
+                               "--json", "--ids-file", list]), .status(0))
         let result = try parseJSON(output.out)
         XCTAssertEqual(result["signal"] as? String, "all-accepted")
         XCTAssertEqual(result["hidden"] as? Int, 1)

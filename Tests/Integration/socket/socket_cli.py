@@ -244,8 +244,16 @@ def test_cli_store_signals():
         assert entries[b64url(alice)]["rpId"] == rp and entries[b64url(alice)]["algorithm"] == "ES256"
 
         # all-accepted for alice without her ID: hidden, not offered any more, nothing deleted.
+        # An ID typed as an argument that names none of alice's credentials is an error: nothing hidden.
+        typo = latchkey_cli("signal", "all-accepted", "--store", key.store, "--rp", rp, "--user-handle",
+                            b64url(b"alice-handle"), "--json", "--", b64url(b"some-other-id"))
+        assert typo.returncode == 1 and "names none of" in typo.stderr, typo
+        assert offered_ids(ctap, rp) == {alice, bob}, "a typo hid a credential"
+        site_list = os.path.join(WORK, "site-accepted.txt")
+        with open(site_list, "w") as handle:
+            handle.write(b64url(b"some-other-id") + "\n")   # the site's list: a credential on another key
         signal = latchkey_cli("signal", "all-accepted", "--store", key.store, "--rp", rp, "--user-handle",
-                              b64url(b"alice-handle"), "--json", "--", b64url(b"some-other-id"))
+                              b64url(b"alice-handle"), "--json", "--ids-file", site_list)
         assert signal.returncode == 0, signal.stderr
         assert json.loads(signal.stdout)["hidden"] == 1, signal.stdout
         assert offered_ids(ctap, rp) == {bob}, "the running key no longer offers the hidden credential"
@@ -368,11 +376,14 @@ def test_cli_device_credential_management():
         assert assertion.user.get("name") == "alice@new", assertion.user
 
         # all-accepted for bob without his ID: the device cannot hide, so it deletes (after --yes).
+        bob_list = os.path.join(WORK, "bob-accepted.txt")
+        with open(bob_list, "w") as handle:
+            handle.write(b64url(alice) + "\n")   # the site's list for bob names only another user's credential
         signal = latchkey_cli("signal", "all-accepted", "--socket", key.socket_path, "--pin-file", pin_file, "--rp", rp,
-                              "--user-handle", b64url(b"bob"), "--json", b64url(alice), new_session=True)
+                              "--user-handle", b64url(b"bob"), "--json", "--ids-file", bob_list, new_session=True)
         assert signal.returncode == 64 and "--yes" in signal.stderr, signal
         signal = latchkey_cli("signal", "all-accepted", "--socket", key.socket_path, "--pin-file", pin_file, "--rp", rp,
-                              "--user-handle", b64url(b"bob"), "--yes", "--json", b64url(alice))
+                              "--user-handle", b64url(b"bob"), "--yes", "--json", "--ids-file", bob_list)
         result = json.loads(signal.stdout)
         assert result["deleted"] == 1 and "cannot hide" in result["note"], result
         assert set(python_view()) == {alice, dave}
