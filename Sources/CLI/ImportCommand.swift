@@ -41,23 +41,31 @@ public enum ImportCommand {
                 throw .usage("import works on a key's store (--name or --store)")
             }
             let file = try readFile(path, parsed: parsed, io: io)
+            let dryRun = parsed.flag("dry-run")
 
-            let store: SQLiteCredentialStore
-            do throws(StoreError) {
-                store = try SQLiteCredentialStore.open(directory: directory, lock: .none)
-            } catch {
-                throw LocalStore.failure(error, directory: directory)
+            // --dry-run writes nothing anywhere: a store that does not exist yet is planned
+            // against as empty, not made (its directory and master key would be writes).
+            let store: SQLiteCredentialStore?
+            if dryRun && !FileManager.default.fileExists(atPath: directory + "/credentials.sqlite") {
+                store = nil
+            } else {
+                do throws(StoreError) {
+                    store = try SQLiteCredentialStore.open(directory: directory, lock: .none)
+                } catch {
+                    throw LocalStore.failure(error, directory: directory)
+                }
             }
-            defer { store.close() }
-            let existing = try LocalStore.perform(directory) { () throws(StoreError) in try store.allResidentCredentials(includeHidden: true) }
+            defer { store?.close() }
+            let existing = try store.map { store throws(CLIError) in
+                try LocalStore.perform(directory) { () throws(StoreError) in try store.allResidentCredentials(includeHidden: true) }
+            } ?? []
             let rule: PasskeyImport.ConflictRule = parsed.flag("replace") ? .replace : parsed.flag("skip-existing") ? .skipExisting : .refuse
             let plan = PasskeyImport(file: file, existing: existing,
                                      algorithms: COSEAlgorithm.credentialAlgorithms.filter(\.isAvailableInLibcrypto),
                                      maxCredBlobLength: AuthenticatorConfiguration().maxCredBlobLength,
                                      conflicts: rule, now: Int64(Date().timeIntervalSince1970), random: SystemRandom())
-            let dryRun = parsed.flag("dry-run")
             var applied = false
-            if plan.canApply, !dryRun, !plan.credentials.isEmpty {
+            if plan.canApply, !dryRun, !plan.credentials.isEmpty, let store {
                 try apply(plan, store: store, directory: directory)
                 applied = true
             }
