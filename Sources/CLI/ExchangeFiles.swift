@@ -40,7 +40,9 @@ enum ExchangeFiles {
         }
         let parameters = try scryptParameters(parsed)
         if let to = parsed.value("to") { return .recipient(try recipientKey(to)) }
-        if let file = parsed.value("passphrase-file") { return .passphrase(try PassphraseInput.read(file), parameters) }
+        if let file = parsed.value("passphrase-file") {
+            return .passphrase(try PassphraseInput.new(file: file, terminal: nil, warn: io.err), parameters)
+        }
         if plaintext { return .none }
         guard io.terminal != nil else {
             throw .usage("say how to encrypt: --to RECIPIENT.pub, --passphrase-file FILE" + (allowsPlaintext ? ", or --plaintext" : ""))

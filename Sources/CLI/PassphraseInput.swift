@@ -19,16 +19,15 @@ enum PassphraseInput {
 
     /// Installs the source every store open of this process uses (LatchkeyCLI.runProcess).
     static func install(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        MasterKeySeal.installPassphraseSource { directory in
+        MasterKeySeal.installPassphraseSource { directory throws(SealError) in
             do throws(CLIError) {
                 return try passphrase(for: directory, environment: environment)
             } catch {
-                let message: String = switch error {
-                case .usage(let usage): usage.message
-                case .failure(let text): text
+                // One error, the reason: the store's "sealed and did not open" carries it.
+                switch error {
+                case .usage(let usage): throw .sealed(usage.message)
+                case .failure(let text): throw .sealed(text)
                 }
-                Console.err("Error: \(message)")
-                return nil
             }
         }
     }
@@ -49,9 +48,24 @@ enum PassphraseInput {
         return nil
     }
 
-    /// A new passphrase: from `file`, or typed twice on the terminal.
-    static func new(file: String?, terminal: (any UserTerminal)?) throws(CLIError) -> SecretBytes {
-        if let file { return try read(file) }
+    /// Fewer bytes than this are refused when typed and warned about from a file (a rig's
+    /// throw-away store may want a short one; a person typing one is told at once).
+    static let minimumLength = 8
+
+    /// The warning for a short passphrase from a file, or nil.
+    static func shortWarning(_ passphrase: SecretBytes, file: String) -> String? {
+        guard passphrase.count < minimumLength else { return nil }
+        return "Warning: the passphrase in \(file) has \(Wording.count(passphrase.count, "byte")); fewer than "
+            + "\(minimumLength) are easily guessed (scrypt slows each guess, it does not stop a short list)"
+    }
+
+    /// A new passphrase: from `file` (a short one warned about on `warn`), or typed twice on the terminal.
+    static func new(file: String?, terminal: (any UserTerminal)?, warn: (String) -> Void = { _ in }) throws(CLIError) -> SecretBytes {
+        if let file {
+            let passphrase = try read(file)
+            if let warning = shortWarning(passphrase, file: file) { warn(warning) }
+            return passphrase
+        }
         guard let terminal else {
             throw .usage("no terminal to type the new passphrase on: give --passphrase-file FILE (a file only you can read)")
         }
@@ -60,7 +74,9 @@ enum PassphraseInput {
         guard var second = terminal.readSecret("Repeat the new passphrase: ") else { throw .failure("no passphrase was entered") }
         defer { second.wipe() }
         guard first == second else { throw .failure("the two passphrases differ; nothing was changed") }
-        guard first.count >= 8 else { throw .failure("a passphrase of fewer than 8 bytes is too easily guessed; nothing was changed") }
+        guard first.count >= minimumLength else {
+            throw .failure("a passphrase of fewer than \(minimumLength) bytes is too easily guessed; nothing was changed")
+        }
         return SecretBytes(first)
     }
 

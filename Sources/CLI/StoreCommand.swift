@@ -82,7 +82,7 @@ public enum StoreCommand {
                 done = "with a key kept in the login keyring. It opens while your desktop session's keyring is unlocked."
             default:
                 let parameters = try ExchangeFiles.scryptParameters(parsed)
-                method = .passphrase(try PassphraseInput.new(file: newPassphraseFile, terminal: io.terminal), parameters)
+                method = .passphrase(try PassphraseInput.new(file: newPassphraseFile, terminal: io.terminal, warn: io.err), parameters)
                 done = "with a passphrase (\(describe(parameters))). Every command that opens the store now needs it: --passphrase-file "
                     + "FILE, LATCHKEY_PASSPHRASE_FILE, the systemd credential latchkey-passphrase, or the terminal."
             }

@@ -79,8 +79,9 @@ public enum MasterKeySeal {
 
     /// Where the passphrase of a sealed store comes from when one is opened (the CLI installs
     /// one: `--passphrase-file`, LATCHKEY_PASSPHRASE_FILE, a systemd credential, the terminal).
-    /// It is asked only for a sealed store; nil: none can be had (the error says how to give it).
-    public typealias PassphraseSource = @Sendable (_ directory: String) -> SecretBytes?
+    /// It is asked only for a sealed store; nil: none can be had (the error says how to give it);
+    /// an error: one was named but cannot be used (a file others can read), said as the reason.
+    public typealias PassphraseSource = @Sendable (_ directory: String) throws(SealError) -> SecretBytes?
     static let source = Mutex<PassphraseSource?>(nil)
 
     public static func installPassphraseSource(_ source: PassphraseSource?) {
@@ -185,11 +186,14 @@ public enum MasterKeySeal {
         let wrappingKey: SecretBytes
         switch sealed.wrapping {
         case let .passphrase(parameters, salt):
-            let given = passphrase ?? source.withLock { $0 }?(directory)
+            var given = passphrase
+            if given == nil, let source = source.withLock({ $0 }) { given = try source(directory) }
             guard let given else {
-                throw .sealed("the master key (\(path)) is sealed with a passphrase, and none was given: pass "
-                    + "--passphrase-file FILE (a file only you can read), set LATCHKEY_PASSPHRASE_FILE, give systemd the "
-                    + "credential latchkey-passphrase (LoadCredential=), or run from a terminal to be asked")
+                // Every command opens stores, but only serve and store take --passphrase-file
+                // for the store's own passphrase (export and backup use it for the file's).
+                throw .sealed("the master key (\(path)) is sealed with a passphrase, and none was given: set "
+                    + "LATCHKEY_PASSPHRASE_FILE=FILE (a file only you can read; `serve` and `store` also take --passphrase-file FILE), "
+                    + "give systemd the credential latchkey-passphrase (LoadCredential=), or run from a terminal to be asked")
             }
             wrappingKey = try derive(given, salt: salt, parameters: parameters)
         case let .tpm(blob):
