@@ -46,6 +46,7 @@ from socket_endpoints import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
 from socket_signals import *  # noqa: F401,F403
 from socket_first_hour import *  # noqa: F401,F403
+from socket_first_day import *  # noqa: F401,F403
 from socket_local_users import *  # noqa: F401,F403
 from socket_fido2_suite import *  # noqa: F401,F403
 
@@ -77,6 +78,7 @@ def main():
     test_cli_device_credential_management()
     test_ctap21_pinned_key()
     test_accounts_chosen_on_key()
+    test_first_day()
     test_builtin_uv()
     test_polkit_uv()
     test_fprintd_uv()

@@ -1,0 +1,137 @@
+"""Socket suite: the first day's bugs of a package user (issue 44), each against the real binary
+and store as that user types the commands: backup and export of a store with a PIN, a dry run
+that writes nothing, the PIN variables latchkey(1) names, a passphrase file others can read, a
+short passphrase, and IDs typed to `signal all-accepted`."""
+
+import shutil
+
+from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
+
+
+class ExportableKey(Key):
+    """`latchkey serve --counter zero`: passkeys that count no signatures, which export moves."""
+
+    def extra_args(self):
+        return ["--counter", "zero"]
+
+
+def private_file(name, text):
+    path = os.path.join(WORK, name)
+    with open(path, "w") as handle:
+        handle.write(text)
+    os.chmod(path, 0o600)
+    return path
+
+
+def cli(*args, env=None):
+    """The binary as a user runs it, with no terminal (so nothing can be asked)."""
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          start_new_session=True, env={**os.environ, **(env or {})})
+
+
+@check("first day: backup and export of a store whose key has a PIN take --pin-file, as their help says "
+       "(a wrong PIN costs a retry and writes nothing); pin set reads LATCHKEY_NEW_PIN, as latchkey(1) says")
+def check_store_pin_file():
+    key = Key("day-pin").start()
+    try:
+        make_resident(Ctap2(key.device()), "day.example", b"day-handle", "day")
+    finally:
+        key.stop()
+    env = {k: v for k, v in os.environ.items() if k not in ("LATCHKEY_PIN", "LATCHKEY_NEW_PIN")}
+    set_pin = subprocess.run([BINARY, "pin", "set", "--store", key.store, "--json"], capture_output=True, text=True,
+                             timeout=60, stdin=subprocess.DEVNULL, start_new_session=True,
+                             env={**env, "LATCHKEY_NEW_PIN": "135790"})
+    assert set_pin.returncode == 0 and json.loads(set_pin.stdout)["pinSet"] is True, (set_pin.stdout, set_pin.stderr)
+    pin = private_file("day-pin.txt", "135790\n")
+    wrong = private_file("day-wrong-pin.txt", "000000\n")
+    passphrase = private_file("day-export-passphrase.txt", "a long enough passphrase\n")
+    out = os.path.join(WORK, "day.backup")
+    refused = cli("backup", "--store", key.store, "--out", out, "--passphrase-file", passphrase, "--pin-file", wrong,
+                  "--scrypt-log-n", "10")
+    assert refused.returncode == 1 and "wrong PIN" in refused.stderr and not os.path.exists(out), refused.stderr
+    done = cli("backup", "--store", key.store, "--out", out, "--passphrase-file", passphrase, "--pin-file", pin,
+               "--scrypt-log-n", "10", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["residentCredentials"] == 1 and os.path.getsize(out) > 0, done.stdout
+    status = json.loads(cli("pin", "status", "--store", key.store, "--json").stdout)
+    assert status["retries"] == 8, f"the right PIN did not restore the retries: {status}"
+    exported = cli("export", "--store", key.store, "--out", os.path.join(WORK, "day.lkx"), "--passphrase-file", passphrase,
+                   "--pin-file", pin, "--scrypt-log-n", "10")
+    # The passkey counts signatures, so there is nothing to export — but the PIN was taken.
+    assert "needs no PIN" not in exported.stderr and "--pin-file is for a device" not in exported.stderr, exported.stderr
+    assert exported.returncode == 1 and "nothing to export" in exported.stderr, exported.stderr
+
+
+@check("first day: import --dry-run into a --name that has no store yet creates nothing (no directory, no master "
+       "key) and says what would be imported")
+def check_dry_run_writes_nothing():
+    home = tempfile.mkdtemp(prefix="day-home-", dir=WORK)
+    data = os.path.join(home, "data")
+    source = ExportableKey("day-source").start()
+    try:
+        make_resident(Ctap2(source.device()), "dry.example", b"dry-handle", "dry")
+    finally:
+        source.stop()
+    passphrase = private_file("day-dry-passphrase.txt", "a long enough passphrase\n")
+    exported = os.path.join(WORK, "day-dry.lkx")
+    made = cli("export", "--store", source.store, "--out", exported, "--passphrase-file", passphrase, "--scrypt-log-n", "10")
+    assert made.returncode == 0, f"could not make an export to import: {made.stderr}"
+    dry = cli("import", exported, "--name", "fresh", "--passphrase-file", passphrase, "--dry-run",
+              env={"XDG_DATA_HOME": data})
+    assert dry.returncode == 0, dry.stderr
+    assert not os.path.exists(os.path.join(data, "latchkey", "fresh")), \
+        f"--dry-run made {os.listdir(os.path.join(data, 'latchkey'))} under {data}"
+    assert "Dry run: 1 passkey(s) would be imported" in dry.stdout and "nothing was stored" in dry.stdout, dry.stdout
+
+
+@check("first day: a store sealed with a passphrase, opened with LATCHKEY_PASSPHRASE_FILE naming a mode-644 file: "
+       "one error, the chmod (not also 'none was given'); with none, the error names what this command takes; "
+       "a passphrase file of 3 bytes is warned about")
+def check_passphrase_errors():
+    key = Key("day-sealed").start()
+    key.stop()
+    good = private_file("day-passphrase.txt", "correct horse battery\n")
+    sealed = cli("store", "seal", "--store", key.store, "--passphrase", "--passphrase-file", good, "--scrypt-log-n", "10")
+    assert sealed.returncode == 0, sealed.stderr
+    open_file = os.path.join(WORK, "day-passphrase-644.txt")
+    shutil.copy(good, open_file)
+    os.chmod(open_file, 0o644)
+    env = {"LATCHKEY_PASSPHRASE_FILE": open_file}
+    listed = cli("credentials", "list", "--store", key.store, env=env)
+    errors = [line for line in listed.stderr.splitlines() if line.startswith("Error:")]
+    assert listed.returncode == 1 and len(errors) == 1, listed.stderr
+    assert "chmod 600" in errors[0] and "none was given" not in errors[0], errors
+    none = cli("credentials", "list", "--store", key.store, env={"LATCHKEY_PASSPHRASE_FILE": ""})
+    assert none.returncode == 1 and "LATCHKEY_PASSPHRASE_FILE=FILE" in none.stderr, none.stderr
+    assert "pass --passphrase-file" not in none.stderr, "it tells the user to pass an option credentials list refuses"
+    opened = cli("credentials", "list", "--store", key.store, env={"LATCHKEY_PASSPHRASE_FILE": good})
+    assert opened.returncode == 0, opened.stderr
+    short = private_file("day-short.txt", "abc\n")
+    resealed = cli("store", "seal", "--store", key.store, "--passphrase", "--passphrase-file", short, "--scrypt-log-n", "10",
+                   "--current-passphrase-file", good)
+    assert resealed.returncode == 0, resealed.stderr
+    assert "Warning: the passphrase in " + short + " has 3 bytes" in resealed.stderr, resealed.stderr
+
+
+@check("first day: signal all-accepted with the 6-character ID prefix `credentials list` shows keeps that passkey "
+       "(it used to hide it as an unknown ID); a typed ID of nobody's is an error and hides nothing")
+def check_all_accepted_prefix():
+    key = Key("day-signal").start()
+    try:
+        ctap = Ctap2(key.device())
+        kept = make_resident(ctap, "accept.example", b"accept-handle", "accept")
+        prefix = b64url(kept)[:6]
+        typo = latchkey_cli("signal", "all-accepted", "--store", key.store, "--rp", "accept.example", "--user-handle",
+                            b64url(b"accept-handle"), "AAAAAAAAAA")
+        assert typo.returncode == 1 and "names none of" in typo.stderr, typo.stderr
+        done = latchkey_cli("signal", "all-accepted", "--store", key.store, "--rp", "accept.example", "--user-handle",
+                            b64url(b"accept-handle"), "--json", prefix)
+        assert done.returncode == 0 and json.loads(done.stdout)["hidden"] == 0, done.stdout + done.stderr
+        assert offered_ids(ctap, "accept.example") == {kept}, "the passkey the user listed is no longer offered"
+    finally:
+        key.stop()
+
+
+def test_first_day():
+    for test in (check_store_pin_file, check_dry_run_writes_nothing, check_passphrase_errors, check_all_accepted_prefix):
+        test()
