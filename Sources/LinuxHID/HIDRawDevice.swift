@@ -151,6 +151,12 @@ public final class HIDRawDevice: ClientReportTransport {
 
     /// The one mapping from a failed open(2) of a hidraw node to a sentence.
     static func openError(_ error: Errno, path: String) -> TransportError {
+        var status = stat()
+        if error == .noSuchDeviceOrAddress, stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFSOCK {
+            // open(2) of a UNIX socket is ENXIO: a socket-transport key named where a hidraw node goes.
+            return .system(call: "open", errno: error.rawValue,
+                           message: "\(path) is a UNIX socket, not a hidraw device: reach a key on the socket transport with --socket \(path)")
+        }
         switch error {
         case .noSuchFileOrDirectory, .noDevice, .noSuchDeviceOrAddress:
             return .system(call: "open", errno: error.rawValue,

@@ -62,6 +62,29 @@ final class HIDRawDeviceTests: XCTestCase {
         }
     }
 
+    /// A socket-transport key's path given where a hidraw node goes: open(2) says ENXIO, and
+    /// the message says to use --socket, not "no device".
+    func testASocketPathSaysToUseSocket() throws {
+        let path = directory.file("key.sock")
+        let listener = socket(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0)
+        XCTAssertGreaterThanOrEqual(listener, 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (index, byte) in path.utf8.enumerated() where index < buffer.count - 1 { buffer[index] = byte }
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        XCTAssertThrowsError(try HIDRawDevice.open(path: path)) {
+            let text = "\($0)"
+            XCTAssertTrue(text.contains("is a UNIX socket, not a hidraw device"), text)
+            XCTAssertTrue(text.contains("--socket \(path)"), text)
+        }
+    }
+
     /// Root opens anything, so EACCES is checked through the one mapping function.
     func testPermissionDeniedPointsAtTheUdevRule() {
         let error = HIDRawDevice.openError(.permissionDenied, path: "/dev/hidraw3")
