@@ -178,6 +178,19 @@ public enum StoreCommand {
                 io.out(JSONValue.object(fields).rendered)
             } else {
                 io.out("\(directory): " + describe(state))
+                // Sealed to something that does not answer now: the store will not open, and
+                // the line above alone would read as all is well.
+                switch state {
+                case .sealedWithTPM:
+                    if let problem = TPMSeal.probe(tcti: nil) {
+                        io.out("TPM not answering: \(problem). The store cannot open until it does.")
+                    }
+                case .sealedWithKeyring:
+                    if let problem = KeyringSeal.probe() {
+                        io.out("login keyring not answering: \(DisplayText.safe(problem)). The store cannot open until it does.")
+                    }
+                default: break
+                }
                 if let weakness = state.weakness { io.out("weaker than it can be: " + weakness) }
             }
             return 0

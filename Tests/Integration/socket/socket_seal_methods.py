@@ -229,7 +229,7 @@ def test_keyring_seal(work):
 
 @check("store seal --tpm (tpm2-tss against a real swtpm; TSS2_TCTI names it): serve needs no passphrase and signs for both "
        "credentials; the directory copied to a machine with another TPM opens nothing ('another TPM'); with the TPM gone the "
-       "error says no TPM answered; --pcr 7 opens until PCR 7 is extended, then names the PCR; unseal gives back the key file")
+       "error (and store status) says no TPM answered; --pcr 7 opens until PCR 7 is extended, then names the PCR; unseal gives back the key file")
 def test_tpm_seal(work):
     store = os.path.join(work, "tpm-store")
     made = two_credentials(store, "tpm")
@@ -251,6 +251,11 @@ def test_tpm_seal(work):
         other.stop()
         gone = tpm_cli(other, "credentials", "list", "--store", copy)
         assert gone.returncode == 1 and "no TPM answered" in gone.stderr, gone.stderr
+        # store status says so too, not only "sealed to this machine's TPM" (its JSON: tpmAnswers false).
+        told = tpm_cli(other, "store", "status", "--store", copy)
+        assert told.returncode == 0 and "TPM not answering: no TPM answered" in told.stdout, told.stdout + told.stderr
+        told = json.loads(tpm_cli(other, "store", "status", "--store", copy, "--json").stdout)
+        assert told["tpmAnswers"] is False, told
 
         bound = tpm_cli(tpm, "store", "seal", "--tpm", "--pcr", "7", "--store", store)
         assert bound.returncode == 0 and "PCR 7" in bound.stdout, bound.stdout + bound.stderr
