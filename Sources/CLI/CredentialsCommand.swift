@@ -63,7 +63,9 @@ public enum CredentialsCommand {
             case let .store(directory, _):
                 let store = try LocalStore.openExisting(directory: directory)
                 defer { store.close() }
-                let credentials = try storeSummaries(store, directory: directory, includeHidden: parsed.flag("all"), rpID: rpID)
+                let everything = try storeSummaries(store, directory: directory, includeHidden: true, rpID: rpID)
+                let credentials = parsed.flag("all") ? everything : everything.filter { $0.hiddenSince == nil }
+                let unshown = everything.count - credentials.count
                 var endpoints: [(String, PasskeyEndpointsClient.Outcome)] = []
                 if parsed.flag("endpoints") {
                     let client = endpointsClient(io: io)
@@ -71,7 +73,8 @@ public enum CredentialsCommand {
                     endpoints = rpIDs.map { ($0, client.endpoints(rpID: $0)) }
                 }
                 if json {
-                    var members: [(String, JSONValue)] = [("store", .string(directory)), ("credentials", .array(credentials.map(\.json)))]
+                    var members: [(String, JSONValue)] = [("store", .string(directory)), ("credentials", .array(credentials.map(\.json))),
+                                                          ("hiddenNotListed", .int(unshown))]
                     if !endpoints.isEmpty { members.append(("endpoints", .object(endpoints.map { ($0.0, endpointsJSON($0.1)) }))) }
                     io.out(JSONValue.object(members).rendered)
                 } else {
@@ -87,6 +90,11 @@ public enum CredentialsCommand {
                     io.out(heading + (credentials.isEmpty ? "." : ":"))
                     if !credentials.isEmpty {
                         io.out(CredentialSummary.table(credentials, showHidden: parsed.flag("all")).joined(separator: "\n"))
+                    }
+                    // Hidden ones (a site's signal, `signal`) are not offered; say they are there.
+                    if unshown > 0 {
+                        io.out("\(Wording.count(unshown, "hidden credential")) not listed (`--all` lists \(unshown == 1 ? "it" : "them"); "
+                               + "`credentials unhide ID` brings one back).")
                     }
                 }
             case .device(let selection):

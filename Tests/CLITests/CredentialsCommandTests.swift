@@ -109,7 +109,15 @@ final class CredentialsCommandTests: XCTestCase {
 
         XCTAssertEqual(credentials(["list", "--store", store.directory, "--json"]), .status(0))
         XCTAssertEqual((try parseJSON(output.out)["credentials"] as? [[String: Any]])?.count, 1)
+        XCTAssertEqual(try parseJSON(output.out)["hiddenNotListed"] as? Int, 1)
+        // Without --all the hidden one is not listed, but the list says it is there.
+        XCTAssertEqual(credentials(["list", "--store", store.directory]), .status(0))
+        XCTAssertTrue(output.out.hasPrefix("1 credential in the store \(store.directory):"), output.out)
+        XCTAssertTrue(output.out.hasSuffix("\n1 hidden credential not listed (`--all` lists it; `credentials unhide ID` brings one back)."),
+                      output.out)
+        XCTAssertFalse(output.out.contains("alice"), output.out)
         XCTAssertEqual(credentials(["list", "--store", store.directory, "--all"]), .status(0))
+        XCTAssertFalse(output.out.contains("not listed"), output.out)
         XCTAssertTrue(output.out.hasPrefix("2 credentials in the store \(store.directory) (1 hidden):"), output.out)
         XCTAssertTrue(output.out.contains("HIDDEN SINCE"))
         // The hidden passkey is not offered in the provider's sign-in menu; the visible one is.
