@@ -64,6 +64,11 @@ public enum BackupCommand {
                 throw .usage("restore makes a key's store (--name or --store)")
             }
             let path = parsed.positionals[0]
+            // Said before the passphrase is asked and scrypt spends its second on it (StoreBackup
+            // checks again when it writes).
+            if let entries = try? FileManager.default.contentsOfDirectory(atPath: directory), !entries.isEmpty {
+                throw .failure("\(directory) is not empty: restore makes a new store (name a new --store or --name)")
+            }
             // Whatever `backup` writes: the largest database it takes, and the envelope around it.
             var bytes = try ExchangeFiles.read(path, what: "backup", limit: StoreBackup.maximumDatabaseBytes + (1 << 20))
             defer { bytes.wipe() }

@@ -30,7 +30,8 @@ def cli(*args, env=None):
 
 
 @check("first day: backup and export of a store whose key has a PIN take --pin-file, as their help says "
-       "(a wrong PIN costs a retry and writes nothing); pin set reads LATCHKEY_NEW_PIN, as latchkey(1) says")
+       "(a wrong PIN costs a retry and writes nothing); pin set reads LATCHKEY_NEW_PIN, as latchkey(1) says; restore "
+       "into a store that is not empty says so before asking for a passphrase")
 def check_store_pin_file():
     key = Key("day-pin").start()
     try:
@@ -53,6 +54,10 @@ def check_store_pin_file():
                "--scrypt-log-n", "10", "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["residentCredentials"] == 1 and os.path.getsize(out) > 0, done.stdout
+    # restore into a store that is not empty says so before asking for the passphrase (and
+    # before scrypt spends its second on it): no passphrase is given here at all.
+    into_full = cli("restore", out, "--store", key.store)
+    assert into_full.returncode == 1 and "is not empty" in into_full.stderr, into_full.stderr
     status = json.loads(cli("pin", "status", "--store", key.store, "--json").stdout)
     assert status["retries"] == 8, f"the right PIN did not restore the retries: {status}"
     exported = cli("export", "--store", key.store, "--out", os.path.join(WORK, "day.lkx"), "--passphrase-file", passphrase,
