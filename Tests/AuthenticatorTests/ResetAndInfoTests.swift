@@ -31,7 +31,7 @@ final class ResetAndInfoTests: XCTestCase {
         XCTAssertEqual(info[6]?.arrayValue, [2, 1], "protocol two preferred")
         XCTAssertEqual(info[0x0C]?.boolValue, false)
         XCTAssertEqual(info[0x0D]?.intValue, 4)
-        XCTAssertEqual(info[5]?.intValue, 7609)
+        XCTAssertEqual(info[5]?.intValue, 1200, "a YubiKey 5's maxMsgSize")
         XCTAssertEqual(info[9]?.arrayValue, ["usb"])
         XCTAssertEqual(info[10]?.arrayValue?.compactMap { $0["alg"]?.intValue }, [-7, -8, -35, -36, -47])
         XCTAssertEqual(info[0x14]?.intValue, 1000)
