@@ -23,9 +23,10 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
                 + "or run the key without uhid: `latchkey serve --transport socket:PATH`."
         case .permissionDenied(let path):
             if path.hasSuffix("uhid") {
-                return "Permission denied opening \(path). Install Latchkey's udev rule (udev/, put in place by scripts/install) "
-                    + "to give the logged-in user access to it, then run `sudo udevadm control --reload && sudo udevadm trigger` "
-                    + "or log in again; or run the key without uhid: `latchkey serve --transport socket:PATH`."
+                return "Permission denied opening \(path). Latchkey's udev rule (installed with the package or by "
+                    + "scripts/install) lets group latchkey open it: `sudo usermod -aG latchkey $USER`, then log out and in "
+                    + "again. `latchkey doctor` says what is missing. Or run the key without uhid: "
+                    + "`latchkey serve --transport socket:PATH`."
             }
             return "Permission denied for \(path). Choose a path in a directory you can write "
                 + "(for example under $XDG_RUNTIME_DIR), or fix the permissions of the existing file."
