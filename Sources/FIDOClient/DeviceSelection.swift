@@ -1,3 +1,4 @@
+import Glibc
 import LinuxHID
 
 /// Which device `probe` and `wink` talk to: the DEVICE argument — a path
@@ -32,8 +33,16 @@ public enum DeviceSelection: Equatable, Sendable {
     }
 
     /// Chooses from `fidoDevices` (what the enumerator found).
-    public static func resolve(argument: String?, socket: String?,
-                               fidoDevices: [HIDDeviceInfo]) -> Result<DeviceSelection, Problem> {
+    ///
+    /// A Latchkey key name must be proven, not only claimed: any HID device can carry the uniq
+    /// `latchkey:NAME`, and a command is about to send it a PIN or a ceremony. So exactly one
+    /// device may claim the name, and it must have Latchkey's vendor and product ID, the phys
+    /// `latchkey/uid=<uid>/NAME` that `serve` sets for the user running it (`uid`: this user),
+    /// and a node that user owns (`nodeOwner`, from stat(2); udev/70-latchkey.rules gives it so).
+    /// A path or node name is taken as given: naming it is the user's own check.
+    public static func resolve(argument: String?, socket: String?, fidoDevices: [HIDDeviceInfo],
+                               uid: UInt32 = getuid(),
+                               nodeOwner: (String) -> UInt32? = DeviceSelection.nodeOwner) -> Result<DeviceSelection, Problem> {
         if let socket {
             guard argument == nil else {
                 return .failure(Problem(message: "give either DEVICE or --socket PATH, not both", isUsageError: true))
@@ -63,7 +72,21 @@ public enum DeviceSelection: Equatable, Sendable {
             let path = "/dev/" + argument
             return .success(.hidraw(path: path, info: fidoDevices.first { $0.devicePath == path }))
         }
-        if let device = fidoDevices.first(where: { $0.latchkeyName == argument }) {
+        let claiming = fidoDevices.filter { $0.latchkeyName == argument }
+        if claiming.count > 1 {
+            return .failure(Problem(
+                message: "\(claiming.count) devices claim to be the Latchkey key '\(argument)' ("
+                    + claiming.map(\.devicePath).joined(separator: ", ") + "); not choosing between them: "
+                    + "`latchkey devices` shows them, and a path (/dev/hidrawN) names the one you trust",
+                isUsageError: false))
+        }
+        if let device = claiming.first {
+            if let doubt = doubt(about: device, name: argument, uid: uid, nodeOwner: nodeOwner) {
+                return .failure(Problem(
+                    message: "\(device.devicePath) claims to be the Latchkey key '\(argument)', but \(doubt); nothing was sent to it "
+                        + "(a path, \(device.devicePath), names it anyway if you trust it)",
+                    isUsageError: false))
+            }
             return .success(.hidraw(path: device.devicePath, info: device))
         }
         let known = fidoDevices.map { device in
@@ -73,6 +96,30 @@ public enum DeviceSelection: Equatable, Sendable {
             message: "no device '\(argument)': give a path (/dev/hidrawN), a node name (hidrawN) or a Latchkey key name"
                 + (known.isEmpty ? "; no FIDO devices are present" : "; present: " + known.joined(separator: ", ")),
             isUsageError: true))
+    }
+
+    /// Why `device` is not the key `name` this user runs, or nil when it is.
+    static func doubt(about device: HIDDeviceInfo, name: String, uid: UInt32, nodeOwner: (String) -> UInt32?) -> String? {
+        guard device.vendorID == 0x1209, device.productID == 0x4C4B else {
+            return "its vendor:product is \(device.vendorProduct), not Latchkey's 0x1209:0x4c4b"
+        }
+        // The kernel keeps 63 bytes of phys; serve puts the uid first so that only the name is cut.
+        let expected = String(decoding: Array("latchkey/uid=\(uid)/\(name)".utf8.prefix(63)), as: UTF8.self)
+        guard let phys = device.phys, phys == expected else {
+            let shown = String(String.UnicodeScalarView((device.phys ?? "").unicodeScalars.prefix(80).map {
+                (0x20...0x7E).contains($0.value) ? $0 : "?"
+            }))
+            return "it is not run by you (its HID phys is '\(shown)', a key of yours says '\(expected)')"
+        }
+        guard let owner = nodeOwner(device.devicePath) else { return "its node cannot be looked at" }
+        guard owner == uid else { return "its node belongs to uid \(owner), not to you (uid \(uid))" }
+        return nil
+    }
+
+    /// The owner of a device node, or nil when stat(2) fails.
+    public static func nodeOwner(_ path: String) -> UInt32? {
+        var status = stat()
+        return stat(path, &status) == 0 ? status.st_uid : nil
     }
 
     /// "hidraw" or "socket", for reports.

@@ -120,7 +120,40 @@ final class DevicesListingTests: XCTestCase {
         XCTAssertEqual(DeviceSelection.socket(path: "/s").label, "socket /s")
     }
 
-    private func resolve(_ argument: String?, among devices: [HIDDeviceInfo]) -> Result<DeviceSelection, DeviceSelection.Problem> {
-        DeviceSelection.resolve(argument: argument, socket: nil, fidoDevices: devices)
+    /// Nodes owned by this user, as udev/70-latchkey.rules makes them (the test's /dev paths do not exist).
+    private func resolve(_ argument: String?, among devices: [HIDDeviceInfo],
+                         owner: UInt32 = getuid()) -> Result<DeviceSelection, DeviceSelection.Problem> {
+        DeviceSelection.resolve(argument: argument, socket: nil, fidoDevices: devices, nodeOwner: { _ in owner })
+    }
+
+    /// A name is proven, not only claimed: one device, Latchkey's IDs, this user's phys, this user's node.
+    func testAKeyNameMustBeProven() throws {
+        try tree.addLatchkey(node: 0, name: "main")
+        let mine = devices()
+        XCTAssertEqual(resolve("main", among: mine), .success(.hidraw(path: "/dev/hidraw0", info: mine[0])))
+
+        guard case .failure(let notMyNode) = resolve("main", among: mine, owner: getuid() + 1) else { return XCTFail() }
+        XCTAssertTrue(notMyNode.message.contains("its node belongs to uid \(getuid() + 1), not to you"), notMyNode.message)
+        XCTAssertTrue(notMyNode.message.contains("nothing was sent to it"), notMyNode.message)
+
+        // A second device claiming the same name (a real USB device enumerates first): no choice made.
+        try tree.addLatchkey(node: 1, name: "main", uid: getuid() + 7)
+        guard case .failure(let two) = resolve("main", among: devices()) else { return XCTFail() }
+        XCTAssertEqual(two.message, "2 devices claim to be the Latchkey key 'main' (/dev/hidraw0, /dev/hidraw1); not choosing "
+                       + "between them: `latchkey devices` shows them, and a path (/dev/hidrawN) names the one you trust")
+        XCTAssertFalse(two.isUsageError)
+    }
+
+    func testAnotherUsersKeyOrAnotherVendorIsRefusedByName() throws {
+        try tree.addLatchkey(node: 0, name: "theirs", uid: getuid() + 1)
+        try tree.addLatchkey(node: 1, name: "fake", vendorProduct: "00001050:00000407")
+        let present = devices()
+        guard case .failure(let theirs) = resolve("theirs", among: present) else { return XCTFail() }
+        XCTAssertTrue(theirs.message.contains("it is not run by you (its HID phys is 'latchkey/uid=\(getuid() + 1)/theirs'"),
+                      theirs.message)
+        guard case .failure(let fake) = resolve("fake", among: present) else { return XCTFail() }
+        XCTAssertTrue(fake.message.contains("its vendor:product is 0x1050:0x0407, not Latchkey's 0x1209:0x4c4b"), fake.message)
+        // A path names a device as given.
+        XCTAssertEqual(resolve("/dev/hidraw1", among: present), .success(.hidraw(path: "/dev/hidraw1", info: present[1])))
     }
 }

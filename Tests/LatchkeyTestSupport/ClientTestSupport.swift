@@ -148,9 +148,12 @@ public struct FakeSysfsTree {
                                        withDestinationPath: "../../" + hidDirectory + "/hidraw/hidraw\(node)")
     }
 
-    public func addLatchkey(node: Int, name: String) throws {
+    /// A key `serve` runs: as this user (`uid`), unless a test says otherwise; `vendorProduct`
+    /// other than Latchkey's makes a device that only claims the name.
+    public func addLatchkey(node: Int, name: String, uid: UInt32 = getuid(), vendorProduct: String = "00001209:00004C4B") throws {
         try addHID(node: node, hidDirectory: "devices/virtual/misc/uhid/0003:1209:4C4B.000\(node + 1)",
-                   uevent: "HID_ID=0003:00001209:00004C4B\nHID_NAME=Latchkey \(name)\nHID_UNIQ=latchkey:\(name)",
+                   uevent: "HID_ID=0003:\(vendorProduct)\nHID_NAME=Latchkey \(name)\nHID_UNIQ=latchkey:\(name)"
+                       + "\nHID_PHYS=latchkey/uid=\(uid)/\(name)",
                    descriptor: UHIDDevice.fidoReportDescriptor)
     }
 }
