@@ -157,6 +157,6 @@ public enum ApproveCommand {
     }
 
     private static func printError(_ message: String) {
-        Console.err("Error: \(message)")
+        Console.error(message)
     }
 }

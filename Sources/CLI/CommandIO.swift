@@ -44,6 +44,7 @@ public struct CommandIO: Sendable {
     /// `Error: message` on standard error; returns the runtime-failure status, 1.
     public func fail(_ message: String) -> Int32 {
         err("Error: \(message)")
+        if Console.jsonErrors.withLock({ $0 }) { out(Console.errorDocument(message, usage: false)) }
         return 1
     }
 

@@ -1,5 +1,7 @@
 import Encoding
+import FIDOClient
 import Foundation
+import Synchronization
 
 /// The CLI's only way to the terminal. Everything a command prints goes through
 /// `TerminalText`, so no text that came from a socket, a file, a device or a website can act on
@@ -16,6 +18,23 @@ enum Console {
     /// A line (or lines) on standard error.
     static func err(_ text: String) {
         write(TerminalText.lines(text) + "\n", to: .standardError)
+    }
+
+    /// Whether the command was run with `--json`: then an error is also a JSON document on
+    /// standard output, `{"error": {"code": "usage"|"failure", "message": …}}`, so a script that
+    /// parses stdout gets one whatever happened (the exit status is the same: 64 or 1).
+    static let jsonErrors = Mutex<Bool>(false)
+
+    /// An error: `Error: message` (and the usage line, for a usage error) on standard error,
+    /// and with `--json` the error document on standard output too.
+    static func error(_ message: String, usage: String? = nil) {
+        err("Error: \(message)" + (usage.map { "\n" + $0 } ?? ""))
+        if jsonErrors.withLock({ $0 }) { json(errorDocument(message, usage: usage != nil)) }
+    }
+
+    static func errorDocument(_ message: String, usage: Bool) -> String {
+        JSONValue.object([("error", .object([("code", .string(usage ? "usage" : "failure")),
+                                             ("message", .string(message))]))]).rendered
     }
 
     /// A JSON document on standard output.

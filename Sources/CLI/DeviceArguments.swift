@@ -17,7 +17,7 @@ enum DeviceArguments {
             return selection
         case .failure(let problem):
             if problem.isUsageError { throw UsageError(problem.message) }
-            Console.err("Error: \(problem.message)")
+            Console.error(problem.message)
             return nil
         }
     }

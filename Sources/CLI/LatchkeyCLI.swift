@@ -108,6 +108,8 @@ public enum LatchkeyCLI {
 
     public static func main(_ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment) -> Int32 {
         var arguments = arguments
+        // Errors become JSON on stdout too when the command asked for JSON (up to `--`).
+        Console.jsonErrors.withLock { $0 = arguments.prefix { $0 != "--" }.contains("--json") }
         let width = HelpText.preferredWidth(environment: environment)
         guard let first = arguments.first else {
             Console.err(shortHelp)
@@ -177,7 +179,7 @@ public enum LatchkeyCLI {
 
     /// `Error: message` and the usage line on standard error; the usage-error status, 64.
     static func fail(_ message: String, usage: String) -> Int32 {
-        Console.err("Error: \(message)\n\(usage)")
+        Console.error(message, usage: usage)
         return 64
     }
 }

@@ -211,6 +211,6 @@ public enum ReplayCommand {
     }
 
     static func printError(_ message: String) {
-        Console.err("Error: \(message)")
+        Console.error(message)
     }
 }

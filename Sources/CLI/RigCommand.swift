@@ -72,11 +72,11 @@ public enum RigCommand {
             line = try RigClient.call(method: method, paramsJSON: params, path: path, pathIsDefault: pathIsDefault,
                                   replyTimeoutMilliseconds: timeoutMilliseconds)
         } catch {
-            Console.err("Error: \(error.description)")
+            Console.error(error.description)
             return 1
         }
         guard let response = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
-            Console.err("Error: the rig on \(path) sent something that is not a response")
+            Console.error("the rig on \(path) sent something that is not a response")
             return 1
         }
         if let error = response["error"] as? [String: Any] {
@@ -86,7 +86,7 @@ public enum RigCommand {
         }
         guard let result = response["result"], JSONSerialization.isValidJSONObject(result),
               let data = try? JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
-            Console.err("Error: the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))")
+            Console.error("the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))")
             return 1
         }
         Console.json(String(decoding: data, as: UTF8.self))

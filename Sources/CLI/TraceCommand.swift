@@ -19,7 +19,7 @@ public enum TraceCommand {
         do {
             contents = try TraceFile.read(path: path)
         } catch {
-            Console.err("Error: \(error.description)")
+            Console.error(error.description)
             return 1
         }
         let json = parsed.flag("json")

@@ -24,7 +24,7 @@ public enum WinkCommand {
             Console.out(parsed.flag("json") ? JSONValue.object([("winked", .bool(true)), ("message", .string(message))]).rendered : message)
             return 0
         case .failure(let error):
-            Console.err("Error: \(error.message)")
+            Console.error(error.message)
             return 1
         }
     }

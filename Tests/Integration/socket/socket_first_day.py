@@ -137,6 +137,36 @@ def check_all_accepted_prefix():
         key.stop()
 
 
+@check("first day: under --json every reporting command's error is a JSON document on stdout too "
+       "({\"error\": {\"code\", \"message\"}}), with the exit status unchanged (1 failure, 64 usage)")
+def check_json_errors():
+    missing = os.path.join(WORK, "no-such-store")
+    failing = [
+        (1, ["credentials", "list", "--store", missing]), (1, ["pin", "status", "--store", missing]),
+        (1, ["store", "status", "--store", missing]), (1, ["signal", "log", "--store", missing]),
+        (1, ["signal", "unknown", "--rp", "a.example", "--store", missing, "abcdefgh"]),
+        (1, ["export", "--store", missing, "--plaintext", "--out", os.path.join(WORK, "never.lkx")]),
+        (1, ["trace", os.path.join(WORK, "no-such.trace")]), (1, ["replay", os.path.join(WORK, "no-such.trace")]),
+        (1, ["import", os.path.join(WORK, "no-such.lkx"), "--store", missing]),
+        (1, ["restore", os.path.join(WORK, "no-such.backup"), "--store", missing]),
+        (1, ["presence", "status", "--name", "no-such-key"]),
+        (64, ["credentials", "frobnicate"]), (64, ["devices", "--bogus"]), (64, ["backup"]),
+    ]
+    for status, args in failing:
+        result = cli(*args, "--json")
+        assert result.returncode == status, (args, result.returncode, result.stderr)
+        try:
+            document = json.loads(result.stdout)
+        except ValueError:
+            raise AssertionError(f"latchkey {' '.join(args)} --json: stdout is not JSON: {result.stdout!r}") from None
+        error = document.get("error")
+        assert isinstance(error, dict) and error.get("code") == ("usage" if status == 64 else "failure") \
+            and error.get("message") and result.stderr.startswith("Error: " + error["message"]), (args, document, result.stderr)
+    plain = cli("credentials", "list", "--store", missing)
+    assert plain.returncode == 1 and plain.stdout == "", "without --json an error is on stderr alone"
+
+
 def test_first_day():
-    for test in (check_store_pin_file, check_dry_run_writes_nothing, check_passphrase_errors, check_all_accepted_prefix):
+    for test in (check_store_pin_file, check_dry_run_writes_nothing, check_passphrase_errors, check_all_accepted_prefix,
+                 check_json_errors):
         test()
