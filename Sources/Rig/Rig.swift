@@ -237,6 +237,14 @@ public final class Rig: @unchecked Sendable {
             throw .invalidParams("params.automaticUserVerification needs hasUserVerification true")
         }
 
+        var accountChoice: AccountChooser.Policy?
+        if let choice = params.accountChoice {
+            guard let policy = AccountChooser.Policy(rawValue: choice) else {
+                throw RigFailure.invalidParams("accountChoice must be \"recent\" or \"client\"")
+            }
+            accountChoice = policy
+        }
+
         lock.lock()
         let reserved = Result { () throws(RigFailure) -> String in try reserveID(params.authenticatorId) }
         lock.unlock()
@@ -257,19 +265,21 @@ public final class Rig: @unchecked Sendable {
         options.hasResidentKey = !isU2F && (params.hasResidentKey ?? true)
         options.defaultBackupEligibility = params.defaultBackupEligibility ?? false
         options.defaultBackupState = params.defaultBackupState ?? false
-        if let choice = params.accountChoice {
-            guard let policy = AccountChooser.Policy(rawValue: choice) else {
-                throw RigFailure.invalidParams("accountChoice must be \"recent\" or \"client\"")
-            }
-            options.accountChoice = policy
-        }
+        if let accountChoice { options.accountChoice = accountChoice }
         let key: RigKey
+        let storeDirectory = root + "/" + id
+        let storeExisted = FileManager.default.fileExists(atPath: storeDirectory)
         do {
-            key = try RigKey(options: options, storeDirectory: root + "/" + id, events: events, logger: logger)
+            key = try RigKey(options: options, storeDirectory: storeDirectory, events: events, logger: logger)
         } catch {
+            // A key that did not start takes nothing with it: its id is free again (the next
+            // addAuthenticator gets the same kN), and a store directory it made is removed — one
+            // that was there before (an earlier rig's, with its credentials) is left alone.
             lock.lock()
             starting.remove(id)
+            if params.authenticatorId == nil, id == "k\(nextNumber - 1)" { nextNumber -= 1 }
             lock.unlock()
+            if !storeExisted { try? FileManager.default.removeItem(atPath: storeDirectory) }
             throw error
         }
         lock.lock()

@@ -79,6 +79,13 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(errorCode(noUHID), "failed")
         XCTAssertTrue(errorMessage(noUHID).contains("uhid"), errorMessage(noUHID))
         XCTAssertEqual(try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [String], [])
+        // The failed key used up no id and left no store behind: the next key is k1.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.path + "/root/k1"))
+        XCTAssertEqual(try addSocketKey().id, "k1")
+        // A bad accountChoice is refused before an id is taken.
+        XCTAssertEqual(errorCode(try call("addAuthenticator", ["accountChoice": "any", "transport": "socket",
+                                                              "socketPath": scratch.path + "/ac.sock"])), "invalidParams")
+        XCTAssertEqual(try addSocketKey().id, "k2")
     }
 
     func testKeysComeAndGoWithTheirSocketsAndStores() throws {
