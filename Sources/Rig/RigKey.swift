@@ -136,7 +136,16 @@ final class RigKey: @unchecked Sendable {
             }
         } catch {
             discard()
-            throw .failed("\(id): \(error.description)")
+            // What the key's own message suggests (serve --transport …) is not the rig's way.
+            let withoutUHID = "; a key without uhid: addAuthenticator with \"transport\": \"socket\" and \"socketPath\": an absolute path"
+            switch error {
+            case let .uhidUnavailable(path):
+                throw .failed("\(id): there is no uhid (\(path) cannot be opened: `sudo modprobe uhid`)" + withoutUHID)
+            case let .permissionDenied(path) where path.hasSuffix("uhid"):
+                throw .failed("\(id): this user may not open \(path) (`latchkey doctor` says how to get access)" + withoutUHID)
+            default:
+                throw .failed("\(id): \(error.description)")
+            }
         }
         let signCounts = self.signCounts
         let wire = WireState()

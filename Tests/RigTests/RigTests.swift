@@ -78,6 +78,8 @@ final class RigTests: XCTestCase {
         let noUHID = try call("addAuthenticator")
         XCTAssertEqual(errorCode(noUHID), "failed")
         XCTAssertTrue(errorMessage(noUHID).contains("uhid"), errorMessage(noUHID))
+        XCTAssertTrue(errorMessage(noUHID).contains("\"transport\": \"socket\""), errorMessage(noUHID))
+        XCTAssertFalse(errorMessage(noUHID).contains("latchkey serve"), "a rig user is told the rig's way, not serve's")
         XCTAssertEqual(try XCTUnwrap(try call("listAuthenticators")["result"] as? [String: Any])["authenticators"] as? [String], [])
         // The failed key used up no id and left no store behind: the next key is k1.
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.path + "/root/k1"))

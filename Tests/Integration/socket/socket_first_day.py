@@ -4,6 +4,7 @@ that writes nothing, the PIN variables latchkey(1) names, a passphrase file othe
 short passphrase, and IDs typed to `signal all-accepted`."""
 
 import shutil
+import sys
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
@@ -166,7 +167,57 @@ def check_json_errors():
     assert plain.returncode == 1 and plain.stdout == "", "without --json an error is on stderr alone"
 
 
+def doc_block(path, marker):
+    """The fenced code block of `path` (under the checkout's docs) that contains `marker`."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    with open(os.path.join(root, path)) as handle:
+        text = handle.read()
+    blocks = text.split("```")
+    found = [block.split("\n", 1)[1] for block in blocks[1::2] if marker in block]
+    assert len(found) == 1, f"{path}: {len(found)} code blocks hold {marker!r}"
+    return root, found[0]
+
+
+@check("first day: docs/rig-protocol.md's pytest fixture, copied as it is, runs a test on a machine without "
+       "uhid (the socket transport) and leaves no directory behind; the README's python-fido2 snippet works as written")
+def check_doc_snippets():
+    root, fixture = doc_block("docs/rig-protocol.md", "def passkey_key")
+    project = tempfile.mkdtemp(prefix="day-pytest-", dir=WORK)
+    scratch = tempfile.mkdtemp(prefix="day-tmp-", dir=WORK)
+    with open(os.path.join(project, "conftest.py"), "w") as handle:
+        handle.write(fixture)
+    with open(os.path.join(project, "test_passkey.py"), "w") as handle:
+        handle.write(
+            "import hashlib\n"
+            "from fido2.ctap2 import Ctap2\n"
+            "from latchkey_socket import open_device\n\n"
+            "def test_a_passkey(passkey_key):\n"
+            "    rig, key = passkey_key\n"
+            "    ctap = Ctap2(open_device(key['socketPath']))\n"
+            "    made = ctap.make_credential(hashlib.sha256(b'x').digest(), {'id': 'doc.example', 'name': 'doc'},\n"
+            "                                {'id': b'doc', 'name': 'doc'}, [{'type': 'public-key', 'alg': -7}],\n"
+            "                                options={'rk': True, 'uv': True})\n"
+            "    assert made.auth_data.credential_data is not None\n"
+            "    assert len(rig.get_credentials(key['authenticatorId'])) == 1\n")
+    env = {**os.environ, "PATH": os.path.dirname(BINARY) + os.pathsep + os.environ.get("PATH", ""),
+           "PYTHONPATH": os.path.join(root, "scripts"), "TMPDIR": scratch}
+    ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", project], capture_output=True,
+                         text=True, timeout=180, env=env, cwd=project)
+    assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-2000:]
+    assert os.listdir(scratch) == [], f"the fixture left {os.listdir(scratch)} behind"
+
+    _, snippet = doc_block("README.md", "from latchkey_socket import open_device")
+    path = os.path.join(WORK, "day-readme.sock")
+    script = snippet.replace("/tmp/ci.sock", path).replace("latchkey serve", BINARY + " serve")
+    script = script.replace(" &\n", f" --store {WORK}/day-readme-store >{WORK}/day-readme.log 2>&1 &\n"
+                            f"for i in $(seq 1 100); do [ -S {path} ] && break; sleep 0.1; done\n", 1)
+    shown = subprocess.run(["bash", "-c", script + "\nstatus=$?; kill %1; exit $status"], capture_output=True, text=True,
+                           timeout=60, cwd=root, env={**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep
+                                                      + os.environ.get("PATH", "")})
+    assert shown.returncode == 0 and "FIDO_2_0" in shown.stdout, (script, shown.stdout, shown.stderr)
+
+
 def test_first_day():
     for test in (check_store_pin_file, check_dry_run_writes_nothing, check_passphrase_errors, check_all_accepted_prefix,
-                 check_json_errors):
+                 check_json_errors, check_doc_snippets):
         test()
