@@ -21,10 +21,20 @@ public struct DoctorCheck: Sendable, Equatable {
         self.id = id; self.title = title; self.status = status; self.detail = detail; self.fix = fix
     }
 
-    static let installHint = "run scripts/install from the Latchkey source tree (it installs udev/70-latchkey.rules, "
-        + "the latchkey group and the user service)"
-    static let ruleCommands = "sudo install -m 0644 udev/70-latchkey.rules /etc/udev/rules.d/ "
-        + "&& sudo udevadm control --reload && sudo udevadm trigger"
+    /// How to put the system files in place: the package's way for a package user, the
+    /// checkout's scripts/install otherwise.
+    static func installHint(_ facts: DoctorFacts) -> String {
+        facts.installedByPackage
+            ? "reinstall the package: sudo apt install --reinstall latchkey (it installs the udev rule, the latchkey group "
+                + "and the user service)"
+            : "run scripts/install from the Latchkey source tree (it installs udev/70-latchkey.rules, "
+                + "the latchkey group and the user service)"
+    }
+    static func ruleCommands(_ facts: DoctorFacts) -> String {
+        facts.installedByPackage
+            ? "sudo udevadm control --reload && sudo udevadm trigger"
+            : "sudo install -m 0644 udev/70-latchkey.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo udevadm trigger"
+    }
 
     /// Every check, judged from `facts` alone.
     public static func evaluate(_ facts: DoctorFacts) -> [DoctorCheck] {
@@ -77,12 +87,14 @@ public struct DoctorCheck: Sendable, Equatable {
         if facts.uhidModuleAvailable {
             return DoctorCheck(id: "uhid", title: title, status: .fail,
                                detail: "the uhid module is not loaded, so \(facts.uhidPath) does not exist",
-                               fix: "sudo modprobe uhid (scripts/install also makes it load at every boot)")
+                               fix: "sudo modprobe uhid" + (facts.installedByPackage ? " (the package makes it load at every boot)"
+                                                                              : " (scripts/install also makes it load at every boot)"))
         }
         return DoctorCheck(id: "uhid", title: title, status: .fail,
                            detail: "this kernel (\(facts.kernelRelease)) has no uhid module",
                            fix: "use a kernel built with CONFIG_UHID (Debian's is), or run the key without uhid: "
-                               + "latchkey serve --transport socket:PATH (or in the VM rig, scripts/vm-run)")
+                               + "latchkey serve --transport socket:PATH"
+                               + (facts.installedByPackage ? "" : " (or, from the source tree, in the VM rig: scripts/vm-run)"))
     }
 
     /// Only where uhid exists as a module at all.
@@ -97,7 +109,10 @@ public struct DoctorCheck: Sendable, Equatable {
         }
         return DoctorCheck(id: "uhid-boot", title: title, status: .warn,
                            detail: "nothing loads uhid at boot (no modules-load.d entry)",
-                           fix: "sudo install -m 0644 udev/modules-load.d/latchkey.conf /etc/modules-load.d/ (scripts/install does this)")
+                           fix: facts.installedByPackage
+                               ? "echo uhid | sudo tee /etc/modules-load.d/latchkey.conf (the package's own entry is missing: "
+                                   + "sudo apt install --reinstall latchkey puts it back)"
+                               : "sudo install -m 0644 udev/modules-load.d/latchkey.conf /etc/modules-load.d/ (scripts/install does this)")
     }
 
     /// Only where /dev/uhid exists.
@@ -110,7 +125,7 @@ public struct DoctorCheck: Sendable, Equatable {
         }
         let fix: String
         if facts.udevRulePath == nil {
-            fix = installHint + ", then log out and in again"
+            fix = installHint(facts) + ", then log out and in again"
         } else if !facts.groupExists {
             fix = "sudo groupadd --system latchkey && sudo usermod -aG latchkey \(facts.userName) "
                 + "&& sudo udevadm trigger --sysname-match=uhid, then log out and in again"
@@ -156,7 +171,7 @@ public struct DoctorCheck: Sendable, Equatable {
         return DoctorCheck(id: "udev-rules", title: title, status: blocking ? .fail : .warn,
                            detail: "70-latchkey.rules is not installed (it gives group latchkey /dev/uhid, and each "
                                + "Latchkey hidraw node to the user whose key it is)",
-                           fix: installHint + "; or by hand: " + ruleCommands)
+                           fix: installHint(facts) + "; or by hand: " + ruleCommands(facts))
     }
 
     static func hidrawAccess(_ facts: DoctorFacts) -> DoctorCheck {
@@ -171,7 +186,7 @@ public struct DoctorCheck: Sendable, Equatable {
                                detail: "\(facts.userName) can open " + facts.runningKeys.map(\.devicePath).joined(separator: ", "))
         }
         let fix = facts.udevRulePath == nil
-            ? installHint + "; browsers and libfido2 run as you and need this access"
+            ? installHint(facts) + "; browsers and libfido2 run as you and need this access"
             : "a key's hidraw node belongs to the user who runs the key (udev/70-latchkey.rules): run it as "
                 + "\(facts.userName) (`latchkey serve`, or the user service), then sudo udevadm trigger --subsystem-match=hidraw"
         return DoctorCheck(id: "hidraw-access", title: title, status: .fail,
@@ -191,7 +206,7 @@ public struct DoctorCheck: Sendable, Equatable {
         }
         let fix = facts.userUnitPath != nil
             ? "systemctl --user start latchkey (its log: journalctl --user -u latchkey)"
-            : "start one: latchkey serve (or install the user service with scripts/install)"
+            : "start one: latchkey serve" + (facts.installedByPackage ? "" : " (or install the user service with scripts/install)")
         return DoctorCheck(id: "key-running", title: title, status: .warn,
                            detail: "no Latchkey device (uniq latchkey:*) and no live Latchkey socket found", fix: fix)
     }
@@ -270,7 +285,7 @@ public struct DoctorCheck: Sendable, Equatable {
         }
         return DoctorCheck(id: "user-service", title: title, status: .warn,
                            detail: "latchkey.service is not installed (optional: it starts the key at login)",
-                           fix: installHint)
+                           fix: installHint(facts))
     }
 
     /// Websites' signals reach the store only through a wired browser and Latchkey's extension

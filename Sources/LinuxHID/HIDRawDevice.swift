@@ -163,10 +163,10 @@ public final class HIDRawDevice: ClientReportTransport {
                            message: "there is no device at \(path) (\(error)); `latchkey devices` lists the FIDO devices present")
         case .permissionDenied, .notPermitted:
             return .system(call: "open", errno: error.rawValue,
-                           message: "permission denied opening \(path). For a Latchkey key, install its udev rule "
-                               + "(scripts/install puts udev/70-latchkey.rules in place and adds you to group latchkey; "
-                               + "log in again afterwards); other FIDO keys get access for the user at the seat from "
-                               + "systemd's 60-fido-id.rules. `latchkey doctor` checks this. Or run as root.")
+                           message: "permission denied opening \(path). A Latchkey key's node belongs to the user who runs the key "
+                               + "(its udev rule, 70-latchkey.rules, installed by the package or by scripts/install): run the key "
+                               + "as yourself; other FIDO keys get access for the user at the seat from systemd's "
+                               + "60-fido-id.rules. `latchkey doctor` checks this. Or run as root.")
         default:
             return TransportError(error, call: "open", path: path)
         }

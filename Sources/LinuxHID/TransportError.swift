@@ -19,7 +19,8 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
         case .uhidUnavailable(let path):
             return "Cannot open \(path): the uhid kernel module is not loaded (or this kernel has no uhid). "
                 + "Load it with `sudo modprobe uhid` (to load it at every boot: `echo uhid | sudo tee /etc/modules-load.d/uhid.conf`), "
-                + "install Latchkey's udev rule (udev/, put in place by scripts/install) so your user may open it, "
+                + "make sure Latchkey's udev rule is installed (the package installs it; from a checkout, scripts/install) "
+                + "so that your user may open it, "
                 + "or run the key without uhid: `latchkey serve --transport socket:PATH`."
         case .permissionDenied(let path):
             if path.hasSuffix("uhid") {

@@ -37,6 +37,26 @@ final class DoctorCheckTests: XCTestCase {
         return facts
     }
 
+    /// A package user has no scripts/ or udev/ folder: every fix names the package instead.
+    func testAPackageUserIsNeverSentToTheSourceTree() throws {
+        var facts = healthy()
+        facts.udevRulePath = nil
+        facts.uhidAccessible = false
+        facts.uhidBootConfiguration = nil
+        facts.userUnitPath = nil
+        facts.runningKeys = []
+        facts.uhidModuleLoaded = false
+        facts.uhidNodeExists = false
+        facts.installedByPackage = true
+        let packaged = DoctorCheck.evaluate(facts).compactMap(\.fix).joined(separator: "\n")
+        XCTAssertFalse(packaged.contains("scripts/"), packaged)
+        XCTAssertFalse(packaged.contains("udev/"), packaged)
+        XCTAssertTrue(packaged.contains("sudo apt install --reinstall latchkey"), packaged)
+        facts.installedByPackage = false
+        let fromSource = DoctorCheck.evaluate(facts).compactMap(\.fix).joined(separator: "\n")
+        XCTAssertTrue(fromSource.contains("scripts/install"), fromSource)
+    }
+
     /// A socket setup (CI, a container: `--ci` or found): no uhid is no failure, the desktop
     /// pieces are not needed, and the key on the socket and the store are still checked.
     func testASocketSetupNeedsNoUhidAndNoDesktopPieces() throws {
