@@ -45,6 +45,12 @@ enum CommandTarget: Equatable {
         if parsed.value("pin-file") != nil && !storeTakesPIN {
             throw .usage("--pin-file is for a device (--device/--socket); a store needs no PIN")
         }
+        // --name only says where a store is ($XDG_DATA_HOME/latchkey/NAME); with --store too, one
+        // of the two would be ignored without a word.
+        if let name = parsed.value("name"), let store = parsed.value("store") {
+            throw .usage("give --name or --store, not both: --name \(name) means the store "
+                         + "\(StoreLocation.directory(explicit: nil, name: name, environment: environment)), not \(store)")
+        }
         let name = parsed.value("name") ?? "default"
         guard StoreLocation.isValidName(name) else {
             throw .usage("invalid --name '\(name)': use letters, digits, '-', '_' or '.'")

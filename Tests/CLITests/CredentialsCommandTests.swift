@@ -127,6 +127,15 @@ final class CredentialsCommandTests: XCTestCase {
                        ["alice": false, "bob": true])
     }
 
+    /// --name only says where a store is: with --store as well, one would be ignored silently.
+    func testNameAndStoreTogetherAreAUsageError() throws {
+        guard case .usage(let message) = credentials(["list", "--name", "default", "--store", store.directory]) else {
+            return XCTFail("\(output.out) \(output.err)")
+        }
+        XCTAssertTrue(message.hasPrefix("give --name or --store, not both: --name default means the store "), message)
+        XCTAssertTrue(message.hasSuffix("not \(store.directory)"), message)
+    }
+
     func testEmptyAndMissingStores() throws {
         XCTAssertEqual(credentials(["list", "--store", store.directory]), .status(0))
         XCTAssertEqual(output.out, "0 credentials in the store \(store.directory).")
