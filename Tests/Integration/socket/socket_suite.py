@@ -13,7 +13,9 @@ ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token
 HPKE and passphrase files, Bitwarden and KeePassXC fixtures, refusals, backup and restore), socket_endpoints.py (the sites'
 passkey endpoints over real HTTPS with a test CA), socket_rig.py (`latchkey rig`: keys
 added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_signals.py
-(websites' signals through `latchkey native-host`, as a browser sends them), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
+(websites' signals through `latchkey native-host`, as a browser sends them), socket_first_hour.py and socket_first_day.py
+(what a new source and package user meet: wrong wording, refused options, dry runs, --json errors, the docs' snippets run
+as written), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;
 no core dumps), socket_fido2_suite.py (python-fido2 2.2.1's own device suite, unchanged,
 through fido2_device_plugin.py), socket_local_users.py (another local user squatting or connecting to the sockets; answers
 that would act on a terminal; sockets published only when they accept) and socket_crash.py (SIGKILLs at random moments: LATCHKEY_CRASH_KILLS, default 300,
