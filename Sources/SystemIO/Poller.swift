@@ -39,5 +39,18 @@ public enum Poller {
         }
     }
 
+    /// poll(2) on `entries` as given (each with its own `events`), filling in `revents`; EINTR
+    /// is retried with the time left. For loops that wait for writability too (the uhid broker).
+    public static func wait(_ entries: inout [pollfd], timeoutMilliseconds: Int32) throws(Errno) {
+        let deadline = timeoutMilliseconds >= 0 ? monotonicMilliseconds() + Int64(timeoutMilliseconds) : nil
+        var timeout = timeoutMilliseconds
+        while true {
+            if poll(&entries, nfds_t(entries.count), timeout) >= 0 { return }
+            let error = Errno.current
+            guard error == .interrupted else { throw error }
+            if let deadline { timeout = Int32(clamping: max(0, deadline - monotonicMilliseconds())) }
+        }
+    }
+
     private static func monotonicMilliseconds() -> Int64 { Int64(MonotonicClock.milliseconds()) }
 }

@@ -1,0 +1,217 @@
+import Foundation
+import Glibc
+@testable import LinuxHID
+import SystemIO
+import XCTest
+
+/// The uhid broker's rules (UHIDBrokerPolicy) and its loop (UHIDBroker) with a key connected
+/// through a real SOCK_SEQPACKET listener, and a fake kernel: /dev/uhid is one end of a socket
+/// pair per device, which delivers one whole event a read as uhid does.
+final class UHIDBrokerTests: XCTestCase {
+    let fido = UHIDDevice.fidoReportDescriptor
+
+    func create2(uniq: String = "latchkey:main", phys: String = "latchkey/uid=0/main", vendor: UInt32 = 0x1209,
+                 product: UInt32 = 0x4C4B, bus: UInt16 = 3, descriptor: [UInt8]? = nil) -> [UInt8] {
+        UHIDEvent.create2(name: "Latchkey main", phys: phys, uniq: uniq, bus: bus, vendor: vendor, product: product,
+                          version: 0x100, country: 0, descriptor: descriptor ?? fido).encoded()
+    }
+
+    // MARK: - Rules
+
+    /// The phys (and so the hidraw node's owner, by udev/70-latchkey.rules) is the connecting
+    /// user's, whatever the client wrote: a client claiming root gets its own uid.
+    func testCreateIsStampedWithTheClientsUID() throws {
+        let (event, name) = try UHIDBrokerPolicy.create(from: create2(phys: "latchkey/uid=0/main"), uid: 1000)
+        XCTAssertEqual(name, "main")
+        XCTAssertEqual(try UHIDEvent(decoding: event), .create2(name: "Latchkey main", phys: "latchkey/uid=1000/main",
+                                                                 uniq: "latchkey:main", bus: 3, vendor: 0x1209, product: 0x4C4B,
+                                                                 version: 0x100, country: 0, descriptor: fido))
+    }
+
+    func testOnlyLatchkeysOwnDeviceIsCreated() {
+        func refused(_ bytes: [UInt8], _ words: String, line: UInt = #line) {
+            XCTAssertThrowsError(try UHIDBrokerPolicy.create(from: bytes, uid: 1000), line: line) {
+                let reason = ($0 as? UHIDBrokerPolicy.Refusal)?.reason ?? ""
+                XCTAssertTrue(reason.contains(words), reason, line: line)
+            }
+        }
+        // A keyboard's descriptor (usage page 1, usage 6): no.
+        refused(create2(descriptor: [0x05, 0x01, 0x09, 0x06, 0xA1, 0x01, 0xC0]), "only the FIDO report descriptor")
+        refused(create2(vendor: 0x1050, product: 0x0407), "only Latchkey's device (USB 1209:4C4B)")
+        refused(create2(bus: 5), "only Latchkey's device")
+        refused(create2(uniq: "yubikey"), "the uniq must be latchkey:NAME")
+        refused(create2(uniq: "latchkey:../x"), "the key name must be")
+        refused(create2(uniq: "latchkey:"), "the key name must be")
+        refused(UHIDEvent.destroy.encoded(), "the first event must be UHID_CREATE2, not UHID_DESTROY")
+        refused([1, 2, 3], "malformed")
+    }
+
+    func testAfterTheCreateOnlyInputAndRepliesPass() throws {
+        let input = UHIDEvent.input2(data: Array(repeating: 7, count: 64))
+        XCTAssertEqual(try UHIDBrokerPolicy.relay(input.encoded()), input.encoded())
+        XCTAssertNoThrow(try UHIDBrokerPolicy.relay(UHIDEvent.getReportReply(id: 3, error: 5, data: []).encoded()))
+        XCTAssertNoThrow(try UHIDBrokerPolicy.relay(UHIDEvent.setReportReply(id: 3, error: 5).encoded()))
+        for event in [UHIDEvent.destroy, .create2(name: "x", phys: "y", uniq: "latchkey:x", bus: 3, vendor: 0x1209,
+                                                  product: 0x4C4B, version: 0, country: 0, descriptor: fido),
+                      .output(data: [1], reportType: 1), .start(flags: 0), .unknown(type: 99)] {
+            XCTAssertThrowsError(try UHIDBrokerPolicy.relay(event.encoded()), "\(event)")
+        }
+        // Only what was decoded is written: trailing bytes of the client's do not reach the kernel.
+        var padded = input.encoded()
+        padded[4_300] = 0xAA
+        XCTAssertEqual(try UHIDBrokerPolicy.relay(padded), input.encoded())
+    }
+
+    // MARK: - The loop
+
+    final class FakeKernel: @unchecked Sendable {
+        var ends: [Int32] = []   // the kernel's end of each device the broker opened
+        func open() throws(Errno) -> FileDescriptor {
+            var pair: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+                throw Errno.current
+            }
+            let flags = fcntl(pair[1], F_GETFL)
+            _ = fcntl(pair[1], F_SETFL, flags | O_NONBLOCK)
+            ends.append(pair[0])
+            return FileDescriptor(owning: pair[1])
+        }
+        func read(_ end: Int32, waitMilliseconds: Int32 = 0) -> UHIDEvent?? {
+            var entry = pollfd(fd: end, events: Int16(POLLIN), revents: 0)
+            guard poll(&entry, 1, waitMilliseconds) == 1 else { return .some(nil) }   // nothing yet
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            let count = recv(end, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            guard count > 0 else { return nil }   // closed: the device is destroyed
+            return try? UHIDEvent(decoding: Array(buffer[..<count]))
+        }
+        func write(_ end: Int32, _ event: UHIDEvent) {
+            let bytes = event.encoded()
+            _ = send(end, bytes, bytes.count, 0)
+        }
+    }
+
+    var scratch: TemporaryDirectory!
+    var kernel: FakeKernel!
+    var broker: UHIDBroker!
+    var socketPath: String!
+
+    override func setUpWithError() throws {
+        scratch = try TemporaryDirectory()
+        kernel = FakeKernel()
+        socketPath = scratch.path + "/uhid.socket"
+        let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+        try listener.bind(to: UnixSocketAddress(path: socketPath))
+        try listener.listen(backlog: 8)
+        let kernel = self.kernel!
+        broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
+                            logger: Logger(level: .error, sink: { _ in }))
+    }
+
+    override func tearDown() {
+        broker = nil
+        for end in kernel.ends { close(end) }
+        scratch.remove()
+    }
+
+    /// Turns the broker's loop until `condition` holds (or a few seconds pass).
+    func turn(until condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(5)
+        while !condition() && Date() < deadline { broker.turn(timeoutMilliseconds: 20) }
+    }
+
+    /// A key through the broker (UHIDDevice's own code path), and its device's kernel end.
+    func brokeredKey(name: String = "main") throws -> (UHIDDevice, Int32) {
+        let connection = try XCTUnwrap(UHIDDevice.connectToBroker(socketPath))
+        let key = try UHIDDevice(device: connection, path: socketPath, identity: .latchkey(name: name, uid: 0), brokered: true)
+        turn { kernel.ends.count == 1 }
+        return (key, try XCTUnwrap(kernel.ends.last))
+    }
+
+    func testAKeyThroughTheBrokerIsCreatedAsItsUserAndTalksBothWays() throws {
+        let (key, end) = try brokeredKey()
+        // The key said uid 0 (as root would); the broker wrote this process's uid.
+        guard case let .create2(_, phys, uniq, _, _, _, _, _, _)?? = kernel.read(end, waitMilliseconds: 500) else {
+            return XCTFail("no CREATE2 reached the kernel")
+        }
+        XCTAssertEqual(phys, "latchkey/uid=\(getuid())/main")
+        XCTAssertEqual(uniq, "latchkey:main")
+        XCTAssertEqual(broker.devicesByUser, [getuid(): 1])
+
+        // The kernel's events reach the key: a client opens the node and writes a report.
+        kernel.write(end, .open)
+        kernel.write(end, .output(data: [0] + Array(repeating: 9, count: 64), reportType: 1))
+        var seen: [TransportEvent] = []
+        let deadline = Date().addingTimeInterval(5)
+        while seen.count < 2 && Date() < deadline {
+            broker.turn(timeoutMilliseconds: 20)
+            seen += key.pollDescriptors.flatMap { key.readEvents(from: $0) }
+        }
+        XCTAssertEqual(seen, [.connectionOpened(0), .report(Array(repeating: 9, count: 64), from: 0)])
+
+        // The key's reply reaches the kernel as UHID_INPUT2.
+        key.send(Array(repeating: 4, count: 64), to: 0)
+        var reply: UHIDEvent?
+        turn {
+            if case let event?? = kernel.read(end) { reply = event }
+            return reply != nil
+        }
+        XCTAssertEqual(reply, .input2(data: Array(repeating: 4, count: 64)))
+
+        // The key stops: no DESTROY is sent through the broker; the connection closing destroys it.
+        key.shutdown()
+        var closed = false
+        turn {
+            if case nil = kernel.read(end) { closed = true }
+            return closed
+        }
+        XCTAssertTrue(closed, "the device outlived its key")
+        XCTAssertEqual(broker.devicesByUser, [:])
+    }
+
+    /// A client that sends what only a creator may (a second CREATE2, a DESTROY) loses its
+    /// connection and its device; the key learns its transport is gone.
+    func testAClientBreakingTheRulesLosesItsDevice() throws {
+        let (key, end) = try brokeredKey()
+        _ = kernel.read(end, waitMilliseconds: 500)   // the CREATE2
+        let socket = try XCTUnwrap(key.pollDescriptors.first)
+        let destroy = UHIDEvent.destroy.encoded()
+        XCTAssertEqual(Glibc.send(socket, destroy, destroy.count, 0), destroy.count)
+        var closed = false
+        turn {
+            if case nil = kernel.read(end) { closed = true }
+            return closed
+        }
+        XCTAssertTrue(closed, "a DESTROY from the client must close the device, not reach the kernel as one")
+        var events: [TransportEvent] = []
+        let deadline = Date().addingTimeInterval(5)
+        while events.isEmpty && Date() < deadline {
+            events = key.pollDescriptors.flatMap { key.readEvents(from: $0) }
+            usleep(10_000)
+        }
+        guard case .transportLost? = events.first else { return XCTFail("the key did not learn: \(events)") }
+        XCTAssertTrue(key.pollDescriptors.isEmpty, "a lost transport is not polled again")
+    }
+
+    /// Another user cannot claim someone else's uid, and one user's keys are bounded.
+    func testKeysPerUserAreBounded() throws {
+        var limits = UHIDBroker.Limits()
+        limits.devicesPerUser = 2
+        let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+        socketPath = scratch.path + "/limited.socket"
+        try listener.bind(to: UnixSocketAddress(path: socketPath))
+        try listener.listen(backlog: 8)
+        let kernel = self.kernel!
+        broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
+                            logger: Logger(level: .error, sink: { _ in }), limits: limits)
+        let first = try brokeredKey(name: "one")
+        let second = try XCTUnwrap(UHIDDevice.connectToBroker(socketPath))
+        let secondKey = try UHIDDevice(device: second, path: socketPath, identity: .latchkey(name: "two", uid: 0), brokered: true)
+        turn { kernel.ends.count == 2 }
+        let third = try XCTUnwrap(UHIDDevice.connectToBroker(socketPath))
+        _ = try? UHIDDevice(device: third, path: socketPath, identity: .latchkey(name: "three", uid: 0), brokered: true)
+        for _ in 0..<20 { broker.turn(timeoutMilliseconds: 10) }
+        XCTAssertEqual(kernel.ends.count, 2, "a third key of the same user was created")
+        XCTAssertEqual(broker.devicesByUser, [getuid(): 2])
+        _ = (first, secondKey)
+    }
+}
