@@ -128,6 +128,7 @@ public enum KeyHost {
         })
         runner.run()
         signals.cancel()
+        if runner.transportFailure != nil { return 1 }   // logged; a service manager starts the key again
         logger.info("key '\(configuration.name)' stopped")
         return 0
     }

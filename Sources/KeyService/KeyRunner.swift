@@ -46,6 +46,8 @@ public final class KeyRunner: @unchecked Sendable {
     private let mailbox: Mailbox
     private var cancellations: [UInt64: CancellationFlag] = [:]
     private let stopRequested = Atomic<Bool>(false)
+    /// Why the loop stopped on its own (the transport was lost), or nil: `serve` then exits 1.
+    public private(set) var transportFailure: String?
     private let powerCycleRequested = Atomic<Bool>(false)
     /// `--trace FILE`: every report in and out, secrets blanked (TraceRecord, TraceRecorder).
     /// Used only from the poll loop.
@@ -160,6 +162,10 @@ public final class KeyRunner: @unchecked Sendable {
             logger.debug("uhid device started")
         case .deviceStopped:
             logger.debug("uhid device stopped")
+        case let .transportLost(reason):
+            logger.error("\(reason); stopping")
+            transportFailure = reason
+            stopRequested.store(true, ordering: .releasing)
         }
     }
 

@@ -24,9 +24,10 @@ public enum TransportError: Error, Sendable, Equatable, CustomStringConvertible 
                 + "or run the key without uhid: `latchkey serve --transport socket:PATH`."
         case .permissionDenied(let path):
             if path.hasSuffix("uhid") {
-                return "Permission denied opening \(path). Latchkey's udev rule (installed with the package or by "
-                    + "scripts/install) lets group latchkey open it: `sudo usermod -aG latchkey $USER`, then log out and in "
-                    + "again. `latchkey doctor` says what is missing. Or run the key without uhid: "
+                return "Permission denied opening \(path), and no uhid broker listens on \(UHIDDevice.brokerPath). "
+                    + "With the package, start the broker: `sudo systemctl enable --now latchkey-uhid-broker.socket` "
+                    + "(docs/uhid-broker.md); from a checkout, scripts/install lets group latchkey open it "
+                    + "(then log out and in). `latchkey doctor` says what is missing. Or run the key without uhid: "
                     + "`latchkey serve --transport socket:PATH`."
             }
             return "Permission denied for \(path). Choose a path in a directory you can write "

@@ -18,6 +18,10 @@ public enum TransportEvent: Sendable, Equatable {
     /// left to take it with): it sees end of stream at once instead of hanging in connect.
     /// `reason` is a phrase for the log.
     case connectionRefused(reason: String)
+    /// The transport itself is gone and will not come back (the uhid broker hung up: it
+    /// stopped, or refused what the key sent): the key stops, and exits with a failure so that
+    /// its service manager starts it again. `reason` is a sentence for the log.
+    case transportLost(reason: String)
     /// uhid START: a HID driver bound to the device.
     case deviceStarted
     /// uhid STOP: the HID driver let go of the device.

@@ -42,6 +42,8 @@ public final class UHIDDevice: ReportTransport {
 
     public let path: String
     public let identity: Identity
+    /// Through the uhid broker (a socket) rather than /dev/uhid itself.
+    public let isBrokered: Bool
     private let device: FileDescriptor
     /// One event's worth of bytes, reused by every read (the loop is the only reader).
     private var readBuffer = [UInt8](repeating: 0, count: UHIDEventLayout.eventSize)
@@ -50,29 +52,53 @@ public final class UHIDDevice: ReportTransport {
 
     /// Opens `path` (O_RDWR | O_CLOEXEC | O_NONBLOCK) and creates the device
     /// with UHID_CREATE2 on bus USB. ENOENT/ENODEV/ENXIO → `.uhidUnavailable`,
-    /// EACCES/EPERM → `.permissionDenied`.
+    /// EACCES/EPERM → `.permissionDenied` — unless the uhid broker listens on `broker`
+    /// (docs/uhid-broker.md): then the same events go to it instead, and it creates the
+    /// device for this user.
     public convenience init(path: String = "/dev/uhid", identity: Identity,
-                            reportDescriptor: [UInt8] = UHIDDevice.fidoReportDescriptor) throws(TransportError) {
+                            reportDescriptor: [UInt8] = UHIDDevice.fidoReportDescriptor,
+                            broker: String? = UHIDDevice.brokerPath) throws(TransportError) {
         let device: FileDescriptor
+        var brokered = false
         do {
             device = try FileDescriptor.open(path, flags: O_RDWR | O_CLOEXEC | O_NONBLOCK)
         } catch {
             switch error {
             case .noSuchFileOrDirectory, .noDevice, .noSuchDeviceOrAddress:
                 throw .uhidUnavailable(path: path)
+            case .permissionDenied, .notPermitted:
+                guard let broker, let connection = Self.connectToBroker(broker) else {
+                    throw TransportError(error, call: "open", path: path)
+                }
+                device = connection
+                brokered = true
             default:
                 throw TransportError(error, call: "open", path: path)
             }
         }
-        try self.init(device: device, path: path, identity: identity, reportDescriptor: reportDescriptor)
+        try self.init(device: device, path: brokered ? broker ?? path : path, identity: identity,
+                      reportDescriptor: reportDescriptor, brokered: brokered)
+    }
+
+    /// Where the package's uhid broker listens (udev/latchkey-uhid-broker.socket).
+    public static let brokerPath = "/run/latchkey/uhid.socket"
+
+    /// A connection to the broker at `path`, or nil when none listens there.
+    static func connectToBroker(_ path: String) -> FileDescriptor? {
+        guard let address = try? UnixSocketAddress(path: path),
+              let socket = try? FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: false) else { return nil }
+        guard (try? socket.connect(to: address)) != nil else { return nil }
+        try? socket.setNonBlocking(true)
+        return socket
     }
 
     /// Creates the device on an already open uhid descriptor (tests pass one
     /// end of a SOCK_SEQPACKET pair, which keeps event boundaries as uhid does).
     init(device: FileDescriptor, path: String, identity: Identity, reportDescriptor: [UInt8] = UHIDDevice.fidoReportDescriptor,
          clock: @escaping () -> UInt64 = MonotonicClock.nanoseconds,
-         unpacedReports: Int = UHIDDevice.defaultUnpacedReports) throws(TransportError) {
+         unpacedReports: Int = UHIDDevice.defaultUnpacedReports, brokered: Bool = false) throws(TransportError) {
         self.device = device
+        self.isBrokered = brokered
         self.path = path
         self.identity = identity
         self.clock = clock
@@ -107,6 +133,14 @@ public final class UHIDDevice: ReportTransport {
         for _ in 0..<Self.maximumEventsPerRead {
             let device = self.device
             let count = readBuffer.withUnsafeMutableBytes { (try? device.read(into: $0)) ?? -1 }
+            if count == 0, isBrokered {
+                // /dev/uhid never ends; the broker's socket does when the broker stops or
+                // refused an event. The device went with the connection.
+                device.close()
+                events.append(.transportLost(reason: "the uhid broker (\(path)) closed the connection: it stopped, "
+                                             + "or refused what the key sent (its log says which)"))
+                break
+            }
             guard count > 0 else {
                 // EAGAIN: queue empty (any other error: nothing to read either). Mid-message,
                 // the rest is on its way: wait for it here rather than sleep in poll(2).
@@ -205,7 +239,7 @@ public final class UHIDDevice: ReportTransport {
     public func shutdown() {
         guard device.isOpen else { return }
         paced = []
-        try? write(.destroy)
+        if !isBrokered { try? write(.destroy) }   // the broker destroys the device as the connection closes
         device.close()
     }
 

@@ -235,9 +235,10 @@ final class UHIDDeviceTests: XCTestCase {
         }
     }
 
-    func testPermissionDeniedMessageNamesTheUdevRule() {
+    func testPermissionDeniedMessageNamesTheBrokerAndTheGroup() {
         let message = TransportError.permissionDenied(path: "/dev/uhid").description
-        XCTAssertTrue(message.contains("udev"), message)
+        XCTAssertTrue(message.contains("sudo systemctl enable --now latchkey-uhid-broker.socket"), message)
+        XCTAssertTrue(message.contains("group latchkey"), message)
         XCTAssertTrue(message.contains("--transport socket:"), message)
     }
 }
