@@ -38,6 +38,7 @@ public enum LatchkeyCLI {
         .init(.devices, TraceCommand.spec) { parsed throws(UsageError) in TraceCommand.run(parsed) },
         .init(.devices, ReplayCommand.spec) { parsed throws(UsageError) in try ReplayCommand.run(parsed) },
         .init(.setup, DoctorCommand.spec) { parsed throws(UsageError) in try DoctorCommand.run(parsed) },
+        .init(.setup, BrokerCommand.spec) { parsed throws(UsageError) in try BrokerCommand.run(parsed) },
         .init(.setup, GenerateCommand.spec) { parsed throws(UsageError) in
             try GenerateCommand.run(parsed, commands: LatchkeyCLI.commands, about: manPageAbout) },
     ] }

@@ -38,9 +38,9 @@ final class GeneratedDocsTests: XCTestCase {
     }
 
     /// Every command that reports a result can report it as JSON; the exceptions run until
-    /// stopped (serve, rig, proxy, native-host) or write files for packagers (generate).
+    /// stopped (serve, rig, proxy, native-host, uhid-broker) or write files for packagers (generate).
     func testEveryReportingCommandTakesJSON() {
-        let exempt: Set<String> = ["serve", "rig", "proxy", "native-host", "generate"]
+        let exempt: Set<String> = ["serve", "rig", "proxy", "native-host", "uhid-broker", "generate"]
         for entry in commands where !exempt.contains(entry.spec.name) {
             for spec in entry.leafSpecs {
                 XCTAssertTrue(spec.options.contains { $0.name == "json" && $0.valueName == nil }, "\(spec.name) has no --json")

@@ -30,12 +30,26 @@ check "no Swift runtime linked dynamically" sh -c "! ldd '$work/root/usr/bin/lat
 check "depends on Debian 12 libraries only (no toolchain)" sh -c "dpkg-deb -f '$deb' Depends | tee /dev/stderr | grep -q libssl3 && ! dpkg-deb -f '$deb' Depends | grep -qi swift"
 for path in usr/bin/latchkey usr/lib/udev/rules.d/70-latchkey.rules usr/lib/modules-load.d/latchkey.conf \
         usr/lib/systemd/user/latchkey.service usr/share/polkit-1/actions/org.latchkey.verify-user.policy \
+        usr/lib/systemd/system/latchkey-uhid-broker.socket usr/lib/systemd/system/latchkey-uhid-broker.service \
+        usr/share/man/man1/latchkey-uhid-broker.1.gz \
         usr/share/latchkey/extension/manifest.json usr/share/man/man1/latchkey.1.gz usr/share/man/man1/latchkey-serve.1.gz \
         usr/share/bash-completion/completions/latchkey usr/share/zsh/vendor-completions/_latchkey \
         usr/share/fish/vendor_completions.d/latchkey.fish usr/lib/python3/dist-packages/latchkey_socket.py \
         usr/lib/python3/dist-packages/latchkey_rig.py usr/share/doc/latchkey/copyright usr/share/doc/latchkey/changelog.gz; do
     check "holds /$path" test -s "$work/root/$path"
 done
+check "the broker's socket is where keys look for it, open to every user; its service is the packaged binary, sandboxed" sh -c "
+    grep -qx 'ListenSequentialPacket=/run/latchkey/uhid.socket' '$work/root/usr/lib/systemd/system/latchkey-uhid-broker.socket' &&
+    grep -qx 'SocketMode=0666' '$work/root/usr/lib/systemd/system/latchkey-uhid-broker.socket' &&
+    grep -qx 'ExecStart=/usr/bin/latchkey uhid-broker' '$work/root/usr/lib/systemd/system/latchkey-uhid-broker.service' &&
+    grep -qx 'CapabilityBoundingSet=' '$work/root/usr/lib/systemd/system/latchkey-uhid-broker.service' &&
+    grep -qx 'DeviceAllow=/dev/uhid rw' '$work/root/usr/lib/systemd/system/latchkey-uhid-broker.service' &&
+    grep -q 'deb-systemd-helper enable latchkey-uhid-broker.socket' '$work/control/postinst'"
+check "systemd-analyze verify accepts the broker's units" sh -c "
+    command -v systemd-analyze >/dev/null || exit 0
+    d=\$(mktemp -d); cp '$work/root/usr/lib/systemd/system/'latchkey-uhid-broker.* \$d/
+    sed -i \"s|/usr/bin/latchkey|$work/root/usr/bin/latchkey|\" \$d/latchkey-uhid-broker.service
+    systemd-analyze verify --man=no \$d/latchkey-uhid-broker.socket \$d/latchkey-uhid-broker.service; s=\$?; rm -rf \$d; exit \$s"
 check "the user unit runs the packaged binary (passkeys exportable: --counter zero)" grep -q '^ExecStart=/usr/bin/latchkey serve --presence notify --counter zero' "$work/root/usr/lib/systemd/user/latchkey.service"
 check "the extension for every user: Debian's Chromium and Firefox ESR extension folders name it" sh -c \
     "[ \"\$(readlink -f '$work/root/usr/share/chromium/extensions/latchkey')\" = '$work/root/usr/share/latchkey/extension' ] \
