@@ -19,6 +19,7 @@ let fuzzTargets = [
     "FuzzConfigReset",
     "FuzzU2F",                  // U2F APDUs
     "FuzzUHIDEvent",            // the /dev/uhid event decoder
+    "FuzzUHIDBroker",           // the uhid broker's rules: what any local user sends the root broker
     "FuzzTrace",                // the trace file parser and decoder
     "FuzzControl",              // the control socket's JSON requests
     "FuzzRig",                  // the rig control API's JSON request lines, on a rig with a key
