@@ -491,25 +491,40 @@ check_udev_rule_applies() {  # the rule, run by udev itself: /dev/uhid for group
     # Issue 34: no seat ACL on /dev/uhid (the user at the seat could give another user a fake key).
     if grep -E '^(CURRENT_)?TAGS=.*:uaccess:' "$WORK/udevadm-uhid.txt"; then echo "/dev/uhid is tagged uaccess"; return 1; fi
     # Apply it for real: the guest's udevd (virtme-ng's init starts one; else one of our own while we need it).
-    local own_udevd=""
-    if ! udevadm control --ping --timeout=5 >/dev/null 2>&1; then
-        local udevd=/lib/systemd/systemd-udevd
-        [ -x "$udevd" ] || udevd=/usr/lib/systemd/systemd-udevd
-        "$udevd" >"$WORK/udevd.log" 2>&1 &
-        own_udevd=$!
-        local up=0
-        for _ in $(seq 1 100); do udevadm control --ping --timeout=5 >/dev/null 2>&1 && { up=1; break; }; sleep 0.2; done
-        [ "$up" = 1 ] || { echo "udevd did not start"; cat "$WORK/udevd.log"; kill "$own_udevd"; return 1; }
-    fi
+    udevd_up || return 1
     udevadm control --reload
     udevadm trigger --action=change --sysname-match="$(basename "$node")" --sysname-match=uhid
     udevadm settle --timeout=20
     local status=0
     udev_rule_checks "$node" || status=1
-    if [ -n "$own_udevd" ]; then
-        udevadm control --exit --timeout=20 || kill "$own_udevd"
-        wait "$own_udevd" 2>/dev/null
-    fi
+    udevd_down
+    return $status
+}
+OWN_UDEVD=""
+udevd_up() {  # a running udevd: the guest's, or one of our own (OWN_UDEVD) until udevd_down
+    udevadm control --ping --timeout=5 >/dev/null 2>&1 && return 0
+    local udevd=/lib/systemd/systemd-udevd
+    [ -x "$udevd" ] || udevd=/usr/lib/systemd/systemd-udevd
+    "$udevd" >"$WORK/udevd.log" 2>&1 &
+    OWN_UDEVD=$!
+    for _ in $(seq 1 100); do udevadm control --ping --timeout=5 >/dev/null 2>&1 && return 0; sleep 0.2; done
+    echo "udevd did not start"; cat "$WORK/udevd.log"; kill "$OWN_UDEVD"; OWN_UDEVD=""
+    return 1
+}
+udevd_down() {
+    [ -n "$OWN_UDEVD" ] || return 0
+    udevadm control --exit --timeout=20 || kill "$OWN_UDEVD"
+    wait "$OWN_UDEVD" 2>/dev/null
+    OWN_UDEVD=""
+}
+check_uhid_broker() {  # e2e_broker.sh, with udevd running and the rule (installed by the udev step) applied
+    [ -f /etc/udev/rules.d/70-latchkey.rules ] || { echo "the udev step left no rule in place"; return 1; }
+    udevd_up || return 1
+    local status=0
+    "$HERE/e2e_broker.sh" "$BIN" "$PYTHON" "$WORK" "$(node_of main)" 2>&1 | tee "$RESULTS/broker.txt"
+    status=${PIPESTATUS[0]}
+    cp "$WORK/broker.log" "$RESULTS/broker.log" 2>/dev/null
+    udevd_down
     return $status
 }
 udev_rule_checks() {  # udev_rule_checks MAIN_NODE (udevd running, rule loaded)
@@ -813,6 +828,7 @@ step "latchkey probe by key name (text, 1500-byte echo checked) and latchkey win
 step "latchkey doctor reports the missing udev rule (WARN for root, with the fix)" check_doctor_reports_missing_rule
 step "installing udev/70-latchkey.rules turns doctor's udev-rules check OK" check_doctor_with_rule
 step "udev applies the rule: /dev/uhid 0660 group latchkey and nobody else (a user outside it cannot open it); each key's hidraw node 0600 for the user running it; another user (even in the group) is refused" check_udev_rule_applies
+step "the uhid broker (root): users in no group run keys through it, each stamped with its own uid (phys, node owner); another user's raw client claiming uid 4245 gets its own uid, and its DESTROY ends only its own device; two keys named alike make a command by name refuse; a stopped broker takes its keys along (serve exits 1) and a new one serves them; a PING round trip through it against direct uhid, measured (e2e_broker.sh; output: broker.txt)" check_uhid_broker
 step "scripts/install and scripts/uninstall (each twice: idempotent); doctor sees the install" check_install_and_uninstall
 step "--presence control: fido2-cred waits until \`latchkey approve\` gives the touch" check_control_approve
 step "--presence control: \`latchkey deny\` → fido2-cred exits 1, key logs CTAP2_ERR_OPERATION_DENIED" check_control_deny
