@@ -84,8 +84,9 @@ public struct DoctorFacts: Sendable, Equatable {
     /// service and the browser bridge are then not needed.
     public var socketSetup = false
     public var userUnitPath: String?
-    /// Latchkey came from its Debian package (dpkg lists it), so fixes name the package, not the
-    /// checkout's scripts/ and udev/ folders, which a package user does not have.
+    /// Latchkey came from its Debian package (its copyright file is there: only the package
+    /// installs it, and dpkg's database is not for other programs to read), so fixes name the
+    /// package, not the checkout's scripts/ and udev/ folders, which a package user lacks.
     public var installedByPackage = false
     /// `latchkey bridge status`: each browser's wiring, and the extension's last contact.
     public var bridge: [BridgeInstallation.Status] = []
@@ -119,7 +120,7 @@ public struct DoctorFacts: Sendable, Equatable {
         public var ruleDirectories = ["/etc/udev/rules.d", "/run/udev/rules.d", "/usr/local/lib/udev/rules.d",
                                       "/usr/lib/udev/rules.d", "/lib/udev/rules.d"]
         public var ruleName = "70-latchkey.rules"
-        public var dpkgList = "/var/lib/dpkg/info/latchkey.list"
+        public var packageMarker = "/usr/share/doc/latchkey/copyright"
         public init() {}
     }
 
@@ -207,7 +208,7 @@ public struct DoctorFacts: Sendable, Equatable {
         facts.userUnitPath = [configHome + "/systemd/user/latchkey.service", "/etc/systemd/user/latchkey.service",
                               "/usr/local/lib/systemd/user/latchkey.service", "/usr/lib/systemd/user/latchkey.service"]
             .first { manager.fileExists(atPath: $0) }
-        facts.installedByPackage = manager.fileExists(atPath: paths.dpkgList)
+        facts.installedByPackage = manager.fileExists(atPath: paths.packageMarker)
         return facts
     }
 
