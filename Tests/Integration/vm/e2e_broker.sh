@@ -7,6 +7,7 @@
 # Also measured, not asserted: a report round trip through the broker against direct uhid
 # (`latchkey probe --pings 200`, medians), printed as a ratio.
 # Usage: e2e_broker.sh LATCHKEY PYTHON WORK DIRECT_NODE   (run as root; exit 0 when all held)
+# (The raw client runs as another user under Debian's python3: the test venv is root's.)
 set -uo pipefail
 BIN="$1" PYTHON="$2" WORK="$3" DIRECT="$4"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -34,7 +35,7 @@ start_key() {  # start_key UID NAME: `serve` as UID (no groups), through the bro
         --log-level debug >>"$WORK/key-broker-$1-$2.log" 2>&1 &
     echo $! >"$WORK/key-broker-$1-$2.pid"
 }
-phys_of() { grep '^HID_PHYS=' "/sys/class/hidraw/$(basename "$1")/device/uevent" | cut -d= -f2; }
+phys_of() { grep '^HID_PHYS=' "/sys/class/hidraw/$(basename "$1")/device/uevent" | cut -d= -f2-; }
 
 # No user below is in group latchkey: /dev/uhid itself is closed to them.
 for uid in 4245 4246; do
@@ -94,7 +95,7 @@ with open(out, "a") as f:
     f.write("closed by the broker\n" if closed else "still open\n")
 PY
 chmod 0644 "$IMPOSTOR/impostor.py"
-as_user 4246 "$PYTHON" "$IMPOSTOR/impostor.py" "$SOCKET" "/sys/class/hidraw/$(basename "$bob")/device/report_descriptor" \
+as_user 4246 /usr/bin/python3 "$IMPOSTOR/impostor.py" "$SOCKET" "/sys/class/hidraw/$(basename "$bob")/device/report_descriptor" \
     "$IMPOSTOR/impostor.txt" >"$IMPOSTOR/impostor.log" 2>&1 &
 impostor_pid=$!
 wait_for 30 grep -q created "$IMPOSTOR/impostor.txt" 2>/dev/null || fail "the raw client never created its device"
