@@ -119,6 +119,7 @@ do {
     }
     try CoreBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
     try TransportBenchmarks.run(report: report, baselines: baselines, seconds: seconds)
+    try BrokerBenchmarks.run(report: report, seconds: seconds)
     try ConcurrencyBenchmarks.run(report: report, seconds: concurrencySeconds)
     try RigBenchmarks.run(report: report, seconds: quick ? 0.2 : 3)
     try TPMBenchmarks.run(report: report, baselines: baselines, seconds: quick ? 0.2 : max(seconds, 3))
