@@ -51,6 +51,12 @@ bob=$(hidraw_for bob)
 echo "uid 4245's key: $bob, phys $(phys_of "$bob"), $(stat -c '%a %u' "$bob")"
 [ "$(phys_of "$bob")" = "latchkey/uid=4245/bob" ] || fail "phys is not latchkey/uid=4245/bob"
 [ "$(stat -c '%a %u' "$bob")" = "600 4245" ] || fail "the node is not 0600 uid 4245"
+# No seat ACL for a key's node: systemd's 70-uaccess.rules would tag it (a security token), and
+# 73-seat-late.rules would give whoever sits at the seat access; 70-latchkey.rules prevents it.
+udevadm info --query=property --name="$bob" | grep -E '^(CURRENT_)?TAGS=' | sed 's/^/  /'
+if udevadm info --query=property --name="$bob" | grep -qE '^(CURRENT_)?TAGS=.*:uaccess:'; then
+    fail "uid 4245's key node is tagged uaccess: the seat's user would get an ACL on it"
+fi
 as_user 4245 fido2-token -L >"$WORK/broker-token-list.txt" 2>&1
 grep -q "^$bob:" "$WORK/broker-token-list.txt" || { fail "fido2-token -L as uid 4245 does not list $bob"; cat "$WORK/broker-token-list.txt"; }
 as_user 4245 "$BIN" probe bob --pings 5 --echo-bytes 1500 >"$WORK/broker-probe.txt" 2>&1 \

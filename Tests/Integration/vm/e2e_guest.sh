@@ -503,6 +503,14 @@ check_udev_rule_applies() {  # the rule, run by udev itself: /dev/uhid for group
     grep -qE '70-latchkey.rules:[0-9]+ (GROUP|MODE)' "$WORK/udevadm-uhid.txt" || { tail -40 "$WORK/udevadm-uhid.txt"; return 1; }
     # Issue 34: no seat ACL on /dev/uhid (the user at the seat could give another user a fake key).
     if grep -E '^(CURRENT_)?TAGS=.*:uaccess:' "$WORK/udevadm-uhid.txt"; then echo "/dev/uhid is tagged uaccess"; return 1; fi
+    # Nor on a key's node: systemd's 70-uaccess.rules, which runs after 70-latchkey.rules, tags every
+    # security token; the rule clears ID_SECURITY_TOKEN so that it never does. (This node existed
+    # before the rule: udev keeps every tag a device ever had in TAGS, so only CURRENT_TAGS says
+    # it here; e2e_broker.sh checks both on keys made after the rule.)
+    if grep -E '^CURRENT_TAGS=.*:uaccess:' "$WORK/udevadm-hidraw.txt"; then
+        echo "the key's hidraw node is tagged uaccess"; grep -nE 'TAGS|uaccess|seat' "$WORK/udevadm-hidraw.txt" | tail -20
+        return 1
+    fi
     # Apply it for real: the guest's udevd (virtme-ng's init starts one; else one of our own while we need it).
     udevd_up || return 1
     udevadm control --reload
