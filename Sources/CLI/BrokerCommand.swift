@@ -87,8 +87,11 @@ public enum BrokerCommand {
         }
         do {
             let socket = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+            // Mode 0666 from bind(2) itself (0777 less this umask): no chmod of a path that
+            // could be swapped for a symlink meanwhile.
+            let previous = umask(0o111)
+            defer { umask(previous) }
             try socket.bind(to: try UnixSocketAddress(path: path))
-            guard chmod(path, 0o666) == 0 else { throw Errno.current }
             try socket.listen(backlog: 64)
             return socket
         } catch {
