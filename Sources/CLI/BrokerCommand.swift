@@ -15,18 +15,12 @@ public enum BrokerCommand {
         options: [
             .init("socket", value: "PATH", help: "Listen here (default: the socket systemd passes, else \(UHIDDevice.brokerPath))."),
             .init("uhid", value: "PATH", help: "The uhid device to open for each key (default: /dev/uhid)."),
-            .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
+            .logLevel,
         ])
 
     public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 {
         guard parsed.positionals.isEmpty else { throw UsageError("`latchkey uhid-broker` takes no arguments") }
-        var level = Logger.Level.info
-        if let name = parsed.value("log-level") {
-            guard let parsedLevel = Logger.Level(name: name) else {
-                throw UsageError("invalid --log-level '\(name)': use error, warning, info, debug or trace")
-            }
-            level = parsedLevel
-        }
+        let level = try parsed.logLevel() ?? .info
         let uhid = parsed.value("uhid") ?? "/dev/uhid"
         guard uhid.hasPrefix("/") else { throw UsageError("invalid --uhid '\(uhid)': give an absolute path") }
         let logger = Logger(level: level)

@@ -23,8 +23,10 @@ enum PINInput {
     /// shorter than the key's `minimumLength` is refused before the second typing, as ykman does.
     static func new(file: String?, fileOption: String, fallbackEnvironmentName: String? = nil, io: CommandIO,
                     label: String, minimumLength: Int) throws(CLIError) -> PIN {
-        let environmentName = io.pins[newEnvironmentName] == nil && fallbackEnvironmentName.map({ io.pins[$0] != nil }) == true
-            ? fallbackEnvironmentName! : newEnvironmentName
+        var environmentName = newEnvironmentName
+        if io.pins[newEnvironmentName] == nil, let fallback = fallbackEnvironmentName, io.pins[fallback] != nil {
+            environmentName = fallback
+        }
         let pin = try read(file: file, fileOption: fileOption, environmentName: environmentName, io: io,
                            prompt: "New PIN for \(label): ", confirm: "Repeat the new PIN: ", minimumLength: minimumLength)
         do {

@@ -16,7 +16,7 @@ public enum ProxyCommand {
             .init("live", help: "Print each request and response, decoded, on standard error as it completes."),
             .init("name", value: "NAME", help: "The proxy device's name (default: the real key's, marked as the proxy's)."),
             .init("uhid", value: "PATH", help: "The uhid device (default: /dev/uhid)."),
-            .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
+            .logLevel,
         ])
 
     public static func run(_ parsed: ParsedArguments) throws(UsageError) -> Int32 {
@@ -29,13 +29,7 @@ public enum ProxyCommand {
         options.live = parsed.flag("live")
         options.name = parsed.value("name")
         if let uhid = parsed.value("uhid") { options.uhidPath = uhid }
-        var level = Logger.Level.info
-        if let name = parsed.value("log-level") {
-            guard let parsedLevel = Logger.Level(name: name) else {
-                throw UsageError("invalid --log-level '\(name)': use error, warning, info, debug or trace")
-            }
-            level = parsedLevel
-        }
+        let level = try parsed.logLevel() ?? .info
         let logger = Logger(level: level)
         do {
             return try HIDProxy(options: options, logger: logger).runUntilSignalled()

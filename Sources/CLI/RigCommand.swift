@@ -17,7 +17,7 @@ public enum RigCommand {
             .init("root", value: "DIR", help: "Where the keys' stores live (DIR/<authenticatorId>); default: a temporary "
                   + "private directory, deleted when the rig stops."),
             .init("timeout", value: "SECONDS", help: "rig call: how long to wait for the answer (default: 60)."),
-            .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
+            .logLevel,
         ])
 
     public static func run(_ parsed: ParsedArguments,
@@ -34,12 +34,7 @@ public enum RigCommand {
                 throw UsageError("invalid --root '\(root)': give an absolute directory path")
             }
             configuration.uhidPath = environment["LATCHKEY_UHID_PATH"] ?? "/dev/uhid"
-            if let level = parsed.value("log-level") {
-                guard let parsedLevel = Logger.Level(name: level) else {
-                    throw UsageError("invalid --log-level '\(level)': use error, warning, info, debug or trace")
-                }
-                configuration.logLevel = parsedLevel
-            }
+            if let level = try parsed.logLevel() { configuration.logLevel = level }
             return RigHost.run(configuration)
         case "call":
             guard parsed.positionals.count >= 2, parsed.positionals.count <= 3 else {

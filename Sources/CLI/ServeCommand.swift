@@ -59,7 +59,7 @@ public enum ServeCommand {
             .init("passphrase-file", value: "FILE", help: "The passphrase of a store sealed with one (`latchkey store seal`): "
                   + "one line in a file only you can read (default: LATCHKEY_PASSPHRASE_FILE, the systemd credential "
                   + "latchkey-passphrase, or the terminal)."),
-            .init("log-level", value: "LEVEL", help: "error, warning, info, debug or trace (default: info)."),
+            .logLevel,
         ])
 
     /// What `latchkey serve` runs (the key's configuration, KeyService).
@@ -160,12 +160,7 @@ public enum ServeCommand {
             guard !trace.isEmpty else { throw UsageError("invalid --trace '': give a file path") }
             options.tracePath = trace
         }
-        if let level = parsed.value("log-level") {
-            guard let parsedLevel = Logger.Level(name: level) else {
-                throw UsageError("invalid --log-level '\(level)': use error, warning, info, debug or trace")
-            }
-            options.logLevel = parsedLevel
-        }
+        if let level = try parsed.logLevel() { options.logLevel = level }
         return options
     }
 

@@ -85,9 +85,7 @@ public enum SignalCommand {
             // typo. An --ids-file is the site's own list (signalAllAcceptedCredentials), which
             // names credentials on other authenticators too: whole IDs, those not here counted.
             for argument in parsed.positionals {
-                let text = CredentialSummary.prefixText(argument)
-                guard text.unicodeScalars.allSatisfy({ $0.properties.isASCIIHexDigit || ("A"..."Z").contains($0) || ("a"..."z").contains($0)
-                                                        || $0 == "-" || $0 == "_" }) else {
+                guard Base64URL.isAlphabet(CredentialSummary.prefixText(argument)) else {
                     throw .usage("'\(argument)' is not a base64url credential ID")
                 }
                 try CredentialSummary.checkArgument(argument)

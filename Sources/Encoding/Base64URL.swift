@@ -11,6 +11,12 @@ public enum Base64URL {
         return table
     }()
 
+    /// Whether every character of `text` is in the alphabet (padding and length not considered):
+    /// what a prefix of an encoding can hold.
+    public static func isAlphabet(_ text: some StringProtocol) -> Bool {
+        text.utf8.allSatisfy { values[Int($0)] != 0xFF }
+    }
+
     /// The unpadded encoding.
     public static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
