@@ -104,11 +104,20 @@
   /**
    * The extensions the provider serves, in WebAuthn L3's JSON form (AuthenticationExtensions-
    * ClientInputsJSON): credProps, prf, credentialProtectionPolicy and
-   * enforceCredentialProtectionPolicy, credBlob (create); prf, getCredBlob (get).
+   * enforceCredentialProtectionPolicy, credBlob (create); prf, getCredBlob (get); largeBlob (both).
    */
   function extensionsJSON(extensions, kind) {
     if (!extensions || typeof extensions !== 'object') return null;
     const json = {};
+    if (extensions.largeBlob !== undefined) {
+      const largeBlob = extensions.largeBlob;
+      if (largeBlob === null || typeof largeBlob !== 'object') throw new TypeError('extensions.largeBlob must be a dictionary');
+      // Every member the page gave goes on, so the host can refuse the ones a ceremony does not take.
+      json.largeBlob = {};
+      if (largeBlob.support !== undefined) json.largeBlob.support = String(largeBlob.support);
+      if (largeBlob.read !== undefined) json.largeBlob.read = Boolean(largeBlob.read);
+      if (largeBlob.write !== undefined) json.largeBlob.write = encodeBase64url(largeBlob.write);
+    }
     if (kind === 'create' && extensions.credProps !== undefined) json.credProps = Boolean(extensions.credProps);
     if (extensions.prf !== undefined) {
       const prf = extensions.prf;
@@ -158,10 +167,10 @@
    * Extensions the provider cannot honour. A browser would pass them to the key; the provider
    * leaves such a request to the browser rather than silently dropping what the site asked for.
    * Served: credProps (the client's own), prf (the key's hmac-secret), credProtect's two inputs,
-   * credBlob and getCredBlob. largeBlob and the rest go to the browser.
+   * credBlob and getCredBlob, largeBlob (the key's large-blob array). The rest go to the browser.
    */
   const SERVED_EXTENSIONS = ['credProps', 'prf', 'credentialProtectionPolicy', 'enforceCredentialProtectionPolicy',
-    'credBlob', 'getCredBlob'];
+    'credBlob', 'getCredBlob', 'largeBlob'];
 
   function unservedExtensions(options) {
     const extensions = options && options.extensions;
@@ -227,6 +236,7 @@
       }
     }
     if (typeof results.getCredBlob === 'string') results.getCredBlob = decodeBase64url(results.getCredBlob);
+    if (results.largeBlob && typeof results.largeBlob.blob === 'string') results.largeBlob.blob = decodeBase64url(results.largeBlob.blob);
     return results;
   }
 
@@ -388,6 +398,14 @@
     if (value === undefined) return null;
     const extensions = cleanObject(value, 'extensions');
     const json = {};
+    if (extensions.largeBlob !== undefined) {
+      const largeBlob = cleanObject(extensions.largeBlob, 'extensions.largeBlob');
+      json.largeBlob = {};
+      if (largeBlob.support !== undefined) json.largeBlob.support = cleanString(largeBlob.support, 'extensions.largeBlob.support', 32);
+      if (largeBlob.read !== undefined) json.largeBlob.read = largeBlob.read === true;
+      // A key's whole array is a few KiB (Latchkey's 4096 bytes); 64 KiB leaves room for any key.
+      if (largeBlob.write !== undefined) json.largeBlob.write = cleanBase64url(largeBlob.write, 'extensions.largeBlob.write', 65536);
+    }
     if (kind === 'create' && extensions.credProps !== undefined) json.credProps = extensions.credProps === true;
     if (extensions.prf !== undefined) {
       const prf = cleanObject(extensions.prf, 'extensions.prf');

@@ -278,6 +278,10 @@ public struct DeviceInfo: Sendable, Equatable {
     public var extensions: [String] = []
     /// 0x0F: the longest credBlob the key stores (nil: none).
     public var maxCredBlobLength: Int?
+    /// 0x05: the longest message the key takes (nil: CTAP's default, 1024).
+    public var maxMsgSize: Int?
+    /// 0x0B: the size of the key's large-blob array (nil: the key has none).
+    public var maxSerializedLargeBlobArray: Int?
 
     public init(versions: [String], aaguid: [UInt8] = [], options: [String: Bool], pinUvAuthProtocols: [Int]?,
                 forcePINChange: Bool? = nil, minPINLength: Int? = nil, remainingDiscoverableCredentials: Int? = nil) {
@@ -318,5 +322,7 @@ public struct DeviceInfo: Sendable, Equatable {
         maxCredentialIdLength = map[0x08]?.intValue
         extensions = map[2]?.arrayValue?.compactMap(\.stringValue) ?? []
         maxCredBlobLength = map[0x0F]?.intValue
+        maxMsgSize = map[0x05]?.intValue
+        maxSerializedLargeBlobArray = map[0x0B]?.intValue
     }
 }

@@ -1,3 +1,4 @@
+import Authenticator
 import CBOR
 import CTAP
 import Encoding
@@ -46,6 +47,7 @@ public final class PasskeyClient {
     // MARK: - create()
 
     public func create(origin: String, rpID: String, options: PasskeyCreationOptions) throws(SignalFailure) -> String {
+        let largeBlobRequired = try options.extensions.largeBlob?.isRequiredForCreate() ?? false
         let info = try deviceInfo()
         let clientData = ClientDataJSON.serialize(.create, challenge: options.challenge, origin: origin)
         // residentKey "preferred" takes a discoverable credential when the key can make one (§5.4.6).
@@ -53,6 +55,13 @@ public final class PasskeyClient {
             || (options.residentKey == "preferred" && info.options["rk"] == true)
         if options.residentKey == "required", info.options["rk"] != true {
             throw .notAllowed("the key cannot make discoverable credentials")
+        }
+        // largeBlob (§10.1.5): the key keeps a large-blob key only for a discoverable credential
+        // (CTAP 2.1 §12.3); "required" on a key or a credential that cannot have one makes nothing.
+        let largeBlobKey = options.extensions.largeBlob != nil && residentKey && Self.storesLargeBlobs(info)
+        if largeBlobRequired, !largeBlobKey {
+            throw .notSupported(residentKey ? "the key cannot store large blobs"
+                                            : "largeBlob support \"required\" needs a discoverable credential")
         }
         guard !options.algorithms.isEmpty else {
             throw .notSupported("pubKeyCredParams names no public-key algorithm")
@@ -70,7 +79,8 @@ public final class PasskeyClient {
         let verified = try userVerification(requirement, info: info, permission: .makeCredential,
                                             rpID: rpID, clientDataHash: clientDataHash)
         if case .builtIn = verified { flags["uv"] = true }
-        let (inputs, hmacSecret) = try creationExtensions(options.extensions, info: info)
+        var (inputs, hmacSecret) = try creationExtensions(options.extensions, info: info)
+        if largeBlobKey { inputs.largeBlobKey = true }
         let request = MakeCredentialRequest(
             clientDataHash: clientDataHash, rp: RelyingPartyEntity(id: rpID, name: options.rpName),
             user: UserEntity(id: options.userID, name: options.userName, displayName: options.userDisplayName),
@@ -121,6 +131,12 @@ public final class PasskeyClient {
         if options.extensions.credBlob != nil {
             extensions.add("credBlob", outputs[.textString("credBlob")]?.boolValue == true)
         }
+        if options.extensions.largeBlob != nil {
+            // supported: the key gave the credential a large-blob key (response member 0x05).
+            var largeBlob = JSONReply()
+            largeBlob.add("supported", body[5]?.bytesValue?.count == 32)
+            extensions.add("largeBlob", json: largeBlob.text)
+        }
         return Self.credentialJSON(id: attested.credentialID, response: response, extensions: extensions)
     }
 
@@ -154,12 +170,18 @@ public final class PasskeyClient {
     /// allowCredentials; with neither, the key chooses (it holds one account, or picks for its user).
     public func get(origin: String, rpID: String, options: PasskeyRequestOptions,
                     allowList: [[UInt8]]) throws(SignalFailure) -> String {
+        let largeBlob = options.extensions.largeBlob
+        try largeBlob?.checkForGet(allowCredentials: options.allowCredentials)
         let info = try deviceInfo()
         let clientData = ClientDataJSON.serialize(.get, challenge: options.challenge, origin: origin)
         var flags: [String: Bool] = [:]
         let clientDataHash = SHA256.hash(clientData)
-        let verified = try userVerification(options.userVerification, info: info, permission: .getAssertion,
-                                            rpID: rpID, clientDataHash: clientDataHash)
+        // A large-blob write needs a token with largeBlobWrite from a key that verifies its user
+        // (its PIN, or built-in UV as a token): such a sign-in is verified whatever the site asked.
+        let writesBlob = largeBlob?.write != nil && Self.storesLargeBlobs(info)
+        let verified = try userVerification(writesBlob ? "required" : options.userVerification, info: info,
+                                            permission: writesBlob ? [.getAssertion, .largeBlobWrite] : .getAssertion,
+                                            rpID: rpID, clientDataHash: clientDataHash, tokenForBuiltIn: writesBlob)
         if case .builtIn = verified { flags["uv"] = true }
         var inputs = GetAssertionExtensions()
         var hmacSecret: HMACSecretClient?
@@ -170,6 +192,7 @@ public final class PasskeyClient {
             hmacSecret = client
         }
         if options.extensions.getCredBlob, info.extensions.contains("credBlob") { inputs.credBlob = true }
+        if largeBlob != nil, Self.storesLargeBlobs(info) { inputs.largeBlobKey = true }
         let request = GetAssertionRequest(rpID: rpID, clientDataHash: clientDataHash,
                                           allowList: allowList.map { CredentialDescriptor(id: $0) }, extensions: inputs,
                                           options: RequestOptions(flags), pinUvAuthParam: verified.param,
@@ -197,6 +220,10 @@ public final class PasskeyClient {
         }
         if options.extensions.getCredBlob {
             extensions.add("getCredBlob", Base64URL.encode(outputs[.textString("credBlob")]?.bytesValue ?? []))
+        }
+        if let largeBlob {
+            let key = body[7]?.bytesValue.flatMap { $0.count == 32 ? SecretBytes($0) : nil }
+            extensions.add("largeBlob", json: largeBlobResults(largeBlob, key: key, info: info, verified: verified).text)
         }
         return Self.credentialJSON(id: credentialID, response: response, extensions: extensions)
     }
@@ -228,6 +255,39 @@ public final class PasskeyClient {
             inputs.credBlob = blob
         }
         return (inputs, client)
+    }
+
+    // MARK: - largeBlob
+
+    /// Whether the key keeps a large-blob array and gives credentials keys into it.
+    static func storesLargeBlobs(_ info: DeviceInfo) -> Bool {
+        info.options["largeBlobs"] == true && info.extensions.contains("largeBlobKey")
+    }
+
+    /// §10.1.5's outputs of a sign-in: `{"blob"}` read with the credential's large-blob key (no
+    /// member when the array holds none for it), or `{"written"}`. A credential without a key, an
+    /// array that does not read or does not take the blob give no blob and `written: false`, as
+    /// the specification has it: the sign-in itself succeeded.
+    private func largeBlobResults(_ request: LargeBlobRequest, key: SecretBytes?, info: DeviceInfo,
+                                  verified: Verification) -> JSONReply {
+        var results = JSONReply()
+        let authenticator = RemoteAuthenticator(link: link)
+        if request.read {
+            if let key, let array = try? authenticator.largeBlobArray(),
+               let blob = try? LargeBlobStorage.blob(in: array, key: key) {
+                results.add("blob", Base64URL.encode(blob))
+            }
+        } else if let blob = request.write {
+            var written = false
+            if let key, let array = try? authenticator.largeBlobArray(),
+               let updated = try? LargeBlobStorage.replacingBlob(in: array, key: key, with: blob,
+                                                                 maxLength: info.maxSerializedLargeBlobArray ?? 0,
+                                                                 random: SystemRandom()) {
+                written = (try? authenticator.writeLargeBlobArray(updated, token: verified.token)) != nil
+            }
+            results.add("written", written)
+        }
+        return results
     }
 
     // MARK: - The key
@@ -293,10 +353,12 @@ public final class PasskeyClient {
     enum Verification {
         case none
         case builtIn
-        case pinToken(param: [UInt8], protocolNumber: UInt64)
+        case pinToken(param: [UInt8], protocolNumber: UInt64, token: PinUvAuthToken)
 
-        var param: [UInt8]? { if case .pinToken(let param, _) = self { param } else { nil } }
-        var protocolNumber: UInt64? { if case .pinToken(_, let number) = self { number } else { nil } }
+        var param: [UInt8]? { if case .pinToken(let param, _, _) = self { param } else { nil } }
+        var protocolNumber: UInt64? { if case .pinToken(_, let number, _) = self { number } else { nil } }
+        /// The token itself, for a large-blob write after the sign-in.
+        var token: PinUvAuthToken? { if case .pinToken(_, _, let token) = self { token } else { nil } }
     }
 
     /// WebAuthn §6.1.2's choice, as Chromium and Firefox make it: "discouraged" verifies nobody;
@@ -304,9 +366,21 @@ public final class PasskeyClient {
     /// a PIN (and no built-in UV) gets its PIN, asked in the extension's window — for "required"
     /// and "preferred" alike, as browsers ask for a security key's PIN; a key with neither serves
     /// "preferred" unverified and refuses "required" before it is touched.
+    /// `tokenForBuiltIn`: a key with built-in UV verifies for a pinUvAuthToken (getPinUvAuthToken-
+    /// UsingUvWithPermissions) instead of the `uv` option, for a later command that needs one.
     private func userVerification(_ requirement: String, info: DeviceInfo, permission: PinUvAuthPermissions,
-                                  rpID: String, clientDataHash: [UInt8]) throws(SignalFailure) -> Verification {
+                                  rpID: String, clientDataHash: [UInt8],
+                                  tokenForBuiltIn: Bool = false) throws(SignalFailure) -> Verification {
         guard requirement != "discouraged" else { return .none }
+        if info.options["uv"] == true, tokenForBuiltIn, info.options["pinUvAuthToken"] == true {
+            do throws(DeviceError) {
+                let token = try RemoteAuthenticator(link: link).uvAuthToken(permissions: permission, rpID: rpID)
+                return .pinToken(param: token.authenticate(clientDataHash),
+                                 protocolNumber: UInt64(token.pinUvAuthProtocol.rawValue), token: token)
+            } catch {
+                throw Self.failure(error)
+            }
+        }
         if info.options["uv"] == true { return .builtIn }
         guard info.options["clientPin"] == true else {
             if requirement == "required" { throw .notAllowed("the key cannot verify the user (no built-in UV and no PIN)") }
@@ -323,7 +397,8 @@ public final class PasskeyClient {
         }
         do throws(DeviceError) {
             let token = try authenticator.pinUvAuthTokenKeepingStatus(pin: pin, permissions: permission, rpID: rpID)
-            return .pinToken(param: token.authenticate(clientDataHash), protocolNumber: UInt64(token.pinUvAuthProtocol.rawValue))
+            return .pinToken(param: token.authenticate(clientDataHash), protocolNumber: UInt64(token.pinUvAuthProtocol.rawValue),
+                             token: token)
         } catch {
             switch error.statusCode {
             case .pinInvalid?: throw .pin(PINNeed(state: .wrong, retries: retries(), minimumLength: minimum))

@@ -7,10 +7,11 @@ import FIDOCrypto
 /// The WebAuthn extensions the passkey provider serves beside credProps, read from the page's
 /// JSON options (WebAuthn L3 §10 and CTAP 2.2 §12's mapping): `prf` (through the key's
 /// hmac-secret, and hmac-secret-mc at creation), `credentialProtectionPolicy` and
-/// `enforceCredentialProtectionPolicy` (credProtect), `credBlob` and `getCredBlob`. largeBlob is
-/// not served: the extension leaves requests naming it to the browser.
+/// `enforceCredentialProtectionPolicy` (credProtect), `credBlob`, `getCredBlob` and `largeBlob`
+/// (through the key's largeBlobKey and its large-blob array).
 public struct PasskeyExtensionInputs: Equatable, Sendable {
     public var prf: PRFRequest?
+    public var largeBlob: LargeBlobRequest?
     public var credentialProtectionPolicy: CredentialProtectionPolicy?
     public var enforceCredentialProtectionPolicy = false
     public var credBlob: [UInt8]?
@@ -35,6 +36,48 @@ public struct PasskeyExtensionInputs: Equatable, Sendable {
                                                                          "extensions.enforceCredentialProtectionPolicy") ?? false
         if let blob = json["credBlob"], blob != .null { credBlob = try PasskeyJSON.bytes(blob, "extensions.credBlob") }
         getCredBlob = try PasskeyJSON.optionalBool(json["getCredBlob"], "extensions.getCredBlob") ?? false
+        if let value = json["largeBlob"], value != .null { largeBlob = try LargeBlobRequest(value) }
+    }
+}
+
+/// `largeBlob`'s input (`AuthenticationExtensionsLargeBlobInputs`, WebAuthn L3 §10.1.5): `support`
+/// at creation, `read` or `write` at a sign-in. Which members a ceremony may carry is checked by
+/// the ceremony (`forCreate`, `forGet`).
+public struct LargeBlobRequest: Equatable, Sendable {
+    /// "required", "preferred", or nil when absent (an unknown value reads as "preferred", as
+    /// WebAuthn ignores unknown enumeration values and `support` defaults to it).
+    public var support: String?
+    public var read = false
+    public var write: [UInt8]?
+
+    init(_ json: JSONMessage) throws(SignalFailure) {
+        let object = try PasskeyJSON.object(json, "extensions.largeBlob")
+        support = try PasskeyJSON.optionalString(object["support"], "extensions.largeBlob.support")
+        read = try PasskeyJSON.optionalBool(object["read"], "extensions.largeBlob.read") ?? false
+        if let blob = object["write"], blob != .null { write = try PasskeyJSON.bytes(blob, "extensions.largeBlob.write") }
+    }
+
+    public init(support: String? = nil, read: Bool = false, write: [UInt8]? = nil) {
+        self.support = support; self.read = read; self.write = write
+    }
+
+    /// §10.1.5, registration: `read` or `write` is NotSupportedError; whether support is required.
+    func isRequiredForCreate() throws(SignalFailure) -> Bool {
+        guard !read, write == nil else {
+            throw .notSupported("extensions.largeBlob.read and .write belong to get(), not create()")
+        }
+        return support == "required"
+    }
+
+    /// §10.1.5, authentication: `support` is NotSupportedError, as are `read` and `write` together
+    /// and a `write` without exactly one credential in allowCredentials (a blob is written for one
+    /// credential the site names, as Chromium requires).
+    func checkForGet(allowCredentials: [[UInt8]]) throws(SignalFailure) {
+        guard support == nil else { throw .notSupported("extensions.largeBlob.support belongs to create(), not get()") }
+        guard !(read && write != nil) else { throw .notSupported("extensions.largeBlob cannot both read and write") }
+        if write != nil, allowCredentials.count != 1 {
+            throw .notSupported("extensions.largeBlob.write needs allowCredentials naming exactly one credential")
+        }
     }
 }
 

@@ -73,7 +73,8 @@ check('get() options as PublicKeyCredentialRequestOptionsJSON', () => {
 
 check('extensions the provider does not serve send the call to the browser', () => {
   assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true } }), []);
-  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true, prf: {}, largeBlob: {} } }), ['largeBlob']);
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { credProps: true, prf: {}, largeBlob: {} } }), []);
+  assert.deepStrictEqual(P.unservedExtensions({ extensions: { largeBlob: {}, uvm: true } }), ['uvm']);
   assert.deepStrictEqual(P.unservedExtensions({ extensions: { appid: 'https://x', credBlob: bytes(1) } }), ['appid']);
   assert.deepStrictEqual(P.unservedExtensions({ extensions: { credentialProtectionPolicy: 'userVerificationRequired',
     enforceCredentialProtectionPolicy: true, getCredBlob: true } }), []);
@@ -104,6 +105,24 @@ check('prf, credProtect and credBlob inputs in their JSON form; results back as 
   assert.deepStrictEqual([...new Uint8Array(results.getCredBlob)], [0xff]);
   assert.strictEqual(results.prf.enabled, true);
   assert.notStrictEqual(P.clientExtensionResults({ prf: {} }), P.clientExtensionResults({ prf: {} }), 'a fresh object a call');
+});
+
+check('largeBlob inputs in their JSON form, every member kept for the host to judge; the blob back as an ArrayBuffer', () => {
+  const requested = P.requestOptionsJSON({ challenge: bytes(7), extensions: { largeBlob: { write: bytes(1, 2, 3), read: 0 } } });
+  assert.deepStrictEqual(requested.extensions, { largeBlob: { read: false, write: 'AQID' } });
+  assert.deepStrictEqual(P.cleanRequestOptions(requested).extensions, requested.extensions);
+  const created = P.creationOptionsJSON({
+    rp: { name: 'Example' }, user: { id: bytes(1), name: 'a', displayName: 'A' }, challenge: bytes(7),
+    pubKeyCredParams: [{ type: 'public-key', alg: -7 }], extensions: { largeBlob: { support: 'required' } },
+  });
+  assert.deepStrictEqual(P.cleanCreationOptions(created).extensions, { largeBlob: { support: 'required' } });
+  assert.throws(() => P.requestOptionsJSON({ challenge: bytes(7), extensions: { largeBlob: 'read' } }), TypeError);
+  assert.throws(() => P.cleanRequestOptions({ challenge: 'AAAA', extensions: { largeBlob: { write: 'A'.repeat(90000) } } }),
+    TypeError, 'a write over 64 KiB');
+  const results = P.clientExtensionResults({ largeBlob: { blob: 'AQID' } });
+  assert.ok(results.largeBlob.blob instanceof ArrayBuffer);
+  assert.deepStrictEqual([...new Uint8Array(results.largeBlob.blob)], [1, 2, 3]);
+  assert.deepStrictEqual(P.clientExtensionResults({ largeBlob: { written: true } }), { largeBlob: { written: true } });
 });
 
 // Stand-ins for the page's classes: the credential must have their prototypes.
@@ -208,7 +227,7 @@ check('options rebuilt for the host: known members only, well-formed, bounded', 
     rp: { id: 'example.com', name: 'Example', icon: 'x' }, user: { id: 'AQID', name: 'alice', displayName: 'Alice' },
     challenge: 'BwcHBw', pubKeyCredParams: [{ type: 'public-key', alg: -7 }], excludeCredentials: [],
     authenticatorSelection: { residentKey: 'required', userVerification: 'required', requireResidentKey: 'yes' },
-    extensions: { credProps: true, largeBlob: {} }, hints: ['security-key'], attestation: 'none',
+    extensions: { credProps: true, uvm: true }, hints: ['security-key'], attestation: 'none',
   });
   assert.deepStrictEqual(clean, {
     rp: { name: 'Example', id: 'example.com' }, user: { id: 'AQID', name: 'alice', displayName: 'Alice' },

@@ -334,6 +334,67 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertEqual(refused["error"] as? String, "NotSupportedError", "\(refused)")
     }
 
+    func testLargeBlobIsWrittenAndReadThroughTheKeysArray() throws {
+        let session = try session()
+        let made = try create(session, creation().replacingOccurrences(of: #""credProps": true}"#,
+                                                                        with: #""credProps": true, "largeBlob": {"support": "required"}}"#))
+        let credential = try XCTUnwrap(made["credential"] as? [String: Any], "\(made)")
+        let outputs = try XCTUnwrap(credential["clientExtensionResults"] as? [String: Any])
+        XCTAssertEqual((outputs["largeBlob"] as? [String: Any])?["supported"] as? Bool, true)
+        let id = try bytes(credential["id"])
+        let key = try XCTUnwrap(store.residentCredential(id: id)?.largeBlobKey, "the key gave the passkey a large-blob key")
+
+        func signIn(_ largeBlob: String, allow: [[UInt8]]? = nil) throws -> [String: Any] {
+            let list = (allow ?? [id]).map { #"{"type": "public-key", "id": "\#(Base64URL.encode($0))"}"# }.joined(separator: ",")
+            return try send(session, #"{"id": 2, "type": "get", "origin": "https://login.example.com", "credentialId": "\#(Base64URL.encode(id))", "options": {"challenge": "AAAA", "rpId": "example.com", "allowCredentials": [\#(list)], "extensions": {"largeBlob": \#(largeBlob)}}}"#)
+        }
+        func results(_ reply: [String: Any]) throws -> [String: Any] {
+            let outputs = try XCTUnwrap((reply["credential"] as? [String: Any])?["clientExtensionResults"] as? [String: Any], "\(reply)")
+            return try XCTUnwrap(outputs["largeBlob"] as? [String: Any])
+        }
+        XCTAssertTrue(try results(signIn(#"{"read": true}"#)).isEmpty, "nothing written yet: no blob member")
+        let blob = Array("the site's own data, compressed and sealed by the client".utf8)
+        XCTAssertEqual(try results(signIn(#"{"write": "\#(Base64URL.encode(blob))"}"#))["written"] as? Bool, true)
+        // Sealed in the key's array under the credential's key, as any CTAP client reads it.
+        XCTAssertEqual(try LargeBlobStorage.blob(in: LargeBlobStorage.serializedArray(in: store), key: key), blob)
+        XCTAssertEqual(try bytes(results(signIn(#"{"read": true}"#))["blob"]), blob)
+
+        // WebAuthn L3 §10.1.5's NotSupportedErrors, before the key is asked anything.
+        XCTAssertEqual(try signIn(#"{"support": "preferred"}"#)["error"] as? String, "NotSupportedError")
+        XCTAssertEqual(try signIn(#"{"read": true, "write": "AQID"}"#)["error"] as? String, "NotSupportedError")
+        XCTAssertEqual(try signIn(#"{"write": "AQID"}"#, allow: [])["error"] as? String, "NotSupportedError",
+                       "a write names its one credential")
+        let readOnCreate = try create(session, creation(userID: Array("bob-id".utf8))
+            .replacingOccurrences(of: #""credProps": true}"#, with: #""credProps": true, "largeBlob": {"read": true}}"#))
+        XCTAssertEqual(readOnCreate["error"] as? String, "NotSupportedError", "\(readOnCreate)")
+        // "required" needs a discoverable credential; "preferred" without one says unsupported.
+        let nonDiscoverable = creation(userID: Array("carol-id".utf8), residentKey: "discouraged")
+        let required = try create(session, nonDiscoverable.replacingOccurrences(of: #""credProps": true}"#,
+                                                                                 with: #""credProps": true, "largeBlob": {"support": "required"}}"#))
+        XCTAssertEqual(required["error"] as? String, "NotSupportedError", "\(required)")
+        let preferred = try create(session, nonDiscoverable.replacingOccurrences(of: #""credProps": true}"#,
+                                                                                  with: #""credProps": true, "largeBlob": {}}"#))
+        let preferredOutputs = (preferred["credential"] as? [String: Any])?["clientExtensionResults"] as? [String: Any]
+        XCTAssertEqual((preferredOutputs?["largeBlob"] as? [String: Any])?["supported"] as? Bool, false, "\(preferred)")
+    }
+
+    func testALargeBlobWriteOnAPINKeyAsksForThePIN() throws {
+        let session = try session(builtInUV: false, pin: "2468")
+        let made = try send(session, #"{"id": 1, "type": "create", "origin": "https://login.example.com", "pin": "2468", "options": \#(creation().replacingOccurrences(of: #""credProps": true}"#, with: #""credProps": true, "largeBlob": {"support": "required"}}"#))}"#)
+        let id = try bytes((made["credential"] as? [String: Any])?["id"])
+        func write(pin: String?, uv: String) throws -> [String: Any] {
+            let member = pin.map { #", "pin": "\#($0)""# } ?? ""
+            return try send(session, #"{"id": 2, "type": "get", "origin": "https://login.example.com"\#(member), "credentialId": "\#(Base64URL.encode(id))", "options": {"challenge": "AAAA", "rpId": "example.com", "userVerification": "\#(uv)", "allowCredentials": [{"type": "public-key", "id": "\#(Base64URL.encode(id))"}], "extensions": {"largeBlob": {"write": "AQIDBA"}}}}"#)
+        }
+        // Even a site that discourages verification: the write needs the key's lbw token.
+        XCTAssertEqual((try write(pin: nil, uv: "discouraged")["pin"] as? [String: Any])?["state"] as? String, "required")
+        let written = try write(pin: "2468", uv: "discouraged")
+        let outputs = (written["credential"] as? [String: Any])?["clientExtensionResults"] as? [String: Any]
+        XCTAssertEqual((outputs?["largeBlob"] as? [String: Any])?["written"] as? Bool, true, "\(written)")
+        let key = try XCTUnwrap(store.residentCredential(id: id)?.largeBlobKey)
+        XCTAssertEqual(try LargeBlobStorage.blob(in: LargeBlobStorage.serializedArray(in: store), key: key), [1, 2, 3, 4])
+    }
+
     func testTheRequestsTimeoutBoundsTheWaitForTheKey() throws {
         XCTAssertEqual(PasskeyClient.timeoutMilliseconds(nil), 300_000)
         XCTAssertEqual(PasskeyClient.timeoutMilliseconds(60_000), 60_000)

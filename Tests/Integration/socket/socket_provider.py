@@ -8,7 +8,9 @@ browser's own WebAuthn is not part of these flows). Headless Chromium and Firefo
    over the socket (the steps that need the browser's own WebAuthn only check the page's
    functions: the VM layer runs them over uhid);
 2. prf through the provider: create() says prf enabled, get() gives results equal to what
-   python-fido2 2.2.1's own client computes for the same credential and input;
+   python-fido2 2.2.1's own client computes for the same credential and input; largeBlob: a
+   blob written through the provider is the one python-fido2 reads from the key's array, and
+   the other way round;
 3. a key with a PIN and no built-in UV (the desktop key's default): a sign-in that requires UV
    asks for the PIN in Latchkey's window (a wrong one says how many attempts are left), then
    signs in verified; saving a passkey asks for it too. The page never sees a PIN prompt.
@@ -34,6 +36,7 @@ import e2e_signals as signals  # noqa: E402
 import latchkey_socket  # noqa: E402
 from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction  # noqa: E402
 from fido2.ctap2 import Ctap2  # noqa: E402
+from fido2.ctap2.blob import LargeBlobs  # noqa: E402
 from fido2.ctap2.pin import ClientPin  # noqa: E402
 from fido2.utils import websafe_decode  # noqa: E402
 from fido2.webauthn import UserVerificationRequirement  # noqa: E402
@@ -163,14 +166,19 @@ navigator.credentials[kind]({publicKey}).then(c => {
   const results = c.getClientExtensionResults();
   const first = results.prf && results.prf.results && results.prf.results.first;
   // (Marionette runs this in a sandbox of its own, where instanceof sees another realm's ArrayBuffer.)
+  const largeBlob = results.largeBlob;
+  const blob = largeBlob && largeBlob.blob;
   done({json: c.toJSON(), enabled: results.prf && results.prf.enabled,
-        firstIsBuffer: Object.prototype.toString.call(first) === '[object ArrayBuffer]', first: first ? Array.from(new Uint8Array(first)) : null});
+        firstIsBuffer: Object.prototype.toString.call(first) === '[object ArrayBuffer]', first: first ? Array.from(new Uint8Array(first)) : null,
+        largeBlob: largeBlob ? {supported: largeBlob.supported, written: largeBlob.written, members: Object.keys(largeBlob).sort(),
+                                blobIsBuffer: Object.prototype.toString.call(blob) === '[object ArrayBuffer]',
+                                blob: blob ? Array.from(new Uint8Array(blob)) : null} : null});
 }, e => done({error: e.name + ': ' + e.message}));
 """
 
 
 def prf_checks(browser, key, path):
-    """prf through the provider, its outputs compared with python-fido2's own client's."""
+    """prf and largeBlob through the provider, compared with python-fido2's own client's."""
     rp = flows.server()
     check = signals.check
     salt = b"latchkey prf e2e salt"
@@ -224,6 +232,66 @@ def prf_checks(browser, key, path):
         assert outcome["first"] == expected, f"Latchkey's PRF output {bytes(outcome['first']).hex()} != python-fido2's {bytes(expected).hex()}"
     check("a get() with prf eval through the provider: getClientExtensionResults() gives an ArrayBuffer equal to what "
           "python-fido2 2.2.1's own client computes for the same credential and input", get_with_prf)
+
+    def large_blob_key(credential_id):
+        """The passkey's largeBlobKey, as python-fido2 reads it (getAssertion's member 0x07)."""
+        device = latchkey_socket.open_device(path)
+        try:
+            ctap = Ctap2(device)
+            response = ctap.get_assertion("localhost", os.urandom(32), [{"type": "public-key", "id": credential_id}],
+                                          extensions={"largeBlobKey": True})
+            return ctap, device, response.large_blob_key
+        except Exception:
+            device.close()
+            raise
+
+    def create_with_large_blob():
+        creation, state = flows.registration(rp, b"latchkey-provider-blob", "blob")
+        options = dict(dict(creation)["publicKey"])
+        options["authenticatorSelection"] = {"residentKey": "required", "userVerification": "preferred"}
+        options["extensions"] = {"largeBlob": {"support": "required"}}
+        outcome = run("create", options, "save")
+        assert outcome["largeBlob"] and outcome["largeBlob"]["supported"] is True, outcome
+        made["blob"] = rp.register_complete(state, outcome["json"]).credential_data
+    check("a create() with largeBlob support \"required\" through the provider: largeBlob.supported", create_with_large_blob)
+
+    def get_with_large_blob(extension):
+        request, state = rp.authenticate_begin([made["blob"]], user_verification=UserVerificationRequirement.PREFERRED)
+        options = dict(dict(request)["publicKey"])
+        options["extensions"] = {"largeBlob": extension}
+        outcome = run("get", options, "account")
+        rp.authenticate_complete(state, [made["blob"]], outcome["json"])
+        return outcome["largeBlob"]
+
+    written_by_page = b"a site's blob, written through Latchkey's provider " * 4
+
+    def write_then_python_reads():
+        result = get_with_large_blob({"write": signals.b64(written_by_page)})
+        assert result and result["written"] is True, result
+        ctap, device, blob_key = large_blob_key(made["blob"].credential_id)
+        try:
+            assert blob_key is not None, "the passkey has no largeBlobKey"
+            theirs = LargeBlobs(ctap).get_blob(blob_key)
+        finally:
+            device.close()
+        assert theirs == written_by_page, f"python-fido2 read {theirs!r} from the key's array"
+    check("a get() with largeBlob write through the provider: written, and python-fido2 2.2.1 reads the same blob from "
+          "the key's large-blob array with the passkey's largeBlobKey", write_then_python_reads)
+
+    def python_writes_then_read():
+        theirs = os.urandom(48) + b"written by python-fido2"
+        ctap, device, blob_key = large_blob_key(made["blob"].credential_id)
+        try:
+            pin = ClientPin(ctap)
+            token = pin.get_uv_token(ClientPin.PERMISSION.LARGE_BLOB_WRITE)
+            LargeBlobs(ctap, pin.protocol, token).put_blob(blob_key, theirs)
+        finally:
+            device.close()
+        result = get_with_large_blob({"read": True})
+        assert result and result["blobIsBuffer"] and bytes(result["blob"]) == theirs, result
+        assert result["members"] == ["blob"], result
+    check("a blob python-fido2 2.2.1 wrote comes back from a get() with largeBlob read through the provider, as an "
+          "ArrayBuffer, byte for byte", python_writes_then_read)
 
 
 def counted(code):
