@@ -209,7 +209,8 @@
 
   function render(request) {
     currentRequest = request;
-    site.textContent = request.origin;
+    // A frame of another site says so, as a browser's dialog names the page around it.
+    site.textContent = typeof request.topOrigin === 'string' ? `${request.origin} (in a frame of ${request.topOrigin})` : request.origin;
     if (request.kind === 'get') {
       title.textContent = `Sign in to ${request.rpId}`;
       renderAccounts(request.accounts);

@@ -3,8 +3,10 @@
  * host port, askHost's `pending` map, `record` and `dispatch` it uses).
  *
  * Settings, in storage.local under "provider": {enabled, offerSave, exceptions: [host…]}. While
- * enabled, provider-main.js (MAIN world) and provider.js run in top-level pages, except on the
- * excepted hosts; while off, they are not registered at all, so pages see their browser.
+ * enabled, provider-main.js (MAIN world) and provider.js run in every frame, except on the
+ * excepted hosts; while off, they are not registered at all, so pages see their browser. A frame
+ * is served only where its permissions policy grants WebAuthn (provider.js reads it), with its
+ * top-level page's origin from the browser (the tab's URL) as `topOrigin`.
  *
  * Where the person decides (docs/provider-ui.md): every account name and every consent is in
  * the prompt, a window of the extension's own (prompt.html, windows.create), which the page can
@@ -16,8 +18,8 @@
  * Wire format with the host (docs/native-host.md, "The passkey provider"):
  *   → {"id": N, "type": "accounts", "origin": O, "rpId"?: R, "allowCredentials"?: [descriptor…]}
  *   ← {"id": N, "ok": true, "rpId": R, "accounts": [{credentialId, userHandle, name, displayName}]}
- *   → {"id": N, "type": "create", "origin": O, "options": CreationOptionsJSON}
- *   → {"id": N, "type": "get", "origin": O, "options": RequestOptionsJSON, "credentialId"?: ID}
+ *   → {"id": N, "type": "create", "origin": O, "topOrigin"?: T, "options": CreationOptionsJSON}
+ *   → {"id": N, "type": "get", "origin": O, "topOrigin"?: T, "options": RequestOptionsJSON, "credentialId"?: ID}
  *   ← {"id": N, "ok": true, "credential": RegistrationResponseJSON | AuthenticationResponseJSON}
  *   ← {"id": N, "ok": false, "error": "NotAllowedError" | "SecurityError" | …, "message": "…"}
  */
@@ -60,7 +62,7 @@ function syncProviderScripts() {
     const registered = await api.scripting.getRegisteredContentScripts({ ids: PROVIDER_SCRIPT_IDS });
     if (registered.length > 0) await api.scripting.unregisterContentScripts({ ids: registered.map((s) => s.id) });
     if (!settings.enabled) return;
-    const common = { matches: PROVIDER_MATCHES, runAt: 'document_start', allFrames: false, persistAcrossSessions: true };
+    const common = { matches: PROVIDER_MATCHES, runAt: 'document_start', allFrames: true, persistAcrossSessions: true };
     const excluded = ProviderRules.exceptionPatterns(settings.exceptions);
     if (excluded.length > 0) common.excludeMatches = excluded;
     // provider-rules.js goes to the page's world only: Chromium injects a file once per frame,
@@ -298,7 +300,8 @@ async function openPrompt(sender, origin, message) {
   }
   const prompt = {
     token: promptToken(), tabId, parentWindowId: sender.tab.windowId, requestId: String(message.requestId), origin,
-    rpId: checked.rpId, kind, mediation, options: checked.options, windowId: null, state: 'open', listed: null,
+    topOrigin: frameTopOrigin(sender), rpId: checked.rpId, kind, mediation, options: checked.options, windowId: null,
+    state: 'open', listed: null,
   };
   const done = new Promise((resolve) => { prompt.resolve = resolve; });
   prompts.set(prompt.token, prompt);
@@ -455,6 +458,7 @@ async function onPrompt(message, sender) {
       const user = prompt.options.user || {};
       const request = { kind: prompt.kind, origin: prompt.origin, rpId: prompt.rpId, mediation: prompt.mediation,
         userName: ProviderRules.displayText(user.name, 80), userDisplayName: ProviderRules.displayText(user.displayName, 80) };
+      if (prompt.topOrigin !== null) request.topOrigin = prompt.topOrigin;
       if (prompt.kind === 'create') return { ok: true, request };
       const listed = await askHost({ type: 'accounts', origin: prompt.origin, rpId: prompt.rpId,
         allowCredentials: prompt.options.allowCredentials }, 30000, prompt.rpId);
@@ -486,12 +490,13 @@ async function onPrompt(message, sender) {
           || !prompt.listed.includes(message.credentialId)) {
         return { ok: false, message: 'That passkey was not offered.' };
       }
-      return runCeremony(prompt, { type: 'get', origin: prompt.origin, options: prompt.options, credentialId: message.credentialId },
-        message.pin);
+      return runCeremony(prompt, withTopOrigin(prompt, { type: 'get', origin: prompt.origin, options: prompt.options,
+        credentialId: message.credentialId }), message.pin);
     }
     case 'save': {
       if (prompt.kind !== 'create' || prompt.state !== 'open') return { ok: false, message: 'Nothing to save.' };
-      return runCeremony(prompt, { type: 'create', origin: prompt.origin, options: prompt.options }, message.pin);
+      return runCeremony(prompt, withTopOrigin(prompt, { type: 'create', origin: prompt.origin, options: prompt.options }),
+        message.pin);
     }
     case 'browser':
     case 'cancel':
@@ -506,12 +511,37 @@ async function onPrompt(message, sender) {
 // ---------------------------------------------------------------------------
 // Requests from provider.js (the page's isolated world).
 
+/**
+ * The top-level page's origin for a request from a frame of another origin, from the browser
+ * (the tab's URL, which Latchkey's host permissions let it read), or null: a top-level page, or a
+ * frame of the page's own origin (not cross-origin). `undefined` when a frame's top-level page
+ * cannot be known.
+ */
+function frameTopOrigin(sender) {
+  if (sender.frameId === 0) return null;
+  let top;
+  try {
+    top = new URL(sender.tab.url).origin;
+  } catch (e) {
+    return undefined;
+  }
+  return top === senderOrigin(sender) ? null : top;
+}
+
+function withTopOrigin(prompt, request) {
+  if (prompt.topOrigin) request.topOrigin = prompt.topOrigin;
+  return request;
+}
+
 async function onProvider(message, sender) {
   const origin = senderOrigin(sender);
-  // Top-level documents only: a frame's page cannot speak for the site the user sees.
-  if (origin === null || !sender.tab || sender.frameId !== 0) {
-    return { outcome: 'error', name: 'SecurityError', message: 'the passkey provider serves top-level pages only' };
+  if (origin === null || !sender.tab) {
+    return { outcome: 'error', name: 'SecurityError', message: 'the passkey provider serves pages in tabs only' };
   }
+  // A frame whose top-level page cannot be read (not one of Latchkey's host permissions, or
+  // not yet known): the browser answers it.
+  const topOrigin = frameTopOrigin(sender);
+  if (topOrigin === undefined || (topOrigin !== null && !RpId.isSecureOrigin(topOrigin))) return { outcome: 'browser' };
   const settings = await providerSettings();
   if (!settings.enabled || ProviderRules.isExcepted(RpId.parseOrigin(origin).host, settings.exceptions)) {
     return { outcome: 'browser' };
@@ -526,9 +556,12 @@ async function onProvider(message, sender) {
   }
   switch (message.operation) {
     case 'pageLoaded':
+      // Password sign-ins are the top-level page's (what the person sees in the address bar).
+      if (sender.frameId !== 0) return { outcome: 'noted' };
       await withSignIns(() => notePageLoaded(sender.tab.id, origin));
       return { outcome: 'noted' };
     case 'passwordSubmitted':
+      if (sender.frameId !== 0) return { outcome: 'noted' };
       await withSignIns(() => noteSubmission(sender.tab.id, origin,
         typeof message.userName === 'string' ? ProviderRules.displayText(message.userName, 256) : ''));
       return { outcome: 'noted' };
@@ -555,6 +588,8 @@ async function onProvider(message, sender) {
       // Automatic passkey upgrade (conditional create()): no UI. Only right after a password
       // sign-in on this origin, and only for the account that signed in; otherwise
       // NotAllowedError with no UI (WebAuthn L3: a conditional create() the client will not serve).
+      // Sign-ins are recorded for top-level pages, so a frame has none.
+      if (sender.frameId !== 0) return NOT_ALLOWED(PAGE_MESSAGES.NotAllowedError);
       const checked = await checkedRequest('create', message.options, origin);
       if (checked.answer) return checked.answer.outcome === 'browser' ? NOT_ALLOWED(PAGE_MESSAGES.NotAllowedError) : checked.answer;
       if (!providerToken(origin)) return NOT_ALLOWED(PAGE_MESSAGES.NotAllowedError);

@@ -1,7 +1,7 @@
 /*
- * Latchkey passkey provider — the page's MAIN world, top frame only, registered by the
- * background only while the user has provider mode on (and not on a site they excepted), so
- * with it off a page sees exactly its browser.
+ * Latchkey passkey provider — the page's MAIN world, every frame (provider.js decides which
+ * are served), registered by the background only while the user has provider mode on (and not
+ * on a site they excepted), so with it off a page sees exactly its browser.
  *
  * Wraps navigator.credentials.create()/get() and
  * PublicKeyCredential.isConditionalMediationAvailable(). A call is handed to provider.js (the
@@ -25,7 +25,7 @@
   }
   const PKC = globalThis.PublicKeyCredential;
   const Container = globalThis.CredentialsContainer;
-  if (!Rules || typeof PKC !== 'function' || typeof Container !== 'function' || window.top !== window) return;
+  if (!Rules || typeof PKC !== 'function' || typeof Container !== 'function') return;
   // An opaque origin (a CSP-sandboxed document) may not speak for the site: provider.js does not
   // run there, so nothing would answer; the browser's own functions stay.
   if (self.origin === 'null') return;

@@ -1,6 +1,8 @@
 /*
- * Latchkey passkey provider — isolated world, top frame only, registered with provider-main.js
- * while provider mode is on.
+ * Latchkey passkey provider — isolated world, every frame, registered with provider-main.js
+ * while provider mode is on. A frame is served only where its permissions policy grants it
+ * `publickey-credentials-get` / `-create` (read here, out of the page's reach); where the browser
+ * does not tell an extension (Firefox ESR), frames are left to the browser.
  *
  * Takes the page's create()/get() from provider-main.js and hands them to the background,
  * which asks the person in Latchkey's prompt — a window of the extension's own, out of the
@@ -15,7 +17,7 @@
   'use strict';
 
   const api = globalThis.browser ?? globalThis.chrome;
-  if (!api || !api.runtime || window.top !== window) return;
+  if (!api || !api.runtime) return;
   // A sandboxed document (CSP sandbox) has an opaque origin while its URL names the site: it
   // may not speak for the site (native WebAuthn refuses it too), and Firefox would report the URL.
   if (self.origin === 'null') return;
@@ -32,6 +34,31 @@
   const RECENT_INPUT_MS = 30000;
 
   const pageOrigin = location.origin;
+  const isTop = window.top === window;
+
+  /**
+   * Whether this document may use WebAuthn's `feature` ("publickey-credentials-get" or
+   * "-create"): its permissions policy as the browser computed it — the embedder's `allow`
+   * attribute and headers, every ancestor's. Chromium exposes it (document.featurePolicy, read in
+   * this isolated world, which the page's scripts cannot replace); Firefox ESR does not (the API
+   * is behind a preference), so there a top-level page counts as granted, as before, and a frame
+   * as unknown: the browser answers it.
+   */
+  /** WebAuthn's sameOriginWithAncestors: every frame up to the top is of this origin. */
+  function sameOriginWithAncestors() {
+    try {
+      for (let w = window; w !== w.parent; w = w.parent) if (w.parent.location.origin !== pageOrigin) return false;
+      return true;
+    } catch (e) {
+      return false; // another origin's location cannot be read
+    }
+  }
+
+  function featureAllowed(feature) {
+    const policy = document.featurePolicy;
+    if (policy && typeof policy.allowsFeature === 'function') return policy.allowsFeature(feature) === true;
+    return isTop;
+  }
   let conditional = null; // {id, options, opened}: the page's conditional get(), waiting for the person
   let latestConditional = null; // the id of the newest conditional get(), also while it is checked
   let hint = null; // {host, field}
@@ -90,6 +117,16 @@
    */
   async function onRequest(id, operation, mediation, options) {
     if (operation === 'get' && mediation === 'silent') return reply(id, { outcome: 'browser' });
+    // Not granted (or not known to be): the browser answers, with its own NotAllowedError
+    // for a frame its embedder did not allow.
+    if (!featureAllowed(operation === 'get' ? 'publickey-credentials-get' : 'publickey-credentials-create')) {
+      return reply(id, { outcome: 'browser' });
+    }
+    // WebAuthn L3 §5.1.3: a create() from a frame of another origin needs the person's recent
+    // input in that frame (transient activation), as browsers require.
+    if (!sameOriginWithAncestors() && operation === 'create' && !(navigator.userActivation && navigator.userActivation.isActive)) {
+      return reply(id, { outcome: 'error', name: 'NotAllowedError', message: 'A frame may create a passkey only right after the person used it.' });
+    }
     if (JSON.stringify(options).length > MAX_OPTIONS) {
       return reply(id, { outcome: 'error', name: 'TypeError', message: `the options are over ${MAX_OPTIONS} characters` });
     }

@@ -17,6 +17,7 @@ extension NativeHostSession {
         guard !origin.hostIsIPAddress else {
             throw .security("\(origin.serialized) is an IP address, which no RP ID can name")
         }
+        let topOrigin = try crossOriginTop(json["topOrigin"], origin: origin)
         var reply = JSONReply()
         reply.add("id", id)
         reply.add("ok", true)
@@ -46,7 +47,7 @@ extension NativeHostSession {
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
             let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
             let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
-                .create(origin: origin.serialized, rpID: rpID, options: options)
+                .create(origin: origin.serialized, topOrigin: topOrigin, rpID: rpID, options: options)
             log("create: a passkey made on the key")
             reply.add("credential", json: credential)
         case .get:
@@ -63,11 +64,24 @@ extension NativeHostSession {
             }
             let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
             let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
-                .get(origin: origin.serialized, rpID: rpID, options: options, allowList: allowList)
+                .get(origin: origin.serialized, topOrigin: topOrigin, rpID: rpID, options: options, allowList: allowList)
             log("get: signed in with a passkey of the key")
             reply.add("credential", json: credential)
         }
         return reply.text
+    }
+
+    /// `topOrigin` (optional, added in 1.3): the top-level page's origin, from the browser, when
+    /// the request comes from a frame. A frame of another origin is cross-origin (its serialized
+    /// top origin, for clientDataJSON); one of the same origin, or no `topOrigin`, is not. The
+    /// RP ID is still checked against the frame's own origin, as WebAuthn L3 §5.1.3 does.
+    private func crossOriginTop(_ value: JSONMessage?, origin: SignalOrigin) throws(SignalFailure) -> String? {
+        guard let text = try PasskeyJSON.optionalString(value, "topOrigin") else { return nil }
+        let top = try SignalOrigin(text)
+        guard top.isSecure, !top.hostIsIPAddress else {
+            throw .security("a frame of \(top.serialized) cannot use passkeys: the top-level page is not a secure origin")
+        }
+        return top.serialized == origin.serialized ? nil : top.serialized
     }
 
     /// The key's PIN the person typed in the extension's window (`pin`, optional): kept only for

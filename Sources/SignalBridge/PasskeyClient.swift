@@ -46,10 +46,15 @@ public final class PasskeyClient {
 
     // MARK: - create()
 
-    public func create(origin: String, rpID: String, options: PasskeyCreationOptions) throws(SignalFailure) -> String {
+    /// `topOrigin`: the top-level page's origin when the request comes from a frame of another
+    /// origin (WebAuthn L3 §5.1.3: `crossOrigin` true and `topOrigin` in clientDataJSON); nil for a
+    /// top-level page or a frame of its own origin.
+    public func create(origin: String, topOrigin: String? = nil, rpID: String,
+                       options: PasskeyCreationOptions) throws(SignalFailure) -> String {
         let largeBlobRequired = try options.extensions.largeBlob?.isRequiredForCreate() ?? false
         let info = try deviceInfo()
-        let clientData = ClientDataJSON.serialize(.create, challenge: options.challenge, origin: origin)
+        let clientData = ClientDataJSON.serialize(.create, challenge: options.challenge, origin: origin,
+                                                  crossOrigin: topOrigin != nil, topOrigin: topOrigin)
         // residentKey "preferred" takes a discoverable credential when the key can make one (§5.4.6).
         let residentKey = options.residentKey == "required"
             || (options.residentKey == "preferred" && info.options["rk"] == true)
@@ -168,12 +173,13 @@ public final class PasskeyClient {
 
     /// `allowList` is the credential the user chose in Latchkey's menu, or the page's
     /// allowCredentials; with neither, the key chooses (it holds one account, or picks for its user).
-    public func get(origin: String, rpID: String, options: PasskeyRequestOptions,
+    public func get(origin: String, topOrigin: String? = nil, rpID: String, options: PasskeyRequestOptions,
                     allowList: [[UInt8]]) throws(SignalFailure) -> String {
         let largeBlob = options.extensions.largeBlob
         try largeBlob?.checkForGet(allowCredentials: options.allowCredentials)
         let info = try deviceInfo()
-        let clientData = ClientDataJSON.serialize(.get, challenge: options.challenge, origin: origin)
+        let clientData = ClientDataJSON.serialize(.get, challenge: options.challenge, origin: origin,
+                                                  crossOrigin: topOrigin != nil, topOrigin: topOrigin)
         var flags: [String: Bool] = [:]
         let clientDataHash = SHA256.hash(clientData)
         // A large-blob write needs a token with largeBlobWrite from a key that verifies its user

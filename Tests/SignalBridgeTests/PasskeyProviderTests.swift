@@ -395,6 +395,29 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertEqual(try LargeBlobStorage.blob(in: LargeBlobStorage.serializedArray(in: store), key: key), [1, 2, 3, 4])
     }
 
+    func testAFrameOfAnotherOriginSignsWithCrossOriginAndTopOrigin() throws {
+        let session = try session()
+        let made = try create(session, creation())
+        let id = try bytes((made["credential"] as? [String: Any])?["id"])
+        func clientData(top: String?, type: String = "get") throws -> String {
+            let member = top.map { #", "topOrigin": "\#($0)""# } ?? ""
+            let options = type == "get"
+                ? #"{"challenge": "AAAA", "rpId": "example.com", "allowCredentials": [{"type": "public-key", "id": "\#(Base64URL.encode(id))"}]}"#
+                : creation(userID: Array("frame-user".utf8))
+            let reply = try send(session, #"{"id": 2, "type": "\#(type)", "origin": "https://login.example.com"\#(member), "options": \#(options)}"#)
+            let response = try XCTUnwrap((reply["credential"] as? [String: Any])?["response"] as? [String: Any], "\(reply)")
+            return String(decoding: try bytes(response["clientDataJSON"]), as: UTF8.self)
+        }
+        XCTAssertEqual(try clientData(top: "https://news.example"),
+                       #"{"type":"webauthn.get","challenge":"AAAA","origin":"https://login.example.com","crossOrigin":true,"topOrigin":"https://news.example"}"#)
+        XCTAssertTrue(try clientData(top: "https://news.example", type: "create").hasSuffix(#""crossOrigin":true,"topOrigin":"https://news.example"}"#))
+        // A frame of the page's own origin is not cross-origin; nor is a top-level page.
+        XCTAssertTrue(try clientData(top: "https://login.example.com").hasSuffix(#""crossOrigin":false}"#))
+        XCTAssertTrue(try clientData(top: nil).hasSuffix(#""crossOrigin":false}"#))
+        let insecure = try send(session, #"{"id": 3, "type": "get", "origin": "https://login.example.com", "topOrigin": "http://news.example", "options": {"challenge": "AAAA"}}"#)
+        XCTAssertEqual(insecure["error"] as? String, "SecurityError", "\(insecure)")
+    }
+
     func testTheRequestsTimeoutBoundsTheWaitForTheKey() throws {
         XCTAssertEqual(PasskeyClient.timeoutMilliseconds(nil), 300_000)
         XCTAssertEqual(PasskeyClient.timeoutMilliseconds(60_000), 60_000)

@@ -11,13 +11,18 @@ browser's own WebAuthn is not part of these flows). Headless Chromium and Firefo
    python-fido2 2.2.1's own client computes for the same credential and input; largeBlob: a
    blob written through the provider is the one python-fido2 reads from the key's array, and
    the other way round;
-3. a key with a PIN and no built-in UV (the desktop key's default): a sign-in that requires UV
+3. frames: a cross-origin frame its page grants publickey-credentials-get signs in with
+   crossOrigin and topOrigin in clientDataJSON (Chromium; Firefox ESR, which tells an extension
+   no permissions policy, answers frames itself — measured), one without the grant gets the
+   browser's own answer;
+4. a key with a PIN and no built-in UV (the desktop key's default): a sign-in that requires UV
    asks for the PIN in Latchkey's window (a wrong one says how many attempts are left), then
    signs in verified; saving a passkey asks for it too. The page never sees a PIN prompt.
 Every response is verified by python-fido2's Fido2Server.
 Usage: socket_provider.py LATCHKEY_BINARY. Prints PASS/FAIL per check and
 `passkey provider (socket keys): N passed, N failed`; exit 0 when all passed."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -294,6 +299,132 @@ def prf_checks(browser, key, path):
           "ArrayBuffer, byte for byte", python_writes_then_read)
 
 
+FRAME_TOP = """<!doctype html><html><head><title>Latchkey provider frames</title></head><body style="margin:0">
+<iframe id="frame" src="{src}" {allow} style="position:absolute;left:0;top:200px;width:400px;height:300px;border:0"></iframe>
+</body></html>"""
+FRAME_CLICK = (350, 400)     # inside the frame, away from its form: the person's click there
+
+
+class FramePage(flows.Page):
+    """ORIGIN's pages: /granted and /denied embed ORIGIN2's sign-in page with and without
+    `allow="publickey-credentials-get; publickey-credentials-create"`; the rest is the sign-in page."""
+
+    def do_GET(self):
+        if self.path in ("/granted", "/denied"):
+            allow = 'allow="publickey-credentials-get *; publickey-credentials-create *"' if self.path == "/granted" else ""
+            body = FRAME_TOP.format(src=flows.ORIGIN2 + "/", allow=allow).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
+class InFrame:
+    """Runs the browser's page scripts inside the page's frame (`#frame`) while in a `with`."""
+
+    def __init__(self, browser):
+        self.browser = browser
+
+    def __enter__(self):
+        if self.browser.name == "chromium":
+            driver = self.browser.opened.driver
+            driver.switch_to.frame(driver.find_element("id", "frame"))
+        else:
+            ff = self.browser.opened.ff
+            element = ff.command("WebDriver:FindElement", {"using": "css selector", "value": "#frame"})["value"]
+            ff.command("WebDriver:SwitchToFrame", {"element": element.get("element-6066-11e4-a52f-4a4a4a4a4a4a", element)})
+        return self.browser
+
+    def __exit__(self, *exc):
+        if self.browser.name == "chromium":
+            self.browser.opened.driver.switch_to.default_content()
+        else:
+            self.browser.opened.ff.command("WebDriver:SwitchToParentFrame", {})
+        return False
+
+
+def frame_checks(browser, key, made):
+    """Frames of another origin (WebAuthn L3 §5.1.3): served with crossOrigin and topOrigin where
+    the embedder grants publickey-credentials-get, left to the browser where it does not — and in
+    Firefox ESR, which does not tell an extension a frame's permissions policy, always left to it."""
+    rp = flows.server()
+    check = signals.check
+
+    def open_framed(path):
+        browser.navigate(flows.ORIGIN + path)
+        deadline = time.time() + 120
+        while True:
+            with InFrame(browser):
+                if browser.run("return document.readyState === 'complete';") and browser.run(flows.PROVIDER_PRESENT):
+                    break
+            if time.time() > deadline:
+                raise AssertionError(f"the provider's script is not in {path}'s frame after 120 s")
+            time.sleep(1)
+            browser.navigate(flows.ORIGIN + path)
+        browser.click(*FRAME_CLICK)   # the person clicks into the frame: it has the focus
+
+    def policy_readable():
+        with InFrame(browser):
+            return browser.run("return !!(document.featurePolicy && document.featurePolicy.allowsFeature);")
+
+    def modal_get(abort_after=None):
+        request, state = rp.authenticate_begin([made["alice"]], user_verification=UserVerificationRequirement.PREFERRED)
+        with InFrame(browser):
+            browser.start("get", dict(dict(request)["publicKey"]), abort_after=abort_after)
+        return state
+
+    def frame_outcome(what):
+        deadline = time.time() + flows.WAIT
+        while True:
+            with InFrame(browser):
+                state = browser.run(flows.POLL)
+            if state and state.get("state") != "waiting":
+                return state
+            assert time.time() < deadline, f"{what}: not settled (the frame: {state})"
+            time.sleep(0.5)
+
+    def granted_frame():
+        browser.set_provider(True)
+        open_framed("/granted")
+        if browser.name == "firefox":
+            # Measured: Firefox ESR exposes no permissions policy (document.featurePolicy is behind
+            # dom.security.featurePolicy.webidl.enabled), so the frame goes to Firefox itself.
+            assert not policy_readable(), "Firefox ESR now tells a frame's permissions policy: serve frames there too"
+            modal_get(abort_after=3000)
+            outcome = frame_outcome("the framed get()")
+            assert not browser.prompt_open(), "Latchkey's prompt opened for a frame in Firefox"
+            print(f"    Firefox ESR answered the granted frame's get() itself: {outcome}", flush=True)
+            return
+        assert policy_readable(), "Chromium no longer has document.featurePolicy"
+        state = modal_get()
+        site = browser.in_prompt("return document.getElementById('site').textContent;")
+        assert site == f"{flows.ORIGIN2} (in a frame of {flows.ORIGIN})", f"the prompt names {site!r}"
+        browser.press_in_prompt("account", 0)
+        outcome = flows.resolved(frame_outcome("the framed sign-in"), "the framed sign-in")
+        rp.authenticate_complete(state, [made["alice"]], outcome["json"])
+        client_data = json.loads(websafe_decode(outcome["json"]["response"]["clientDataJSON"]))
+        assert client_data["origin"] == flows.ORIGIN2 and client_data["crossOrigin"] is True \
+            and client_data["topOrigin"] == flows.ORIGIN, client_data
+    check("a cross-origin frame its page grants publickey-credentials-get: Chromium: Latchkey's window names the frame "
+          "and its page, and the sign-in's clientDataJSON says crossOrigin and topOrigin (Fido2Server verifies it); "
+          "Firefox ESR: measured to tell an extension no permissions policy, so Firefox answers the frame itself",
+          granted_frame)
+
+    def denied_frame():
+        open_framed("/denied")
+        modal_get(abort_after=5000)
+        outcome = frame_outcome("the ungranted frame's get()")
+        assert outcome.get("state") == "rejected", outcome
+        assert not browser.prompt_open(), "Latchkey's prompt opened for a frame without the grant"
+        if browser.name == "chromium":
+            assert outcome["error"].startswith("NotAllowedError"), outcome   # Chromium's own refusal
+    check("a cross-origin frame without the grant gets what the browser gives it (Chromium: NotAllowedError), "
+          "never Latchkey's window", denied_frame)
+
+
 def counted(code):
     """(passed, failed) of one browser run; a browser that did not come up is a failure here
     (no emulator to blame), as is a run that counted nothing."""
@@ -329,7 +460,7 @@ def with_pin(path):
 
 
 def run_browser(binary, work, name):
-    """The three parts in one browser each; returns [(passed, failed), …]."""
+    """The four parts in one browser each; returns [(passed, failed), …]."""
     signals.results.clear()
     os.environ["HOME"] = os.path.join(work, "home")
     os.makedirs(os.environ["HOME"], exist_ok=True)
@@ -341,7 +472,11 @@ def run_browser(binary, work, name):
         # 2. prf against python-fido2's own client.
         browser_run(binary, work, name, "prf", ("--uv", "auto"), lambda path: None,
                     lambda browser, key, path, made: prf_checks(browser, key, path)),
-        # 3. A key with a PIN and no built-in UV.
+        # 3. Frames of another origin, with and without the page's grant.
+        browser_run(binary, work, name, "frames", ("--uv", "auto"), lambda path: {"alice": make_alice(path, flows.server())},
+                    lambda browser, key, path, made: frame_checks(browser, key, made),
+                    pages=((web.PORT, FramePage), (web.PORT + 1, flows.Page))),
+        # 4. A key with a PIN and no built-in UV.
         browser_run(binary, work, name, "PIN", (), with_pin,
                     lambda browser, key, path, made: pin_checks(browser, key, made)),
     ]
