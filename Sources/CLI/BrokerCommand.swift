@@ -44,9 +44,11 @@ public enum BrokerCommand {
             stop.store(true, ordering: .releasing)
         }, powerCycle: {})
         defer { signals.cancel() }
+        var limits = UHIDBroker.Limits()
+        limits.maxUID = UHIDBrokerPolicy.maxUID(loginDefs: (try? String(contentsOfFile: "/etc/login.defs", encoding: .utf8)) ?? "")
         let broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in
             try FileDescriptor.open(uhid, flags: O_RDWR | O_CLOEXEC | O_NONBLOCK)
-        }, logger: logger)
+        }, logger: logger, limits: limits)
         logger.info("uhid broker: serving \(uhid) on \(parsed.value("socket") ?? "the socket systemd passed")")
         broker.run { stop.load(ordering: .acquiring) }
         return 0

@@ -28,6 +28,14 @@ public final class UHIDBroker {
         /// Kernel events kept for a client that does not read: twice the kernel's own queue, so a
         /// user's 128 keys hold at most ~36 MB of root's memory.
         public var pendingToClient = 64
+        /// How long a connection may stay without its UHID_CREATE2 (a key sends it at once): a
+        /// connection that never creates is not held, so idle ones cannot fill `clients`.
+        public var createWithinNanoseconds: UInt64 = 5_000_000_000
+        /// The highest uid served (`UHIDBrokerPolicy.admits`): /etc/login.defs' UID_MAX.
+        public var maxUID: UInt32 = 60_000
+        /// After accept(2) fails for want of descriptors (EMFILE, ENFILE), the listener rests
+        /// this long instead of waking the loop again at once.
+        public var acceptPauseNanoseconds: UInt64 = 100_000_000
         public init() {}
     }
 
@@ -40,12 +48,14 @@ public final class UHIDBroker {
         var refilledAt: UInt64
         var pending: [[UInt8]] = []
         var pendingHead = 0
+        let acceptedAt: UInt64
 
         init(socket: FileDescriptor, uid: UInt32, tokens: Double, now: UInt64) {
             self.socket = socket
             self.uid = uid
             self.tokens = tokens
             self.refilledAt = now
+            self.acceptedAt = now
         }
 
         var hasPending: Bool { pendingHead < pending.count }
@@ -57,6 +67,9 @@ public final class UHIDBroker {
     private let limits: Limits
     private let clock: () -> UInt64
     private var clients: [Int32: Client] = [:]
+    /// Each device's descriptor → its client's socket descriptor.
+    private var clientByDevice: [Int32: Int32] = [:]
+    private var listenerRestsUntil: UInt64 = 0
     private var readBuffer = [UInt8](repeating: 0, count: UHIDEventLayout.eventSize + 1)
     private var refusalsLogged = 0
     private var refusalWindowStart: UInt64 = 0
@@ -72,6 +85,9 @@ public final class UHIDBroker {
         self.limits = limits
         self.clock = clock
     }
+
+    /// Connections in all, created or not (for tests).
+    public var connectionCount: Int { clients.count }
 
     /// Devices up now, by user (for the log and tests).
     public var devicesByUser: [UInt32: Int] {
@@ -90,11 +106,22 @@ public final class UHIDBroker {
     /// One poll(2) and what it found (tests drive the loop with this).
     public func turn(timeoutMilliseconds: Int32) {
         let now = clock()
-        // The listener is always read: a client past the limits is accepted and closed at once
-        // (it sees end of stream), rather than left waiting in the backlog.
-        var entries = [pollfd(fd: listener.rawValue, events: Int16(POLLIN), revents: 0)]
+        // A connection that did not create its device in time is closed.
+        for (fd, client) in clients where client.device == nil && now &- client.acceptedAt >= limits.createWithinNanoseconds {
+            drop(fd, reason: "no UHID_CREATE2 within \(limits.createWithinNanoseconds / 1_000_000_000) s")
+        }
+        // The listener is read (but after running out of descriptors, only once it has rested):
+        // a client past the limits is accepted and closed at once (it sees end of stream), rather
+        // than left waiting in the backlog.
         var timeout = timeoutMilliseconds
+        let listenerRests = now < listenerRestsUntil
+        if listenerRests { timeout = min(timeout, Int32(max(1, (listenerRestsUntil - now) / 1_000_000))) }
+        var entries = [pollfd(fd: listener.rawValue, events: listenerRests ? 0 : Int16(POLLIN), revents: 0)]
         for (fd, client) in clients {
+            if client.device == nil {
+                let left = (client.acceptedAt &+ limits.createWithinNanoseconds) &- now
+                timeout = min(timeout, Int32(clamping: left / 1_000_000 + 1))
+            }
             refill(client, now: now)
             var events: Int16 = 0
             if client.tokens >= 1 {
@@ -121,7 +148,7 @@ public final class UHIDBroker {
             } else if let client = clients[entry.fd] {
                 if entry.revents & Int16(POLLOUT) != 0 { flush(client) }
                 if entry.revents & Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL) != 0 { readClient(client) }
-            } else if let client = clients.values.first(where: { $0.device?.rawValue == entry.fd }) {
+            } else if let owner = clientByDevice[entry.fd], let client = clients[owner] {
                 readDevice(client)
             }
         }
@@ -134,6 +161,10 @@ public final class UHIDBroker {
         do {
             socket = try listener.accept()
         } catch {
+            if error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
+                // The listener stays readable; polling it again at once would spin.
+                listenerRestsUntil = clock() &+ limits.acceptPauseNanoseconds
+            }
             if error != .wouldBlock { refusal("accept failed: \(error)") }
             return
         }
@@ -191,7 +222,7 @@ public final class UHIDBroker {
     }
 
     private func create(_ client: Client, from bytes: [UInt8]) throws(UHIDBrokerPolicy.Refusal) {
-        let (event, name) = try UHIDBrokerPolicy.create(from: bytes, uid: client.uid)
+        let (event, name) = try UHIDBrokerPolicy.create(from: bytes, uid: client.uid, maxUID: limits.maxUID)
         let device: FileDescriptor
         do {
             device = try openDevice()
@@ -199,6 +230,7 @@ public final class UHIDBroker {
             throw UHIDBrokerPolicy.Refusal("the broker cannot open /dev/uhid: \(error)")
         }
         client.device = device
+        clientByDevice[device.rawValue] = client.socket.rawValue
         client.name = name
         try write(event, to: client)
         // Debug, not info: a user can make and drop keys as fast as they like (the journal is not theirs).
@@ -256,7 +288,10 @@ public final class UHIDBroker {
         } else if let name = client.name {
             logger.debug("uhid broker: uid \(client.uid)'s key '\(name)' gone")
         }
-        client.device?.close()
+        if let device = client.device {
+            clientByDevice[device.rawValue] = nil
+            device.close()
+        }
         client.socket.close()
     }
 

@@ -32,13 +32,40 @@ public enum UHIDBrokerPolicy {
     /// (`UHIDDevice.Identity.latchkey`: its descriptor, bus, IDs and a uniq `latchkey:NAME`);
     /// the name, HID name and phys written are the broker's, made from NAME and `uid`.
     public static func create(from bytes: [UInt8], uid: UInt32) throws(Refusal) -> (event: [UInt8], name: String) {
+        try create(from: bytes, uid: uid, maxUID: UInt32.max)
+    }
+
+    /// Whether a connecting uid may have keys: root, and the users of this machine's login range
+    /// (`UID_MAX` of /etc/login.defs, 60000 on Debian). Subordinate uids (/etc/subuid, 100000 and
+    /// up, a container's users) are refused: one person owns thousands of them, and each would
+    /// get its own share of the broker's bounds.
+    public static func admits(uid: UInt32, maxUID: UInt32) -> Bool {
+        uid <= maxUID
+    }
+
+    /// UID_MAX from /etc/login.defs' text (the last setting wins, as shadow's tools read it);
+    /// Debian's 60000 when the file has none or a malformed one.
+    public static func maxUID(loginDefs: String) -> UInt32 {
+        var found: UInt32 = 60_000
+        for line in loginDefs.split(separator: "\n") {
+            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            if words.count >= 2, words[0] == "UID_MAX", let value = UInt32(words[1]) { found = value }
+        }
+        return found
+    }
+
+    /// As `create(from:uid:)` for a broker that admits uids up to `maxUID`.
+    public static func create(from bytes: [UInt8], uid: UInt32, maxUID: UInt32) throws(Refusal) -> (event: [UInt8], name: String) {
+        guard admits(uid: uid, maxUID: maxUID) else {
+            throw Refusal("uid \(uid) is above UID_MAX (\(maxUID)): a subordinate or container uid, which gets no keys")
+        }
         let event: UHIDEvent
         do {
             event = try UHIDEvent(decoding: bytes)
         } catch {
             throw Refusal("the first event is malformed (\(bytes.count) bytes)")
         }
-        guard case let .create2(_, _, uniq, bus, vendor, product, version, country, descriptor) = event else {
+        guard case let .create2(_, _, uniq, bus, vendor, product, _, _, descriptor) = event else {
             throw Refusal("the first event must be UHID_CREATE2, not \(describe(event))")
         }
         guard bus == UHIDEventLayout.busUSB, vendor == 0x1209, product == 0x4C4B else {
@@ -54,10 +81,12 @@ public enum UHIDBrokerPolicy {
         guard isValidName(name) else {
             throw Refusal("the key name must be 1 to 32 letters, digits, '-', '_' or '.' (not starting with '.')")
         }
+        // Every field but the name is Latchkey's own, the device version and country too.
         let identity = UHIDDevice.Identity.latchkey(name: name, uid: uid)
         let stamped = UHIDEvent.create2(name: identity.name, phys: identity.phys, uniq: identity.uniq,
                                         bus: UHIDEventLayout.busUSB, vendor: identity.vendorID, product: identity.productID,
-                                        version: version, country: country, descriptor: UHIDDevice.fidoReportDescriptor)
+                                        version: identity.version, country: identity.country,
+                                        descriptor: UHIDDevice.fidoReportDescriptor)
         return (stamped.encoded(), name)
     }
 

@@ -26,6 +26,25 @@ final class UHIDBrokerTests: XCTestCase {
         XCTAssertEqual(try UHIDEvent(decoding: event), .create2(name: "Latchkey main", phys: "latchkey/uid=1000/main",
                                                                  uniq: "latchkey:main", bus: 3, vendor: 0x1209, product: 0x4C4B,
                                                                  version: 0x100, country: 0, descriptor: fido))
+        // The device's version and country are Latchkey's too, whatever the client wrote.
+        var other = create2()
+        if case let .create2(name, phys, uniq, bus, vendor, product, _, _, descriptor) = try UHIDEvent(decoding: other) {
+            other = UHIDEvent.create2(name: name, phys: phys, uniq: uniq, bus: bus, vendor: vendor, product: product,
+                                      version: 0xBEEF, country: 33, descriptor: descriptor).encoded()
+        }
+        XCTAssertEqual(try UHIDBrokerPolicy.create(from: other, uid: 1000).event, event)
+    }
+
+    /// Subordinate uids (a container's, /etc/subuid's 100000 and up) get no keys: one person has
+    /// thousands, each of which would get its own 128.
+    func testUIDsAboveTheLoginRangeAreRefused() {
+        XCTAssertEqual(UHIDBrokerPolicy.maxUID(loginDefs: "# UID_MAX 1\nUID_MIN\t1000\nUID_MAX\t\t60000\nUID_MAX 65000\n"), 65_000)
+        XCTAssertEqual(UHIDBrokerPolicy.maxUID(loginDefs: "UID_MAX lots\n"), 60_000)
+        XCTAssertNoThrow(try UHIDBrokerPolicy.create(from: create2(), uid: 0, maxUID: 60_000))
+        XCTAssertNoThrow(try UHIDBrokerPolicy.create(from: create2(), uid: 60_000, maxUID: 60_000))
+        XCTAssertThrowsError(try UHIDBrokerPolicy.create(from: create2(), uid: 100_000, maxUID: 60_000)) {
+            XCTAssertTrue(($0 as? UHIDBrokerPolicy.Refusal)?.reason.contains("above UID_MAX") == true)
+        }
     }
 
     func testOnlyLatchkeysOwnDeviceIsCreated() {
@@ -190,6 +209,34 @@ final class UHIDBrokerTests: XCTestCase {
         }
         guard case .transportLost? = events.first else { return XCTFail("the key did not learn: \(events)") }
         XCTAssertTrue(key.pollDescriptors.isEmpty, "a lost transport is not polled again")
+    }
+
+    /// A connection that never sends its CREATE2 is closed after the deadline, so idle
+    /// connections cannot hold the broker's 1,024 places.
+    func testAConnectionThatNeverCreatesIsClosed() throws {
+        var limits = UHIDBroker.Limits()
+        limits.createWithinNanoseconds = 200_000_000
+        let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+        socketPath = scratch.path + "/idle.socket"
+        try listener.bind(to: UnixSocketAddress(path: socketPath))
+        try listener.listen(backlog: 8)
+        let kernel = self.kernel!
+        broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
+                            logger: Logger(level: .error, sink: { _ in }), limits: limits)
+        let idle = try XCTUnwrap(UHIDDevice.connectToBroker(socketPath))
+        turn { broker.connectionCount == 1 }
+        XCTAssertEqual(broker.connectionCount, 1)
+        let started = Date()
+        turn { broker.connectionCount == 0 }
+        XCTAssertEqual(broker.connectionCount, 0, "an idle connection is held past its deadline")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(started), 0.1)
+        var byte: UInt8 = 0
+        XCTAssertEqual(recv(idle.rawValue, &byte, 1, 0), 0, "the idle client sees end of stream")
+        // A key that creates at once is not affected.
+        let (key, _) = try brokeredKey()
+        for _ in 0..<30 { broker.turn(timeoutMilliseconds: 10) }
+        XCTAssertEqual(broker.devicesByUser, [getuid(): 1])
+        withExtendedLifetime(key) {}
     }
 
     /// Another user cannot claim someone else's uid, and one user's keys are bounded.
