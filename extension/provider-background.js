@@ -18,8 +18,9 @@
  * Wire format with the host (docs/native-host.md, "The passkey provider"):
  *   → {"id": N, "type": "accounts", "origin": O, "rpId"?: R, "allowCredentials"?: [descriptor…]}
  *   ← {"id": N, "ok": true, "rpId": R, "accounts": [{credentialId, userHandle, name, displayName}]}
- *   → {"id": N, "type": "create", "origin": O, "topOrigin"?: T, "options": CreationOptionsJSON}
- *   → {"id": N, "type": "get", "origin": O, "topOrigin"?: T, "options": RequestOptionsJSON, "credentialId"?: ID}
+ *   → {"id": N, "type": "create", "origin": O, "topOrigin"?: T, "crossOrigin"?: true, "options": CreationOptionsJSON}
+ *   → {"id": N, "type": "get", "origin": O, "topOrigin"?: T, "crossOrigin"?: true, "options": RequestOptionsJSON,
+ *      "credentialId"?: ID}
  *   ← {"id": N, "ok": true, "credential": RegistrationResponseJSON | AuthenticationResponseJSON}
  *   ← {"id": N, "ok": false, "error": "NotAllowedError" | "SecurityError" | …, "message": "…"}
  */
@@ -300,8 +301,8 @@ async function openPrompt(sender, origin, message) {
   }
   const prompt = {
     token: promptToken(), tabId, parentWindowId: sender.tab.windowId, requestId: String(message.requestId), origin,
-    topOrigin: frameTopOrigin(sender), rpId: checked.rpId, kind, mediation, options: checked.options, windowId: null,
-    state: 'open', listed: null,
+    frame: frameOf(sender, message, origin), frameId: sender.frameId, rpId: checked.rpId, kind, mediation,
+    options: checked.options, windowId: null, state: 'open', listed: null,
   };
   const done = new Promise((resolve) => { prompt.resolve = resolve; });
   prompts.set(prompt.token, prompt);
@@ -421,6 +422,10 @@ function discardCredential(origin, rpId, credential) {
  */
 async function runCeremony(prompt, request, pin) {
   prompt.state = 'running';
+  if (!(await sameTop(prompt))) {
+    settlePrompt(prompt, NOT_ALLOWED('The page around this frame changed.'));
+    return { ok: false, message: 'The page around this frame changed; nothing was sent to your key.' };
+  }
   if (typeof pin === 'string' && pin !== '') request.pin = pin.slice(0, 256);
   const answer = await askHost(request, hostDeadline(prompt.options), prompt.rpId);
   if (prompt.state === 'settled') {
@@ -458,7 +463,7 @@ async function onPrompt(message, sender) {
       const user = prompt.options.user || {};
       const request = { kind: prompt.kind, origin: prompt.origin, rpId: prompt.rpId, mediation: prompt.mediation,
         userName: ProviderRules.displayText(user.name, 80), userDisplayName: ProviderRules.displayText(user.displayName, 80) };
-      if (prompt.topOrigin !== null) request.topOrigin = prompt.topOrigin;
+      if (prompt.frame) request.topOrigin = prompt.frame.top;
       if (prompt.kind === 'create') return { ok: true, request };
       const listed = await askHost({ type: 'accounts', origin: prompt.origin, rpId: prompt.rpId,
         allowCredentials: prompt.options.allowCredentials }, 30000, prompt.rpId);
@@ -511,26 +516,49 @@ async function onPrompt(message, sender) {
 // ---------------------------------------------------------------------------
 // Requests from provider.js (the page's isolated world).
 
-/**
- * The top-level page's origin for a request from a frame of another origin, from the browser
- * (the tab's URL, which Latchkey's host permissions let it read), or null: a top-level page, or a
- * frame of the page's own origin (not cross-origin). `undefined` when a frame's top-level page
- * cannot be known.
- */
-function frameTopOrigin(sender) {
-  if (sender.frameId === 0) return null;
-  let top;
+/** The origin of the tab's top-level page, from the browser (its URL); null when not a secure one. */
+function tabTopOrigin(tab) {
   try {
-    top = new URL(sender.tab.url).origin;
+    const top = new URL(tab.url).origin;
+    return RpId.isSecureOrigin(top) ? top : null;
   } catch (e) {
-    return undefined;
+    return null;
   }
-  return top === senderOrigin(sender) ? null : top;
+}
+
+/**
+ * Where a frame's request stands (WebAuthn L3 §5.1.3): null for a top-level page, or a frame
+ * same-origin with all its ancestors (signed as the top-level page is); `{top, crossOrigin: true}`
+ * for a frame cross-origin with an ancestor, `top` being the tab's top-level origin from the
+ * browser; `undefined` when that cannot be known for sure, and the browser answers: a document
+ * not active (prerendering, leaving), a top-level page that is not a secure origin (a sandboxed
+ * or opaque one), or a top the frame is told differs from the tab's (a navigation in between).
+ * `message.frame` is provider.js's (the isolated world's) view: sameOriginWithAncestors and, in
+ * Chromium, location.ancestorOrigins.
+ */
+function frameOf(sender, message, origin) {
+  if (sender.frameId === 0) return null;
+  if (typeof sender.documentLifecycle === 'string' && sender.documentLifecycle !== 'active') return undefined;
+  const top = tabTopOrigin(sender.tab);
+  if (top === null) return undefined;
+  const seen = message.frame !== null && typeof message.frame === 'object' ? message.frame : {};
+  if (typeof seen.ancestorTop === 'string' && seen.ancestorTop !== top) return undefined;
+  return top !== origin || seen.crossOrigin === true ? { top, crossOrigin: true } : null;
 }
 
 function withTopOrigin(prompt, request) {
-  if (prompt.topOrigin) request.topOrigin = prompt.topOrigin;
+  if (prompt.frame) Object.assign(request, { topOrigin: prompt.frame.top, crossOrigin: true });
   return request;
+}
+
+/** A frame's top-level page is still the one it asked under (the tab may have navigated). */
+async function sameTop(prompt) {
+  if (!prompt.frame) return true;
+  try {
+    return tabTopOrigin(await api.tabs.get(prompt.tabId)) === prompt.frame.top;
+  } catch (e) {
+    return false;
+  }
 }
 
 async function onProvider(message, sender) {
@@ -538,12 +566,13 @@ async function onProvider(message, sender) {
   if (origin === null || !sender.tab) {
     return { outcome: 'error', name: 'SecurityError', message: 'the passkey provider serves pages in tabs only' };
   }
-  // A frame whose top-level page cannot be read (not one of Latchkey's host permissions, or
-  // not yet known): the browser answers it.
-  const topOrigin = frameTopOrigin(sender);
-  if (topOrigin === undefined || (topOrigin !== null && !RpId.isSecureOrigin(topOrigin))) return { outcome: 'browser' };
+  // A frame whose top-level page cannot be known for sure: the browser answers it.
+  if (frameOf(sender, message, origin) === undefined) return { outcome: 'browser' };
+  const topHost = sender.frameId === 0 ? null : (RpId.parseOrigin(tabTopOrigin(sender.tab)) || {}).host || null;
   const settings = await providerSettings();
-  if (!settings.enabled || ProviderRules.isExcepted(RpId.parseOrigin(origin).host, settings.exceptions)) {
+  // An excepted site is excepted with its frames too (the person sees the top-level site).
+  if (!settings.enabled || ProviderRules.isExcepted(RpId.parseOrigin(origin).host, settings.exceptions)
+      || (topHost !== null && ProviderRules.isExcepted(topHost, settings.exceptions))) {
     return { outcome: 'browser' };
   }
   if (!RpId.isSecureOrigin(origin)) {
@@ -578,7 +607,7 @@ async function onProvider(message, sender) {
     case 'abort': {
       const requestId = String(message.requestId);
       for (const prompt of prompts.values()) {
-        if (prompt.tabId === sender.tab.id && prompt.requestId === requestId) abortPrompt(prompt);
+        if (prompt.tabId === sender.tab.id && prompt.frameId === sender.frameId && prompt.requestId === requestId) abortPrompt(prompt);
       }
       const upgrade = upgrades.get(`${sender.tab.id}/${requestId}`);
       if (upgrade) upgrade.settled = true;

@@ -36,14 +36,6 @@
   const pageOrigin = location.origin;
   const isTop = window.top === window;
 
-  /**
-   * Whether this document may use WebAuthn's `feature` ("publickey-credentials-get" or
-   * "-create"): its permissions policy as the browser computed it — the embedder's `allow`
-   * attribute and headers, every ancestor's. Chromium exposes it (document.featurePolicy, read in
-   * this isolated world, which the page's scripts cannot replace); Firefox ESR does not (the API
-   * is behind a preference), so there a top-level page counts as granted, as before, and a frame
-   * as unknown: the browser answers it.
-   */
   /** WebAuthn's sameOriginWithAncestors: every frame up to the top is of this origin. */
   function sameOriginWithAncestors() {
     try {
@@ -54,10 +46,37 @@
     }
   }
 
+  /**
+   * Whether this document may use WebAuthn's `feature` ("publickey-credentials-get" or
+   * "-create"): its permissions policy as the browser computed it — the embedder's `allow`
+   * attribute and headers, every ancestor's. Chromium exposes it (document.featurePolicy, read in
+   * this isolated world, which the page's scripts cannot replace); Firefox ESR does not (the API
+   * is behind a preference), so there a top-level page counts as granted, as before, and a frame
+   * as unknown: the browser answers it. A browser whose policy does not know the feature (an
+   * older Chromium without publickey-credentials-create) is read as Firefox is.
+   */
   function featureAllowed(feature) {
     const policy = document.featurePolicy;
-    if (policy && typeof policy.allowsFeature === 'function') return policy.allowsFeature(feature) === true;
+    if (policy && typeof policy.allowsFeature === 'function'
+        && (typeof policy.features !== 'function' || policy.features().includes(feature))) {
+      return policy.allowsFeature(feature) === true;
+    }
     return isTop;
+  }
+
+  /**
+   * What the background needs to know of this document's place, from this isolated world:
+   * whether it is cross-origin with any ancestor (WebAuthn's sameOriginWithAncestors, for
+   * clientDataJSON's crossOrigin: also true for a frame of the top's origin inside another's),
+   * and the top-level origin as the browser tells this document (Chromium's
+   * location.ancestorOrigins), which the background checks against the tab's.
+   */
+  function frameContext() {
+    const ancestors = location.ancestorOrigins;
+    return {
+      crossOrigin: !sameOriginWithAncestors(),
+      ancestorTop: ancestors && ancestors.length > 0 ? String(ancestors[ancestors.length - 1]) : null,
+    };
   }
   let conditional = null; // {id, options, opened}: the page's conditional get(), waiting for the person
   let latestConditional = null; // the id of the newest conditional get(), also while it is checked
@@ -71,7 +90,7 @@
   /** Asks the background; resolves with an outcome ({outcome: 'credential' | 'error' | 'browser' | …}). */
   async function background(message) {
     try {
-      const answer = await api.runtime.sendMessage(Object.assign({ type: 'provider' }, message));
+      const answer = await api.runtime.sendMessage(Object.assign({ type: 'provider', frame: isTop ? null : frameContext() }, message));
       if (answer && typeof answer === 'object' && typeof answer.outcome === 'string') return answer;
     } catch (e) {
       console.warn('Latchkey passkey provider: the extension is not reachable:', e);

@@ -13,7 +13,8 @@ extension RemoteAuthenticator {
     /// The fragment size both ways: maxMsgSize − 64 (§6.10.2's maxFragmentLength), so every
     /// request and reply fits one message the key takes.
     public func largeBlobFragmentLength() throws(DeviceError) -> Int {
-        max(64, (try info().maxMsgSize ?? 1024) - 64)
+        // Within what CTAPHID can carry (128 reports of 59 bytes less the first's 7), whatever the key says.
+        min(max(try info().maxMsgSize ?? 1024, 128), 7_609) - 64
     }
 
     /// The serialized array, read until a fragment comes back short. Not verified here (the
@@ -43,6 +44,7 @@ extension RemoteAuthenticator {
     /// verifies nobody.
     public func writeLargeBlobArray(_ array: [UInt8], token: PinUvAuthToken?) throws(DeviceError) {
         let fragment = try largeBlobFragmentLength()
+        guard array.count <= Int(UInt32.max) else { throw .failed("a large-blob array of \(array.count) bytes is too long to write") }
         var offset = 0
         repeat {
             let piece = Array(array[offset..<min(offset + fragment, array.count)])

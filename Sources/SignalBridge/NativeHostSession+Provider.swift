@@ -17,7 +17,7 @@ extension NativeHostSession {
         guard !origin.hostIsIPAddress else {
             throw .security("\(origin.serialized) is an IP address, which no RP ID can name")
         }
-        let topOrigin = try crossOriginTop(json["topOrigin"], origin: origin)
+        let topOrigin = try crossOriginTop(json, origin: origin)
         var reply = JSONReply()
         reply.add("id", id)
         reply.add("ok", true)
@@ -71,17 +71,23 @@ extension NativeHostSession {
         return reply.text
     }
 
-    /// `topOrigin` (optional, added in 1.3): the top-level page's origin, from the browser, when
-    /// the request comes from a frame. A frame of another origin is cross-origin (its serialized
-    /// top origin, for clientDataJSON); one of the same origin, or no `topOrigin`, is not. The
-    /// RP ID is still checked against the frame's own origin, as WebAuthn L3 §5.1.3 does.
-    private func crossOriginTop(_ value: JSONMessage?, origin: SignalOrigin) throws(SignalFailure) -> String? {
-        guard let text = try PasskeyJSON.optionalString(value, "topOrigin") else { return nil }
+    /// `topOrigin` and `crossOrigin` (optional, added in 1.3): the top-level page's origin, from
+    /// the browser, when the request comes from a frame, and whether the frame is cross-origin
+    /// with any ancestor (WebAuthn L3's sameOriginWithAncestors false: also a frame of the top's
+    /// own origin inside another origin's frame). Cross-origin: a `topOrigin` other than `origin`,
+    /// or `crossOrigin` true; then the serialized top origin goes into clientDataJSON. The RP ID
+    /// is still checked against the frame's own origin, as §5.1.3 does.
+    private func crossOriginTop(_ json: JSONMessage, origin: SignalOrigin) throws(SignalFailure) -> String? {
+        let crossOrigin = try PasskeyJSON.optionalBool(json["crossOrigin"], "crossOrigin") ?? false
+        guard let text = try PasskeyJSON.optionalString(json["topOrigin"], "topOrigin") else {
+            if crossOrigin { throw .type("crossOrigin true needs the topOrigin") }
+            return nil
+        }
         let top = try SignalOrigin(text)
         guard top.isSecure, !top.hostIsIPAddress else {
             throw .security("a frame of \(top.serialized) cannot use passkeys: the top-level page is not a secure origin")
         }
-        return top.serialized == origin.serialized ? nil : top.serialized
+        return crossOrigin || top.serialized != origin.serialized ? top.serialized : nil
     }
 
     /// The key's PIN the person typed in the extension's window (`pin`, optional): kept only for

@@ -184,7 +184,9 @@ public final class PasskeyClient {
         let clientDataHash = SHA256.hash(clientData)
         // A large-blob write needs a token with largeBlobWrite from a key that verifies its user
         // (its PIN, or built-in UV as a token): such a sign-in is verified whatever the site asked.
-        let writesBlob = largeBlob?.write != nil && Self.storesLargeBlobs(info)
+        // A key that verifies nobody writes without one (CTAP 2.1 §6.10.2).
+        let protected = info.options["clientPin"] == true || info.options["uv"] == true
+        let writesBlob = largeBlob?.write != nil && Self.storesLargeBlobs(info) && protected
         let verified = try userVerification(writesBlob ? "required" : options.userVerification, info: info,
                                             permission: writesBlob ? [.getAssertion, .largeBlobWrite] : .getAssertion,
                                             rpID: rpID, clientDataHash: clientDataHash, tokenForBuiltIn: writesBlob)

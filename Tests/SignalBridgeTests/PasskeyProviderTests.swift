@@ -399,8 +399,8 @@ final class PasskeyProviderTests: XCTestCase {
         let session = try session()
         let made = try create(session, creation())
         let id = try bytes((made["credential"] as? [String: Any])?["id"])
-        func clientData(top: String?, type: String = "get") throws -> String {
-            let member = top.map { #", "topOrigin": "\#($0)""# } ?? ""
+        func clientData(top: String?, type: String = "get", crossOrigin: Bool = false) throws -> String {
+            let member = (top.map { #", "topOrigin": "\#($0)""# } ?? "") + (crossOrigin ? #", "crossOrigin": true"# : "")
             let options = type == "get"
                 ? #"{"challenge": "AAAA", "rpId": "example.com", "allowCredentials": [{"type": "public-key", "id": "\#(Base64URL.encode(id))"}]}"#
                 : creation(userID: Array("frame-user".utf8))
@@ -413,6 +413,9 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertTrue(try clientData(top: "https://news.example", type: "create").hasSuffix(#""crossOrigin":true,"topOrigin":"https://news.example"}"#))
         // A frame of the page's own origin is not cross-origin; nor is a top-level page.
         XCTAssertTrue(try clientData(top: "https://login.example.com").hasSuffix(#""crossOrigin":false}"#))
+        // ...unless another origin's frame is between them (sameOriginWithAncestors false).
+        XCTAssertTrue(try clientData(top: "https://login.example.com", crossOrigin: true)
+            .hasSuffix(#""crossOrigin":true,"topOrigin":"https://login.example.com"}"#))
         XCTAssertTrue(try clientData(top: nil).hasSuffix(#""crossOrigin":false}"#))
         let insecure = try send(session, #"{"id": 3, "type": "get", "origin": "https://login.example.com", "topOrigin": "http://news.example", "options": {"challenge": "AAAA"}}"#)
         XCTAssertEqual(insecure["error"] as? String, "SecurityError", "\(insecure)")
