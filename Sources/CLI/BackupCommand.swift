@@ -80,19 +80,21 @@ public enum BackupCommand {
             let (snapshot, created) = try ExchangeFiles.perform { () throws(ExchangeError) in
                 try plaintext.withUnsafeBytes { (raw) throws(ExchangeError) in try KeyBackup.decode(Array(raw)) }
             }
-            try LocalStore.perform(directory) { () throws(StoreError) in try StoreBackup.restore(snapshot, into: directory) }
-            let store = try LocalStore.openExisting(directory: directory)
-            defer { store.close() }
-            let count = try LocalStore.perform(directory) { () throws(StoreError) in try store.residentCredentialCount() }
+            let seal = try NewStoreSeal.method(for: directory, environment: io.environment, terminal: io.terminal, warn: io.err)
+            let count = try LocalStore.perform(directory) { () throws(StoreError) in
+                try StoreBackup.restore(snapshot, into: directory, seal: seal)
+            }
             if parsed.flag("json") {
                 io.out(JSONValue.object([("store", .string(directory)), ("backupCreated", .string(CredentialSummary.timestamp(created))),
-                                         ("residentCredentials", .int(count)), ("masterKey", .string("unsealed"))]).rendered)
+                                         ("residentCredentials", .int(count)),
+                                         ("masterKey", .string(seal == nil ? "unsealed" : "sealed"))]).rendered)
                 return 0
             }
             let when = Date(timeIntervalSince1970: TimeInterval(created))
+            let sealing = seal == nil ? "Its master key is unsealed: seal it with `latchkey store seal --tpm|--keyring|--passphrase`"
+                : "Its master key was sealed from the first byte (\(NewStoreSeal.variable))"
             io.out("Restored the backup of \(ISO8601DateFormatter().string(from: when)) into \(directory): \(count) resident credential(s). "
-                   + "Its master key is unsealed: seal it with `latchkey store seal --passphrase`. Run only one of the two keys: "
-                   + "they are the same key.")
+                   + sealing + ". Run only one of the two keys: they are the same key.")
             return 0
         }
     }

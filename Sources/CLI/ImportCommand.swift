@@ -49,8 +49,11 @@ public enum ImportCommand {
             if dryRun && !FileManager.default.fileExists(atPath: directory + "/credentials.sqlite") {
                 store = nil
             } else {
+                var options = StoreOptions()
+                options.sealNewStore = try NewStoreSeal.method(for: directory, environment: io.environment,
+                                                               terminal: io.terminal, warn: io.err)
                 do throws(StoreError) {
-                    store = try SQLiteCredentialStore.open(directory: directory, lock: .none)
+                    store = try SQLiteCredentialStore.open(directory: directory, lock: .none, options: options)
                 } catch {
                     throw LocalStore.failure(error, directory: directory)
                 }

@@ -14,7 +14,7 @@ public enum LatchkeyCLI {
     /// Every command `latchkey` has, in the order the top-level help lists them. Help, usage
     /// errors, man pages and shell completions are all made from this table.
     static var commands: [CommandEntry] { [
-        .init(.run, ServeCommand.spec) { parsed throws(UsageError) in ServeCommand.run(try ServeCommand.options(from: parsed)) },
+        .init(.run, ServeCommand.spec) { parsed throws(UsageError) in try ServeCommand.run(try ServeCommand.options(from: parsed)) },
         .init(.run, RigCommand.spec) { parsed throws(UsageError) in try RigCommand.run(parsed) },
         .init(.presence, ApproveCommand.approveSpec) { parsed throws(UsageError) in
             ApproveCommand.run(.approve, try ApproveCommand.options(from: parsed)) },
@@ -37,6 +37,7 @@ public enum LatchkeyCLI {
         .init(.devices, ProxyCommand.spec) { parsed throws(UsageError) in try ProxyCommand.run(parsed) },
         .init(.devices, TraceCommand.spec) { parsed throws(UsageError) in TraceCommand.run(parsed) },
         .init(.devices, ReplayCommand.spec) { parsed throws(UsageError) in try ReplayCommand.run(parsed) },
+        .init(.setup, InitCommand.spec) { parsed throws(UsageError) in try InitCommand.run(parsed) },
         .init(.setup, DoctorCommand.spec) { parsed throws(UsageError) in try DoctorCommand.run(parsed) },
         .init(.setup, BrokerCommand.spec) { parsed throws(UsageError) in try BrokerCommand.run(parsed) },
         .init(.setup, GenerateCommand.spec) { parsed throws(UsageError) in

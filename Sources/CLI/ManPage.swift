@@ -47,6 +47,7 @@ enum ManPage {
                   ".TP", ".B LATCHKEY_PIN", text("The PIN for commands that need one (else asked on the terminal)."),
                   ".TP", ".B LATCHKEY_NEW_PIN", text("The new PIN for pin set and pin change (pin set also reads LATCHKEY_PIN when this is unset, as older scripts expect)."),
                   ".TP", ".B LATCHKEY_PASSPHRASE_FILE", text("A file holding the passphrase of a store sealed with one."),
+                  ".TP", ".B LATCHKEY_SEAL", text("How serve, restore and import seal a store they create, from its first byte: tpm, tpm:PCR[,PCR], keyring or passphrase (its passphrase from LATCHKEY_PASSPHRASE_FILE or the terminal). Unset, a new store keeps its master key unsealed, as test rigs want; latchkey init chooses for you."),
                   ".TP", ".B COLUMNS", text("The width help is wrapped to (else the terminal's, or 80)."),
                   ".SH EXIT STATUS",
                   text("0 on success, 1 when a command fails, 64 for a usage error (an unknown command or option, a missing argument)."),

@@ -165,5 +165,13 @@ public enum ServeCommand {
     }
 
     /// Run the key; returns the process exit status.
-    public static func run(_ options: Options) -> Int32 { KeyHost.run(options) }
+    /// Runs the key; a store this start creates is sealed from its first byte when
+    /// LATCHKEY_SEAL says how (NewStoreSeal).
+    public static func run(_ options: Options) throws(UsageError) -> Int32 {
+        try CLIError.run(.standard) { () throws(CLIError) -> Int32 in
+            let seal = try NewStoreSeal.method(for: options.storeDirectory, environment: ProcessInfo.processInfo.environment,
+                                               terminal: ControllingTerminal.open(), warn: { Console.error($0) })
+            return KeyHost.run(options, sealNewStore: seal)
+        }
+    }
 }

@@ -36,6 +36,13 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
     /// - Hidden credentials past their retention are purged.
     public static func open(directory: String, lock: StoreLock = .exclusive,
                             options: StoreOptions = .init()) throws(StoreError) -> SQLiteCredentialStore {
+        try open(directory: directory, lock: lock, options: options, knownMasterKey: nil)
+    }
+
+    /// As `open(directory:lock:options:)`; `knownMasterKey`: the master key a restore just put in
+    /// place (so a sealed one is not opened by its method a second time).
+    static func open(directory: String, lock: StoreLock, options: StoreOptions,
+                     knownMasterKey: SecretBytes?) throws(StoreError) -> SQLiteCredentialStore {
         let files = StoreDirectory(path: directory)
         try files.createIfMissing()
         try files.checkPermissions()
@@ -45,7 +52,7 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         case .none: lockFile = nil
         }
         files.removeStaleMasterKeyTemporaries()
-        let masterKey = try files.loadOrCreateMasterKey()
+        let masterKey = try files.loadOrCreateMasterKey(seal: options.sealNewStore, known: knownMasterKey)
         try files.createDatabaseFileIfMissing()
         let db = try SQLiteConnection(path: files.databasePath)
         try configure(db)

@@ -1,6 +1,7 @@
 import Authenticator
 import FIDOCrypto
 import Foundation
+import KeySealing
 import SystemIO
 
 /// The whole store as one snapshot, and a new store made from one: what `latchkey backup` and
@@ -47,7 +48,10 @@ public enum StoreBackup {
     /// and an unsealed master key (seal it again with `latchkey store seal`), each written private
     /// and synced, then opened to check that the key opens the rows and the database is whole. On
     /// any failure nothing is left behind.
-    public static func restore(_ snapshot: Snapshot, into directory: String) throws(StoreError) {
+    /// `seal`: how the new store's master key is sealed (nil: raw, as the backup holds it).
+    /// Returns how many resident credentials the new store holds.
+    @discardableResult
+    public static func restore(_ snapshot: Snapshot, into directory: String, seal: MasterKeySeal.Method? = nil) throws(StoreError) -> Int {
         let files = StoreDirectory(path: directory)
         var created = false
         if let entries = try? FileSystem.entries(directory) {
@@ -78,11 +82,15 @@ public enum StoreBackup {
             }
             var key = snapshot.masterKey.copyBytes()
             defer { key.wipe() }
-            try files.installMasterKey(key)
-            let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive)
+            try files.installMasterKey(key, seal: seal)
+            // Opened with the key it now holds (verified against the database below), so a
+            // sealed one is not opened by its method a second time.
+            let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive, options: .init(),
+                                                       knownMasterKey: snapshot.masterKey)
             defer { store.close() }
             guard try store.integrityCheck() else { throw .corrupt("the restored database fails its integrity check") }
             _ = try store.allResidentCredentials(includeHidden: true)   // every row opens with the key
+            return try store.residentCredentialCount()
         } catch {
             for file in [files.databasePath, files.masterKeyPath, files.lockPath] + files.sidecarPaths {
                 try? FileSystem.remove(file)

@@ -82,13 +82,17 @@ struct StoreDirectory {
         }
     }
 
-    /// Reads `master.key`, creating it (32 random bytes, 0600) when the store is new; a sealed
-    /// one is opened by its method (MasterKeySeal).
-    func loadOrCreateMasterKey() throws(StoreError) -> SecretBytes {
+    /// Reads `master.key`, creating it when the store is new (32 random bytes, 0600; or sealed
+    /// from its first byte by `seal`); a sealed one is opened by its method (MasterKeySeal).
+    func loadOrCreateMasterKey(seal: MasterKeySeal.Method? = nil, known: SecretBytes? = nil) throws(StoreError) -> SecretBytes {
+        if let known { return known }   // a restore that just installed it (sealed: not asked for again)
         if let key = try sealing({ () throws(SealError) in try MasterKeySeal.load(masterKeyFile) }) { return key }
         // A database without its key would be unreadable, and a new key would not help.
         if databaseExists {
             throw .corrupt("\(masterKeyPath) is missing but \(databasePath) exists; restore master.key from a backup")
+        }
+        if let seal {
+            return try sealing { () throws(SealError) in try MasterKeySeal.create(masterKeyFile, with: seal) }
         }
         try sealing { () throws(SealError) in try masterKeyFile.createRandomKey() }
         guard let key = try sealing({ () throws(SealError) in try MasterKeySeal.load(masterKeyFile) }) else {
@@ -97,9 +101,14 @@ struct StoreDirectory {
         return key
     }
 
-    /// Puts a given raw key in place as master.key (a restore), refusing to replace one.
-    func installMasterKey(_ key: [UInt8]) throws(StoreError) {
-        try sealing { () throws(SealError) in try masterKeyFile.install(key) }
+    /// Puts a given key in place as master.key (a restore), refusing to replace one: raw, or
+    /// sealed by `seal` (only the sealed record is written).
+    func installMasterKey(_ key: [UInt8], seal: MasterKeySeal.Method? = nil) throws(StoreError) {
+        if let seal {
+            try sealing { () throws(SealError) in try MasterKeySeal.create(masterKeyFile, key: SecretBytes(key), with: seal) }
+        } else {
+            try sealing { () throws(SealError) in try masterKeyFile.install(key) }
+        }
     }
 
     func removeStaleMasterKeyTemporaries() {

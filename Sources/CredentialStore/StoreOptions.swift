@@ -1,4 +1,5 @@
 import Glibc
+import KeySealing
 
 /// How `SQLiteCredentialStore.open` guards the store against other processes.
 public enum StoreLock: Sendable {
@@ -23,6 +24,10 @@ public struct StoreOptions: Sendable {
     public var now: @Sendable () -> Int64
     /// The schema steps, in order (tests append hypothetical later steps).
     var migrations: [SchemaMigration] = StoreSchema.migrations
+    /// How a store that does not exist yet is sealed when this open creates it: its master.key
+    /// is then written sealed from the first byte (`MasterKeySeal.create`). Nil: 32 raw bytes,
+    /// as test rigs keep it. An existing store is opened as it is.
+    public var sealNewStore: MasterKeySeal.Method?
 
     public init(maxResidentCredentials: Int = 1_000_000,
                 hiddenRetentionSeconds: Int64 = 30 * 86_400,

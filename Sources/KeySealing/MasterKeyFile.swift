@@ -67,6 +67,12 @@ public struct MasterKeyFile: Sendable {
         _ = try link(key)
     }
 
+    /// Puts `contents` (a sealed record) in place as master.key, which must not exist: false
+    /// when it did (nothing changed).
+    func createWith(_ contents: [UInt8]) throws(SealError) -> Bool {
+        try link(contents)
+    }
+
     /// Puts a given raw key in place as master.key (a restore), refusing to replace one.
     public func install(_ key: [UInt8]) throws(SealError) {
         guard key.count == Self.keyCount else { throw .corrupt("a master key is \(Self.keyCount) bytes") }

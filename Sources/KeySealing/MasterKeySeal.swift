@@ -118,31 +118,54 @@ public enum MasterKeySeal {
         // Re-sealing to the TPM is how an old record without the storage key's name is upgraded.
         let upgrading = if case .tpm = method { true } else { false }
         let key = try masterKey(file, passphrase: current, allowUnpinnedTPM: upgrading)
-        let wrapping: Sealed.Wrapping
-        let wrappingKey: SecretBytes
-        switch method {
-        case let .passphrase(passphrase, parameters):
-            let salt = SecureRandom.bytes(count: 16)
-            wrappingKey = try derive(passphrase, salt: salt, parameters: parameters)
-            wrapping = .passphrase(parameters, salt: salt)
-        case let .tpm(pcrs):
-            wrappingKey = SecretBytes(randomCount: MasterKeyFile.keyCount)
-            wrapping = .tpm(try TPMSeal.seal(wrappingKey, pcrs: pcrs, tcti: nil))
-        case .keyring:
-            wrappingKey = SecretBytes(randomCount: MasterKeyFile.keyCount)
-            let item = KeyringSeal.newItemName()
-            try KeyringSeal.store(wrappingKey, item: item, label: "Latchkey master key (\(file.directory))")
-            wrapping = .keyring(item: item)
-        }
-        let record: Sealed
+        let (wrapping, wrappingKey) = try wrap(method, file: file)
         do {
-            record = try Sealed.seal(key, under: wrappingKey, wrapping: wrapping)
+            let record = try Sealed.seal(key, under: wrappingKey, wrapping: wrapping)
             try file.replace(with: record.encoded())
         } catch {
             if case let .keyring(item) = wrapping { KeyringSeal.clear(item: item) }   // names nothing now
             throw error
         }
         if case let .sealedWithKeyring(old) = previous { KeyringSeal.clear(item: old) }
+    }
+
+    /// A new wrapping key by `method`, and how the record names it (a keyring item is written here).
+    private static func wrap(_ method: Method, file: MasterKeyFile) throws(SealError) -> (Sealed.Wrapping, SecretBytes) {
+        switch method {
+        case let .passphrase(passphrase, parameters):
+            let salt = SecureRandom.bytes(count: 16)
+            return (.passphrase(parameters, salt: salt), try derive(passphrase, salt: salt, parameters: parameters))
+        case let .tpm(pcrs):
+            let wrappingKey = SecretBytes(randomCount: MasterKeyFile.keyCount)
+            return (.tpm(try TPMSeal.seal(wrappingKey, pcrs: pcrs, tcti: nil)), wrappingKey)
+        case .keyring:
+            let wrappingKey = SecretBytes(randomCount: MasterKeyFile.keyCount)
+            let item = KeyringSeal.newItemName()
+            try KeyringSeal.store(wrappingKey, item: item, label: "Latchkey master key (\(file.directory))")
+            return (.keyring(item: item), wrappingKey)
+        }
+    }
+
+    /// Creates master.key sealed from its first byte: `key` (a new random one when nil; a
+    /// backup's when restoring) sealed by `method`, and only the sealed record written — the raw
+    /// key never reaches the disk. Refuses to replace an existing master.key. Returns the key (so
+    /// the store need not be opened by its method again: no second passphrase prompt).
+    @discardableResult
+    public static func create(_ file: MasterKeyFile, key: SecretBytes? = nil, with method: Method) throws(SealError) -> SecretBytes {
+        try file.withLock { () throws(SealError) -> SecretBytes in
+            file.removeStaleTemporaries()
+            guard try state(file) == .missing else { throw .io("cannot create \(file.path): it exists") }
+            let key = key ?? SecretBytes(randomCount: MasterKeyFile.keyCount)
+            let (wrapping, wrappingKey) = try wrap(method, file: file)
+            do throws(SealError) {
+                let record = try Sealed.seal(key, under: wrappingKey, wrapping: wrapping)
+                guard try file.createWith(record.encoded()) else { throw SealError.io("cannot create \(file.path): it exists") }
+            } catch {
+                if case let .keyring(item) = wrapping { KeyringSeal.clear(item: item) }
+                throw error
+            }
+            return key
+        }
     }
 
     /// Back to 32 raw bytes (rigs). `passphrase` opens a passphrase-sealed store (else the

@@ -12,7 +12,8 @@ import Presence
 /// power cycle. Everything it opens it closes again, on every path out.
 public enum KeyHost {
     /// Runs the key; returns the process exit status (failures are logged).
-    public static func run(_ configuration: KeyConfiguration) -> Int32 {
+    /// `sealNewStore`: how a store this start creates is sealed (nil: 32 raw bytes, as rigs keep it).
+    public static func run(_ configuration: KeyConfiguration, sealNewStore: MasterKeySeal.Method? = nil) -> Int32 {
         let logger = Logger(level: configuration.logLevel)
         var controlSocket: ControlSocket?
         defer { controlSocket?.stop() }
@@ -23,7 +24,9 @@ public enum KeyHost {
         let newStore = NewStore(directory: configuration.storeDirectory)
         let store: SQLiteCredentialStore
         do {
-            store = try SQLiteCredentialStore.open(directory: configuration.storeDirectory, lock: .exclusive)
+            var options = StoreOptions()
+            options.sealNewStore = sealNewStore
+            store = try SQLiteCredentialStore.open(directory: configuration.storeDirectory, lock: .exclusive, options: options)
         } catch {
             logger.error(error.message(directory: configuration.storeDirectory))
             newStore.discard()

@@ -6,6 +6,7 @@ missing TPM named as such, PCR binding, switching between methods with no keyrin
 in the middle of switches that never leave a store no method opens."""
 
 import random
+import re
 import shutil
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
@@ -416,9 +417,98 @@ def test_tpm_keys(work):
             other.stop()
 
 
+SEALED_HEADER = b"latchkey sealed master key\n"
+
+
+def serves_one(store, name, env):
+    """A key started with `env` on `store` makes a discoverable credential and signs with it (Fido2Server verifies)."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        key = Key(name, store=store).start()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    try:
+        server, credential = register(key, f"{name}.example", resident=True)
+        sign_in(key, server, credential, True)
+    finally:
+        assert key.stop() == 0, key.log()
+
+
+def traced_writes(log, store):
+    """From an strace -f -y -xx log: each write(2)/pwrite64(2) to a master.key file of `store`
+    (master.key itself, or its temporaries), as (path, first bytes)."""
+    def decoded(escaped):   # -xx writes paths and data as \xNN
+        return bytes.fromhex(escaped.replace("\\x", ""))
+    found = []
+    for line in open(log, errors="replace"):
+        match = re.search(r'\b(?:write|pwrite64|writev|pwritev)\((\d+)<([^>]*)>, \[?\{?(?:iov_base=)?"((?:\\x[0-9a-f]{2})*)', line)
+        if match:
+            path = decoded(match.group(2)).decode(errors="replace")
+            if path.startswith(store + "/master.key"):
+                found.append((path, decoded(match.group(3))))
+    return found
+
+
+@check("latchkey init on a fresh account (a real swtpm and gnome-keyring): the store is sealed to the TPM from its first "
+       "byte — every write to master.key or its temporaries, traced with strace, is the sealed record, never a raw key — "
+       "and serve then signs; with no TPM the login keyring seals it; with neither and no terminal it stops, creating "
+       "nothing, and says to give --passphrase-file; LATCHKEY_SEAL=tpm makes `serve` create its store sealed the same way")
+def test_init(work):
+    keyring, tpm = PrivateKeyring(work, "init"), SoftwareTPM(work, "init-machine")
+    try:
+        store = os.path.join(keyring.home, "data", "latchkey", "default")
+        log = os.path.join(work, "init.strace")
+        env = {**keyring.env, "TSS2_TCTI": tpm.tcti}
+        done = subprocess.run(["strace", "-f", "-y", "-s", "48", "-xx", "-e", "trace=write,pwrite64,writev,pwritev", "-o", log,
+                               BINARY, "init", "--no-unit", "--no-bridge", "--json"],
+                              capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, done.stdout + done.stderr
+        report = json.loads(done.stdout)
+        assert "to this machine's TPM 2.0 from the first byte" in report["done"][0], report
+        writes = traced_writes(log, store)
+        assert writes, "strace saw no write to master.key: the check would prove nothing"
+        for path, data in writes:
+            assert data.startswith(SEALED_HEADER[:len(data)]), f"{path} was written {data!r}, not a sealed record"
+        status = json.loads(subprocess.run([BINARY, "store", "status", "--json"], capture_output=True, text=True, timeout=60,
+                                           env=env, stdin=subprocess.DEVNULL).stdout)
+        assert status["method"] == "tpm" and status["tpmAnswers"] is True, status
+        serves_one(store, "init-serving", env)
+
+        # No TPM answers (another account): the login keyring seals it.
+        other = os.path.join(work, "init-keyring-store")
+        no_tpm = {**keyring.env, "TSS2_TCTI": "swtpm:host=127.0.0.1,port=9"}
+        done = subprocess.run([BINARY, "init", "--store", other, "--no-unit", "--no-bridge", "--json"], capture_output=True,
+                              text=True, timeout=120, env=no_tpm, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0 and "with the login keyring from the first byte" in done.stdout, done.stdout + done.stderr
+
+        # Neither, and no terminal: nothing is made, and the message says what to give.
+        bare = {k: v for k, v in os.environ.items() if k not in ("DBUS_SESSION_BUS_ADDRESS", "LATCHKEY_PASSPHRASE_FILE")}
+        bare.update({"TSS2_TCTI": "swtpm:host=127.0.0.1,port=9", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/nonexistent"})
+        nothing = os.path.join(work, "init-nothing")
+        refused = subprocess.run([BINARY, "init", "--store", nothing, "--no-unit", "--no-bridge"], capture_output=True,
+                                 text=True, timeout=120, env=bare, stdin=subprocess.DEVNULL, start_new_session=True)
+        assert refused.returncode == 1 and "--passphrase-file FILE" in refused.stderr, refused.stdout + refused.stderr
+        assert not os.path.exists(nothing), "a store was made with no way to seal it"
+
+        # serve creating a store with LATCHKEY_SEAL=tpm: sealed from the first byte too.
+        served = os.path.join(work, "init-served")
+        serves_one(served, "init-sealed-serve", {**env, "LATCHKEY_SEAL": "tpm"})
+        assert master_key(served).startswith(SEALED_HEADER)
+        status = json.loads(subprocess.run([BINARY, "store", "status", "--store", served, "--json"], capture_output=True,
+                                           text=True, timeout=60, env=env, stdin=subprocess.DEVNULL).stdout)
+        assert status["method"] == "tpm", status
+    finally:
+        keyring.stop()
+        tpm.stop()
+
+
 def test_seal_methods():
     work = tempfile.mkdtemp(dir=WORK, prefix="seal-methods-")
     test_keyring_seal(work)
     test_tpm_seal(work)
     test_tpm_keys(work)
     test_method_switch_kills(work)
+    test_init(work)
