@@ -21,8 +21,11 @@ public enum ReplayCommand {
             .init("connection", value: "N", help: "Which client of the trace to replay (default: the first one in it)."),
             .init("timeout", value: "MS", help: "How long to wait for each answer, in milliseconds (default: 5000)."),
             .init("json", help: "Print each exchange and its differences as JSON."),
-            .init("include-harmful", help: "Also send what could harm the key: reset, clientPIN requests whose PIN was blanked "
-                  + "(each a wrong PIN), config, deleting or renaming credentials, writing large blobs (skipped by default)."),
+            .init("allow-writes", help: "Also send what changes what the key holds: discoverable credentials made, large blobs "
+                  + "written, credentials renamed or deleted, the PIN set or changed, config (skipped by default, with the "
+                  + "requests that depend on them: a replay never writes to a key unless told to)."),
+            .init("include-harmful", help: "Send everything: what --allow-writes sends, and also reset and clientPIN requests "
+                  + "whose PIN was blanked (each a wrong PIN)."),
             .init("as-device", help: "Be the recorded key instead: answer clients with the recording's answers, in order "
                   + "(reproduce a client's behaviour without the key). Runs until Ctrl-C."),
             .init("transport", value: "uhid|socket:PATH", help: "With --as-device: where the device appears (default: uhid)."),
@@ -57,7 +60,8 @@ public enum ReplayCommand {
             printError(error.description)
             return 1
         }
-        let results = replay(exchanges, link: link, timeoutMilliseconds: Int32(timeout), includeHarmful: parsed.flag("include-harmful"))
+        let allowance: TraceReplay.Allowance = parsed.flag("include-harmful") ? .everything : parsed.flag("allow-writes") ? .writes : .readOnly
+        let results = replay(exchanges, link: link, timeoutMilliseconds: Int32(timeout), allowance: allowance)
         let differing = results.filter { !$0.differences.isEmpty }.count
         let skipped = results.filter { $0.skipped != nil }.count
         if parsed.flag("json") {
@@ -76,7 +80,7 @@ public enum ReplayCommand {
             for result in results {
                 let mark = result.skipped != nil ? "skipped" : result.differences.isEmpty ? "same" : "DIFFERS"
                 Console.out("\(mark.padding(toLength: 8, withPad: " ", startingAt: 0)) \(hexChannel(result.channel))  \(result.request)")
-                if let skipped = result.skipped { Console.out("           \(skipped) (--include-harmful sends it)") }
+                if let skipped = result.skipped { Console.out("           \(skipped)") }
                 for difference in result.differences { Console.out("           \(difference)") }
                 if !result.differences.isEmpty, !result.redactedFields.isEmpty {
                     Console.out("           (the recording blanked \(result.redactedFields.joined(separator: ", ")): sent as zeros, "
@@ -101,11 +105,12 @@ public enum ReplayCommand {
     /// used) and compares the answers. A credential ID the recorded key made is replaced by the
     /// replayed key's in later requests.
     static func replay(_ exchanges: [TraceReplay.Exchange], link: ClientReportTransport,
-                       timeoutMilliseconds: Int32, includeHarmful: Bool = false) -> [Result] {
+                       timeoutMilliseconds: Int32, allowance: TraceReplay.Allowance = .readOnly) -> [Result] {
         var clients: [UInt32: CTAPHIDClient] = [:]
         var credentialIDs: [[UInt8]: [UInt8]] = [:]
         var results: [Result] = []
-        for exchange in exchanges {
+        let skipReasons = TraceReplay.skipReasons(exchanges, allowance: allowance)
+        for (exchange, skipReason) in zip(exchanges, skipReasons) {
             var result = Result(request: TraceReplay.describe(exchange), channel: exchange.channel, differences: [],
                                 redactedFields: exchange.redactedFields)
             defer { results.append(result) }
@@ -113,8 +118,11 @@ public enum ReplayCommand {
                 result.differences = ["not replayed: the recording has no answer to it"]
                 continue
             }
-            if !includeHarmful, let harm = TraceReplay.harm(exchange) {
-                result.skipped = harm
+            if let skipReason {
+                // Which option would send it (a dependent says so itself).
+                let option = TraceReplay.harm(exchange) == nil ? ""
+                    : TraceReplay.allowed(exchange, .writes) ? " (--allow-writes sends it)" : " (--include-harmful sends it)"
+                result.skipped = skipReason + option
                 continue
             }
             // INIT on the broadcast channel: the replay allocates its own channel; the recorded

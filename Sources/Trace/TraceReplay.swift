@@ -187,11 +187,92 @@ public enum TraceReplay {
         }
     }
 
+    /// What a replay may send (`replay` skips the rest, and what depends on what it skipped).
+    public enum Allowance: Sendable, Equatable {
+        /// Nothing that changes what the key holds (the default: a replay never writes to a key
+        /// unless told to).
+        case readOnly
+        /// Also writes (`--allow-writes`): discoverable credentials made, large blobs written,
+        /// credentials renamed or deleted, the PIN set or changed, config.
+        case writes
+        /// Everything (`--include-harmful`): also a reset and requests whose PIN the trace blanked.
+        case everything
+    }
+
+    /// Why each exchange is not sent under `allowance`, in order (nil: it is sent): `harm` for
+    /// what it would do, or that it depends on a skipped write — a sign-in naming a credential the
+    /// replay did not make, a discoverable sign-in at an RP whose discoverable credential it did
+    /// not make (and its getNextAssertions), getInfo, credential management and large-blob reads
+    /// after a skipped change (their answers count or list what the recording's key had).
+    public static func skipReasons(_ exchanges: [Exchange], allowance: Allowance) -> [String?] {
+        var skippedCredentials: Set<[UInt8]> = []
+        var skippedRPs: Set<String> = []
+        var skippedStoreChange = false
+        var skippedBlobWrite = false
+        var skippedSignInOn: Set<UInt32> = []
+        return exchanges.map { exchange in
+            let ctap = exchange.command == CTAPHIDCommand.cbor.rawValue ? exchange.payload.first : nil
+            let body = ctap == nil ? nil : try? CBORDecoder.decode(Array(exchange.payload.dropFirst()))
+            if let harm = harm(exchange), !allowed(exchange, allowance) {
+                switch ctap {
+                case CTAPCommand.makeCredential.rawValue?:
+                    if let rp = body?[2]?["id"]?.stringValue { skippedRPs.insert(rp) }
+                    if let response = exchange.response, let id = credentialID(inMakeCredentialAnswer: response.payload) {
+                        skippedCredentials.insert(id)
+                    }
+                    skippedStoreChange = true
+                case CTAPCommand.largeBlobs.rawValue?:
+                    skippedBlobWrite = true
+                default:
+                    skippedStoreChange = true
+                }
+                return harm
+            }
+            let dependent = "it depends on a write the replay skipped (--allow-writes sends both)"
+            switch ctap {
+            case CTAPCommand.getAssertion.rawValue?:
+                let allowList = body?[3]?.arrayValue?.compactMap { $0["id"]?.bytesValue } ?? []
+                let rp = body?[1]?.stringValue ?? ""
+                if allowList.contains(where: skippedCredentials.contains) || (allowList.isEmpty && skippedRPs.contains(rp)) {
+                    skippedSignInOn.insert(exchange.channel)
+                    return dependent
+                }
+                skippedSignInOn.remove(exchange.channel)
+            case CTAPCommand.getNextAssertion.rawValue?:
+                if skippedSignInOn.contains(exchange.channel) { return dependent }
+            case CTAPCommand.credentialManagement.rawValue?, CTAPCommand.credentialManagementPreview.rawValue?,
+                 CTAPCommand.getInfo.rawValue?:
+                // getInfo too: remainingDiscoverableCredentials and encCredStoreState count the writes.
+                if skippedStoreChange { return dependent }
+            case CTAPCommand.largeBlobs.rawValue?:
+                if skippedBlobWrite { return dependent }
+            default:
+                break
+            }
+            return nil
+        }
+    }
+
+    /// Whether `allowance` lets `exchange` (one `harm` names) be sent.
+    public static func allowed(_ exchange: Exchange, _ allowance: Allowance) -> Bool {
+        switch allowance {
+        case .readOnly: return false
+        case .everything: return true
+        case .writes:
+            // Not a reset, nor a wrong PIN (a blanked one): those are never mere writes.
+            guard exchange.command == CTAPHIDCommand.cbor.rawValue, let ctap = exchange.payload.first else { return false }
+            if ctap == CTAPCommand.reset.rawValue { return false }
+            if ctap == CTAPCommand.clientPIN.rawValue, !exchange.redactedFields.isEmpty { return false }
+            return true
+        }
+    }
+
     /// Why replaying `exchange` could harm the key it is sent to (nil: it cannot): a reset erases
     /// every credential; a clientPIN request whose PIN fields the trace blanked is a wrong PIN
-    /// (retries spent, a key blocked after a few replays); config, deleting or renaming
-    /// credentials and writing large blobs change what the key holds. `replay` skips these
-    /// unless told otherwise.
+    /// (retries spent, a key blocked after a few replays); a discoverable makeCredential stores a
+    /// credential (for the RP ID and user the trace blanked: junk on a real key); config, deleting
+    /// or renaming credentials and writing large blobs change what the key holds. `replay` skips
+    /// these unless told otherwise.
     public static func harm(_ exchange: Exchange) -> String? {
         guard exchange.command == CTAPHIDCommand.cbor.rawValue, let ctap = exchange.payload.first else {
             // U2F: registrations and authentications change nothing that matters; vendor commands are unknown.
@@ -199,6 +280,9 @@ public enum TraceReplay {
         }
         let body = try? CBORDecoder.decode(Array(exchange.payload.dropFirst()))
         switch ctap {
+        case CTAPCommand.makeCredential.rawValue:
+            return body?[7]?["rk"]?.boolValue == true   // options (0x07) rk: a credential the key keeps
+                ? "it stores a discoverable credential on the key (with the RP ID and user the trace blanked)" : nil
         case CTAPCommand.reset.rawValue: return "authenticatorReset erases every credential"
         case CTAPCommand.clientPIN.rawValue:
             if !exchange.redactedFields.isEmpty { return "its PIN fields were blanked: sent, it would count as a wrong PIN" }

@@ -112,5 +112,42 @@ final class TraceReplayTests: XCTestCase {
         XCTAssertNotNil(TraceReplay.harm(exchange([0x0D] + CBORValue.map([1: 2]).encoded())), "config")
         XCTAssertNotNil(TraceReplay.harm(exchange([0x0C] + CBORValue.map([2: .byteString([1]), 3: 0]).encoded())), "largeBlobs set")
         XCTAssertNil(TraceReplay.harm(exchange([0x0C] + CBORValue.map([1: 100, 3: 0]).encoded())), "largeBlobs get")
+        // A discoverable makeCredential stores a credential (the trace's blanked RP ID and user: junk on a real key).
+        XCTAssertNotNil(TraceReplay.harm(exchange([0x01] + CBORValue.map([7: .map([.textString("rk"): .boolean(true)])]).encoded())))
+        XCTAssertNil(TraceReplay.harm(exchange([0x01] + CBORValue.map([7: .map([.textString("up"): .boolean(true)])]).encoded())))
+    }
+
+    /// A replay writes nothing by default, and skips what depends on what it skipped; --allow-writes
+    /// sends writes but never a reset or a blanked PIN; --include-harmful sends everything.
+    func testAReplayWritesNothingUnlessToldAndSkipsWhatDependsOnIt() {
+        let cbor = CTAPHIDCommand.cbor.rawValue
+        let rp = String(repeating: "\u{0}", count: 12)   // as a trace blanks an RP ID
+        let recordedID: [UInt8] = Array(repeating: 0x42, count: 16)
+        // A makeCredential answer: status, then {1: fmt, 2: authData with the attested credential}.
+        var authData = [UInt8](repeating: 0, count: 32) + [0x41] + [0, 0, 0, 1] + [UInt8](repeating: 0, count: 16)
+        authData += [0, UInt8(recordedID.count)] + recordedID + CBORValue.map([1: 2, 3: -7]).encoded()
+        let made = TraceReplay.Message(command: cbor, payload: [0] + CBORValue.map([1: "none", 2: .byteString(authData), 3: .map([:])]).encoded())
+        func request(_ ctap: UInt8, _ body: CBORValue?, channel: UInt32 = 1, answer: TraceReplay.Message? = nil,
+                     redacted: [String] = []) -> TraceReplay.Exchange {
+            TraceReplay.Exchange(channel: channel, command: cbor, payload: [ctap] + (body?.encoded() ?? []), redactedFields: redacted,
+                                 response: answer ?? .init(command: cbor, payload: [0]))
+        }
+        let session = [
+            request(0x04, nil),                                                                          // getInfo
+            request(0x01, .map([2: .map([.textString("id"): .textString(rp)]), 7: .map([.textString("rk"): .boolean(true)])]),
+                    answer: made),                                                                       // resident make
+            request(0x02, .map([1: .textString(rp)])),                                                   // discoverable sign-in
+            request(0x08, nil),                                                                          // getNextAssertion
+            request(0x02, .map([1: .textString("other.example")])),                                     // another RP: sent
+            request(0x02, .map([1: .textString("x"), 3: .array([.map([.textString("id"): .byteString(recordedID)])])])),
+            request(0x0A, .map([1: 1])),                                                                 // metadata after a write
+            request(0x07, nil),                                                                          // reset
+        ]
+        let readOnly = TraceReplay.skipReasons(session, allowance: .readOnly)
+        XCTAssertEqual(readOnly.map { $0 != nil }, [false, true, true, true, false, true, true, true], "\(readOnly)")
+        XCTAssertTrue(readOnly[2]?.contains("depends on a write the replay skipped") == true)
+        let writes = TraceReplay.skipReasons(session, allowance: .writes)
+        XCTAssertEqual(writes.map { $0 != nil }, [false, false, false, false, false, false, false, true], "a reset is never a mere write")
+        XCTAssertEqual(TraceReplay.skipReasons(session, allowance: .everything).compactMap { $0 }, [])
     }
 }

@@ -39,13 +39,14 @@ def record_session(key):
     return info, first
 
 
-def replay(trace, key):
-    result = latchkey_cli("replay", trace, "--socket", key.socket_path, "--json")
+def replay(trace, key, *options):
+    result = latchkey_cli("replay", trace, "--socket", key.socket_path, "--json", *options)
     return result.returncode, json.loads(result.stdout or "{}"), result
 
 
-@check("latchkey replay: a traced session (INIT, getInfo, makeCredential and getAssertion twice) replayed against a fresh "
-       "key gives the same decisions (exit 0; the allowList sign-in works because the recorded credential ID is replaced by "
+@check("latchkey replay: a traced session (INIT, getInfo, makeCredential and getAssertion twice) replayed against a key "
+       "writes nothing by default (the discoverable makeCredential skipped, and the getInfo and sign-in that depend on "
+       "it; the key's store empty after); with --allow-writes against a fresh key it gives the same decisions (exit 0; the allowList sign-in works because the recorded credential ID is replaced by "
        "the new key's); against a key with --uv auto getInfo differs (options.uv new) and replay exits 1; a missing trace "
        "is an error; --as-device on a socket answers python-fido2 with the recording (its getInfo, its registration's credential "
        "ID) and exits 0 on SIGTERM")
@@ -56,10 +57,27 @@ def test_replay():
         recorded_info, first_credential_id = record_session(recorded)
     finally:
         recorded.stop()
+    # By default a replay writes nothing: the discoverable makeCredential (whose RP ID and user the
+    # trace blanked) is skipped, and so is the sign-in that needs it; the key holds no credential after.
+    untouched = Key("replay-untouched").start()
+    try:
+        status, report, raw = replay(trace, untouched)
+        assert status == 0 and report["differing"] == 0, raw.stdout + raw.stderr
+        skipped = [(r["request"], r["skipped"]) for r in report["results"] if r["skipped"]]
+        # python-fido2's client asks getInfo again before the sign-in: its count of discoverable credentials
+        # depends on the skipped write, so it is skipped too.
+        assert [request for request, _ in skipped] == ["CBOR authenticatorMakeCredential", "CBOR authenticatorGetInfo",
+                                                       "CBOR authenticatorGetAssertion"], skipped
+        assert "stores a discoverable credential" in skipped[0][1] and "--allow-writes" in skipped[0][1], skipped
+        assert all("depends on a write the replay skipped" in reason for _, reason in skipped[1:]), skipped
+    finally:
+        untouched.stop()
+    listed = latchkey_cli("credentials", "list", "--store", untouched.store, "--json")
+    assert listed.returncode == 0 and json.loads(listed.stdout)["credentials"] == [], listed.stdout + listed.stderr
     fresh = Key("replay-fresh").start()
     try:
-        status, report, raw = replay(trace, fresh)
-        assert status == 0 and report["differing"] == 0, raw.stdout + raw.stderr
+        status, report, raw = replay(trace, fresh, "--allow-writes")
+        assert status == 0 and report["differing"] == 0 and report["skipped"] == 0, raw.stdout + raw.stderr
         requests = [r["request"] for r in report["results"]]
         assert requests.count("CBOR authenticatorMakeCredential") == 2 and requests.count("CBOR authenticatorGetAssertion") >= 2, requests
     finally:

@@ -201,7 +201,7 @@ check_replay_as_device() {  # the proxy step's trace, played back as a device: f
 check_replay_against_keys() {  # the proxied key's own trace replayed over hidraw: a fresh key decides the same; one with built-in UV differs
     local status
     start_key replayfresh || return 1
-    "$BIN" replay "$WORK/proxied.trace" "$(node_of replayfresh)" >"$WORK/replay-fresh.txt" 2>&1; status=$?
+    "$BIN" replay "$WORK/proxied.trace" "$(node_of replayfresh)" --allow-writes >"$WORK/replay-fresh.txt" 2>&1; status=$?
     stop_key replayfresh
     tail -4 "$WORK/replay-fresh.txt"
     [ "$status" = 0 ] || { echo "replay against a fresh key exited $status"; cat "$WORK/replay-fresh.txt"; return 1; }
