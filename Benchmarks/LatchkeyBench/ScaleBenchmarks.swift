@@ -6,6 +6,22 @@ import Foundation
 
 /// How the store behaves as it grows: the same operations at each size.
 enum ScaleBenchmarks {
+    /// A new store in `directory` with `count` resident credentials: one RP with up to 999
+    /// accounts, the rest spread over many RPs.
+    static func fill(directory: String, count: Int, privateKey fillerKey: SecretBytes) throws {
+        let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive,
+                                                   options: StoreOptions(maxResidentCredentials: 2_000_000))
+        defer { store.close() }
+        var batch: [ResidentCredential] = []
+        let bigAccounts = min(999, count)
+        for index in 0..<count {
+            let rpID = index < bigAccounts ? "big.example" : "rp\(index % 50_000).example"
+            batch.append(BenchKey.fillerCredential(rpID: rpID, index: index, privateKey: fillerKey))
+            if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
+        }
+        if !batch.isEmpty { try store.saveResidentCredentials(batch) }
+    }
+
     static func run(report: Report, sizes: [Int], seconds: Double) throws {
         let fillerKey = try P256.Signing.PrivateKey().rawRepresentation
         for size in sizes {
@@ -13,21 +29,8 @@ enum ScaleBenchmarks {
             let directory = NSTemporaryDirectory() + "latchkey-scale-\(UUID().uuidString)"
             defer { try? FileManager.default.removeItem(atPath: directory) }
 
-            // Fill: one RP with 1,000 accounts, the rest spread over many RPs.
             let fillStarted = Stopwatch.now()
-            do {
-                let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive,
-                                                           options: StoreOptions(maxResidentCredentials: 2_000_000))
-                var batch: [ResidentCredential] = []
-                let bigAccounts = min(999, max(0, size - 2))
-                for index in 0..<max(0, size - 2) {
-                    let rpID = index < bigAccounts ? "big.example" : "rp\(index % 50_000).example"
-                    batch.append(BenchKey.fillerCredential(rpID: rpID, index: index, privateKey: fillerKey))
-                    if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
-                }
-                if !batch.isEmpty { try store.saveResidentCredentials(batch) }
-                store.close()
-            }
+            try fill(directory: directory, count: max(0, size - 2), privateKey: fillerKey)
             report.addValue(section, "fill with \(size) resident credentials", value: Double(Stopwatch.now() - fillStarted), unit: "ns",
                             note: "setup, bulk insert")
 

@@ -10,6 +10,8 @@ import Foundation
 ///                                                    running keys only (scripts/bench --vm)
 ///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
 ///   latchkey-bench --tpm [--seconds S]              the baselines and the TPM-bound key rows only
+///   latchkey-bench --backup-memory PATH/TO/latchkey [--sizes N,N]
+///                                                    peak memory of `latchkey backup` and `restore`
 ///   latchkey-bench --soak PATH/TO/latchkey [--requests N] [--clients C] [--json FILE]
 ///                                                    one key process, N getAssertions (default 1,000,000)
 ///                                                    from C clients (8): its memory and descriptors
@@ -28,6 +30,7 @@ var soakBinary: String?
 var soakRequests = 1_000_000
 var soakClients = 8
 var tpmOnly = false
+var backupBinary: String?
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
     arguments.removeFirst()
@@ -60,11 +63,14 @@ while let argument = arguments.first {
         arguments = Array(arguments.dropFirst())
     case "--tpm":
         tpmOnly = true
+    case "--backup-memory":
+        backupBinary = arguments.first
+        arguments = Array(arguments.dropFirst())
     case "--iterations":
         iterations = Int(arguments.first ?? "") ?? iterations
         arguments = Array(arguments.dropFirst())
     case "-h", "--help":
-        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --tpm | --profile NAME [--iterations N] | --soak LATCHKEY [--requests N] [--clients C]")
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --tpm | --backup-memory LATCHKEY [--sizes N,N] | --profile NAME [--iterations N] | --soak LATCHKEY [--requests N] [--clients C]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]\n".utf8))
@@ -97,6 +103,12 @@ report.printHeader()
 do {
     if let soakBinary {
         try SoakBenchmark.run(report: report, binary: soakBinary, requests: soakRequests, clients: soakClients)
+        if let jsonPath { try report.writeJSON(to: jsonPath) }
+        print("benchmark: \(report.rows.count) figures")
+        exit(0)
+    }
+    if let backupBinary {
+        try BackupBenchmarks.run(report: report, binary: backupBinary, sizes: sizes)
         if let jsonPath { try report.writeJSON(to: jsonPath) }
         print("benchmark: \(report.rows.count) figures")
         exit(0)

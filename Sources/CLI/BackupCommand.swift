@@ -4,6 +4,7 @@ import Exchange
 import FIDOClient
 import FIDOCrypto
 import Foundation
+import KeySealing
 
 /// `latchkey backup` and `latchkey restore`: the whole key — its wrapping key (so non-resident
 /// credential IDs keep working), attestation, resident credentials with their counters, settings,
@@ -42,15 +43,14 @@ public enum BackupCommand {
             let store = try LocalStore.openExisting(directory: directory)
             defer { store.close() }
             try ExportCommand.checkPIN(parsed, store: store, directory: directory, name: name, io: io)
-            let snapshot = try LocalStore.perform(directory) { () throws(StoreError) in try StoreBackup.snapshot(of: store) }
+            // Streamed (version 2): the snapshot is sealed and written a chunk at a time.
+            let snapshot = try LocalStore.perform(directory) { () throws(StoreError) in try StoreBackup.snapshotFile(of: store) }
+            defer { snapshot.remove() }
             let count = try LocalStore.perform(directory) { () throws(StoreError) in try store.residentCredentialCount() }
-            var plaintext = KeyBackup.encode(snapshot, created: Int64(Date().timeIntervalSince1970))
-            defer { plaintext.wipe() }
-            let file = try ExchangeFiles.seal(plaintext, contents: .backup, encryption)
-            try ExchangeFiles.writePrivately(file, to: out)
+            let size = try writeStream(snapshot, created: Int64(Date().timeIntervalSince1970), encryption: encryption, to: out)
             if parsed.flag("json") {
                 io.out(JSONValue.object([("store", .string(directory)), ("out", .string(out)), ("residentCredentials", .int(count)),
-                                         ("bytes", .int(file.count))]).rendered)
+                                         ("bytes", .int(size))]).rendered)
             } else {
                 io.out("Backed up the key \(name) (\(directory): \(count) resident credential(s), its wrapping key, PIN and settings) to \(out).")
             }
@@ -69,33 +69,53 @@ public enum BackupCommand {
             if let entries = try? FileManager.default.contentsOfDirectory(atPath: directory), !entries.isEmpty {
                 throw .failure("\(directory) is not empty: restore makes a new store (name a new --store or --name)")
             }
-            // Whatever `backup` writes: the largest database it takes, and the envelope around it.
-            var bytes = try ExchangeFiles.read(path, what: "backup", limit: StoreBackup.maximumDatabaseBytes + (1 << 20))
-            defer { bytes.wipe() }
-            guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }),
-                  encrypted.contents == .backup else {
-                throw .failure("\(path) is not a `latchkey backup` file (passkeys from an export come in with `latchkey import`)")
-            }
-            let plaintext = try ImportCommand.open(encrypted, path: path, parsed: parsed, io: io)
-            let (snapshot, created) = try ExchangeFiles.perform { () throws(ExchangeError) in
-                try plaintext.withUnsafeBytes { (raw) throws(ExchangeError) in try KeyBackup.decode(Array(raw)) }
-            }
             let seal = try NewStoreSeal.method(for: directory, environment: io.environment, terminal: io.terminal, warn: io.err)
-            let count = try LocalStore.perform(directory) { () throws(StoreError) in
-                try StoreBackup.restore(snapshot, into: directory, seal: seal)
+            let count: Int
+            let created: Int64
+            if let (line, file) = try headerLine(path) {
+                // Version 2: read, opened and written a chunk at a time.
+                defer { file.close() }
+                let header = try ExchangeFiles.perform { () throws(ExchangeError) in try BackupStream.Header(line: line) }
+                (count, created) = try restoreStream(header, file: file, path: path, directory: directory, seal: seal, parsed: parsed, io: io)
+            } else {
+                (count, created) = try restoreVersion1(path, directory: directory, seal: seal, parsed: parsed, io: io)
             }
-            if parsed.flag("json") {
-                io.out(JSONValue.object([("store", .string(directory)), ("backupCreated", .string(CredentialSummary.timestamp(created))),
-                                         ("residentCredentials", .int(count)),
-                                         ("masterKey", .string(seal == nil ? "unsealed" : "sealed"))]).rendered)
-                return 0
-            }
-            let when = Date(timeIntervalSince1970: TimeInterval(created))
-            let sealing = seal == nil ? "Its master key is unsealed: seal it with `latchkey store seal --tpm|--keyring|--passphrase`"
-                : "Its master key was sealed from the first byte (\(NewStoreSeal.variable))"
-            io.out("Restored the backup of \(ISO8601DateFormatter().string(from: when)) into \(directory): \(count) resident credential(s). "
-                   + sealing + ". Run only one of the two keys: they are the same key.")
+            return report(count: count, created: created, directory: directory, sealed: seal != nil, parsed: parsed, io: io)
+        }
+    }
+
+    /// A version 1 backup (one AES-GCM message in JSON), read whole: the largest database a
+    /// version 1 backup took, and the envelope around it.
+    static func restoreVersion1(_ path: String, directory: String, seal: MasterKeySeal.Method?, parsed: ParsedArguments,
+                                io: CommandIO) throws(CLIError) -> (Int, Int64) {
+        var bytes = try ExchangeFiles.read(path, what: "backup", limit: StoreBackup.maximumDatabaseBytes + (1 << 20))
+        defer { bytes.wipe() }
+        guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }),
+              encrypted.contents == .backup else {
+            throw .failure("\(path) is not a `latchkey backup` file (passkeys from an export come in with `latchkey import`)")
+        }
+        let plaintext = try ImportCommand.open(encrypted, path: path, parsed: parsed, io: io)
+        let (snapshot, created) = try ExchangeFiles.perform { () throws(ExchangeError) in
+            try plaintext.withUnsafeBytes { (raw) throws(ExchangeError) in try KeyBackup.decode(Array(raw)) }
+        }
+        let count = try LocalStore.perform(directory) { () throws(StoreError) in
+            try StoreBackup.restore(snapshot, into: directory, seal: seal)
+        }
+        return (count, created)
+    }
+
+    static func report(count: Int, created: Int64, directory: String, sealed: Bool, parsed: ParsedArguments, io: CommandIO) -> Int32 {
+        if parsed.flag("json") {
+            io.out(JSONValue.object([("store", .string(directory)), ("backupCreated", .string(CredentialSummary.timestamp(created))),
+                                     ("residentCredentials", .int(count)),
+                                     ("masterKey", .string(sealed ? "sealed" : "unsealed"))]).rendered)
             return 0
         }
+        let when = Date(timeIntervalSince1970: TimeInterval(created))
+        let sealing = !sealed ? "Its master key is unsealed: seal it with `latchkey store seal --tpm|--keyring|--passphrase`"
+            : "Its master key was sealed from the first byte (\(NewStoreSeal.variable))"
+        io.out("Restored the backup of \(ISO8601DateFormatter().string(from: when)) into \(directory): \(count) resident credential(s). "
+               + sealing + ". Run only one of the two keys: they are the same key.")
+        return 0
     }
 }

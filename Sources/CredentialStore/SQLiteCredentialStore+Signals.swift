@@ -153,6 +153,15 @@ extension SQLiteCredentialStore {
         }
     }
 
+    /// Opens every credential's row (hidden ones too) and keeps none: whether the master key opens
+    /// them all, in memory that does not grow with the store (a restore's check).
+    public func checkEveryCredentialOpens() throws(StoreError) {
+        try withConnection { db throws(StoreError) in
+            // Unordered: an ORDER BY would have SQLite's sorter hold every row (25 MB at 60,000).
+            _ = try db.query(StoreSQL.everyCredentialUnordered) { row throws(StoreError) in _ = try credential(from: row) }
+        }
+    }
+
     /// Saves many credentials in one transaction (import, benchmarks), each with the
     /// replacement rule of `saveResidentCredential`. All or nothing: `.full` stores none.
     public func saveResidentCredentials(_ credentials: [ResidentCredential]) throws(StoreError) {

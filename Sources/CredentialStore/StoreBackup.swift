@@ -21,27 +21,61 @@ public enum StoreBackup {
     /// The largest database a backup holds; `latchkey restore` reads any backup that size makes.
     public static let maximumDatabaseBytes = 256 << 20
 
-    /// A snapshot of `store` (open, a key may be running on it).
+    /// A snapshot of `store` (open, a key may be running on it), in memory.
     public static func snapshot(of store: SQLiteCredentialStore) throws(StoreError) -> Snapshot {
-        let temporary = store.directory + "/backup.tmp-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
-        defer { try? FileSystem.remove(temporary) }
-        try store.withConnection { db throws(StoreError) in
-            _ = try db.run("VACUUM INTO ?", [.text(temporary)])
-        }
+        let snapshot = try snapshotFile(of: store)
+        defer { snapshot.remove() }
         let database: [UInt8]
         do throws(Errno) {
-            let file = try FileDescriptor.open(temporary, flags: O_RDONLY | O_CLOEXEC)
-            defer { file.close() }
-            try file.setMode(0o600)
-            database = try file.readAll(limit: maximumDatabaseBytes)
+            database = try snapshot.file.readAll(limit: maximumDatabaseBytes)
         } catch {
-            throw .io("cannot read the snapshot \(temporary): \(error.message)")
+            throw .io("cannot read the snapshot \(snapshot.path): \(error.message)")
         }
         guard database.count <= maximumDatabaseBytes else {
             throw .io("the store's database is over \(maximumDatabaseBytes >> 20) MiB, more than a backup holds: "
                       + "copy the store's directory while no key runs instead")
         }
         return Snapshot(masterKey: store.masterKey, database: database)
+    }
+
+    /// A snapshot kept in a private file beside the store, for a backup that streams it: read it
+    /// from `file`, then `remove()` it.
+    public struct SnapshotFile {
+        public let masterKey: SecretBytes
+        public let path: String
+        public let file: FileDescriptor
+        public let size: Int
+
+        public func remove() {
+            file.close()
+            try? FileSystem.remove(path)
+        }
+    }
+
+    /// `store`'s database as of one read transaction (VACUUM INTO), in a private file.
+    public static func snapshotFile(of store: SQLiteCredentialStore) throws(StoreError) -> SnapshotFile {
+        let temporary = store.directory + "/backup.tmp-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
+        do throws(StoreError) {
+            try store.withConnection { db throws(StoreError) in
+                _ = try db.run("VACUUM INTO ?", [.text(temporary)])
+            }
+            do throws(Errno) {
+                let file = try FileDescriptor.open(temporary, flags: O_RDONLY | O_CLOEXEC)
+                do throws(Errno) {
+                    try file.setMode(0o600)
+                    let size = Int(try file.status().st_size)
+                    return SnapshotFile(masterKey: store.masterKey, path: temporary, file: file, size: size)
+                } catch {
+                    file.close()
+                    throw error
+                }
+            } catch {
+                throw .io("cannot read the snapshot \(temporary): \(error.message)")
+            }
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw error
+        }
     }
 
     /// A new store in `directory` (which must not exist, or be empty) from `snapshot`: the database
@@ -52,6 +86,20 @@ public enum StoreBackup {
     /// Returns how many resident credentials the new store holds.
     @discardableResult
     public static func restore(_ snapshot: Snapshot, into directory: String, seal: MasterKeySeal.Method? = nil) throws(StoreError) -> Int {
+        try restore(masterKey: snapshot.masterKey, into: directory, seal: seal) { (file: FileDescriptor) throws(StoreError) in
+            do throws(Errno) {
+                try file.writeAll(snapshot.database)
+            } catch {
+                throw .io("cannot write the database: \(error.message)")
+            }
+        }
+    }
+
+    /// As `restore(_:into:seal:)`, the database written by `writeDatabase` into the new store's
+    /// (private) database file a piece at a time: a backup read as a stream.
+    @discardableResult
+    public static func restore(masterKey: SecretBytes, into directory: String, seal: MasterKeySeal.Method? = nil,
+                               writeDatabase: (FileDescriptor) throws(StoreError) -> Void) throws(StoreError) -> Int {
         let files = StoreDirectory(path: directory)
         var created = false
         if let entries = try? FileSystem.entries(directory) {
@@ -69,27 +117,39 @@ public enum StoreBackup {
         do throws(StoreError) {
             try files.createIfMissing()
             try files.checkPermissions()
-            guard snapshot.database.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
-                throw .corrupt("the backup's database is not an SQLite database")
-            }
+            let file: FileDescriptor
             do {
-                let file = try FileDescriptor.createPrivateFile(files.databasePath, flags: O_WRONLY | O_CLOEXEC)
-                defer { file.close() }
-                try file.writeAll(snapshot.database)
-                try file.synchronize()
+                file = try FileDescriptor.createPrivateFile(files.databasePath, flags: O_RDWR | O_CLOEXEC)
             } catch {
                 throw .io("cannot write \(files.databasePath): \(error.message)")
             }
-            var key = snapshot.masterKey.copyBytes()
+            do {
+                defer { file.close() }
+                try writeDatabase(file)
+                do {
+                    try file.synchronize()
+                    var start = [UInt8](repeating: 0, count: 16)
+                    let read = start.withUnsafeMutableBytes { pread(file.rawValue, $0.baseAddress, 16, 0) }
+                    guard read == 16, start == Array("SQLite format 3\u{0}".utf8) else {
+                        throw StoreError.corrupt("the backup's database is not an SQLite database")
+                    }
+                    start.wipe()
+                } catch let error as StoreError {
+                    throw error
+                } catch {
+                    throw .io("cannot write \(files.databasePath): \(error)")
+                }
+            }
+            var key = masterKey.copyBytes()
             defer { key.wipe() }
             try files.installMasterKey(key, seal: seal)
             // Opened with the key it now holds (verified against the database below), so a
             // sealed one is not opened by its method a second time.
             let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive, options: .init(),
-                                                       knownMasterKey: snapshot.masterKey)
+                                                       knownMasterKey: masterKey)
             defer { store.close() }
             guard try store.integrityCheck() else { throw .corrupt("the restored database fails its integrity check") }
-            _ = try store.allResidentCredentials(includeHidden: true)   // every row opens with the key
+            try store.checkEveryCredentialOpens()   // every row opens with the key
             return try store.residentCredentialCount()
         } catch {
             for file in [files.databasePath, files.masterKeyPath, files.lockPath] + files.sidecarPaths {

@@ -11,6 +11,8 @@ enum StoreSQL {
         "SELECT \(credentialColumns) FROM credentials WHERE rp_key = ? AND hidden_since IS NULL ORDER BY created_at DESC, rowid DESC"
     static let allCredentials =
         "SELECT \(credentialColumns) FROM credentials ORDER BY created_at DESC, rowid DESC"
+    /// Every row in storage order: no sort, so reading them all holds one row at a time.
+    static let everyCredentialUnordered = "SELECT \(credentialColumns) FROM credentials"
     static let allVisibleCredentials =
         "SELECT \(credentialColumns) FROM credentials WHERE hidden_since IS NULL ORDER BY created_at DESC, rowid DESC"
     static let credentialPlacement =

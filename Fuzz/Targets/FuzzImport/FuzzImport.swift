@@ -6,7 +6,7 @@ import FuzzSupport
 
 /// A file given to `latchkey import` or `restore`: `PasskeyFile.encryptedExport(in:)` (the
 /// encrypted header), `PasskeyFile(_:)` (CXF, Bitwarden, KeePassXC) and the import plan against an
-/// empty key, and `KeyBackup.decode`. Invariants: never a trap; every passkey read has one outcome;
+/// empty key, `KeyBackup.decode`, and a version 2 backup's header line and prologue. Invariants: never a trap; every passkey read has one outcome;
 /// a plan that may be applied stores only counterless credentials whose key signs, one per account
 /// and per credential ID.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -14,6 +14,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let bytes = FuzzInput(data, size).bytes
     _ = try? PasskeyFile.encryptedExport(in: bytes)
     _ = try? KeyBackup.decode(bytes)
+    // A streamed backup's first line and its plaintext's prologue (BackupStream, version 2).
+    if let newline = bytes.firstIndex(of: 0x0A) { _ = try? BackupStream.Header(line: Array(bytes[..<newline])) }
+    _ = try? BackupStream.readPrologue(bytes)
     guard let file = try? PasskeyFile(bytes) else { return 0 }
     let plan = PasskeyImport(file: file, existing: [], algorithms: COSEAlgorithm.credentialAlgorithms, maxCredBlobLength: 32,
                              conflicts: .refuse, now: 0, random: SystemRandom())

@@ -1,0 +1,189 @@
+import Authenticator
+import CredentialStore
+import Exchange
+import FIDOCrypto
+import Foundation
+import KeySealing
+import SystemIO
+
+/// `latchkey backup` and `restore` as streams (BackupStream, version 2): the store's snapshot
+/// is read, sealed and written one 64 KiB chunk at a time, and a backup is opened and written
+/// into the new store's database the same way, so neither holds the store in memory.
+extension BackupCommand {
+    /// Reads up to `count` bytes, fewer only at end of file.
+    static func readFully(_ file: FileDescriptor, _ count: Int) throws(Errno) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        while bytes.count < count {
+            let piece = try file.read(upToCount: count - bytes.count)
+            if piece.isEmpty { break }
+            bytes += piece
+        }
+        return bytes
+    }
+
+    /// Writes the backup of `snapshot` to `out` (through a private temporary file renamed into
+    /// place); returns the file's size.
+    static func writeStream(_ snapshot: StoreBackup.SnapshotFile, created: Int64, encryption: ExchangeFiles.Encryption,
+                            to out: String) throws(CLIError) -> Int {
+        let (header, sealer) = try ExchangeFiles.perform { () throws(ExchangeError) -> ([UInt8], BackupStream.Sealer) in
+            switch encryption {
+            case let .recipient(key): return try BackupStream.start(to: key)
+            case let .passphrase(passphrase, parameters): return try BackupStream.start(passphrase: passphrase, parameters: parameters)
+            case .none: throw .encryption("a backup is always encrypted")
+            }
+        }
+        let temporary = out + ".tmp-\(getpid())"
+        var written = 0
+        do {
+            if let slash = out.lastIndex(of: "/"), slash != out.startIndex {
+                try FileSystem.createDirectories(String(out[..<slash]), mode: 0o700)
+            }
+            let file = try FileDescriptor.createPrivateFile(temporary, flags: O_WRONLY | O_CLOEXEC)
+            defer { file.close() }
+            try file.writeAll(header)
+            written += header.count
+            var pending = BackupStream.prologue(masterKey: snapshot.masterKey, created: created, databaseLength: snapshot.size)
+            defer { pending.wipe() }
+            let total = pending.count + snapshot.size
+            var sent = 0
+            var databaseRead = 0
+            repeat {
+                while pending.count < BackupStream.chunkSize, databaseRead < snapshot.size {
+                    var piece = try readFully(snapshot.file, min(BackupStream.chunkSize, snapshot.size - databaseRead))
+                    defer { piece.wipe() }
+                    guard !piece.isEmpty else { throw CLIError.failure("the store's snapshot ended early") }
+                    databaseRead += piece.count
+                    pending += piece
+                }
+                let count = min(BackupStream.chunkSize, pending.count)
+                let last = sent + count == total
+                var chunk = Array(pending[..<count])
+                defer { chunk.wipe() }
+                pending.removeFirst(count)
+                let sealed = try ExchangeFiles.perform { () throws(ExchangeError) in try sealer.seal(chunk, last: last) }
+                try file.writeAll(sealed)
+                written += sealed.count
+                sent += count
+            } while sent < total
+            try file.synchronize()
+            try FileSystem.rename(temporary, to: out)
+        } catch let error as CLIError {
+            try? FileSystem.remove(temporary)
+            throw error
+        } catch {
+            try? FileSystem.remove(temporary)
+            throw .failure("cannot write \(out): \(error)")
+        }
+        return written
+    }
+
+    /// The first line of `path` (at most BackupStream.maximumHeaderLine bytes), and the file open
+    /// just after it; nil when the file has no such line (a version 1 backup, or not a backup).
+    static func headerLine(_ path: String) throws(CLIError) -> (line: [UInt8], file: FileDescriptor)? {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .failure("cannot read the backup \(path): \(error)")
+        }
+        do {
+            let start = try readFully(file, BackupStream.maximumHeaderLine)
+            guard let newline = start.firstIndex(of: 0x0A), BackupStream.isVersion2(headerLine: Array(start[..<newline])) else {
+                file.close()
+                return nil
+            }
+            guard lseek(file.rawValue, off_t(newline + 1), SEEK_SET) == off_t(newline + 1) else {
+                throw Errno.current
+            }
+            return (Array(start[..<newline]), file)
+        } catch {
+            file.close()
+            throw .failure("cannot read the backup \(path): \(error)")
+        }
+    }
+
+    /// Restores a version 2 backup from `file` (just after its header line) into `directory`;
+    /// returns (resident credentials, when it was made).
+    static func restoreStream(_ header: BackupStream.Header, file: FileDescriptor, path: String, directory: String,
+                              seal: MasterKeySeal.Method?, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> (Int, Int64) {
+        let opener = try opener(header, path: path, parsed: parsed, io: io)
+        let sealedChunk = BackupStream.chunkSize + BackupStream.tagSize
+        // One chunk ahead: a full chunk is the last one only when the file ends after it.
+        var next: [UInt8]
+        do { next = try readFully(file, sealedChunk) } catch { throw .failure("cannot read the backup \(path): \(error)") }
+        func nextPlaintext() throws(CLIError) -> (bytes: [UInt8], last: Bool)? {
+            guard !next.isEmpty else { return nil }
+            let current = next
+            do { next = current.count < sealedChunk ? [] : try readFully(file, sealedChunk) } catch {
+                throw .failure("cannot read the backup \(path): \(error)")
+            }
+            let last = next.isEmpty
+            return (try ExchangeFiles.perform { () throws(ExchangeError) in try opener.open(current, last: last) }, last)
+        }
+        guard var first = try nextPlaintext() else { throw .failure("\(path) is cut short: it has no contents after its header") }
+        defer { first.bytes.wipe() }
+        guard let prologue = try ExchangeFiles.perform({ () throws(ExchangeError) in try BackupStream.readPrologue(first.bytes) }) else {
+            throw .failure("\(path) is damaged: its first chunk does not hold the backup's header map")
+        }
+        var ended = first.last
+        var failure: CLIError?   // why the backup did not open, said instead of the store's error it caused
+        // The database, written into the new store's file as the chunks open.
+        func writeDatabase(_ database: FileDescriptor) throws(StoreError) {
+            var remaining = prologue.databaseLength
+            func write(_ bytes: ArraySlice<UInt8>) throws(StoreError) {
+                guard bytes.count <= remaining else { throw .corrupt("the backup holds more than its database's \(prologue.databaseLength) bytes") }
+                do throws(Errno) { try database.writeAll(Array(bytes)) } catch { throw .io("cannot write the database: \(error.message)") }
+                remaining -= bytes.count
+            }
+            try write(first.bytes[prologue.consumed...])
+            while !ended {
+                let piece: (bytes: [UInt8], last: Bool)?
+                do throws(CLIError) {
+                    piece = try nextPlaintext()
+                } catch {
+                    failure = error
+                    throw .corrupt("the backup did not open")
+                }
+                guard var piece else { break }
+                defer { piece.bytes.wipe() }
+                try write(piece.bytes[...])
+                ended = piece.last
+            }
+            guard ended, remaining == 0 else {
+                failure = .failure("\(path) is cut short: \(remaining) bytes of its database are missing")
+                throw .corrupt("the backup is cut short")
+            }
+        }
+        do throws(CLIError) {
+            let count = try LocalStore.perform(directory) { () throws(StoreError) -> Int in
+                try StoreBackup.restore(masterKey: prologue.masterKey, into: directory, seal: seal, writeDatabase: writeDatabase)
+            }
+            return (count, prologue.created)
+        } catch {
+            throw failure ?? error
+        }
+    }
+
+    static func opener(_ header: BackupStream.Header, path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> BackupStream.Opener {
+        switch header.method {
+        case .hpke:
+            guard let keyPath = parsed.value("key") else {
+                throw .usage("\(path) is encrypted to a key: give --key with its private key (the FILE of `latchkey import --new-key FILE`)")
+            }
+            let key = try ExchangeFiles.privateKey(keyPath)
+            return try ExchangeFiles.perform { () throws(ExchangeError) in try header.opener(key: key) }
+        case .passphrase:
+            let passphrase: SecretBytes
+            if let file = parsed.value("passphrase-file") {
+                passphrase = try PassphraseInput.read(file)
+            } else if let terminal = io.terminal, var typed = terminal.readSecret("Passphrase of \(path): ") {
+                defer { typed.wipe() }
+                passphrase = SecretBytes(typed)
+            } else {
+                throw .usage("\(path) is encrypted with a passphrase: give --passphrase-file FILE")
+            }
+            return try ExchangeFiles.perform { () throws(ExchangeError) in try header.opener(passphrase: passphrase) }
+        }
+    }
+}
