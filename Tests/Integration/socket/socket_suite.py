@@ -43,6 +43,7 @@ from socket_ctap22 import *  # noqa: F401,F403
 from socket_replay import *  # noqa: F401,F403
 from socket_sealed import *  # noqa: F401,F403
 from socket_seal_methods import *  # noqa: F401,F403
+from socket_unit_sandbox import *  # noqa: F401,F403
 from socket_exchange import *  # noqa: F401,F403
 from socket_endpoints import *  # noqa: F401,F403
 from socket_rig import *  # noqa: F401,F403
@@ -89,6 +90,7 @@ def main():
     test_replay()
     test_sealed_stores()
     test_seal_methods()
+    test_unit_sandbox()
     test_exchange()
     test_endpoints()
     test_rig()
