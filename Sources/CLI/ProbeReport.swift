@@ -273,7 +273,7 @@ public struct ProbeReport: Sendable {
         ]
         if let response = initResponse {
             members.append(("init", .object([
-                ("channel", .int(Int(response.channel))),
+                ("channel", .string(hexChannel(response.channel))),   // as every command writes a channel
                 ("protocolVersion", .int(Int(response.protocolVersion))),
                 ("deviceVersion", .string(response.deviceVersion.map(String.init).joined(separator: "."))),
                 ("capabilities", .int(Int(response.capabilities))),

@@ -80,7 +80,8 @@ public enum RigCommand {
             return 1
         }
         guard let result = response["result"], JSONSerialization.isValidJSONObject(result),
-              let data = try? JSONSerialization.data(withJSONObject: result, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+              // One compact line, as every command's --json (keys sorted: the rig's object has no order of its own).
+              let data = try? JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             Console.error("the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))")
             return 1
         }

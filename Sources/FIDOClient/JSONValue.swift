@@ -32,11 +32,42 @@ public indirect enum JSONValue: Sendable, Equatable {
     /// `.int(number)`, or `.null` for nil.
     public static func optional(_ number: Int?) -> JSONValue { number.map(JSONValue.int) ?? .null }
 
-    /// The value as pretty-printed JSON text (no trailing newline).
+    /// The value as compact JSON text, one line (no trailing newline): what every command's
+    /// `--json` prints, so a line is a document (`jq`, line-oriented readers).
     public var rendered: String {
+        var out = ""
+        writeCompact(into: &out)
+        return out
+    }
+
+    /// The value as indented JSON text (no trailing newline), for reading by eye.
+    public var indented: String {
         var out = ""
         write(into: &out, indent: "")
         return out
+    }
+
+    private func writeCompact(into out: inout String) {
+        switch self {
+        case .array(let elements):
+            out += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out += "," }
+                element.writeCompact(into: &out)
+            }
+            out += "]"
+        case .object(let members):
+            out += "{"
+            for (index, member) in members.enumerated() {
+                if index > 0 { out += "," }
+                JSONStringLiteral.append(member.0, to: &out)
+                out += ":"
+                member.1.writeCompact(into: &out)
+            }
+            out += "}"
+        default:
+            write(into: &out, indent: "")
+        }
     }
 
     private func write(into out: inout String, indent: String) {

@@ -36,6 +36,28 @@ public struct ControlRequest: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case version = "v", action, timeoutMilliseconds = "timeout_ms", rpID = "rp_id", requestID = "request"
+        // The camelCase names every other Latchkey JSON uses, read as well (protocol 1.1).
+        case timeoutMillisecondsCamel = "timeoutMs", rpIDCamel = "rpId"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        version = try container.decode(Int.self, forKey: .version)
+        action = try container.decode(String.self, forKey: .action)
+        timeoutMilliseconds = try container.decodeIfPresent(UInt64.self, forKey: .timeoutMilliseconds)
+            ?? container.decodeIfPresent(UInt64.self, forKey: .timeoutMillisecondsCamel)
+        rpID = try container.decodeIfPresent(String.self, forKey: .rpID) ?? container.decodeIfPresent(String.self, forKey: .rpIDCamel)
+        requestID = try container.decodeIfPresent(UInt64.self, forKey: .requestID)
+    }
+
+    /// Sent with the original names, which every key of protocol 1 reads.
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(action, forKey: .action)
+        try container.encodeIfPresent(timeoutMilliseconds, forKey: .timeoutMilliseconds)
+        try container.encodeIfPresent(rpID, forKey: .rpID)
+        try container.encodeIfPresent(requestID, forKey: .requestID)
     }
 
     public init(action: String, timeoutMilliseconds: UInt64? = nil, rpID: String? = nil, requestID: UInt64? = nil) {
@@ -98,6 +120,33 @@ public struct ControlResponse: Codable, Equatable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case id = "request", operation, rpID = "rp_id", user, waitingMilliseconds = "waiting_ms"
+            case rpIDCamel = "rpId", waitingMillisecondsCamel = "waitingMs"
+        }
+
+        public init(id: UInt64?, operation: String, rpID: String?, user: String?, waitingMilliseconds: UInt64?) {
+            self.id = id; self.operation = operation; self.rpID = rpID; self.user = user; self.waitingMilliseconds = waitingMilliseconds
+        }
+
+        public init(from decoder: Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            id = try container.decodeIfPresent(UInt64.self, forKey: .id)
+            operation = try container.decode(String.self, forKey: .operation)
+            rpID = try container.decodeIfPresent(String.self, forKey: .rpID) ?? container.decodeIfPresent(String.self, forKey: .rpIDCamel)
+            user = try container.decodeIfPresent(String.self, forKey: .user)
+            waitingMilliseconds = try container.decodeIfPresent(UInt64.self, forKey: .waitingMilliseconds)
+                ?? container.decodeIfPresent(UInt64.self, forKey: .waitingMillisecondsCamel)
+        }
+
+        /// Both names: the original ones and the camelCase ones (protocol 1.1).
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(id, forKey: .id)
+            try container.encode(operation, forKey: .operation)
+            try container.encodeIfPresent(rpID, forKey: .rpID)
+            try container.encodeIfPresent(rpID, forKey: .rpIDCamel)
+            try container.encodeIfPresent(user, forKey: .user)
+            try container.encodeIfPresent(waitingMilliseconds, forKey: .waitingMilliseconds)
+            try container.encodeIfPresent(waitingMilliseconds, forKey: .waitingMillisecondsCamel)
         }
     }
 
@@ -114,6 +163,35 @@ public struct ControlResponse: Codable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case result, operation, rpID = "rp_id", user, message, pending, waitingAnswers = "waiting_answers", requestID = "request"
+        case rpIDCamel = "rpId", waitingAnswersCamel = "waitingAnswers"
+    }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        result = try container.decode(String.self, forKey: .result)
+        operation = try container.decodeIfPresent(String.self, forKey: .operation)
+        rpID = try container.decodeIfPresent(String.self, forKey: .rpID) ?? container.decodeIfPresent(String.self, forKey: .rpIDCamel)
+        user = try container.decodeIfPresent(String.self, forKey: .user)
+        message = try container.decodeIfPresent(String.self, forKey: .message)
+        pending = try container.decodeIfPresent(PendingRequest.self, forKey: .pending)
+        waitingAnswers = try container.decodeIfPresent(Int.self, forKey: .waitingAnswers)
+            ?? container.decodeIfPresent(Int.self, forKey: .waitingAnswersCamel)
+        requestID = try container.decodeIfPresent(UInt64.self, forKey: .requestID)
+    }
+
+    /// Both names: the original ones and the camelCase ones (protocol 1.1).
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(result, forKey: .result)
+        try container.encodeIfPresent(operation, forKey: .operation)
+        try container.encodeIfPresent(rpID, forKey: .rpID)
+        try container.encodeIfPresent(rpID, forKey: .rpIDCamel)
+        try container.encodeIfPresent(user, forKey: .user)
+        try container.encodeIfPresent(message, forKey: .message)
+        try container.encodeIfPresent(pending, forKey: .pending)
+        try container.encodeIfPresent(waitingAnswers, forKey: .waitingAnswers)
+        try container.encodeIfPresent(waitingAnswers, forKey: .waitingAnswersCamel)
+        try container.encodeIfPresent(requestID, forKey: .requestID)
     }
 
     public init(result: String, operation: String? = nil, rpID: String? = nil, user: String? = nil,

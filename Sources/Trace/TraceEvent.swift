@@ -58,6 +58,20 @@ public struct TraceEvent: Equatable, Sendable {
 
         enum CodingKeys: String, CodingKey {
             case instruction, ins, p1, p2, dataLength = "data_length", statusWord = "sw", statusName = "sw_name"
+            case dataLengthCamel = "dataLength", statusNameCamel = "swName"
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encodeIfPresent(instruction, forKey: .instruction)
+            try container.encodeIfPresent(ins, forKey: .ins)
+            try container.encodeIfPresent(p1, forKey: .p1)
+            try container.encodeIfPresent(p2, forKey: .p2)
+            try container.encodeIfPresent(dataLength, forKey: .dataLength)
+            try container.encodeIfPresent(dataLength, forKey: .dataLengthCamel)
+            try container.encodeIfPresent(statusWord, forKey: .statusWord)
+            try container.encodeIfPresent(statusName, forKey: .statusName)
+            try container.encodeIfPresent(statusName, forKey: .statusNameCamel)
         }
     }
 
@@ -72,27 +86,41 @@ extension TraceEvent: Encodable {
         case kind, time = "t_us", endTime = "end_us", direction = "dir", connection = "conn", channel = "cid",
              hidCommand = "hid", length, reports, summary, ctapCommand = "ctap_command", ctapStatus = "ctap_status",
              cbor, authData = "auth_data", u2f, count, latencyMilliseconds = "latency_ms", redactions = "redacted", withheld
+        // The names every other Latchkey JSON uses (camelCase; a channel as "0x" and 8 hex digits),
+        // beside the first ones, which stay for the readers that know them.
+        case timeCamel = "tUs", endTimeCamel = "endUs", channelHex = "channel", ctapCommandCamel = "ctapCommand",
+             ctapStatusCamel = "ctapStatus", authDataCamel = "authData", latencyMillisecondsCamel = "latencyMs"
     }
+
+    /// A channel as every Latchkey command writes one in JSON: "0x" and 8 hex digits.
+    public static func channelJSON(_ channel: UInt32) -> String { "0x" + channelText(channel) }
 
     public func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(kind, forKey: .kind)
         try container.encode(time, forKey: .time)
+        try container.encode(time, forKey: .timeCamel)
         try container.encodeIfPresent(endTime, forKey: .endTime)
+        try container.encodeIfPresent(endTime, forKey: .endTimeCamel)
         try container.encode(direction, forKey: .direction)
         try container.encode(connection, forKey: .connection)
         try container.encodeIfPresent(channel.map(Self.channelText), forKey: .channel)
+        try container.encodeIfPresent(channel.map(Self.channelJSON), forKey: .channelHex)
         try container.encodeIfPresent(hidCommand, forKey: .hidCommand)
         try container.encodeIfPresent(length, forKey: .length)
         try container.encodeIfPresent(reports, forKey: .reports)
         try container.encode(summary, forKey: .summary)
         try container.encodeIfPresent(ctapCommand, forKey: .ctapCommand)
+        try container.encodeIfPresent(ctapCommand, forKey: .ctapCommandCamel)
         try container.encodeIfPresent(ctapStatus, forKey: .ctapStatus)
+        try container.encodeIfPresent(ctapStatus, forKey: .ctapStatusCamel)
         try container.encodeIfPresent(cbor, forKey: .cbor)
         try container.encodeIfPresent(authData, forKey: .authData)
+        try container.encodeIfPresent(authData, forKey: .authDataCamel)
         try container.encodeIfPresent(u2f, forKey: .u2f)
         try container.encodeIfPresent(count, forKey: .count)
         try container.encodeIfPresent(latencyMilliseconds, forKey: .latencyMilliseconds)
+        try container.encodeIfPresent(latencyMilliseconds, forKey: .latencyMillisecondsCamel)
         try container.encodeIfPresent(redactions, forKey: .redactions)
         try container.encodeIfPresent(withheld, forKey: .withheld)
     }

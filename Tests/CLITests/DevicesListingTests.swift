@@ -31,7 +31,7 @@ final class DevicesListingTests: XCTestCase {
             No FIDO devices found (no hidraw node has a report descriptor with usage page 0xF1D0).
             A Latchkey key on uhid shows up here while `latchkey serve` runs; `latchkey doctor` checks the setup.
             """)
-        XCTAssertEqual(DevicesCommand.render(devices(), json: true, environment: environment), "{\n  \"devices\": []\n}")
+        XCTAssertEqual(DevicesCommand.render(devices(), json: true, environment: environment), #"{"devices":[]}"#)
     }
 
     func testLatchkeyKeysAreMarkedWithTheirStore() throws {

@@ -5,10 +5,12 @@ import XCTest
 
 final class JSONValueTests: XCTestCase {
     func testRenderingKeepsOrderAndIndents() {
+        // --json prints one compact line; `indented` is for eyes.
         let value = JSONValue.object([
             ("z", .int(-3)), ("a", .array([.bool(true), .null, .double(1.5)])), ("empty", .object([])), ("none", .array([])),
         ])
-        XCTAssertEqual(value.rendered, """
+        XCTAssertEqual(value.rendered, #"{"z":-3,"a":[true,null,1.5],"empty":{},"none":[]}"#)
+        XCTAssertEqual(value.indented, """
             {
               "z": -3,
               "a": [

@@ -238,6 +238,26 @@ final class ControlPresenceTests: XCTestCase {
         XCTAssertEqual(presence.confirmPresence(request, cancellation: CancellationFlag()), .timedOut)
     }
 
+    /// Protocol 1.1: the camelCase names beside the original ones, in answers, and read in requests.
+    func testCamelCaseNamesBesideTheOriginalOnes() throws {
+        let response = ControlResponse(result: "status", rpID: "example.com",
+                                       pending: .init(id: 4, operation: "register", rpID: "example.com", user: nil, waitingMilliseconds: 1200),
+                                       waitingAnswers: 0)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(ControlLine.encode(response))) as? [String: Any])
+        XCTAssertEqual(object["rp_id"] as? String, "example.com")
+        XCTAssertEqual(object["rpId"] as? String, "example.com")
+        XCTAssertEqual(object["waiting_answers"] as? Int, 0)
+        XCTAssertEqual(object["waitingAnswers"] as? Int, 0)
+        let pending = try XCTUnwrap(object["pending"] as? [String: Any])
+        XCTAssertEqual(pending["waiting_ms"] as? Int, 1200)
+        XCTAssertEqual(pending["waitingMs"] as? Int, 1200)
+        XCTAssertEqual(ControlLine.decode(ControlResponse.self, from: ControlLine.encode(response)), response)
+        XCTAssertEqual(ControlCommand(line: Array(#"{"v":1,"action":"approve","rpId":"example.com","timeoutMs":500}"#.utf8)),
+                       .answer(.approve, .relyingParty("example.com"), timeoutMilliseconds: 500))
+        XCTAssertEqual(ControlCommand(line: Array(#"{"v":1,"action":"approve","rp_id":"example.com","timeout_ms":500}"#.utf8)),
+                       .answer(.approve, .relyingParty("example.com"), timeoutMilliseconds: 500))
+    }
+
     func testStatusAndProtocolErrors() throws {
         let result = confirm(Self.register)
         waitUntil { $0.pending != nil }
