@@ -162,6 +162,8 @@ public final class KeyRunner: @unchecked Sendable {
             logger.debug("uhid device started")
         case .deviceStopped:
             logger.debug("uhid device stopped")
+        case let .transportRestored(reason):
+            logger.warning(reason)
         case let .transportLost(reason):
             logger.error("\(reason); stopping")
             transportFailure = reason

@@ -22,6 +22,10 @@ public enum TransportEvent: Sendable, Equatable {
     /// stopped, or refused what the key sent): the key stops, and exits with a failure so that
     /// its service manager starts it again. `reason` is a sentence for the log.
     case transportLost(reason: String)
+    /// The transport went and came back at once (the uhid broker restarted while systemd kept
+    /// its socket): the device is a new one, so every client's channels are gone, as after a
+    /// replug (a `connectionClosed` comes first). `reason` is a sentence for the log.
+    case transportRestored(reason: String)
     /// uhid START: a HID driver bound to the device.
     case deviceStarted
     /// uhid STOP: the HID driver let go of the device.

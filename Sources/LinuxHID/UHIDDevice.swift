@@ -44,7 +44,12 @@ public final class UHIDDevice: ReportTransport {
     public let identity: Identity
     /// Through the uhid broker (a socket) rather than /dev/uhid itself.
     public let isBrokered: Bool
-    private let device: FileDescriptor
+    private var device: FileDescriptor
+    /// The UHID_CREATE2 this device was made with, sent again when a broker connection is remade.
+    private let createEvent: UHIDEvent
+    /// When the broker connection was remade, most recent last (at most `maximumReconnects` a minute).
+    private var reconnectTimes: [UInt64] = []
+    static let maximumReconnects = 5
     /// One event's worth of bytes, reused by every read (the loop is the only reader).
     private var readBuffer = [UInt8](repeating: 0, count: UHIDEventLayout.eventSize)
     /// Reports `send` could not hand to the kernel (log-worthy, never fatal).
@@ -108,6 +113,7 @@ public final class UHIDDevice: ReportTransport {
             bus: UHIDEventLayout.busUSB, vendor: identity.vendorID, product: identity.productID,
             version: identity.version, country: identity.country,
             descriptor: reportDescriptor)
+        createEvent = create
         do {
             try write(create)
         } catch {
@@ -135,10 +141,18 @@ public final class UHIDDevice: ReportTransport {
             let count = readBuffer.withUnsafeMutableBytes { (try? device.read(into: $0)) ?? -1 }
             if count == 0, isBrokered {
                 // /dev/uhid never ends; the broker's socket does when the broker stops or
-                // refused an event. The device went with the connection.
+                // refused an event. The device went with the connection. A broker that systemd
+                // restarts keeps its socket: the key connects again and makes its device anew.
                 device.close()
-                events.append(.transportLost(reason: "the uhid broker (\(path)) closed the connection: it stopped, "
-                                             + "or refused what the key sent (its log says which)"))
+                paced = []
+                if reconnectToBroker() {
+                    events.append(.connectionClosed(0))
+                    events.append(.transportRestored(reason: "the uhid broker (\(path)) closed the connection; connected "
+                                                     + "again and made the device anew (clients must open it again)"))
+                } else {
+                    events.append(.transportLost(reason: "the uhid broker (\(path)) closed the connection: it stopped, "
+                                                 + "or refused what the key sent (its log says which)"))
+                }
                 break
             }
             guard count > 0 else {
@@ -232,6 +246,24 @@ public final class UHIDDevice: ReportTransport {
             try write(.input2(data: report))
         } catch {
             lostReportCount += 1
+        }
+    }
+
+    /// A new connection to the broker and the device made again on it; false when none listens
+    /// or this has happened `maximumReconnects` times in the last minute (a broker that keeps
+    /// refusing the key must not have it reconnect in a loop).
+    private func reconnectToBroker() -> Bool {
+        let now = clock()
+        reconnectTimes.removeAll { now &- $0 > 60_000_000_000 }
+        guard reconnectTimes.count < Self.maximumReconnects, let connection = Self.connectToBroker(path) else { return false }
+        reconnectTimes.append(now)
+        device = connection
+        do {
+            try write(createEvent)
+            return true
+        } catch {
+            device.close()
+            return false
         }
     }
 

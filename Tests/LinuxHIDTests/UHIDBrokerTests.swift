@@ -113,12 +113,14 @@ final class UHIDBrokerTests: XCTestCase {
     var kernel: FakeKernel!
     var broker: UHIDBroker!
     var socketPath: String!
+    var listener: FileDescriptor!
 
     override func setUpWithError() throws {
         scratch = try TemporaryDirectory()
         kernel = FakeKernel()
         socketPath = scratch.path + "/uhid.socket"
         let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
+        self.listener = listener
         try listener.bind(to: UnixSocketAddress(path: socketPath))
         try listener.listen(backlog: 8)
         let kernel = self.kernel!
@@ -188,7 +190,8 @@ final class UHIDBrokerTests: XCTestCase {
     }
 
     /// A client that sends what only a creator may (a second CREATE2, a DESTROY) loses its
-    /// connection and its device; the key learns its transport is gone.
+    /// connection and its device; the key learns its device is gone (it connects again, at most
+    /// five times a minute, and then gives up: a lost transport, not polled again).
     func testAClientBreakingTheRulesLosesItsDevice() throws {
         let (key, end) = try brokeredKey()
         _ = kernel.read(end, waitMilliseconds: 500)   // the CREATE2
@@ -207,8 +210,57 @@ final class UHIDBrokerTests: XCTestCase {
             events = key.pollDescriptors.flatMap { key.readEvents(from: $0) }
             usleep(10_000)
         }
-        guard case .transportLost? = events.first else { return XCTFail("the key did not learn: \(events)") }
+        XCTAssertEqual(events.first, .connectionClosed(0), "the key did not learn: \(events)")
+        // The same refusal again and again: five reconnects, then the transport is lost for good.
+        var lost = false
+        let giveUp = Date().addingTimeInterval(10)
+        while !lost && Date() < giveUp {
+            broker.turn(timeoutMilliseconds: 10)
+            if let socket = key.pollDescriptors.first { _ = Glibc.send(socket, destroy, destroy.count, Int32(MSG_DONTWAIT)) }
+            broker.turn(timeoutMilliseconds: 10)
+            for event in key.pollDescriptors.flatMap({ key.readEvents(from: $0) }) {
+                if case .transportLost = event { lost = true }
+            }
+        }
+        XCTAssertTrue(lost, "the key reconnected without end")
         XCTAssertTrue(key.pollDescriptors.isEmpty, "a lost transport is not polled again")
+        XCTAssertLessThanOrEqual(kernel.ends.count, 1 + UHIDDevice.maximumReconnects)
+    }
+
+    /// systemd restarts the broker but keeps its socket: every connection closes, and the key
+    /// connects again at once, makes its device anew (its clients start over, as after a replug),
+    /// and the new broker creates it stamped as before. It does not loop when refused.
+    func testAKeySurvivesABrokerRestartWhileItsSocketStays() throws {
+        let (key, firstEnd) = try brokeredKey()
+        _ = kernel.read(firstEnd, waitMilliseconds: 500)   // the first CREATE2
+        broker.run { true }   // the broker stops: every connection (and device) goes
+        var events: [TransportEvent] = []
+        let deadline = Date().addingTimeInterval(5)
+        while !events.contains(where: { if case .transportRestored = $0 { true } else { false } }) && Date() < deadline {
+            events += key.pollDescriptors.flatMap { key.readEvents(from: $0) }
+            usleep(10_000)
+        }
+        XCTAssertEqual(events.first, .connectionClosed(0), "\(events)")
+        guard events.count == 2, case .transportRestored = events[1] else { return XCTFail("\(events)") }
+        // The new broker, on the socket systemd kept, takes the waiting connection.
+        let kernel = self.kernel!
+        broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
+                            logger: Logger(level: .error, sink: { _ in }))
+        turn { kernel.ends.count == 2 }
+        guard case let .create2(_, phys, _, _, _, _, _, _, _)?? = kernel.read(kernel.ends[1], waitMilliseconds: 500) else {
+            return XCTFail("the key made no device on the new broker")
+        }
+        XCTAssertEqual(phys, "latchkey/uid=\(getuid())/main")
+        // With nothing listening, the end is for good: transportLost, no reconnect loop.
+        broker.run { true }
+        try FileSystem.remove(socketPath)
+        events = []
+        let second = Date().addingTimeInterval(5)
+        while events.isEmpty && Date() < second {
+            events += key.pollDescriptors.flatMap { key.readEvents(from: $0) }
+            usleep(10_000)
+        }
+        guard case .transportLost? = events.last else { return XCTFail("\(events)") }
     }
 
     /// A connection that never sends its CREATE2 is closed after the deadline, so idle
