@@ -1,6 +1,8 @@
 import Authenticator
 import CredentialStore
+import CTAPHID
 import FIDOClient
+import FIDOCrypto
 import Foundation
 import LinuxHID
 import SystemIO
@@ -107,19 +109,44 @@ enum LocalStore {
     }
 
     /// The device of the key running on the store in `directory` (its `serving` record), if one
-    /// is running and can be found: its socket, or its uhid device by the key's name.
-    static func servingDevice(directory: String,
+    /// is running and can be found: its socket, or its uhid device by the key's name — and, with
+    /// `proofKey` (the store's `StoreProof` key), only once it proved it holds that store.
+    static func servingDevice(directory: String, proofKey: (() throws(CLIError) -> SecretBytes)? = nil,
                               enumerate: () -> [HIDDeviceInfo] = { HIDDeviceEnumerator().fidoDevices() }) throws(CLIError) -> DeviceSelection? {
         guard let serving = ServingKey.read(directory: directory) else { return nil }
+        let selection: DeviceSelection
         switch serving.transport {
         case .socket(let path):
-            return .socket(path: path)
+            selection = .socket(path: path)
         case .uhid(let name):
             switch DeviceSelection.resolve(argument: name, socket: nil, fidoDevices: enumerate()) {
-            case .success(let selection): return selection
+            case .success(let found): selection = found
             case .failure(let problem):
                 throw .failure("the key '\(name)' runs on \(directory) (pid \(serving.pid)), but its device cannot be used: \(problem.message)")
             }
+        }
+        if let proofKey { try prove(selection, holds: directory, key: try proofKey()) }
+        return selection
+    }
+
+    /// Asks the device a fresh StoreProof challenge; a failure unless it answers as a key holding
+    /// the store does. Nothing else is sent to a device that does not.
+    static func prove(_ selection: DeviceSelection, holds directory: String, key: SecretBytes) throws(CLIError) {
+        let refused = "\(selection.label) says it is the key running on \(directory), but"
+        let answer: [UInt8]
+        let request = StoreProof.request()
+        do {
+            let client = CTAPHIDClient(link: try selection.open(), replyTimeoutMilliseconds: 2_000)
+            _ = try client.initialize()
+            answer = try client.transact(vendor: StoreProof.command, payload: request.payload)
+        } catch let CTAPHIDClientError.deviceError(_, code) where code == CTAPHIDError.invalidCommand.rawValue {
+            throw .failure("\(refused) it does not answer Latchkey's store proof (a key started before this Latchkey: "
+                + "restart it; or not Latchkey): nothing was sent to it")
+        } catch {
+            throw .failure("\(refused) it could not be asked to prove it (\(error)): nothing was sent to it")
+        }
+        guard answer == [0x00] + StoreProof.expected(challenge: request.challenge, key: key) else {
+            throw .failure("\(refused) it does not hold that store (another key claims its name or socket): nothing was sent to it")
         }
     }
 

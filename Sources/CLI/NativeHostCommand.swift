@@ -71,7 +71,12 @@ public enum NativeHostCommand {
     static func runningKey(directory: String, timeoutMilliseconds: UInt64) throws(SignalFailure) -> CTAP2Link {
         let selection: DeviceSelection?
         do throws(CLIError) {
-            selection = try LocalStore.servingDevice(directory: directory)
+            // Only a key that proves it holds this store gets the person's PIN or a ceremony.
+            selection = try LocalStore.servingDevice(directory: directory, proofKey: { () throws(CLIError) in
+                let store = try LocalStore.openExisting(directory: directory)
+                defer { store.close() }
+                return store.proofKey
+            })
         } catch {
             switch error {
             case .failure(let message): throw .internal(message)

@@ -161,7 +161,11 @@ public enum PinCommand {
         case let .store(directory, name):
             // A store a key is running on: through that key, as a client would (the key holds
             // the store; its PIN state is in its memory too). Else the store itself, locked.
-            if !offline, let selection = try LocalStore.servingDevice(directory: directory) {
+            if !offline, let selection = try LocalStore.servingDevice(directory: directory, proofKey: { () throws(CLIError) in
+                let store = try LocalStore.openExisting(directory: directory)
+                defer { store.close() }
+                return store.proofKey
+            }) {
                 let place = switch selection {
                 case let .socket(path): "socket \(path)"
                 case let .hidraw(path, _): path

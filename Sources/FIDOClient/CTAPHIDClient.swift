@@ -74,8 +74,8 @@ public final class CTAPHIDClient {
         var nonce = nonceSource()
         if nonce.count != 8 { nonce = Array((nonce + [UInt8](repeating: 0, count: 8)).prefix(8)) }
         let broadcast = CTAPHIDPacket.broadcastChannel
-        try send(channel: broadcast, command: .initialize, payload: nonce)
-        let payload = try receive(channel: broadcast, command: .initialize) { payload in
+        try send(channel: broadcast, command: CTAPHIDCommand.initialize.rawValue, payload: nonce)
+        let payload = try receive(channel: broadcast, command: CTAPHIDCommand.initialize.rawValue, name: CTAPHIDCommand.initialize.name) { payload in
             payload.count >= 8 && Array(payload[0..<8]) == nonce
         }
         guard payload.count >= 17 else {
@@ -116,8 +116,19 @@ public final class CTAPHIDClient {
         guard payload.count <= CTAPHIDPacket.maxMessageLength else {
             throw .payloadTooLong(payload.count)
         }
+        try send(channel: channel, command: command.rawValue, payload: payload)
+        return try receive(channel: channel, command: command.rawValue, name: command.name) { _ in true }
+    }
+
+    /// One vendor command (CTAPHID 0x40…0x7F) on this client's channel and its response payload.
+    public func transact(vendor command: UInt8, payload: [UInt8]) throws(CTAPHIDClientError) -> [UInt8] {
+        guard let channel else { throw .notInitialized }
+        precondition(CTAPHIDCommand.isVendor(command), "not a vendor command")
+        guard payload.count <= CTAPHIDPacket.maxMessageLength else {
+            throw .payloadTooLong(payload.count)
+        }
         try send(channel: channel, command: command, payload: payload)
-        return try receive(channel: channel, command: command) { _ in true }
+        return try receive(channel: channel, command: command, name: String(format: "vendor 0x%02x", command)) { _ in true }
     }
 
     /// Reads and drops whatever the device still sends within `quietMilliseconds` of silence
@@ -134,9 +145,9 @@ public final class CTAPHIDClient {
 
     // MARK: - Framing
 
-    private func send(channel: UInt32, command: CTAPHIDCommand, payload: [UInt8]) throws(CTAPHIDClientError) {
+    private func send(channel: UInt32, command: UInt8, payload: [UInt8]) throws(CTAPHIDClientError) {
         keepalives = []
-        let reports = MessageFragmenter.reports(channel: channel, command: command.rawValue, payload: payload)
+        let reports = MessageFragmenter.reports(channel: channel, command: command, payload: payload)
         for (index, report) in reports.enumerated() {
             do {
                 try link.sendReport(report)
@@ -150,9 +161,8 @@ public final class CTAPHIDClient {
     }
 
     /// Reports on `channel` until a whole message for `command` that `accept`s.
-    private func receive(channel: UInt32, command: CTAPHIDCommand,
+    private func receive(channel: UInt32, command: UInt8, name: String,
                          accept: ([UInt8]) -> Bool) throws(CTAPHIDClientError) -> [UInt8] {
-        let name = command.name
         var assembler = MessageAssembler(channel: channel)
         let started = clock()
         while true {
@@ -184,7 +194,7 @@ public final class CTAPHIDClient {
                 if received == CTAPHIDCommand.error.rawValue {
                     throw .deviceError(command: name, code: payload.first ?? 0)
                 }
-                guard received == command.rawValue else {
+                guard received == command else {
                     throw .unexpectedReply(command: name, received: received)
                 }
                 if accept(payload) { return payload }

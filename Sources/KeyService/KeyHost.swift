@@ -1,5 +1,6 @@
 import Authenticator
 import CredentialStore
+import CTAPHID
 import KeySealing
 import Foundation
 import LinuxHID
@@ -102,7 +103,12 @@ public enum KeyHost {
 
         let runner: KeyRunner
         do {
-            runner = try KeyRunner(transport: transport, handler: authenticator, logger: logger, trace: traceFile)
+            // The key answers StoreProof's vendor command for its store, so that commands and the
+            // passkey provider that find it by name know it holds the store they opened.
+            let hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF),
+                                           vendorCommands: StoreProvingHandler.vendorCommands)
+            runner = try KeyRunner(transport: transport, handler: StoreProvingHandler(authenticator, proofKey: store.proofKey),
+                                   logger: logger, hidConfiguration: hid, trace: traceFile)
         } catch {
             logger.error(error.description)
             transport.shutdown()

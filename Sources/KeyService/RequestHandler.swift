@@ -1,5 +1,7 @@
 import Authenticator
+import CredentialStore
 import CTAPHID
+import FIDOCrypto
 
 /// What KeyRunner runs each CBOR or MSG request on: a key's Authenticator, or something that
 /// wraps one (whatever a test rig changes lives in such wrappers, never in the key's own
@@ -30,4 +32,31 @@ extension Authenticator: RequestHandler {
     public func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8] {
         command == CTAPHIDCommand.cbor.rawValue ? handleCTAP2(payload, context: context) : handleU2F(payload, context: context)
     }
+}
+
+/// A key that answers `StoreProof`'s vendor command for its store (how a command that found it
+/// by name knows it holds that store), and passes everything else to `inner`.
+public final class StoreProvingHandler: RequestHandler, @unchecked Sendable {
+    let inner: RequestHandler
+    private let proofKey: SecretBytes
+
+    public init(_ inner: RequestHandler, proofKey: SecretBytes) {
+        self.inner = inner
+        self.proofKey = proofKey
+    }
+
+    /// The vendor commands this handler answers (for the CTAPHID layer, which refuses others).
+    public static let vendorCommands: Set<UInt8> = [StoreProof.command]
+
+    public var neverWaitsForUser: Bool { inner.neverWaitsForUser }
+
+    public func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool {
+        command == StoreProof.command ? false : inner.mayRunLong(command: command, payload: payload)
+    }
+
+    public func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8] {
+        command == StoreProof.command ? StoreProof.answer(payload, key: proofKey) : inner.handle(command: command, payload: payload, context: context)
+    }
+
+    public func powerCycle() { inner.powerCycle() }
 }

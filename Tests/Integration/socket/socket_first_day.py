@@ -217,7 +217,35 @@ def check_doc_snippets():
     assert shown.returncode == 0 and "FIDO_2_0" in shown.stdout, (script, shown.stdout, shown.stderr)
 
 
+@check("first day: a command that follows a store's serving record sends nothing to a key that cannot prove it holds "
+       "that store (a StoreProof challenge first): with the record pointing at another store's running key, `pin set` is "
+       "refused and the other key's PIN stays unset; with the true record it goes through the key")
+def check_key_proves_its_store():
+    own, other = Key("day-proof").start(), Key("day-impostor").start()
+    try:
+        env = {k: v for k, v in os.environ.items() if k not in ("LATCHKEY_PIN", "LATCHKEY_NEW_PIN")}
+        env["LATCHKEY_NEW_PIN"] = "246813"
+        record = os.path.join(own.store, "serving")
+        true_record = open(record).read()
+        # The impostor: the record now names the other store's key (its socket, and a live pid).
+        with open(record, "w") as handle:
+            handle.write(open(os.path.join(other.store, "serving")).read())
+        refused = subprocess.run([BINARY, "pin", "set", "--store", own.store], capture_output=True, text=True, timeout=60,
+                                 stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        assert refused.returncode == 1 and "does not hold that store" in refused.stderr, refused.stderr
+        status = json.loads(cli("pin", "status", "--store", other.store, "--json").stdout)
+        assert status.get("pinSet") is False, f"the impostor key got a PIN: {status}"
+        with open(record, "w") as handle:
+            handle.write(true_record)
+        done = subprocess.run([BINARY, "pin", "set", "--store", own.store, "--json"], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+        assert done.returncode == 0 and json.loads(done.stdout)["pinSet"] is True, done.stdout + done.stderr
+    finally:
+        own.stop()
+        other.stop()
+
+
 def test_first_day():
     for test in (check_store_pin_file, check_dry_run_writes_nothing, check_passphrase_errors, check_all_accepted_prefix,
-                 check_json_errors, check_doc_snippets):
+                 check_json_errors, check_doc_snippets, check_key_proves_its_store):
         test()
