@@ -72,7 +72,7 @@ public enum BackupCommand {
             let seal = try NewStoreSeal.method(for: directory, environment: io.environment, terminal: io.terminal, warn: io.err)
             let count: Int
             let created: Int64
-            if let (line, file) = try headerLine(path) {
+            if let (line, file) = try ExchangeFiles.backupHeaderLine(path) {
                 // Version 2: read, opened and written a chunk at a time.
                 defer { file.close() }
                 let header = try ExchangeFiles.perform { () throws(ExchangeError) in try BackupStream.Header(line: line) }

@@ -10,18 +10,6 @@ import SystemIO
 /// is read, sealed and written one 64 KiB chunk at a time, and a backup is opened and written
 /// into the new store's database the same way, so neither holds the store in memory.
 extension BackupCommand {
-    /// Reads up to `count` bytes, fewer only at end of file.
-    static func readFully(_ file: FileDescriptor, _ count: Int) throws(Errno) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(count)
-        while bytes.count < count {
-            let piece = try file.read(upToCount: count - bytes.count)
-            if piece.isEmpty { break }
-            bytes += piece
-        }
-        return bytes
-    }
-
     /// Writes the backup of `snapshot` to `out` (through a private temporary file renamed into
     /// place); returns the file's size.
     static func writeStream(_ snapshot: StoreBackup.SnapshotFile, created: Int64, encryption: ExchangeFiles.Encryption,
@@ -50,7 +38,7 @@ extension BackupCommand {
             var databaseRead = 0
             repeat {
                 while pending.count < BackupStream.chunkSize, databaseRead < snapshot.size {
-                    var piece = try readFully(snapshot.file, min(BackupStream.chunkSize, snapshot.size - databaseRead))
+                    var piece = try ExchangeFiles.readFully(snapshot.file, min(BackupStream.chunkSize, snapshot.size - databaseRead))
                     defer { piece.wipe() }
                     guard !piece.isEmpty else { throw CLIError.failure("the store's snapshot ended early") }
                     databaseRead += piece.count
@@ -78,31 +66,6 @@ extension BackupCommand {
         return written
     }
 
-    /// The first line of `path` (at most BackupStream.maximumHeaderLine bytes), and the file open
-    /// just after it; nil when the file has no such line (a version 1 backup, or not a backup).
-    static func headerLine(_ path: String) throws(CLIError) -> (line: [UInt8], file: FileDescriptor)? {
-        let file: FileDescriptor
-        do {
-            file = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
-        } catch {
-            throw .failure("cannot read the backup \(path): \(error)")
-        }
-        do {
-            let start = try readFully(file, BackupStream.maximumHeaderLine)
-            guard let newline = start.firstIndex(of: 0x0A), BackupStream.isVersion2(headerLine: Array(start[..<newline])) else {
-                file.close()
-                return nil
-            }
-            guard lseek(file.rawValue, off_t(newline + 1), SEEK_SET) == off_t(newline + 1) else {
-                throw Errno.current
-            }
-            return (Array(start[..<newline]), file)
-        } catch {
-            file.close()
-            throw .failure("cannot read the backup \(path): \(error)")
-        }
-    }
-
     /// Restores a version 2 backup from `file` (just after its header line) into `directory`;
     /// returns (resident credentials, when it was made).
     static func restoreStream(_ header: BackupStream.Header, file: FileDescriptor, path: String, directory: String,
@@ -111,11 +74,11 @@ extension BackupCommand {
         let sealedChunk = BackupStream.chunkSize + BackupStream.tagSize
         // One chunk ahead: a full chunk is the last one only when the file ends after it.
         var next: [UInt8]
-        do { next = try readFully(file, sealedChunk) } catch { throw .failure("cannot read the backup \(path): \(error)") }
+        do { next = try ExchangeFiles.readFully(file, sealedChunk) } catch { throw .failure("cannot read the backup \(path): \(error)") }
         func nextPlaintext() throws(CLIError) -> (bytes: [UInt8], last: Bool)? {
             guard !next.isEmpty else { return nil }
             let current = next
-            do { next = current.count < sealedChunk ? [] : try readFully(file, sealedChunk) } catch {
+            do { next = current.count < sealedChunk ? [] : try ExchangeFiles.readFully(file, sealedChunk) } catch {
                 throw .failure("cannot read the backup \(path): \(error)")
             }
             let last = next.isEmpty

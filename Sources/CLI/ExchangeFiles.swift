@@ -161,3 +161,45 @@ enum ExchangeFiles {
         return Array((lines.joined(separator: "\n") + "\n").utf8)
     }
 }
+
+// MARK: - Streamed backups (BackupStream)
+
+extension ExchangeFiles {
+    /// Reads up to `count` bytes, fewer only at end of file.
+    static func readFully(_ file: FileDescriptor, _ count: Int) throws(Errno) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count)
+        while bytes.count < count {
+            let piece = try file.read(upToCount: count - bytes.count)
+            if piece.isEmpty { break }
+            bytes += piece
+        }
+        return bytes
+    }
+
+    /// The first line of `path` (at most BackupStream.maximumHeaderLine bytes), and the file open
+    /// just after it; nil when the file has no such line (a version 1 backup, or not a backup).
+    static func backupHeaderLine(_ path: String) throws(CLIError) -> (line: [UInt8], file: FileDescriptor)? {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
+        } catch {
+            throw .failure("cannot read the backup \(path): \(error)")
+        }
+        do {
+            let start = try readFully(file, BackupStream.maximumHeaderLine)
+            guard let newline = start.firstIndex(of: 0x0A), BackupStream.isVersion2(headerLine: Array(start[..<newline])) else {
+                file.close()
+                return nil
+            }
+            guard lseek(file.rawValue, off_t(newline + 1), SEEK_SET) == off_t(newline + 1) else {
+                throw Errno.current
+            }
+            return (Array(start[..<newline]), file)
+        } catch {
+            file.close()
+            throw .failure("cannot read the backup \(path): \(error)")
+        }
+    }
+
+}

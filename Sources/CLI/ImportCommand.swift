@@ -79,7 +79,7 @@ public enum ImportCommand {
 
     static func readFile(_ path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> PasskeyFile {
         // A streamed (version 2) backup is told by its first line, before the whole file is read.
-        if let (_, file) = try BackupCommand.headerLine(path) {
+        if let (_, file) = try ExchangeFiles.backupHeaderLine(path) {
             file.close()
             throw .failure("\(path) is a whole-key backup: make a store from it with `latchkey restore \(path) --store DIR`")
         }

@@ -93,7 +93,8 @@ final class PublishedSocketTests: XCTestCase {
         }
         watcher.start()
         for _ in 0..<rounds {
-            let socket = try PublishedSocket.listen(at: path, type: SOCK_SEQPACKET, backlog: 64, nonBlocking: true)
+            // A backlog the watcher cannot fill while one socket lives (a full one refuses too).
+            let socket = try PublishedSocket.listen(at: path, type: SOCK_SEQPACKET, backlog: 4096, nonBlocking: true)
             usleep(200)
             socket.unpublish()   // unlink first, then close: no refusal from a socket on its way out
             socket.descriptor.close()
