@@ -72,13 +72,16 @@ public enum BackupCommand {
             let seal = try NewStoreSeal.method(for: directory, environment: io.environment, terminal: io.terminal, warn: io.err)
             let count: Int
             let created: Int64
-            if let (line, file) = try ExchangeFiles.backupHeaderLine(path) {
+            // Read once from the start (a pipe works as a file does).
+            var opened = try ExchangeFiles.openBackup(path)
+            defer { opened.file.close(); opened.rest.wipe() }
+            if let line = opened.header {
                 // Version 2: read, opened and written a chunk at a time.
-                defer { file.close() }
                 let header = try ExchangeFiles.perform { () throws(ExchangeError) in try BackupStream.Header(line: line) }
-                (count, created) = try restoreStream(header, file: file, path: path, directory: directory, seal: seal, parsed: parsed, io: io)
+                (count, created) = try restoreStream(header, from: &opened, path: path, directory: directory, seal: seal,
+                                                     parsed: parsed, io: io)
             } else {
-                (count, created) = try restoreVersion1(path, directory: directory, seal: seal, parsed: parsed, io: io)
+                (count, created) = try restoreVersion1(&opened, path: path, directory: directory, seal: seal, parsed: parsed, io: io)
             }
             return report(count: count, created: created, directory: directory, sealed: seal != nil, parsed: parsed, io: io)
         }
@@ -86,10 +89,19 @@ public enum BackupCommand {
 
     /// A version 1 backup (one AES-GCM message in JSON), read whole: the largest database a
     /// version 1 backup took, and the envelope around it.
-    static func restoreVersion1(_ path: String, directory: String, seal: MasterKeySeal.Method?, parsed: ParsedArguments,
-                                io: CommandIO) throws(CLIError) -> (Int, Int64) {
-        var bytes = try ExchangeFiles.read(path, what: "backup", limit: StoreBackup.maximumDatabaseBytes + (1 << 20))
+    static func restoreVersion1(_ opened: inout ExchangeFiles.OpenedBackup, path: String, directory: String,
+                                seal: MasterKeySeal.Method?, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> (Int, Int64) {
+        let limit = StoreBackup.maximumDatabaseBytes + (1 << 20)
+        var bytes = opened.rest
         defer { bytes.wipe() }
+        do {
+            var more = try opened.file.readAll(limit: limit)
+            defer { more.wipe() }
+            bytes += more
+        } catch {
+            throw .failure("cannot read the backup \(path): \(error)")
+        }
+        guard bytes.count <= limit else { throw .failure("the backup \(path) is over \(limit >> 20) MiB: not one Latchkey wrote") }
         guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }),
               encrypted.contents == .backup else {
             throw .failure("\(path) is not a `latchkey backup` file (passkeys from an export come in with `latchkey import`)")

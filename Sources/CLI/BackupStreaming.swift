@@ -21,7 +21,7 @@ extension BackupCommand {
             case .none: throw .encryption("a backup is always encrypted")
             }
         }
-        let temporary = out + ".tmp-\(getpid())"
+        let temporary = out + ".tmp-\(getpid())-" + SecureRandom.bytes(count: 4).map { String($0, radix: 16) }.joined()
         var written = 0
         do {
             if let slash = out.lastIndex(of: "/"), slash != out.startIndex {
@@ -33,6 +33,9 @@ extension BackupCommand {
             written += header.count
             var pending = BackupStream.prologue(masterKey: snapshot.masterKey, created: created, databaseLength: snapshot.size)
             defer { pending.wipe() }
+            // Room for a chunk and the next piece: `pending` is never moved, so no copy of the
+            // prologue (the master key) is left behind unwiped.
+            pending.reserveCapacity(pending.count + 2 * BackupStream.chunkSize)
             let total = pending.count + snapshot.size
             var sent = 0
             var databaseRead = 0
@@ -68,19 +71,29 @@ extension BackupCommand {
 
     /// Restores a version 2 backup from `file` (just after its header line) into `directory`;
     /// returns (resident credentials, when it was made).
-    static func restoreStream(_ header: BackupStream.Header, file: FileDescriptor, path: String, directory: String,
-                              seal: MasterKeySeal.Method?, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> (Int, Int64) {
+    static func restoreStream(_ header: BackupStream.Header, from opened: inout ExchangeFiles.OpenedBackup, path: String,
+                              directory: String, seal: MasterKeySeal.Method?, parsed: ParsedArguments,
+                              io: CommandIO) throws(CLIError) -> (Int, Int64) {
         let opener = try opener(header, path: path, parsed: parsed, io: io)
         let sealedChunk = BackupStream.chunkSize + BackupStream.tagSize
+        let file = opened.file
+        var buffered = opened.rest   // what was read after the header line
+        opened.rest = []
+        // `count` bytes, the buffered ones first; fewer only at end of file.
+        func read(_ count: Int) throws(CLIError) -> [UInt8] {
+            var bytes = Array(buffered.prefix(count))
+            buffered.removeFirst(bytes.count)
+            do { bytes += try ExchangeFiles.readFully(file, count - bytes.count) } catch {
+                throw .failure("cannot read the backup \(path): \(error)")
+            }
+            return bytes
+        }
         // One chunk ahead: a full chunk is the last one only when the file ends after it.
-        var next: [UInt8]
-        do { next = try ExchangeFiles.readFully(file, sealedChunk) } catch { throw .failure("cannot read the backup \(path): \(error)") }
+        var next = try read(sealedChunk)
         func nextPlaintext() throws(CLIError) -> (bytes: [UInt8], last: Bool)? {
             guard !next.isEmpty else { return nil }
             let current = next
-            do { next = current.count < sealedChunk ? [] : try ExchangeFiles.readFully(file, sealedChunk) } catch {
-                throw .failure("cannot read the backup \(path): \(error)")
-            }
+            next = current.count < sealedChunk ? [] : try read(sealedChunk)
             let last = next.isEmpty
             return (try ExchangeFiles.perform { () throws(ExchangeError) in try opener.open(current, last: last) }, last)
         }
@@ -89,6 +102,11 @@ extension BackupCommand {
         guard let prologue = try ExchangeFiles.perform({ () throws(ExchangeError) in try BackupStream.readPrologue(first.bytes) }) else {
             throw .failure("\(path) is damaged: its first chunk does not hold the backup's header map")
         }
+        // A database cannot be longer than the file that carries it: refused before anything is written.
+        var status = stat()
+        if fstat(file.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG, prologue.databaseLength > Int(status.st_size) {
+            throw .failure("\(path) is damaged: it announces a \(prologue.databaseLength)-byte database in a \(status.st_size)-byte file")
+        }
         var ended = first.last
         var failure: CLIError?   // why the backup did not open, said instead of the store's error it caused
         // The database, written into the new store's file as the chunks open.
@@ -96,7 +114,9 @@ extension BackupCommand {
             var remaining = prologue.databaseLength
             func write(_ bytes: ArraySlice<UInt8>) throws(StoreError) {
                 guard bytes.count <= remaining else { throw .corrupt("the backup holds more than its database's \(prologue.databaseLength) bytes") }
-                do throws(Errno) { try database.writeAll(Array(bytes)) } catch { throw .io("cannot write the database: \(error.message)") }
+                var copy = Array(bytes)
+                defer { copy.wipe() }
+                do throws(Errno) { try database.writeAll(copy) } catch { throw .io("cannot write the database: \(error.message)") }
                 remaining -= bytes.count
             }
             try write(first.bytes[prologue.consumed...])
@@ -129,24 +149,10 @@ extension BackupCommand {
     }
 
     static func opener(_ header: BackupStream.Header, path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> BackupStream.Opener {
-        switch header.method {
-        case .hpke:
-            guard let keyPath = parsed.value("key") else {
-                throw .usage("\(path) is encrypted to a key: give --key with its private key (the FILE of `latchkey import --new-key FILE`)")
-            }
-            let key = try ExchangeFiles.privateKey(keyPath)
-            return try ExchangeFiles.perform { () throws(ExchangeError) in try header.opener(key: key) }
-        case .passphrase:
-            let passphrase: SecretBytes
-            if let file = parsed.value("passphrase-file") {
-                passphrase = try PassphraseInput.read(file)
-            } else if let terminal = io.terminal, var typed = terminal.readSecret("Passphrase of \(path): ") {
-                defer { typed.wipe() }
-                passphrase = SecretBytes(typed)
-            } else {
-                throw .usage("\(path) is encrypted with a passphrase: give --passphrase-file FILE")
-            }
-            return try ExchangeFiles.perform { () throws(ExchangeError) in try header.opener(passphrase: passphrase) }
+        let isHPKE = if case .hpke = header.method { true } else { false }
+        switch try ExchangeFiles.decryptionSecret(toKey: isHPKE, path: path, parsed: parsed, io: io) {
+        case let .key(key): return try ExchangeFiles.perform { () throws(ExchangeError) in try header.opener(key: key) }
+        case let .passphrase(passphrase): return try ExchangeFiles.perform { () throws(ExchangeError) in try header.opener(passphrase: passphrase) }
         }
     }
 }

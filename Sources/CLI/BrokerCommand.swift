@@ -45,7 +45,7 @@ public enum BrokerCommand {
         }, powerCycle: {})
         defer { signals.cancel() }
         var limits = UHIDBroker.Limits()
-        limits.maxUID = UHIDBrokerPolicy.maxUID(loginDefs: (try? String(contentsOfFile: "/etc/login.defs", encoding: .utf8)) ?? "")
+        limits.subordinateUIDs = UHIDBrokerPolicy.subordinateRanges(subuid: (try? String(contentsOfFile: "/etc/subuid", encoding: .utf8)) ?? "")
         let broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in
             try FileDescriptor.open(uhid, flags: O_RDWR | O_CLOEXEC | O_NONBLOCK)
         }, logger: logger, limits: limits)

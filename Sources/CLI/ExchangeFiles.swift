@@ -162,6 +162,33 @@ enum ExchangeFiles {
     }
 }
 
+// MARK: - Opening encrypted files
+
+extension ExchangeFiles {
+    /// What opens an encrypted export or backup.
+    enum DecryptionSecret {
+        case key(X25519.PrivateKey)
+        case passphrase(SecretBytes)
+    }
+
+    /// `--key` for a file encrypted to a key (`toKey`), else `--passphrase-file` or a passphrase
+    /// typed on the terminal.
+    static func decryptionSecret(toKey: Bool, path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> DecryptionSecret {
+        if toKey {
+            guard let keyPath = parsed.value("key") else {
+                throw .usage("\(path) is encrypted to a key: give --key with its private key (the FILE of `latchkey import --new-key FILE`)")
+            }
+            return .key(try privateKey(keyPath))
+        }
+        if let file = parsed.value("passphrase-file") { return .passphrase(try PassphraseInput.read(file)) }
+        if let terminal = io.terminal, var typed = terminal.readSecret("Passphrase of \(path): ") {
+            defer { typed.wipe() }
+            return .passphrase(SecretBytes(typed))
+        }
+        throw .usage("\(path) is encrypted with a passphrase: give --passphrase-file FILE")
+    }
+}
+
 // MARK: - Streamed backups (BackupStream)
 
 extension ExchangeFiles {
@@ -177,9 +204,16 @@ extension ExchangeFiles {
         return bytes
     }
 
-    /// The first line of `path` (at most BackupStream.maximumHeaderLine bytes), and the file open
-    /// just after it; nil when the file has no such line (a version 1 backup, or not a backup).
-    static func backupHeaderLine(_ path: String) throws(CLIError) -> (line: [UInt8], file: FileDescriptor)? {
+    /// A backup file opened and its first bytes read (at most BackupStream.maximumHeaderLine):
+    /// read once, so a pipe (`restore <(…)`) works as a file does. `header` is the first line when
+    /// it is a version 2 header; `rest` the bytes read after it (or all of them, for version 1).
+    struct OpenedBackup {
+        let file: FileDescriptor
+        let header: [UInt8]?
+        var rest: [UInt8]
+    }
+
+    static func openBackup(_ path: String) throws(CLIError) -> OpenedBackup {
         let file: FileDescriptor
         do {
             file = try FileDescriptor.open(path, flags: O_RDONLY | O_CLOEXEC)
@@ -188,18 +222,13 @@ extension ExchangeFiles {
         }
         do {
             let start = try readFully(file, BackupStream.maximumHeaderLine)
-            guard let newline = start.firstIndex(of: 0x0A), BackupStream.isVersion2(headerLine: Array(start[..<newline])) else {
-                file.close()
-                return nil
+            if let newline = start.firstIndex(of: 0x0A), BackupStream.isVersion2(headerLine: Array(start[..<newline])) {
+                return OpenedBackup(file: file, header: Array(start[..<newline]), rest: Array(start[(newline + 1)...]))
             }
-            guard lseek(file.rawValue, off_t(newline + 1), SEEK_SET) == off_t(newline + 1) else {
-                throw Errno.current
-            }
-            return (Array(start[..<newline]), file)
+            return OpenedBackup(file: file, header: nil, rest: start)
         } catch {
             file.close()
             throw .failure("cannot read the backup \(path): \(error)")
         }
     }
-
 }

@@ -78,13 +78,13 @@ public enum ImportCommand {
     }
 
     static func readFile(_ path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> PasskeyFile {
-        // A streamed (version 2) backup is told by its first line, before the whole file is read.
-        if let (_, file) = try ExchangeFiles.backupHeaderLine(path) {
-            file.close()
-            throw .failure("\(path) is a whole-key backup: make a store from it with `latchkey restore \(path) --store DIR`")
-        }
         var bytes = try ExchangeFiles.read(path, what: "file to import")
         defer { bytes.wipe() }
+        // A streamed (version 2) backup is told by its first line.
+        if let newline = bytes.prefix(BackupStream.maximumHeaderLine).firstIndex(of: 0x0A),
+           BackupStream.isVersion2(headerLine: Array(bytes[..<newline])) {
+            throw .failure("\(path) is a whole-key backup: make a store from it with `latchkey restore \(path) --store DIR`")
+        }
         guard let encrypted = try ExchangeFiles.perform({ () throws(ExchangeError) in try PasskeyFile.encryptedExport(in: bytes) }) else {
             return try ExchangeFiles.perform { () throws(ExchangeError) in try PasskeyFile(bytes) }
         }
@@ -99,24 +99,10 @@ public enum ImportCommand {
 
     /// Decrypts an export or backup with --key, --passphrase-file or a passphrase typed on the terminal.
     static func open(_ encrypted: EncryptedExport, path: String, parsed: ParsedArguments, io: CommandIO) throws(CLIError) -> SecretBytes {
-        switch encrypted.method {
-        case .hpke:
-            guard let keyPath = parsed.value("key") else {
-                throw .usage("\(path) is encrypted to a key: give --key with its private key (the FILE of `latchkey import --new-key FILE`)")
-            }
-            let key = try ExchangeFiles.privateKey(keyPath)
-            return try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(with: key) }
-        case .passphrase:
-            let passphrase: SecretBytes
-            if let file = parsed.value("passphrase-file") {
-                passphrase = try PassphraseInput.read(file)
-            } else if let terminal = io.terminal, var typed = terminal.readSecret("Passphrase of \(path): ") {
-                defer { typed.wipe() }
-                passphrase = SecretBytes(typed)
-            } else {
-                throw .usage("\(path) is encrypted with a passphrase: give --passphrase-file FILE")
-            }
-            return try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(passphrase: passphrase) }
+        let isHPKE = if case .hpke = encrypted.method { true } else { false }
+        switch try ExchangeFiles.decryptionSecret(toKey: isHPKE, path: path, parsed: parsed, io: io) {
+        case let .key(key): return try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(with: key) }
+        case let .passphrase(passphrase): return try ExchangeFiles.perform { () throws(ExchangeError) in try encrypted.open(passphrase: passphrase) }
         }
     }
 

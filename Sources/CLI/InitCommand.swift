@@ -83,7 +83,7 @@ public enum InitCommand {
             // The unit and the browsers' host start with no terminal: a passphrase must come from a file.
             let passphraseSealed = if case .sealedWithPassphrase = try StoreCommand.storeState(directory) { true } else { false }
             if !parsed.flag("no-unit") {
-                enableUnit(isDefaultKey: isDefaultKey, name: name, passphraseSealed: passphraseSealed,
+                enableUnit(directory: directory, isDefaultKey: isDefaultKey, name: name, passphraseSealed: passphraseSealed,
                            io: io, system: system, report: &report)
             }
             if !parsed.flag("no-bridge") {
@@ -128,13 +128,15 @@ public enum InitCommand {
             return
         }
         let existed = FileManager.default.fileExists(atPath: directory)
+        // A database without its master key is not this run's to touch (open refuses it).
+        let hadDatabase = FileManager.default.fileExists(atPath: directory + "/credentials.sqlite")
         var options = StoreOptions()
         options.sealNewStore = method
         do throws(StoreError) {
             try SQLiteCredentialStore.open(directory: directory, lock: .none, options: options).close()
         } catch {
-            // Nothing half-made is left: a directory this run created goes if it is still empty.
-            if !existed { rmdir(directory) }
+            // Nothing half-made is left: its files, its keyring item, a directory this run made.
+            if !hadDatabase { SQLiteCredentialStore.discardNewStore(directory: directory, removingDirectory: !existed) }
             throw .failure(error.message(directory: directory))
         }
         report.done.append("created the store \(directory), its master key sealed \(words) from the first byte")
@@ -154,7 +156,9 @@ public enum InitCommand {
         }
         switch chosen {
         case "tpm":
-            if let problem = system.tpmProblem() { throw .failure("cannot seal to the TPM: \(tpmFix(problem, system: system))") }
+            if let problem = system.tpmProblem() {
+                throw .failure("cannot seal to the TPM: \(tpmFix(DisplayText.safe(problem), system: system, io: io))")
+            }
             return (.tpm(pcrs: try StoreCommand.pcrList(parsed.value("pcr"))), tpmWords)
         case "keyring":
             if let problem = system.keyringProblem() {
@@ -173,19 +177,19 @@ public enum InitCommand {
         if let device = system.lockedTPMDevice() {
             let user = io.environment["USER"] ?? "$USER"
             report.left.append("this machine's TPM (\(device)) is there but only group tss may use it: "
-                + "sudo adduser \(user) tss, log in again, then latchkey store seal --tpm")
+                + "sudo adduser \(DisplayText.safe(user, limit: 32)) tss, log in again, then latchkey store seal --tpm")
         }
         if keyringProblem == nil { return (.keyring, keyringWords) }
         guard parsed.value("passphrase-file") != nil || io.terminal != nil else {
-            throw .failure("no TPM answers (\(tpmProblem ?? "")), no login keyring answers (\(DisplayText.safe(keyringProblem ?? ""))), "
+            throw .failure("no TPM answers (\(DisplayText.safe(tpmProblem ?? ""))), no login keyring answers (\(DisplayText.safe(keyringProblem ?? ""))), "
                 + "and there is no terminal to type a passphrase on: give --passphrase-file FILE (one line, a file only you can read)")
         }
         return try passphrase()
     }
 
-    static func tpmFix(_ problem: String, system: System) -> String {
+    static func tpmFix(_ problem: String, system: System, io: CommandIO) -> String {
         if let device = system.lockedTPMDevice() {
-            return "\(device) is only for group tss: sudo adduser \(ProcessInfo.processInfo.environment["USER"] ?? "$USER") tss, "
+            return "\(device) is only for group tss: sudo adduser \(DisplayText.safe(io.environment["USER"] ?? "$USER", limit: 32)) tss, "
                 + "log in again, and run this again"
         }
         return problem
@@ -193,8 +197,8 @@ public enum InitCommand {
 
     // MARK: - The user unit
 
-    static func enableUnit(isDefaultKey: Bool, name: String, passphraseSealed: Bool, io: CommandIO, system: System,
-                           report: inout Report) {
+    static func enableUnit(directory: String, isDefaultKey: Bool, name: String, passphraseSealed: Bool, io: CommandIO,
+                           system: System, report: inout Report) {
         guard isDefaultKey else {
             report.left.append("the user unit serves the default key; run this one with: latchkey serve --name \(name)")
             return
@@ -216,7 +220,15 @@ public enum InitCommand {
             return
         }
         if result.status == 0 {
-            report.done.append("enabled and started the user unit latchkey.service: your key runs at every login")
+            // Said only once the key serves the store: systemctl's 0 is the unit started, not the key up.
+            let deadline = MonotonicClock.nanoseconds() + 10_000_000_000
+            while ServingKey.read(directory: directory) == nil && MonotonicClock.nanoseconds() < deadline { usleep(100_000) }
+            if ServingKey.read(directory: directory) != nil {
+                report.done.append("enabled and started the user unit latchkey.service: your key runs at every login")
+            } else {
+                report.left.append("the user unit latchkey.service is enabled, but no key serves \(directory) yet: "
+                    + "journalctl --user -u latchkey says why (a store kept elsewhere: systemctl --user edit latchkey)")
+            }
         } else {
             let said = DisplayText.safe(result.text.split(separator: "\n").first.map(String.init) ?? "", limit: 160)
             report.left.append("start your key at every login: systemctl --user enable --now latchkey "
@@ -233,7 +245,9 @@ public enum InitCommand {
         let deadline = MonotonicClock.nanoseconds() + 30_000_000_000
         while running.exit == nil {
             guard MonotonicClock.nanoseconds() < deadline else {
-                running.close()
+                running.close()   // SIGINT now, SIGKILL a second later: wait for it, so none is left running
+                let killed = MonotonicClock.nanoseconds() + 3_000_000_000
+                while running.exit == nil && MonotonicClock.nanoseconds() < killed { usleep(20_000) }
                 return (124, "systemctl did not answer within 30 s")
             }
             usleep(20_000)

@@ -39,6 +39,12 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
         try open(directory: directory, lock: lock, options: options, knownMasterKey: nil)
     }
 
+    /// A store `open` created and the caller could not finish (`latchkey init` failing after the
+    /// master key was made): its files and keyring item go, and the directory when `removingDirectory`.
+    public static func discardNewStore(directory: String, removingDirectory: Bool) {
+        StoreDirectory(path: directory).discardNewStore(removingDirectory: removingDirectory)
+    }
+
     /// As `open(directory:lock:options:)`; `knownMasterKey`: the master key a restore just put in
     /// place (so a sealed one is not opened by its method a second time).
     static func open(directory: String, lock: StoreLock, options: StoreOptions,

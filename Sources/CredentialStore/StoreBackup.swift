@@ -152,10 +152,7 @@ public enum StoreBackup {
             try store.checkEveryCredentialOpens()   // every row opens with the key
             return try store.residentCredentialCount()
         } catch {
-            for file in [files.databasePath, files.masterKeyPath, files.lockPath] + files.sidecarPaths {
-                try? FileSystem.remove(file)
-            }
-            if created { rmdir(directory) }
+            files.discardNewStore(removingDirectory: created)
             throw error
         }
     }

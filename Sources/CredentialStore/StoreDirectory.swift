@@ -111,6 +111,17 @@ struct StoreDirectory {
         }
     }
 
+    /// Takes back a store this process was making and could not finish: its files, the login
+    /// keyring item its master key names (a keyring seal writes the item first), and its
+    /// directory when it made it.
+    func discardNewStore(removingDirectory: Bool) {
+        if case let .sealedWithKeyring(item)? = try? MasterKeySeal.state(masterKeyFile) { KeyringSeal.clear(item: item) }
+        for file in [databasePath, masterKeyPath, lockPath] + sidecarPaths {
+            try? FileSystem.remove(file)
+        }
+        if removingDirectory { rmdir(path) }
+    }
+
     func removeStaleMasterKeyTemporaries() {
         masterKeyFile.removeStaleTemporaries()
     }

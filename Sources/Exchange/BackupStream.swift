@@ -219,8 +219,9 @@ public enum BackupStream {
     public static func prologue(masterKey: SecretBytes, created: Int64, databaseLength: Int) -> [UInt8] {
         var key = masterKey.copyBytes()
         defer { key.wipe() }
-        let map = CBORValue.map([1: .textString(KeyBackup.magic), 2: .unsignedInt(UInt64(version)), 3: .byteString(key),
+        var map = CBORValue.map([1: .textString(KeyBackup.magic), 2: .unsignedInt(UInt64(version)), 3: .byteString(key),
                                  5: .unsignedInt(UInt64(max(0, created))), 6: .unsignedInt(UInt64(databaseLength))]).encoded()
+        defer { map.wipe() }
         let length = UInt32(map.count)
         return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)] + map
     }
@@ -233,7 +234,9 @@ public enum BackupStream {
         let length = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
         guard length <= 4096 else { throw .malformed("the backup's header map is \(length) bytes") }
         guard bytes.count >= 4 + length else { return nil }
-        guard let value = try? CBORDecoder.decode(Array(bytes[4..<(4 + length)]), limits: CBORDecodingLimits(maxDepth: 2, maxItems: 16, maxLength: 4096)),
+        var encoded = Array(bytes[4..<(4 + length)])
+        defer { encoded.wipe() }
+        guard let value = try? CBORDecoder.decode(encoded, limits: CBORDecodingLimits(maxDepth: 2, maxItems: 16, maxLength: 4096)),
               value[1]?.stringValue == KeyBackup.magic, value[2]?.intValue == version,
               var key = value[3]?.bytesValue, key.count == 32, let databaseLength = value[6]?.intValue, databaseLength >= 0 else {
             throw .malformed("the backup's header map is not a version 2 Latchkey backup's")

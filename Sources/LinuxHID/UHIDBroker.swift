@@ -31,8 +31,11 @@ public final class UHIDBroker {
         /// How long a connection may stay without its UHID_CREATE2 (a key sends it at once): a
         /// connection that never creates is not held, so idle ones cannot fill `clients`.
         public var createWithinNanoseconds: UInt64 = 5_000_000_000
-        /// The highest uid served (`UHIDBrokerPolicy.admits`): /etc/login.defs' UID_MAX.
-        public var maxUID: UInt32 = 60_000
+        /// Subordinate uid ranges (/etc/subuid), whose uids are refused (`UHIDBrokerPolicy.admits`).
+        public var subordinateUIDs: [ClosedRange<UInt32>] = []
+        /// Connections that have not created their device yet, in all: a user (or many of its
+        /// uids) cannot hold the broker's places with idle connections even for the deadline.
+        public var pendingCreates = 64
         /// After accept(2) fails for want of descriptors (EMFILE, ENFILE), the listener rests
         /// this long instead of waking the loop again at once.
         public var acceptPauseNanoseconds: UInt64 = 100_000_000
@@ -173,6 +176,15 @@ public final class UHIDBroker {
             return   // closed as `socket` goes
         }
         let uid = UInt32(credentials.uid)
+        // Refused at once, before it holds a place: a subordinate uid (a container's user).
+        guard UHIDBrokerPolicy.admits(uid: uid, subordinate: limits.subordinateUIDs) else {
+            refusal("uid \(uid) is a subordinate uid (/etc/subuid): it gets no keys")
+            return
+        }
+        guard clients.values.filter({ $0.device == nil }).count < limits.pendingCreates else {
+            refusal("uid \(uid): \(limits.pendingCreates) connections are waiting to create their devices already")
+            return
+        }
         guard clients.count < limits.clients else {
             refusal("uid \(uid): \(limits.clients) clients already")
             return
@@ -222,7 +234,7 @@ public final class UHIDBroker {
     }
 
     private func create(_ client: Client, from bytes: [UInt8]) throws(UHIDBrokerPolicy.Refusal) {
-        let (event, name) = try UHIDBrokerPolicy.create(from: bytes, uid: client.uid, maxUID: limits.maxUID)
+        let (event, name) = try UHIDBrokerPolicy.create(from: bytes, uid: client.uid)
         let device: FileDescriptor
         do {
             device = try openDevice()
@@ -272,7 +284,8 @@ public final class UHIDBroker {
             }
             client.pendingHead += 1
         }
-        if client.pendingHead > 256 || !client.hasPending {
+        // What was sent goes at once: a client holds at most `pendingToClient` events, sent or not.
+        if client.pendingHead > 0 {
             client.pending.removeFirst(client.pendingHead)
             client.pendingHead = 0
         }

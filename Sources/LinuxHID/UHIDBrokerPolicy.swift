@@ -27,38 +27,29 @@ public enum UHIDBrokerPolicy {
         }
     }
 
+    /// Whether a connecting uid may have keys: any but the subordinate uids of /etc/subuid (a
+    /// rootless container's users, 100000 and up on Debian): one person owns thousands of them,
+    /// and each would get its own share of the broker's bounds. Directory users (sssd, LDAP,
+    /// systemd-homed) have uids of their own, outside those ranges, and are served.
+    public static func admits(uid: UInt32, subordinate ranges: [ClosedRange<UInt32>]) -> Bool {
+        !ranges.contains { $0.contains(uid) }
+    }
+
+    /// The ranges of /etc/subuid's text (`user:start:count` a line); malformed lines are skipped.
+    public static func subordinateRanges(subuid: String) -> [ClosedRange<UInt32>] {
+        subuid.split(separator: "\n").compactMap { line in
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count == 3, let start = UInt32(fields[1]), let count = UInt32(fields[2]), count > 0,
+                  start <= UInt32.max - (count - 1) else { return nil }
+            return start...(start + (count - 1))
+        }
+    }
+
     /// The UHID_CREATE2 the broker writes for a client running as `uid`, from the client's first
     /// event, and the key's name. The client's event must be a CREATE2 of Latchkey's device
     /// (`UHIDDevice.Identity.latchkey`: its descriptor, bus, IDs and a uniq `latchkey:NAME`);
     /// the name, HID name and phys written are the broker's, made from NAME and `uid`.
     public static func create(from bytes: [UInt8], uid: UInt32) throws(Refusal) -> (event: [UInt8], name: String) {
-        try create(from: bytes, uid: uid, maxUID: UInt32.max)
-    }
-
-    /// Whether a connecting uid may have keys: root, and the users of this machine's login range
-    /// (`UID_MAX` of /etc/login.defs, 60000 on Debian). Subordinate uids (/etc/subuid, 100000 and
-    /// up, a container's users) are refused: one person owns thousands of them, and each would
-    /// get its own share of the broker's bounds.
-    public static func admits(uid: UInt32, maxUID: UInt32) -> Bool {
-        uid <= maxUID
-    }
-
-    /// UID_MAX from /etc/login.defs' text (the last setting wins, as shadow's tools read it);
-    /// Debian's 60000 when the file has none or a malformed one.
-    public static func maxUID(loginDefs: String) -> UInt32 {
-        var found: UInt32 = 60_000
-        for line in loginDefs.split(separator: "\n") {
-            let words = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
-            if words.count >= 2, words[0] == "UID_MAX", let value = UInt32(words[1]) { found = value }
-        }
-        return found
-    }
-
-    /// As `create(from:uid:)` for a broker that admits uids up to `maxUID`.
-    public static func create(from bytes: [UInt8], uid: UInt32, maxUID: UInt32) throws(Refusal) -> (event: [UInt8], name: String) {
-        guard admits(uid: uid, maxUID: maxUID) else {
-            throw Refusal("uid \(uid) is above UID_MAX (\(maxUID)): a subordinate or container uid, which gets no keys")
-        }
         let event: UHIDEvent
         do {
             event = try UHIDEvent(decoding: bytes)

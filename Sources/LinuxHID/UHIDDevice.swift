@@ -93,6 +93,8 @@ public final class UHIDDevice: ReportTransport {
         guard let address = try? UnixSocketAddress(path: path),
               let socket = try? FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: false) else { return nil }
         guard (try? socket.connect(to: address)) != nil else { return nil }
+        // The broker is root's (its socket is in root's /run/latchkey); one of our own is fine too.
+        guard let peer = try? socket.peerCredentials(), peer.uid == 0 || peer.uid == getuid() else { return nil }
         try? socket.setNonBlocking(true)
         return socket
     }

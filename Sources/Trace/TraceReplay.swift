@@ -263,6 +263,9 @@ public enum TraceReplay {
             guard exchange.command == CTAPHIDCommand.cbor.rawValue, let ctap = exchange.payload.first else { return false }
             if ctap == CTAPCommand.reset.rawValue { return false }
             if ctap == CTAPCommand.clientPIN.rawValue, !exchange.redactedFields.isEmpty { return false }
+            if ctap == CTAPCommand.clientPIN.rawValue,
+               let subcommand = (try? CBORDecoder.decode(Array(exchange.payload.dropFirst())))?[2]?.uint64Value,
+               [5, 6, 9].contains(subcommand) { return false }   // a retry spent is no mere write
             return true
         }
     }
@@ -287,6 +290,11 @@ public enum TraceReplay {
         case CTAPCommand.clientPIN.rawValue:
             if !exchange.redactedFields.isEmpty { return "its PIN fields were blanked: sent, it would count as a wrong PIN" }
             if let subcommand = body?[2]?.uint64Value, [3, 4].contains(subcommand) { return "it sets or changes the PIN" }
+            // A token asked with the recording's PIN or UV: encrypted to the recorded key's
+            // agreement, it decrypts to garbage here — a wrong PIN, or a failed UV, either way a retry spent.
+            if let subcommand = body?[2]?.uint64Value, [5, 6, 9].contains(subcommand) {
+                return "it asks a token with the recording's PIN or UV, which this key would count as a failure"
+            }
             return nil
         case CTAPCommand.config.rawValue: return "authenticatorConfig changes the key's settings"
         case CTAPCommand.credentialManagement.rawValue, CTAPCommand.credentialManagementPreview.rawValue:

@@ -3,6 +3,7 @@ import CredentialStore
 import Exchange
 import FIDOCrypto
 import Foundation
+import Glibc
 import LatchkeyTestSupport
 import XCTest
 
@@ -68,6 +69,25 @@ final class BackupStreamTests: XCTestCase {
                        Set(try store.all().map(\.credentialID)))
     }
 
+    /// `restore <(…)`: the file is read once, from its start, so a pipe works as a file does.
+    func testABackupRestoresFromAPipe() throws {
+        let store = try filledStore(count: 100)
+        let passphrase = try writeFile(store.scratch.path, "passphrase", "a long backup passphrase\n")
+        let out = store.scratch.path + "/key.backup"
+        XCTAssertEqual(backup(store, to: out, passphrase: passphrase), .status(0), output.err)
+        let fifo = store.scratch.path + "/backup.fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let contents = try XCTUnwrap(FileManager.default.contents(atPath: out))
+        let writer = Thread {
+            if let handle = FileHandle(forWritingAtPath: fifo) { handle.write(contents); try? handle.close() }
+        }
+        writer.start()
+        output.clear()
+        XCTAssertEqual(restore(fifo, into: store.scratch.path + "/from-pipe", passphrase: passphrase), .status(0), output.err)
+        let report = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(output.out.utf8)) as? [String: Any])
+        XCTAssertEqual(report["residentCredentials"] as? Int, 100)
+    }
+
     func testAnAlteredOrCutBackupRestoresNothing() throws {
         let store = try filledStore(count: 400)
         let passphrase = try writeFile(store.scratch.path, "passphrase", "a long backup passphrase\n")
@@ -80,9 +100,12 @@ final class BackupStreamTests: XCTestCase {
         flipped[start + sealedChunk + 100] ^= 0x01                              // a byte of the second chunk
         let cases: [(String, Data, String)] = [
             ("altered", flipped, "does not open"),
-            ("cut at a chunk boundary", bytes.prefix(start + 2 * sealedChunk), "does not open"),   // the last flag no longer fits
-            ("cut inside a chunk", bytes.prefix(start + sealedChunk + 1000), "does not open"),
-            ("a chunk dropped", bytes.prefix(start + sealedChunk) + bytes.suffix(from: start + 2 * sealedChunk), "does not open"),
+            // Shorter than the database it announces: refused before anything is written.
+            ("cut at a chunk boundary", bytes.prefix(start + 2 * sealedChunk), "is damaged"),
+            ("cut inside a chunk", bytes.prefix(start + sealedChunk + 1000), "is damaged"),
+            ("a chunk dropped", bytes.prefix(start + sealedChunk) + bytes.suffix(from: start + 2 * sealedChunk), "is damaged"),
+            // The last chunk dropped but padded back to length: its successor is not marked last.
+            ("the last chunk replaced", bytes.prefix(bytes.count - 100) + Data(repeating: 0, count: 100), "does not open"),
         ]
         for (name, damaged, words) in cases {
             let path = store.scratch.path + "/damaged.backup"

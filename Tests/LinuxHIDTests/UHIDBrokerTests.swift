@@ -35,34 +35,16 @@ final class UHIDBrokerTests: XCTestCase {
         XCTAssertEqual(try UHIDBrokerPolicy.create(from: other, uid: 1000).event, event)
     }
 
-    /// Subordinate uids (a container's, /etc/subuid's 100000 and up) get no keys: one person has
-    /// thousands, each of which would get its own 128.
-    func testUIDsAboveTheLoginRangeAreRefused() {
-        XCTAssertEqual(UHIDBrokerPolicy.maxUID(loginDefs: "# UID_MAX 1\nUID_MIN\t1000\nUID_MAX\t\t60000\nUID_MAX 65000\n"), 65_000)
-        XCTAssertEqual(UHIDBrokerPolicy.maxUID(loginDefs: "UID_MAX lots\n"), 60_000)
-        XCTAssertNoThrow(try UHIDBrokerPolicy.create(from: create2(), uid: 0, maxUID: 60_000))
-        XCTAssertNoThrow(try UHIDBrokerPolicy.create(from: create2(), uid: 60_000, maxUID: 60_000))
-        XCTAssertThrowsError(try UHIDBrokerPolicy.create(from: create2(), uid: 100_000, maxUID: 60_000)) {
-            XCTAssertTrue(($0 as? UHIDBrokerPolicy.Refusal)?.reason.contains("above UID_MAX") == true)
-        }
-    }
-
-    func testOnlyLatchkeysOwnDeviceIsCreated() {
-        func refused(_ bytes: [UInt8], _ words: String, line: UInt = #line) {
-            XCTAssertThrowsError(try UHIDBrokerPolicy.create(from: bytes, uid: 1000), line: line) {
-                let reason = ($0 as? UHIDBrokerPolicy.Refusal)?.reason ?? ""
-                XCTAssertTrue(reason.contains(words), reason, line: line)
-            }
-        }
-        // A keyboard's descriptor (usage page 1, usage 6): no.
-        refused(create2(descriptor: [0x05, 0x01, 0x09, 0x06, 0xA1, 0x01, 0xC0]), "only the FIDO report descriptor")
-        refused(create2(vendor: 0x1050, product: 0x0407), "only Latchkey's device (USB 1209:4C4B)")
-        refused(create2(bus: 5), "only Latchkey's device")
-        refused(create2(uniq: "yubikey"), "the uniq must be latchkey:NAME")
-        refused(create2(uniq: "latchkey:../x"), "the key name must be")
-        refused(create2(uniq: "latchkey:"), "the key name must be")
-        refused(UHIDEvent.destroy.encoded(), "the first event must be UHID_CREATE2, not UHID_DESTROY")
-        refused([1, 2, 3], "malformed")
+    /// Subordinate uids (/etc/subuid's ranges, a container's users) get no keys: one person has
+    /// thousands, each of which would get its own 128. Directory users outside them are served.
+    func testSubordinateUIDsAreRefused() {
+        let ranges = UHIDBrokerPolicy.subordinateRanges(subuid: "alice:100000:65536\nbob:165536:65536\nbroken\nzero:5:0\n")
+        XCTAssertEqual(ranges, [100_000...165_535, 165_536...231_071])
+        XCTAssertTrue(UHIDBrokerPolicy.admits(uid: 0, subordinate: ranges))
+        XCTAssertTrue(UHIDBrokerPolicy.admits(uid: 1000, subordinate: ranges))
+        XCTAssertTrue(UHIDBrokerPolicy.admits(uid: 300_000, subordinate: ranges), "a directory (sssd) user")
+        XCTAssertFalse(UHIDBrokerPolicy.admits(uid: 100_000, subordinate: ranges))
+        XCTAssertFalse(UHIDBrokerPolicy.admits(uid: 231_071, subordinate: ranges))
     }
 
     func testAfterTheCreateOnlyInputAndRepliesPass() throws {

@@ -77,24 +77,25 @@ final class PublishedSocketTests: XCTestCase {
         let watcher = Thread {
             defer { finished.signal() }
             while !done.load() {
-                guard (try? FileSystem.linkStatus(path)) != nil,
+                guard let seen = try? FileSystem.linkStatus(path),
                       let client = try? FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true) else { continue }
                 do throws(Errno) {
                     try client.connect(to: UnixSocketAddress(path: path))
                     connected.increment()
                 } catch where error == .connectionRefused {
-                    // Refused can still mean "stopped and not yet unlinked": only a refusal while
-                    // the file is the one that was just published counts, which the stop below
-                    // rules out by unlinking before closing.
-                    refused.increment()
+                    // A socket stopped while this connect ran refuses too (the stop below unlinks,
+                    // then closes): that is no failure. Only a refusal by the socket still published
+                    // at the path — the same file after the refusal as before — counts.
+                    if let now = try? FileSystem.linkStatus(path), now.st_ino == seen.st_ino, now.st_dev == seen.st_dev {
+                        refused.increment()
+                    }
                 } catch {}
                 client.close()
             }
         }
         watcher.start()
         for _ in 0..<rounds {
-            // A backlog the watcher cannot fill while one socket lives (a full one refuses too).
-            let socket = try PublishedSocket.listen(at: path, type: SOCK_SEQPACKET, backlog: 4096, nonBlocking: true)
+            let socket = try PublishedSocket.listen(at: path, type: SOCK_SEQPACKET, backlog: 64, nonBlocking: true)
             usleep(200)
             socket.unpublish()   // unlink first, then close: no refusal from a socket on its way out
             socket.descriptor.close()

@@ -153,16 +153,21 @@ def two_credentials(store, name):
         key.stop()
 
 
-def signs_both(name, store, made, env):
-    """A key serving the store with `env` (the keyring's bus, or TSS2_TCTI) signs for both credentials."""
+def key_with_env(name, store, env):
+    """A key started on `store` with `env` as its whole environment (the keyring's bus, TSS2_TCTI…)."""
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(env)
     try:
-        key = Key(name, store=store).start()
+        return Key(name, store=store).start()
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def signs_both(name, store, made, env):
+    """A key serving the store with `env` (the keyring's bus, or TSS2_TCTI) signs for both credentials."""
+    key = key_with_env(name, store, env)
     try:
         for (server, credential), discoverable in zip(made, (False, True)):
             sign_in(key, server, credential, discoverable)
@@ -422,14 +427,7 @@ SEALED_HEADER = b"latchkey sealed master key\n"
 
 def serves_one(store, name, env):
     """A key started with `env` on `store` makes a discoverable credential and signs with it (Fido2Server verifies)."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        key = Key(name, store=store).start()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
+    key = key_with_env(name, store, env)
     try:
         server, credential = register(key, f"{name}.example", resident=True)
         sign_in(key, server, credential, True)
