@@ -92,16 +92,23 @@ class SoftwareTPM:
         return {**os.environ, "TPM2TOOLS_TCTI": self.tcti}
 
     def start(self):
-        self.process = subprocess.Popen(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.state}",
-                                         "--server", f"type=tcp,port={self.port},bindaddr=127.0.0.1",
-                                         "--ctrl", f"type=tcp,port={self.port + 1},bindaddr=127.0.0.1",
-                                         "--flags", "not-need-init,startup-clear"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        # Its control port is the next one, which another program may hold: then swtpm exits at
+        # once, and it is tried again on other ports (the state directory, the TPM, stays).
+        for attempt in range(5):
+            self.process = subprocess.Popen(["swtpm", "socket", "--tpm2", "--tpmstate", f"dir={self.state}",
+                                             "--server", f"type=tcp,port={self.port},bindaddr=127.0.0.1",
+                                             "--ctrl", f"type=tcp,port={self.port + 1},bindaddr=127.0.0.1",
+                                             "--flags", "not-need-init,startup-clear"],
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
-        def answers():
-            with socket.socket() as probe:
-                return probe.connect_ex(("127.0.0.1", self.port)) == 0
-        wait_for(answers, what="swtpm listening")
+            def answers():
+                with socket.socket() as probe:
+                    return probe.connect_ex(("127.0.0.1", self.port)) == 0 or self.process.poll() is not None
+            wait_for(answers, seconds=20, what="swtpm listening")
+            if self.process.poll() is None:
+                return
+            self.port = free_port()
+        raise AssertionError("swtpm did not start on five pairs of ports")
 
     def stop(self):
         if self.process and self.process.poll() is None:
