@@ -867,7 +867,7 @@ check_package() {  # the Debian package (scripts/package), last: it hides the to
     mountpoint -q /opt/swift || mount -t tmpfs -o ro,mode=0755 tmpfs /opt/swift || return 1
     "$HERE/e2e_package.sh" "$LATCHKEY_DEB" "$PYTHON" "$WORK/package"
 }
-step "the Debian package: apt install with no Swift toolchain in sight; a user (not root) runs a key from it, fido2-token -L lists it, headless Chromium makes and uses a passkey on it; Chromium and Firefox ESR, each started twice on a fresh profile as the user, have the extension the package installs, and its host manifests reach the launcher; man -w, bash completion and python3 modules work; apt remove keeps the user's store (e2e_package.sh)" check_package
+step "the Debian package: apt install with no Swift toolchain in sight; a user in no group (not root) runs a key from it through the packaged uhid broker, fido2-token -L lists it, headless Chromium makes and uses a passkey on it; Chromium and Firefox ESR, each started twice on a fresh profile as the user, have the extension the package installs, and its host manifests reach the launcher; man -w, bash completion and python3 modules work; apt remove keeps the user's store (e2e_package.sh)" check_package
 stop_key pin 2>/dev/null
 stop_key main 2>/dev/null
 cp "$WORK"/key-*.log "$RESULTS/" 2>/dev/null

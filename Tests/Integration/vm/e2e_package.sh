@@ -13,7 +13,8 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/guest_lib.sh"
 rm -rf "$WORK"; mkdir -p "$WORK"
 started=$SECONDS
-fail() { echo "FAIL ($((SECONDS - started)) s): $*"; [ -n "${key_pid:-}" ] && kill -TERM "$key_pid" 2>/dev/null; exit 1; }
+fail() { echo "FAIL ($((SECONDS - started)) s): $*"; [ -n "${key_pid:-}" ] && kill -TERM "$key_pid" 2>/dev/null
+        [ -n "${broker_pid:-}" ] && kill -TERM "$broker_pid" 2>/dev/null; exit 1; }
 ok() { echo "ok ($((SECONDS - started)) s): $*"; }
 key_pid=""
 
@@ -42,12 +43,18 @@ completed=$(bash -c 'source /usr/share/bash-completion/completions/latchkey; COM
     || fail "Debian's python3 cannot import latchkey_rig and latchkey_socket"
 ok "man -w latchkey, bash completion, python3 modules"
 
-# A user of group latchkey (not root): a key of their own, found and used by their clients.
+# A user in no group at all (not latchkey): their key goes through the package's uhid broker, run
+# here by hand as systemd would start it from latchkey-uhid-broker.socket (the VM has no systemd).
+broker_pid=""
+/usr/bin/latchkey uhid-broker --log-level debug >"$WORK/broker.log" 2>&1 &
+broker_pid=$!
+for _ in $(seq 1 100); do [ -S /run/latchkey/uhid.socket ] && break; sleep 0.1; done
+[ -S /run/latchkey/uhid.socket ] || { cat "$WORK/broker.log"; fail "the packaged broker did not listen"; }
 uid=4343
 grep -q "^lkuser:" /etc/passwd || echo "lkuser:x:$uid:$uid:Latchkey user:$WORK/home:/bin/bash" >>/etc/passwd
 home="$WORK/home"; mkdir -p "$home" "$WORK/run" "$WORK/playwright"; chmod 0700 "$WORK/run"
 chown "$uid:$uid" "$home" "$WORK/run" "$WORK/playwright"
-as_user() { setpriv --reuid=$uid --regid=$uid --groups="$gid" env -i HOME="$home" XDG_RUNTIME_DIR="$WORK/run" PATH=/usr/bin:/bin "$@"; }
+as_user() { setpriv --reuid=$uid --regid=$uid --clear-groups env -i HOME="$home" XDG_RUNTIME_DIR="$WORK/run" PATH=/usr/bin:/bin "$@"; }
 as_user latchkey serve --presence auto --uv auto --name pkg >"$WORK/key.log" 2>&1 &
 key_pid=$!
 node=""
@@ -63,10 +70,13 @@ site="$("$PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'
 as_user PYTHONPATH="$site" timeout -k 15 540 /usr/bin/python3 "$HERE/e2e_playwright.py" "$WORK/playwright" >"$WORK/playwright.out" 2>&1
 status=$?
 cat "$WORK/playwright.out" | grep -E "ok in|NOT RUN|Error" | tail -5
-if [ "$status" -eq 77 ]; then kill -TERM "$key_pid"; wait "$key_pid"; exit 77; fi
+if [ "$status" -eq 77 ]; then kill -TERM "$key_pid" "$broker_pid"; wait "$key_pid" "$broker_pid"; exit 77; fi
 [ "$status" -eq 0 ] || { tail -20 "$WORK/playwright.out"; tail -5 "$WORK/key.log"; fail "headless Chromium as the user"; }
 ok "headless Chromium (the user's) made a passkey and signed in with it"
 kill -TERM "$key_pid"; wait "$key_pid"; key_pid=""
+grep -q "uid $uid's key 'pkg' created" "$WORK/broker.log" || { cat "$WORK/broker.log"; fail "the key was not made through the broker"; }
+kill -TERM "$broker_pid"; wait "$broker_pid"; broker_pid=""
+ok "a user in no group: the key made through the packaged uhid broker"
 # The extension and its native host for every user, from the package alone: each browser started
 # twice on a fresh profile as the user finds it in the page; the system-wide manifests start the
 # packaged launcher (e2e_package_browsers.py).
