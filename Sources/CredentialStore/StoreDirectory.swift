@@ -105,7 +105,7 @@ struct StoreDirectory {
     /// sealed by `seal` (only the sealed record is written).
     func installMasterKey(_ key: [UInt8], seal: MasterKeySeal.Method? = nil) throws(StoreError) {
         if let seal {
-            try sealing { () throws(SealError) in try MasterKeySeal.create(masterKeyFile, key: SecretBytes(key), with: seal) }
+            _ = try sealing { () throws(SealError) in try MasterKeySeal.create(masterKeyFile, key: SecretBytes(key), with: seal) }
         } else {
             try sealing { () throws(SealError) in try masterKeyFile.install(key) }
         }
