@@ -22,11 +22,7 @@ enum NewStoreSeal {
         case "keyring":
             return .keyring
         case "passphrase":
-            var file = PassphraseInput.explicitFile.withLock { $0 } ?? environment[PassphraseInput.environmentName].flatMap { $0.isEmpty ? nil : $0 }
-            if file == nil, let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty,
-               FileManager.default.fileExists(atPath: credentials + "/" + PassphraseInput.credentialName) {
-                file = credentials + "/" + PassphraseInput.credentialName
-            }
+            let file = PassphraseInput.configuredFile(environment: environment)
             return .passphrase(try PassphraseInput.new(file: file, terminal: terminal, warn: warn), .default)
         default:
             guard value == "tpm" || value.hasPrefix("tpm:") else {

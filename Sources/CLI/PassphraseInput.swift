@@ -32,14 +32,21 @@ enum PassphraseInput {
         }
     }
 
-    static func passphrase(for directory: String, environment: [String: String],
-                           terminal: (any UserTerminal)? = ControllingTerminal.open()) throws(CLIError) -> SecretBytes? {
-        if let file = explicitFile.withLock({ $0 }) { return try read(file) }
-        if let file = environment[environmentName], !file.isEmpty { return try read(file) }
+    /// The file a passphrase comes from, in this order: `--passphrase-file`, the file
+    /// LATCHKEY_PASSPHRASE_FILE names, the systemd credential; nil when none is configured.
+    static func configuredFile(environment: [String: String]) -> String? {
+        if let file = explicitFile.withLock({ $0 }) { return file }
+        if let file = environment[environmentName], !file.isEmpty { return file }
         if let credentials = environment["CREDENTIALS_DIRECTORY"], !credentials.isEmpty,
            FileManager.default.fileExists(atPath: credentials + "/" + credentialName) {
-            return try read(credentials + "/" + credentialName)
+            return credentials + "/" + credentialName
         }
+        return nil
+    }
+
+    static func passphrase(for directory: String, environment: [String: String],
+                           terminal: (any UserTerminal)? = ControllingTerminal.open()) throws(CLIError) -> SecretBytes? {
+        if let file = configuredFile(environment: environment) { return try read(file) }
         if let terminal, var typed = terminal.readSecret("Passphrase for the store \(directory): ") {
             defer { typed.wipe() }
             guard !typed.isEmpty else { throw .failure("an empty passphrase opens nothing") }

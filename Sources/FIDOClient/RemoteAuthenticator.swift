@@ -15,6 +15,12 @@ public final class RemoteAuthenticator {
         self.link = link
     }
 
+    /// As `init(link:)`, with the getInfo the caller already read (no second round trip).
+    public init(link: CTAP2Link, info: DeviceInfo) {
+        self.link = link
+        self.cachedInfo = info
+    }
+
     public var label: String { link.label }
 
     // MARK: - Requests

@@ -279,7 +279,7 @@ public final class PasskeyClient {
     private func largeBlobResults(_ request: LargeBlobRequest, key: SecretBytes?, info: DeviceInfo,
                                   verified: Verification) -> JSONReply {
         var results = JSONReply()
-        let authenticator = RemoteAuthenticator(link: link)
+        let authenticator = RemoteAuthenticator(link: link, info: info)
         if request.read {
             if let key, let array = try? authenticator.largeBlobArray(),
                let blob = try? LargeBlobStorage.blob(in: array, key: key) {
@@ -308,7 +308,7 @@ public final class PasskeyClient {
         let info = try deviceInfo()
         if info.options["uv"] == true, info.options["pinUvAuthToken"] == true {
             do throws(DeviceError) {
-                _ = try RemoteAuthenticator(link: link).uvAuthToken(permissions: .getAssertion, rpID: rpID)
+                _ = try RemoteAuthenticator(link: link, info: info).uvAuthToken(permissions: .getAssertion, rpID: rpID)
                 return
             } catch {
                 throw Self.failure(error)
@@ -382,7 +382,7 @@ public final class PasskeyClient {
         guard requirement != "discouraged" else { return .none }
         if info.options["uv"] == true, tokenForBuiltIn, info.options["pinUvAuthToken"] == true {
             do throws(DeviceError) {
-                let token = try RemoteAuthenticator(link: link).uvAuthToken(permissions: permission, rpID: rpID)
+                let token = try RemoteAuthenticator(link: link, info: info).uvAuthToken(permissions: permission, rpID: rpID)
                 return .pinToken(param: token.authenticate(clientDataHash),
                                  protocolNumber: UInt64(token.pinUvAuthProtocol.rawValue), token: token)
             } catch {
@@ -394,7 +394,7 @@ public final class PasskeyClient {
             if requirement == "required" { throw .notAllowed("the key cannot verify the user (no built-in UV and no PIN)") }
             return .none
         }
-        let authenticator = RemoteAuthenticator(link: link)
+        let authenticator = RemoteAuthenticator(link: link, info: info)
         let minimum = info.minPINLength ?? PIN.defaultMinimumLength
         func retries() -> Int? { try? authenticator.pinRetries().retries }
         guard let pin else { throw .pin(PINNeed(state: .required, retries: retries(), minimumLength: minimum)) }
