@@ -100,14 +100,20 @@ final class UHIDBrokerTests: XCTestCase {
     override func setUpWithError() throws {
         scratch = try TemporaryDirectory()
         kernel = FakeKernel()
-        socketPath = scratch.path + "/uhid.socket"
+        try startBroker(socket: "uhid.socket")
+    }
+
+    /// A broker with `limits` listening on SCRATCH/`socket` (`socketPath`, `listener`), whose
+    /// /dev/uhid is the fake kernel.
+    func startBroker(socket: String, limits: UHIDBroker.Limits = UHIDBroker.Limits()) throws {
+        socketPath = scratch.path + "/" + socket
         let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
         self.listener = listener
         try listener.bind(to: UnixSocketAddress(path: socketPath))
         try listener.listen(backlog: 8)
         let kernel = self.kernel!
         broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
-                            logger: Logger(level: .error, sink: { _ in }))
+                            logger: Logger(level: .error, sink: { _ in }), limits: limits)
     }
 
     override func tearDown() {
@@ -250,13 +256,7 @@ final class UHIDBrokerTests: XCTestCase {
     func testAConnectionThatNeverCreatesIsClosed() throws {
         var limits = UHIDBroker.Limits()
         limits.createWithinNanoseconds = 200_000_000
-        let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
-        socketPath = scratch.path + "/idle.socket"
-        try listener.bind(to: UnixSocketAddress(path: socketPath))
-        try listener.listen(backlog: 8)
-        let kernel = self.kernel!
-        broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
-                            logger: Logger(level: .error, sink: { _ in }), limits: limits)
+        try startBroker(socket: "idle.socket", limits: limits)
         let idle = try XCTUnwrap(UHIDDevice.connectToBroker(socketPath))
         turn { broker.connectionCount == 1 }
         XCTAssertEqual(broker.connectionCount, 1)
@@ -277,13 +277,7 @@ final class UHIDBrokerTests: XCTestCase {
     func testKeysPerUserAreBounded() throws {
         var limits = UHIDBroker.Limits()
         limits.devicesPerUser = 2
-        let listener = try FileDescriptor.unixSocket(type: SOCK_SEQPACKET, nonBlocking: true)
-        socketPath = scratch.path + "/limited.socket"
-        try listener.bind(to: UnixSocketAddress(path: socketPath))
-        try listener.listen(backlog: 8)
-        let kernel = self.kernel!
-        broker = UHIDBroker(listener: listener, openDevice: { () throws(Errno) -> FileDescriptor in try kernel.open() },
-                            logger: Logger(level: .error, sink: { _ in }), limits: limits)
+        try startBroker(socket: "limited.socket", limits: limits)
         let first = try brokeredKey(name: "one")
         let second = try XCTUnwrap(UHIDDevice.connectToBroker(socketPath))
         let secondKey = try UHIDDevice(device: second, path: socketPath, identity: .latchkey(name: "two", uid: 0), brokered: true)
