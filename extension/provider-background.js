@@ -277,9 +277,10 @@ async function checkedRequest(kind, options, origin) {
 /**
  * Opens the prompt for a modal get(), a modal create(), or a conditional get() the person
  * asked for from the field; resolves with the page's outcome once the person chose, cancelled
- * or closed the window, or the page aborted. Nothing here depends on what the key holds.
+ * or closed the window, or the page aborted. Nothing here depends on what the key holds. `frame`:
+ * the request's place (`frameOf`), already found.
  */
-async function openPrompt(sender, origin, message) {
+async function openPrompt(sender, origin, message, frame) {
   const kind = message.kind === 'create' ? 'create' : 'get';
   const mediation = message.mediation === 'conditional' ? 'conditional' : 'optional';
   const tabId = sender.tab.id;
@@ -301,7 +302,7 @@ async function openPrompt(sender, origin, message) {
   }
   const prompt = {
     token: promptToken(), tabId, parentWindowId: sender.tab.windowId, requestId: String(message.requestId), origin,
-    frame: frameOf(sender, message, origin), frameId: sender.frameId, rpId: checked.rpId, kind, mediation,
+    frame, frameId: sender.frameId, rpId: checked.rpId, kind, mediation,
     options: checked.options, windowId: null, state: 'open', listed: null,
   };
   const done = new Promise((resolve) => { prompt.resolve = resolve; });
@@ -567,7 +568,8 @@ async function onProvider(message, sender) {
     return { outcome: 'error', name: 'SecurityError', message: 'the passkey provider serves pages in tabs only' };
   }
   // A frame whose top-level page cannot be known for sure: the browser answers it.
-  if (frameOf(sender, message, origin) === undefined) return { outcome: 'browser' };
+  const frame = frameOf(sender, message, origin);
+  if (frame === undefined) return { outcome: 'browser' };
   const topHost = sender.frameId === 0 ? null : (RpId.parseOrigin(tabTopOrigin(sender.tab)) || {}).host || null;
   const settings = await providerSettings();
   // An excepted site is excepted with its frames too (the person sees the top-level site).
@@ -603,7 +605,7 @@ async function onProvider(message, sender) {
       return checked.answer || { outcome: 'noted' };
     }
     case 'prompt':
-      return openPrompt(sender, origin, message);
+      return openPrompt(sender, origin, message, frame);
     case 'abort': {
       const requestId = String(message.requestId);
       for (const prompt of prompts.values()) {
