@@ -36,24 +36,22 @@ public indirect enum JSONValue: Sendable, Equatable {
     /// `--json` prints, so a line is a document (`jq`, line-oriented readers).
     public var rendered: String {
         var out = ""
-        writeCompact(into: &out)
+        write(into: &out)
         return out
     }
 
-    /// The value as indented JSON text (no trailing newline), for reading by eye.
-    public var indented: String {
-        var out = ""
-        write(into: &out, indent: "")
-        return out
-    }
-
-    private func writeCompact(into out: inout String) {
+    private func write(into out: inout String) {
         switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .int(let value): out += String(value)
+        case .double(let value): out += value.isFinite ? String(value) : "null"
+        case .string(let value): JSONStringLiteral.append(value, to: &out)
         case .array(let elements):
             out += "["
             for (index, element) in elements.enumerated() {
                 if index > 0 { out += "," }
-                element.writeCompact(into: &out)
+                element.write(into: &out)
             }
             out += "]"
         case .object(let members):
@@ -62,43 +60,9 @@ public indirect enum JSONValue: Sendable, Equatable {
                 if index > 0 { out += "," }
                 JSONStringLiteral.append(member.0, to: &out)
                 out += ":"
-                member.1.writeCompact(into: &out)
+                member.1.write(into: &out)
             }
             out += "}"
-        default:
-            write(into: &out, indent: "")
-        }
-    }
-
-    private func write(into out: inout String, indent: String) {
-        switch self {
-        case .null: out += "null"
-        case .bool(let value): out += value ? "true" : "false"
-        case .int(let value): out += String(value)
-        case .double(let value): out += value.isFinite ? String(value) : "null"
-        case .string(let value): JSONStringLiteral.append(value, to: &out)
-        case .array(let elements):
-            if elements.isEmpty { out += "[]"; return }
-            let inner = indent + "  "
-            out += "[\n"
-            for (index, element) in elements.enumerated() {
-                out += inner
-                element.write(into: &out, indent: inner)
-                out += index + 1 < elements.count ? ",\n" : "\n"
-            }
-            out += indent + "]"
-        case .object(let members):
-            if members.isEmpty { out += "{}"; return }
-            let inner = indent + "  "
-            out += "{\n"
-            for (index, member) in members.enumerated() {
-                out += inner
-                JSONStringLiteral.append(member.0, to: &out)
-                out += ": "
-                member.1.write(into: &out, indent: inner)
-                out += index + 1 < members.count ? ",\n" : "\n"
-            }
-            out += indent + "}"
         }
     }
 }
