@@ -19,10 +19,9 @@ final class BenchKey {
         self.directory = directory ?? NSTemporaryDirectory() + "latchkey-bench-\(UUID().uuidString)"
         store = try SQLiteCredentialStore.open(directory: self.directory, lock: .exclusive,
                                                options: StoreOptions(counterReservationBlock: counterReservationBlock))
-        var configuration = AuthenticatorConfiguration()
-        configuration.algorithms = COSEAlgorithm.credentialAlgorithms   // RSA too, for its rows
-        authenticator = try Authenticator(configuration: configuration, store: store,
-                                          presence: AutoPresence(logger: Logger(level: .error)), clock: SystemClock())
+        var key = KeySpecification()
+        key.algorithms = COSEAlgorithm.credentialAlgorithms   // RSA too, for its rows
+        authenticator = try key.makeAuthenticator(store: store, presence: AutoPresence(logger: Logger(level: .error)))
     }
 
     func close(removing: Bool = true) {

@@ -20,102 +20,48 @@ public enum KeyHost {
         defer { controlSocket?.stop() }
         guard let presence = makePresence(configuration, logger: logger, controlSocket: &controlSocket) else { return 1 }
 
-        // A key that does not start leaves no store behind: what this start creates (the
-        // directory, or the files in an empty one) is removed again on every failure below.
-        let newStore = NewStore(directory: configuration.storeDirectory)
-        let store: SQLiteCredentialStore
-        do {
-            var options = StoreOptions()
-            options.sealNewStore = sealNewStore
-            store = try SQLiteCredentialStore.open(directory: configuration.storeDirectory, lock: .exclusive, options: options)
-        } catch {
-            logger.error(error.message(directory: configuration.storeDirectory))
-            newStore.discard()
-            return 1
-        }
-        var started = false
-        defer {
-            store.close()
-            if !started { newStore.discard() }
-        }
-
-        var keyDevice: TPMKeyDevice?
-        if configuration.keys == .tpm {
-            do {
-                keyDevice = try TPMKeyDevice(tcti: nil, logger: logger)
-                logger.info("credential keys are made and kept by the TPM (ES256 only)")
-            } catch {
-                logger.error("--keys tpm: \(error.message)")
-                return 1
-            }
-        }
-
-        let authenticator: Authenticator
-        do {
-            var authenticatorConfiguration = AuthenticatorConfiguration()
-            authenticatorConfiguration.attestation = configuration.attestation
-            authenticatorConfiguration.algorithms = configuration.algorithms
-            authenticatorConfiguration.enterpriseAttestationRPIDs = configuration.enterpriseRPIDs
-            authenticatorConfiguration.countersZero = configuration.countersZero
-            authenticator = try Authenticator(configuration: authenticatorConfiguration, store: store, presence: presence,
-                                              userVerification: makeUserVerification(configuration, logger: logger),
-                                              clock: SystemClock(),
-                                              accountChooser: AccountChooser(policy: configuration.accountChoice),
-                                              keyDevice: keyDevice)
-        } catch {
-            logger.error(error.message(directory: configuration.storeDirectory))
-            return 1
-        }
-
-        // The trace file exists before the transport does: once the key's device or socket
-        // appears, its trace is already recording (and a rig that waits for the socket finds it).
-        var traceFile: TraceFile?
+        var assembly = KeyAssembly(specification: configuration.key, storeDirectory: configuration.storeDirectory,
+                                   transport: configuration.transport, deviceName: configuration.name, presence: presence,
+                                   logger: logger)
+        assembly.storeOptions.sealNewStore = sealNewStore
+        assembly.userVerification = makeUserVerification(configuration, logger: logger)
+        // The key answers StoreProof's vendor command for its store, so that commands and the
+        // passkey provider that find it by name know it holds the store they opened.
+        assembly.provesStore = true
         if let tracePath = configuration.tracePath {
-            let clock = ISO8601DateFormatter()
-            clock.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            let header = TraceHeader(started: clock.string(from: Date()), time: KeyRunner.traceTime(),
-                                     key: configuration.name, transport: configuration.transport.name)
-            do {
-                traceFile = try TraceFile.create(path: tracePath, header: header)
-            } catch {
-                logger.error(error.description)
-                return 1
+            // The trace file exists before the transport does: once the key's device or socket
+            // appears, its trace is already recording (and a rig that waits for the socket finds it).
+            assembly.makeTrace = { () throws(KeyAssemblyError) -> TraceFile? in
+                let clock = ISO8601DateFormatter()
+                clock.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                let header = TraceHeader(started: clock.string(from: Date()), time: KeyRunner.traceTime(),
+                                         key: configuration.name, transport: configuration.transport.name)
+                do throws(TraceFile.Failure) {
+                    let file = try TraceFile.create(path: tracePath, header: header)
+                    logger.info("tracing CTAPHID traffic to \(tracePath) (secrets blanked); decode it with `latchkey trace \(tracePath)`")
+                    return file
+                } catch {
+                    throw .trace(error.description)
+                }
             }
-            logger.info("tracing CTAPHID traffic to \(tracePath) (secrets blanked); decode it with `latchkey trace \(tracePath)`")
         }
-
-        let transport: ReportTransport
+        let key: AssembledKey
         do {
-            switch configuration.transport {
-            case let .uhid(path):
-                let identity = UHIDDevice.Identity.latchkey(name: configuration.name)
-                transport = try UHIDDevice(path: path, identity: identity)
-                logger.info("key '\(configuration.name)' is up on uhid as \"\(identity.name)\" (store \(configuration.storeDirectory))")
-            case let .socket(path):
-                transport = try SocketTransport(path: path)
-                logger.info("key '\(configuration.name)' is up on socket \(path) (store \(configuration.storeDirectory))")
-            }
+            key = try assembly.assemble()
         } catch {
             logger.error(error.description)
-            traceFile?.close()
             return 1
         }
-
-        let runner: KeyRunner
-        do {
-            // The key answers StoreProof's vendor command for its store, so that commands and the
-            // passkey provider that find it by name know it holds the store they opened.
-            let hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF),
-                                           vendorCommands: StoreProvingHandler.vendorCommands)
-            runner = try KeyRunner(transport: transport, handler: StoreProvingHandler(authenticator, proofKey: store.proofKey),
-                                   logger: logger, hidConfiguration: hid, trace: traceFile)
-        } catch {
-            logger.error(error.description)
-            transport.shutdown()
-            traceFile?.close()
-            return 1
+        defer { key.close() }
+        let runner = key.runner
+        if key.usesTPM { logger.info("credential keys are made and kept by the TPM (ES256 only)") }
+        switch configuration.transport {
+        case .uhid:
+            let identity = UHIDDevice.Identity.latchkey(name: configuration.name)
+            logger.info("key '\(configuration.name)' is up on uhid as \"\(identity.name)\" (store \(configuration.storeDirectory))")
+        case let .socket(path):
+            logger.info("key '\(configuration.name)' is up on socket \(path) (store \(configuration.storeDirectory))")
         }
-        started = true
         // Where commands given this store (`pin`, `doctor`) find the key that holds it.
         let serving: ServingKey.Transport = switch configuration.transport {
         case .uhid: .uhid(name: configuration.name)
@@ -125,7 +71,7 @@ public enum KeyHost {
             logger.debug("cannot record where the key serves in \(configuration.storeDirectory): \(error.message)")
         }
         defer { ServingKey.remove(directory: configuration.storeDirectory) }
-        if newStore.isNew {
+        if key.isNewStore {
             // A mistyped --store starts an empty key: say so, once, where the user looks.
             logger.info("created a new store at \(configuration.storeDirectory)")
         }
@@ -144,7 +90,7 @@ public enum KeyHost {
 
     /// The built-in user verification `--uv` names, if any.
     static func makeUserVerification(_ configuration: KeyConfiguration, logger: Logger) -> (any UserVerification)? {
-        switch configuration.userVerification {
+        switch configuration.key.userVerification {
         case nil: return nil
         case .auto:
             logger.warning("uv auto: every user verification succeeds without asking (for test rigs only)")
@@ -174,7 +120,7 @@ public enum KeyHost {
     /// (the reason logged) when it cannot work here.
     private static func makePresence(_ configuration: KeyConfiguration, logger: Logger,
                                      controlSocket: inout ControlSocket?) -> UserPresence? {
-        switch configuration.presence {
+        switch configuration.key.presence {
         case .auto:
             logger.warning("presence auto: every request is approved without asking (for test rigs only)")
             return AutoPresence(logger: logger)
@@ -201,7 +147,7 @@ public enum KeyHost {
                 logger.warning("presence notify: \(reason) and there is no terminal; answer with `latchkey approve` or "
                                + "`latchkey deny` instead (--presence control)")
                 var control = configuration
-                control.presence = .control
+                control.key.presence = .control
                 control.controlPath = configuration.controlPath ?? ControlSocket.defaultPath(name: configuration.name)
                 control.controlPathIsDefault = configuration.controlPath == nil
                 return makePresence(control, logger: logger, controlSocket: &controlSocket)
@@ -234,34 +180,6 @@ public enum KeyHost {
                 return nil
             }
             return TerminalPresence(logger: logger)
-        }
-    }
-}
-
-/// The store a key's start may create: what was there before it, so that a start that fails
-/// removes what it made and nothing else.
-struct NewStore {
-    let directory: String
-    /// The directory's entries before the start (nil: there was no directory).
-    let entriesBefore: Set<String>?
-    /// Whether this start makes the store (there was no database).
-    let isNew: Bool
-
-    init(directory: String) {
-        self.directory = directory
-        entriesBefore = (try? FileSystem.entries(directory)).map(Set.init)
-        isNew = !FileManager.default.fileExists(atPath: directory + "/credentials.sqlite")
-    }
-
-    /// Removes what the start made: the whole directory if it made it, else the new files.
-    func discard() {
-        guard isNew else { return }
-        guard let entriesBefore else {
-            try? FileManager.default.removeItem(atPath: directory)
-            return
-        }
-        for entry in (try? FileSystem.entries(directory)) ?? [] where !entriesBefore.contains(entry) {
-            try? FileManager.default.removeItem(atPath: directory + "/" + entry)
         }
     }
 }

@@ -179,24 +179,11 @@ public final class Rig: @unchecked Sendable {
     // MARK: addAuthenticator / removeAuthenticator
 
     private func addAuthenticator(_ params: AddAuthenticatorParams) throws(RigFailure) -> RigAuthenticatorInfo {
-        let isU2F: Bool
-        var level = AuthenticatorConfiguration.ProtocolLevel.ctap21
-        switch params.protocol ?? "ctap2_1" {
-        case "ctap2_1": isU2F = false
-        case "u2f": isU2F = true
-        case "ctap2":
-            isU2F = false
-            level = .ctap20
-        default:
-            throw .invalidParams("params.protocol must be ctap2_1, ctap2 or u2f")
-        }
-        if isU2F {
-            if params.hasResidentKey == true { throw .invalidParams("a u2f key has no resident credentials (hasResidentKey)") }
-            if params.hasUserVerification == true { throw .invalidParams("a u2f key has no user verification (hasUserVerification)") }
-        }
-        let extensions = try Self.extensions(params.extensions, isU2F: isU2F)
-        if isU2F, params.defaultBackupEligibility == true || params.defaultBackupState == true {
-            throw .invalidParams("a u2f key has no backup flags (defaultBackupEligibility, defaultBackupState): U2F signs no authData flags but UP")
+        let specification: KeySpecification
+        do {
+            specification = try KeySpecification.make(params.keyValues, dialect: .rig)
+        } catch {
+            throw .invalidParams(error.message)
         }
         let transport: KeyConfiguration.Transport
         switch params.transport ?? "usb" {
@@ -211,39 +198,6 @@ public final class Rig: @unchecked Sendable {
         default:
             throw .invalidParams("params.transport must be usb (uhid) or socket")
         }
-        var attestation = AuthenticatorConfiguration.Attestation.batch
-        if let name = params.attestation {
-            guard let mode = AuthenticatorConfiguration.Attestation(rawValue: name) else {
-                throw .invalidParams("params.attestation must be batch or installation")
-            }
-            attestation = mode
-        }
-        var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
-        if let names = params.algorithms {
-            do {
-                algorithms = try COSEAlgorithm.credentialAlgorithms(named: names)
-            } catch {
-                throw .invalidParams("params.algorithms: \(error)")
-            }
-            // A seeded key derives every key from its seed; RSA primes cannot be drawn that way.
-            if params.seed != nil, let rsa = algorithms.first(where: { $0.rsaPadding != nil }) {
-                throw .invalidParams("params.algorithms: \(rsa.name) keys cannot be derived from params.seed (RSA primes are searched for)")
-            }
-        }
-        if let seed = params.seed, seed.isEmpty || seed.utf8.count > 256 {
-            throw .invalidParams("params.seed must be 1 to 256 bytes of text")
-        }
-        if params.automaticUserVerification != nil, params.hasUserVerification != true {
-            throw .invalidParams("params.automaticUserVerification needs hasUserVerification true")
-        }
-
-        var accountChoice: AccountChooser.Policy?
-        if let choice = params.accountChoice {
-            guard let policy = AccountChooser.Policy(rawValue: choice) else {
-                throw RigFailure.invalidParams("accountChoice must be \"recent\" or \"client\"")
-            }
-            accountChoice = policy
-        }
 
         lock.lock()
         let reserved = Result { () throws(RigFailure) -> String in try reserveID(params.authenticatorId) }
@@ -251,21 +205,7 @@ public final class Rig: @unchecked Sendable {
         let id = try reserved.get()
 
         var options = RigKey.Options(id: id, transport: transport)
-        options.isU2F = isU2F
-        options.protocolLevel = level
-        options.hasUserVerification = params.hasUserVerification ?? false
-        options.isUserVerified = params.isUserVerified ?? false
-        options.isUserConsenting = params.isUserConsenting ?? true
-        options.automaticPresenceSimulation = params.automaticPresenceSimulation ?? true
-        options.automaticUserVerification = params.automaticUserVerification ?? true
-        options.attestation = attestation
-        options.algorithms = algorithms
-        options.seed = params.seed
-        options.extensions = extensions
-        options.hasResidentKey = !isU2F && (params.hasResidentKey ?? true)
-        options.defaultBackupEligibility = params.defaultBackupEligibility ?? false
-        options.defaultBackupState = params.defaultBackupState ?? false
-        if let accountChoice { options.accountChoice = accountChoice }
+        options.key = specification
         let key: RigKey
         let storeDirectory = root + "/" + id
         let storeExisted = FileManager.default.fileExists(atPath: storeDirectory)
@@ -294,31 +234,6 @@ public final class Rig: @unchecked Sendable {
         lock.unlock()
         logger.info("rig: authenticator \(id) is up (\(transport.name))")
         return key.info
-    }
-
-    /// WebDriver's `extensions` (WebAuthn's names, or CTAP's): the CTAP extensions a key offers.
-    /// Absent: all of them. `credProps` is the client's alone (it needs nothing of the key), so
-    /// it is accepted and changes nothing.
-    static func extensions(_ names: [String]?, isU2F: Bool) throws(RigFailure) -> ExtensionSet {
-        guard let names else { return .all }
-        if isU2F, !names.isEmpty { throw .invalidParams("a u2f key has no extensions (params.extensions must be empty)") }
-        var set: ExtensionSet = []
-        for name in names {
-            switch name {
-            case "credProtect": set.insert(.credProtect)
-            case "credBlob": set.insert(.credBlob)
-            case "largeBlob", "largeBlobKey": set.insert(.largeBlobKey)
-            case "prf", "hmac-secret", "hmacCreateSecret": set.insert(.hmacSecret)
-            case "minPinLength": set.insert(.minPinLength)
-            case "payment", "thirdPartyPayment": set.insert(.thirdPartyPayment)
-            case "sign", "previewSign": set.insert(.previewSign)
-            case "credProps": break
-            default:
-                throw .invalidParams("params.extensions: unknown extension '\(name)' (known: credProtect, credBlob, largeBlob, "
-                                     + "prf or hmac-secret, minPinLength, payment or thirdPartyPayment, sign or previewSign, credProps)")
-            }
-        }
-        return set
     }
 
     /// Takes `requested` (or the next free `kN`) for a key being started. Called with `lock` held.
@@ -421,24 +336,39 @@ public final class Rig: @unchecked Sendable {
 
 // MARK: Params and results
 
+/// addAuthenticator's params: where the key appears, and the key's own options as KeyOption
+/// declares them (each decoded by its shape: a wrong JSON type is named as Decodable names it).
 struct AddAuthenticatorParams: Decodable {
     var authenticatorId: String?
-    var `protocol`: String?
     var transport: String?
     var socketPath: String?
-    var hasResidentKey: Bool?
-    var hasUserVerification: Bool?
-    var isUserVerified: Bool?
-    var isUserConsenting: Bool?
-    var automaticPresenceSimulation: Bool?
-    var accountChoice: String?
-    var automaticUserVerification: Bool?
-    var attestation: String?
-    var algorithms: [String]?
-    var seed: String?
-    var extensions: [String]?
-    var defaultBackupEligibility: Bool?
-    var defaultBackupState: Bool?
+    /// The key options given, in KeyOption.all's order.
+    var keyValues: [(option: KeyOption, value: KeyOptionValue)] = []
+
+    private struct Member: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ name: String) { stringValue = name }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Member.self)
+        authenticatorId = try container.decodeIfPresent(String.self, forKey: Member("authenticatorId"))
+        transport = try container.decodeIfPresent(String.self, forKey: Member("transport"))
+        socketPath = try container.decodeIfPresent(String.self, forKey: Member("socketPath"))
+        for option in KeyOption.all {
+            guard let parameter = option.parameter else { continue }
+            let member = Member(parameter)
+            let value: KeyOptionValue? = switch option.shape {
+            case .boolean: try container.decodeIfPresent(Bool.self, forKey: member).map(KeyOptionValue.boolean)
+            case .list: try container.decodeIfPresent([String].self, forKey: member).map(KeyOptionValue.list)
+            case .choice, .text: try container.decodeIfPresent(String.self, forKey: member).map(KeyOptionValue.text)
+            }
+            if let value { keyValues.append((option, value)) }
+        }
+    }
 }
 
 struct AuthenticatorParams: Decodable { var authenticatorId: String }

@@ -19,33 +19,10 @@ final class RigKey: @unchecked Sendable {
     struct Options: Sendable {
         var id: String
         var transport: KeyConfiguration.Transport
-        /// False: a key that stores no discoverable credentials (getInfo rk false).
-        var hasResidentKey = true
-        var hasUserVerification = false
-        var isUserVerified = false
-        var isUserConsenting = true
-        var automaticPresenceSimulation = true
-        /// With it off, each verification waits for `answerUserVerification`.
-        var automaticUserVerification = true
-        var attestation: AuthenticatorConfiguration.Attestation = .batch
-        /// `algorithms`: the credential algorithms it makes, in its order of preference.
-        var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
-        /// `protocol u2f`: a CTAP1-only key, as a FIDO U2F key before CTAP2 was: INIT reports no
-        /// CBOR capability and CTAPHID_CBOR is an unknown command (libfido2 and browsers fall
-        /// back to U2F, as they must for such keys).
-        var isU2F = false
-        /// `protocol ctap2`: the CTAP 2.0 persona (`AuthenticatorConfiguration.ProtocolLevel`).
-        var protocolLevel = AuthenticatorConfiguration.ProtocolLevel.ctap21
-        /// `seed`: reproducible keys (`DeterministicRandom`); only on a fresh store.
-        var seed: String?
-        /// The CTAP extensions it offers (`addAuthenticator`'s `extensions`).
-        var extensions: ExtensionSet = .all
-        /// The BE/BS flags of the credentials it makes (and of added ones that name none).
-        var defaultBackupEligibility = false
-        var defaultBackupState = false
-        /// `accountChoice`: whether the key picks one of an RP's accounts itself (`recent`) or
-        /// returns them all for the client to choose from (`client`).
-        var accountChoice = AccountChooser.Policy.recent
+        /// The key itself, from addAuthenticator's parameters (KeyOption declares them).
+        var key = KeySpecification()
+
+        var isU2F: Bool { key.isU2F }
     }
 
     let options: Options
@@ -72,85 +49,46 @@ final class RigKey: @unchecked Sendable {
     /// Opens the store in `storeDirectory`, brings up the transport and starts the key's loop
     /// on its own thread. Any failure undoes what was done and says what failed.
     init(options: Options, storeDirectory: String, events: RigEventHub, logger: Logger) throws(RigFailure) {
-        accountChooser = AccountChooser(policy: options.accountChoice)
+        accountChooser = AccountChooser(policy: options.key.accountChoice)
         self.options = options
         self.storeDirectory = storeDirectory
         let id = options.id
-        let presence = RigPresence(automatic: options.automaticPresenceSimulation, consenting: options.isUserConsenting,
+        let presence = RigPresence(automatic: options.key.automaticPresenceSimulation, consenting: options.key.isUserConsenting,
                                    logger: logger) { request in
             events.emit("presenceRequested", authenticatorID: id,
                         RigEventParams(rpId: request.rpID, operation: request.operation.rawValue))
         }
-        let verification = options.hasUserVerification ? RigVerification(verified: options.isUserVerified,
-                                                                          automatic: options.automaticUserVerification) { request in
+        let verification = options.key.hasUserVerification ? RigVerification(verified: options.key.isUserVerified,
+                                                                              automatic: options.key.automaticUserVerification) { request in
             events.emit("uvRequested", authenticatorID: id, RigEventParams(rpId: request.rpID, purpose: request.purpose.rawValue))
         } : nil
         self.presence = presence
         self.verification = verification
 
-        let store: SQLiteCredentialStore
         let existed = FileManager.default.fileExists(atPath: storeDirectory)
         // A seeded stream starts over with every start: on a store made before, its nonces would
         // repeat under the same wrapping key.
-        if options.seed != nil, existed {
+        if options.key.seed != nil, existed {
             throw .invalidParams("a seeded key needs a fresh store, and \(storeDirectory) exists: remove it or use another authenticatorId")
         }
-        do {
-            store = try SQLiteCredentialStore.open(directory: storeDirectory, lock: .exclusive)
-        } catch {
-            throw .failed(error.message(directory: storeDirectory))
-        }
-        // A key that fails to start leaves no store behind that it made.
-        func discard() {
-            store.close()
-            if !existed { try? FileManager.default.removeItem(atPath: storeDirectory) }
-        }
-        self.store = store
-        var configuration = AuthenticatorConfiguration()
-        configuration.attestation = options.attestation
-        configuration.algorithms = options.algorithms
-        configuration.protocolLevel = options.protocolLevel
-        configuration.extensions = options.extensions
-        configuration.supportsResidentKeys = options.hasResidentKey
-        extensionIdentifiers = options.isU2F ? [] : configuration.extensionIdentifiers
-        maxSerializedLargeBlobArray = configuration.maxSerializedLargeBlobArray
-        configuration.defaultBackupFlags = [options.defaultBackupEligibility ? .backupEligible : [],
-                                            options.defaultBackupState ? .backedUp : []]
-        let authenticator: Authenticator
-        do {
-            let random: RandomSource = options.seed.map { DeterministicRandom(seed: Array($0.utf8)) } ?? SystemRandom()
-            authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
-                                              userVerification: verification, clock: SystemClock(), random: random,
-                                              accountChooser: accountChooser)
-        } catch {
-            discard()
-            throw .failed(error.message(directory: storeDirectory))
-        }
-        let device: ReportTransport
-        do {
-            switch options.transport {
-            case let .uhid(path):
-                device = try UHIDDevice(path: path, identity: UHIDDevice.Identity.latchkey(name: Self.deviceName(id)))
-            case let .socket(path):
-                device = try SocketTransport(path: path)
-            }
-        } catch {
-            discard()
-            // What the key's own message suggests (serve --transport …) is not the rig's way.
-            let withoutUHID = "; a key without uhid: addAuthenticator with \"transport\": \"socket\" and \"socketPath\": an absolute path"
-            switch error {
-            case let .uhidUnavailable(path):
-                throw .failed("\(id): there is no uhid (\(path) cannot be opened: `sudo modprobe uhid`)" + withoutUHID)
-            case let .permissionDenied(path) where path.hasSuffix("uhid"):
-                throw .failed("\(id): this user may not open \(path) (`latchkey doctor` says how to get access)" + withoutUHID)
-            default:
-                throw .failed("\(id): \(error.description)")
-            }
-        }
+        extensionIdentifiers = options.key.extensionIdentifiers
+        maxSerializedLargeBlobArray = options.key.authenticatorConfiguration.maxSerializedLargeBlobArray
         let signCounts = self.signCounts
         let wire = WireState()
-        let transport = FaultyTransport(device)
-        do {
+        let overrides = self.overrides, faults = self.faults
+        var assembly = KeyAssembly(specification: options.key, storeDirectory: storeDirectory, transport: options.transport,
+                                   deviceName: Self.deviceName(id), presence: presence, logger: logger)
+        assembly.userVerification = verification
+        assembly.accountChooser = accountChooser
+        var faulty: FaultyTransport?
+        assembly.wrapTransport = { device in
+            let transport = FaultyTransport(device)
+            faulty = transport
+            return transport
+        }
+        // The key's own Authenticator, wrapped: responses overridden as set, events see each
+        // response as the client gets it, faults come first.
+        assembly.handlerChain = { authenticator, transport in
             let observer: ObservingHandler.Observer = { command, request, response in
                 for event in wire.state.withLock({ $0.events(command: command, request: request, response: response) }) {
                     if let credentialID = event.credentialID, let count = event.params.signCount {
@@ -159,19 +97,35 @@ final class RigKey: @unchecked Sendable {
                     events.emit(event.name, authenticatorID: id, event.params)
                 }
             }
-            var hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF))
-            if options.isU2F { hid.capabilities = CTAPHIDConfiguration.capabilityWink | CTAPHIDConfiguration.capabilityLock }
-            // The key's own Authenticator, wrapped: responses overridden as set, events see each
-            // response as the client gets it, faults come first.
             let overridden = ResponseOverridingHandler(authenticator, overrides: overrides, logger: logger)
-            let handler = FaultInjectingHandler(ObservingHandler(overridden, observe: observer), faults: faults,
-                                                transport: transport, logger: logger)
-            runner = try KeyRunner(transport: transport, handler: handler, logger: logger, hidConfiguration: hid)
-        } catch {
-            transport.shutdown()
-            discard()
-            throw .failed("\(id): \(error.description)")
+            return FaultInjectingHandler(ObservingHandler(overridden, observe: observer), faults: faults,
+                                         transport: faulty!, logger: logger)
         }
+        let key: AssembledKey
+        do {
+            key = try assembly.assemble()
+        } catch {
+            // A key that failed to start leaves no store behind that it made (KeyAssembly).
+            switch error {
+            case let .transport(failure):
+                // What the key's own message suggests (serve --transport …) is not the rig's way.
+                let withoutUHID = "; a key without uhid: addAuthenticator with \"transport\": \"socket\" and \"socketPath\": an absolute path"
+                switch failure {
+                case let .uhidUnavailable(path):
+                    throw .failed("\(id): there is no uhid (\(path) cannot be opened: `sudo modprobe uhid`)" + withoutUHID)
+                case let .permissionDenied(path) where path.hasSuffix("uhid"):
+                    throw .failed("\(id): this user may not open \(path) (`latchkey doctor` says how to get access)" + withoutUHID)
+                default:
+                    throw .failed("\(id): \(failure.description)")
+                }
+            case .runner:
+                throw .failed("\(id): \(error.description)")
+            default:
+                throw .failed(error.description)
+            }
+        }
+        store = key.store
+        runner = key.runner
         let runner = self.runner
         let stopped = self.stopped
         let thread = Thread {
@@ -315,7 +269,7 @@ final class RigKey: @unchecked Sendable {
         // did not make, so cannot be one whose ID wraps its key: it is stored, but only for
         // allowLists (`ResidentCredential.discoverable`), under a user handle of the store's own.
         let isResident = input.isResidentCredential ?? true
-        if isResident && !options.hasResidentKey {
+        if isResident && !options.key.hasResidentKey {
             throw .invalidParams("\(id) has no resident credentials (hasResidentKey false): add it with isResidentCredential false")
         }
         let credentialID = try Base64URL.decode(input.credentialId, member: "credential.credentialId")
@@ -350,13 +304,13 @@ final class RigKey: @unchecked Sendable {
         }
         // As on a real key, a credential of an algorithm the key does not make cannot be on it.
         // PKCS#8 does not say which padding an RSA key signs with: the key's first RSA algorithm.
-        let rsaAlgorithm = options.algorithms.first { $0.rsaPadding != nil }
+        let rsaAlgorithm = options.key.algorithms.first { $0.rsaPadding != nil }
         guard let coseAlgorithm = algorithm == .rsa ? rsaAlgorithm ?? .rs256 : COSEAlgorithm(pkcs8: algorithm) else {
             throw .invalidParams("credential.privateKey: a key of no credential algorithm")
         }
-        guard options.algorithms.contains(coseAlgorithm) else {
+        guard options.key.algorithms.contains(coseAlgorithm) else {
             throw .invalidParams("credential.privateKey: an \(coseAlgorithm.name) key, and \(id) makes only "
-                                 + options.algorithms.map(\.name).joined(separator: ", "))
+                                 + options.key.algorithms.map(\.name).joined(separator: ", "))
         }
         let largeBlob = try input.largeBlob.map { (text) throws(RigFailure) in try Base64URL.decode(text, member: "credential.largeBlob") }
         if largeBlob != nil {
@@ -374,8 +328,8 @@ final class RigKey: @unchecked Sendable {
             algorithm: coseAlgorithm.rawValue,
             privateKey: secret, createdAt: Int64(Date().timeIntervalSince1970))
         credential.discoverable = isResident
-        credential.backupEligible = input.backupEligibility ?? options.defaultBackupEligibility
-        credential.backedUp = input.backupState ?? options.defaultBackupState
+        credential.backupEligible = input.backupEligibility ?? options.key.defaultBackupEligibility
+        credential.backedUp = input.backupState ?? options.key.defaultBackupState
         // No signCount: a counterless credential (signCount 0 always, as a synced passkey's), so
         // that it stays exportable; a signCount, even 0, asks for a counting one.
         credential.counterless = input.signCount == nil
@@ -484,14 +438,14 @@ final class RigKey: @unchecked Sendable {
         let socketPath: String? = if case let .socket(path) = options.transport { path } else { nil }
         let name = Self.deviceName(id)
         return RigAuthenticatorInfo(
-            authenticatorId: id, protocol: options.isU2F ? "u2f" : options.protocolLevel == .ctap20 ? "ctap2" : "ctap2_1", transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
+            authenticatorId: id, protocol: options.key.protocolVersion.rawValue, transport: socketPath == nil ? "usb" : "socket", socketPath: socketPath,
             uniq: HIDDeviceInfo.latchkeyUniqPrefix + name, hidName: "Latchkey \(name)", storeDirectory: storeDirectory,
-            hasResidentKey: options.hasResidentKey, hasUserVerification: verification != nil,
+            hasResidentKey: options.key.hasResidentKey, hasUserVerification: verification != nil,
             isUserVerified: verification?.verified.load(ordering: .acquiring) ?? false,
             isUserConsenting: presence.consenting.load(ordering: .acquiring),
             automaticPresenceSimulation: presence.automatic.load(ordering: .acquiring),
             automaticUserVerification: verification?.automatic.load(ordering: .acquiring),
-            defaultBackupEligibility: options.defaultBackupEligibility, defaultBackupState: options.defaultBackupState,
+            defaultBackupEligibility: options.key.defaultBackupEligibility, defaultBackupState: options.key.defaultBackupState,
             extensions: extensionIdentifiers)
     }
 }

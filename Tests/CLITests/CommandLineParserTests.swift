@@ -56,7 +56,7 @@ final class CommandLineParserTests: XCTestCase {
         let defaults = try ServeCommand.options(from: CommandLineParser.parse([], spec: ServeCommand.spec), environment: environment)
         XCTAssertEqual(defaults.transport, .uhid(path: "/dev/uhid"))
         XCTAssertEqual(defaults.storeDirectory, "/data/latchkey/default")
-        XCTAssertEqual(defaults.presence.rawValue, "prompt")
+        XCTAssertEqual(defaults.key.presence.rawValue, "prompt")
         let custom = try ServeCommand.options(from: CommandLineParser.parse(
             ["--transport", "socket:/tmp/k.sock", "--name", "work", "--presence", "auto", "--log-level", "debug"],
             spec: ServeCommand.spec), environment: ["HOME": "/home/u"])

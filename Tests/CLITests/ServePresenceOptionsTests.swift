@@ -15,7 +15,7 @@ final class ServePresenceOptionsTests: XCTestCase {
 
     func testPresenceModes() throws {
         for mode in ["auto", "deny", "prompt", "notify", "control"] {
-            XCTAssertEqual(try options(["--presence", mode]).presence.rawValue, mode)
+            XCTAssertEqual(try options(["--presence", mode]).key.presence.rawValue, mode)
         }
         XCTAssertThrowsError(try options(["--presence", "yes"])) {
             XCTAssertEqual($0 as? UsageError, UsageError("invalid --presence 'yes': use auto, deny, prompt, notify or control"))
@@ -26,11 +26,11 @@ final class ServePresenceOptionsTests: XCTestCase {
 
     /// `--algorithms`: names or numbers, in the key's order of preference; each wrong entry named.
     func testAlgorithms() throws {
-        XCTAssertEqual(try options([]).algorithms, [.es256, .edDSA, .es384, .es512, .es256K])
-        XCTAssertEqual(try options(["--algorithms", "ES256,RS256,PS256"]).algorithms, [.es256, .rs256, .ps256])
-        XCTAssertEqual(try options(["--algorithms", "es384,-7"]).algorithms, [.es384, .es256])
-        XCTAssertEqual(try options(["--algorithms", "EdDSA"]).algorithms, [.edDSA])
-        XCTAssertEqual(try options(["--algorithms", "ML-DSA-44,mldsa65,-50"]).algorithms, [.mlDSA44, .mlDSA65, .mlDSA87])
+        XCTAssertEqual(try options([]).key.algorithms, [.es256, .edDSA, .es384, .es512, .es256K])
+        XCTAssertEqual(try options(["--algorithms", "ES256,RS256,PS256"]).key.algorithms, [.es256, .rs256, .ps256])
+        XCTAssertEqual(try options(["--algorithms", "es384,-7"]).key.algorithms, [.es384, .es256])
+        XCTAssertEqual(try options(["--algorithms", "EdDSA"]).key.algorithms, [.edDSA])
+        XCTAssertEqual(try options(["--algorithms", "ML-DSA-44,mldsa65,-50"]).key.algorithms, [.mlDSA44, .mlDSA65, .mlDSA87])
         XCTAssertThrowsError(try options(["--algorithms", "ES256,RS1"])) {
             XCTAssertEqual($0 as? UsageError, UsageError(
                 "invalid --algorithms 'ES256,RS1': unknown algorithm 'RS1': the key makes ES256, EdDSA, ES384, ES512, ES256K, RS256, PS256, "

@@ -166,9 +166,9 @@ public final class InProcessKey: @unchecked Sendable {
     /// `builtInUV`: the key verifies users itself, as `serve --uv auto` does.
     public init(builtInUV: Bool = false) throws {
         let logger = Logger(level: .error)
-        authenticator = try Authenticator(store: store, presence: AutoPresence(logger: logger),
-                                          userVerification: builtInUV ? AutoVerification(logger: logger) : nil,
-                                          clock: SystemClock())
+        authenticator = try KeySpecification().makeAuthenticator(
+            store: store, presence: AutoPresence(logger: logger),
+            userVerification: builtInUV ? AutoVerification(logger: logger) : nil)
     }
 
     /// A direct CTAP2 link.

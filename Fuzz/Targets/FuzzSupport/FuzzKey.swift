@@ -3,6 +3,7 @@ import CBOR
 import CTAP
 import FIDOClient
 import FIDOCrypto
+import KeyService
 import Synchronization
 
 /// A clock the script moves: starts at one hour of uptime, so reset windows and token timers
@@ -108,10 +109,10 @@ public final class FuzzKey {
             _ = try store.loadDeviceSecrets(orCreate: { secrets })
             // Every algorithm but RSA: an RSA key takes ~100 ms to make (seconds under ASan), so
             // every input naming RS256 would be a slow unit; unit and socket tests cover RSA.
-            var configuration = AuthenticatorConfiguration()
-            configuration.algorithms = COSEAlgorithm.defaultCredentialAlgorithms
-            authenticator = try Authenticator(configuration: configuration, store: store, presence: presence,
-                                              userVerification: verification, clock: clock, random: FuzzRandom())
+            // (KeySpecification's default algorithms: every one but RSA and ML-DSA.)
+            authenticator = try KeySpecification().makeAuthenticator(store: store, presence: presence,
+                                                                     userVerification: verification, clock: clock,
+                                                                     random: FuzzRandom())
         } catch { fatalError("fuzz key: \(error)") }
         let authenticator = self.authenticator
         platform = RemoteAuthenticator(link: InProcessLink(label: "fuzz key") { message in
