@@ -59,12 +59,30 @@ public struct CTAPHIDStateMachine: Sendable {
         var expires: UInt64
     }
 
+    /// The device's one transaction (§11.2.5.1: one at a time): a message arriving, or a request
+    /// on the worker, never both.
+    private enum Transaction: Sendable {
+        case idle
+        /// A message arriving in continuation packets.
+        case receiving(Assembly)
+        /// A request dispatched to the worker and not yet completed or aborted.
+        case running(RunningRequest)
+    }
+
     private struct State: Sendable {
         var channels: ChannelTable
-        var assembly: Assembly?
-        var running: RunningRequest?
+        var transaction = Transaction.idle
+        /// A LOCK holds whatever the transaction is.
         var lock: ChannelLock?
         var nextTransactionID: UInt64 = 1
+
+        var assembly: Assembly? {
+            if case let .receiving(assembly) = transaction { assembly } else { nil }
+        }
+
+        var running: RunningRequest? {
+            if case let .running(request) = transaction { request } else { nil }
+        }
     }
 
     public let configuration: CTAPHIDConfiguration
@@ -102,7 +120,7 @@ public struct CTAPHIDStateMachine: Sendable {
     /// connection. Stale or aborted IDs return [].
     public mutating func complete(transactionID: UInt64, response: [UInt8], now: UInt64) -> [CTAPHIDAction] {
         guard let request = state.running, request.transactionID == transactionID else { return [] }
-        state.running = nil
+        state.transaction = .idle
         guard response.count <= CTAPHIDPacket.maxMessageLength else {
             // A response that cannot be framed is an internal failure: ERR_OTHER rather than a truncated message.
             return [errorReport(.other, channel: request.channel, to: request.connection)]
@@ -120,7 +138,7 @@ public struct CTAPHIDStateMachine: Sendable {
         request.status = status
         // §11.2.9.1.7: keepalives at least every 100 ms, so the next one is due a full interval after this one.
         request.nextKeepalive = now.addingMilliseconds(configuration.keepaliveIntervalMilliseconds)
-        state.running = request
+        state.transaction = .running(request)
         return [keepaliveReport(for: request)]
     }
 
@@ -130,7 +148,7 @@ public struct CTAPHIDStateMachine: Sendable {
         expireLock(now: now)
         if let assembly = state.assembly, now >= assembly.deadline {
             // §11.2.5.2: a continuation that does not arrive in time abandons the message with ERR_MSG_TIMEOUT.
-            state.assembly = nil
+            state.transaction = .idle
             actions.append(errorReport(.messageTimeout, channel: assembly.channel, to: assembly.connection))
         }
         if var request = state.running, request.sendsKeepalives, now >= request.nextKeepalive {
@@ -139,7 +157,7 @@ public struct CTAPHIDStateMachine: Sendable {
             let interval = configuration.keepaliveIntervalMilliseconds
             request.nextKeepalive = request.nextKeepalive.addingMilliseconds(interval)
             if request.nextKeepalive <= now { request.nextKeepalive = now.addingMilliseconds(interval) }
-            state.running = request
+            state.transaction = .running(request)
         }
         return actions
     }
@@ -149,10 +167,14 @@ public struct CTAPHIDStateMachine: Sendable {
     /// lock released.
     public mutating func connectionClosed(_ connection: ConnectionID) -> [CTAPHIDAction] {
         var actions: [CTAPHIDAction] = []
-        if state.assembly?.connection == connection { state.assembly = nil }
-        if let request = state.running, request.connection == connection {
-            state.running = nil
+        switch state.transaction {
+        case let .receiving(assembly) where assembly.connection == connection:
+            state.transaction = .idle
+        case let .running(request) where request.connection == connection:
+            state.transaction = .idle
             actions.append(.cancelRequest(transactionID: request.transactionID))
+        case .idle, .receiving, .running:
+            break
         }
         if state.lock?.connection == connection { state.lock = nil }
         state.channels.release(ownedBy: connection)
@@ -200,7 +222,7 @@ public struct CTAPHIDStateMachine: Sendable {
 
         // §11.2.5.4: an initialization packet on a channel that is mid-message drops it with ERR_INVALID_SEQ.
         if let assembly = state.assembly, assembly.channel == channel {
-            state.assembly = nil
+            state.transaction = .idle
             // §11.2.9.1.5: CANCEL is never answered; the host gave its message up.
             if command == CTAPHIDCommand.cancel.rawValue { return [] }
             return [errorReport(.invalidSequence, channel: channel, to: connection)]
@@ -210,7 +232,7 @@ public struct CTAPHIDStateMachine: Sendable {
             return handleCancel(channel: channel)
         }
         // §11.2.5.1: one transaction at a time; any other channel is ERR_CHANNEL_BUSY meanwhile.
-        if state.running != nil || state.assembly != nil {
+        guard case .idle = state.transaction else {
             return [errorReport(.channelBusy, channel: channel, to: connection)]
         }
         // §11.2.9.2.2: while a channel holds the lock, other channels are ERR_CHANNEL_BUSY.
@@ -228,9 +250,9 @@ public struct CTAPHIDStateMachine: Sendable {
             return handleMessage(channel: channel, command: command, payload: payload, from: connection, now: now)
         case .needMore:
             let expires = now.addingMilliseconds(configuration.messageBudgetMilliseconds)
-            state.assembly = Assembly(channel: channel, connection: connection, assembler: assembler,
-                                      deadline: min(now.addingMilliseconds(configuration.messageTimeoutMilliseconds), expires),
-                                      expires: expires)
+            state.transaction = .receiving(Assembly(
+                channel: channel, connection: connection, assembler: assembler,
+                deadline: min(now.addingMilliseconds(configuration.messageTimeoutMilliseconds), expires), expires: expires))
             return []
         case .error(let error):
             return [errorReport(error, channel: channel, to: connection)]
@@ -245,21 +267,21 @@ public struct CTAPHIDStateMachine: Sendable {
         guard var assembly = state.assembly, assembly.channel == channel, assembly.connection == connection else {
             return []
         }
-        state.assembly = nil  // keeps the assembler's buffer uniquely referenced
+        state.transaction = .idle  // keeps the assembler's buffer uniquely referenced
         state.channels.touch(channel)
         switch assembly.assembler.feed(packet) {
         case .needMore:
             // §11.2.5.2: the message timeout restarts with every packet received, within the
             // whole message's budget.
             assembly.deadline = min(now.addingMilliseconds(configuration.messageTimeoutMilliseconds), assembly.expires)
-            state.assembly = assembly
+            state.transaction = .receiving(assembly)
             return []
         case let .complete(command, payload):
             return handleMessage(channel: channel, command: command, payload: payload, from: connection, now: now)
         case .error(let error):
             return [errorReport(error, channel: channel, to: connection)]
         case .ignored:
-            state.assembly = assembly
+            state.transaction = .receiving(assembly)
             return []
         }
     }
@@ -283,10 +305,14 @@ public struct CTAPHIDStateMachine: Sendable {
                 return [errorReport(.invalidChannel, channel: channel, to: connection)]
             }
             // §11.2.5.3: INIT on an existing channel resynchronises it, aborting only that channel's transaction.
-            if state.assembly?.channel == channel { state.assembly = nil }
-            if let request = state.running, request.channel == channel {
-                state.running = nil
+            switch state.transaction {
+            case let .receiving(assembly) where assembly.channel == channel:
+                state.transaction = .idle
+            case let .running(request) where request.channel == channel:
+                state.transaction = .idle
                 actions.append(.cancelRequest(transactionID: request.transactionID))
+            case .idle, .receiving, .running:
+                break
             }
             state.channels.adopt(channel, for: connection, protecting: activeChannels)
             assignedChannel = channel
@@ -313,7 +339,7 @@ public struct CTAPHIDStateMachine: Sendable {
         guard var request = state.running, request.channel == channel,
               request.command == CTAPHIDCommand.cbor.rawValue, !request.cancelRequested else { return [] }
         request.cancelRequested = true
-        state.running = request
+        state.transaction = .running(request)
         return [.cancelRequest(transactionID: request.transactionID)]
     }
 
@@ -372,11 +398,11 @@ public struct CTAPHIDStateMachine: Sendable {
         state.nextTransactionID += 1
         // §11.2.9.1.7: only CTAP2 (CBOR) requests get keepalives; U2F (MSG) clients poll.
         let keepalives = command == CTAPHIDCommand.cbor.rawValue
-        state.running = RunningRequest(
+        state.transaction = .running(RunningRequest(
             transactionID: id, channel: channel, command: command, connection: connection,
             sendsKeepalives: keepalives, status: .processing,
             nextKeepalive: now.addingMilliseconds(configuration.keepaliveIntervalMilliseconds),
-            cancelRequested: false)
+            cancelRequested: false))
         return [.dispatch(CTAPHIDRequest(transactionID: id, channel: channel, command: command,
                                          payload: payload, connection: connection))]
     }
@@ -394,7 +420,12 @@ public struct CTAPHIDStateMachine: Sendable {
 
     /// Channels with state attached, which LRU eviction spares when it can.
     private var activeChannels: [UInt32] {
-        [state.assembly?.channel, state.running?.channel, state.lock?.channel].compactMap { $0 }
+        let transaction: UInt32? = switch state.transaction {
+        case .idle: nil
+        case let .receiving(assembly): assembly.channel
+        case let .running(request): request.channel
+        }
+        return [transaction, state.lock?.channel].compactMap { $0 }
     }
 
     private mutating func expireLock(now: UInt64) {
