@@ -56,9 +56,14 @@ public final class KeyRunner: @unchecked Sendable {
     /// Warnings a client can cause at will (bad packets, refused connections), bounded.
     private var droppedPacketWarnings = WarningThrottle()
     private var refusedConnectionWarnings = WarningThrottle()
+    /// CLOCK_MONOTONIC nanoseconds (the unit of the state machine's deadlines); tests give a
+    /// clock of their own and drive the loop a turn at a time (`turn(ready:)`).
+    private let clock: @Sendable () -> UInt64
 
     public init(transport: ReportTransport, handler: RequestHandler, logger: Logger,
-                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil) throws(TransportError) {
+                hidConfiguration: CTAPHIDConfiguration? = nil, trace: TraceFile? = nil,
+                clock: @escaping @Sendable () -> UInt64 = { MonotonicClock.nanoseconds() }) throws(TransportError) {
+        self.clock = clock
         self.transport = transport
         self.handler = handler
         self.logger = logger
@@ -104,44 +109,60 @@ public final class KeyRunner: @unchecked Sendable {
             }
         }
         while !stopRequested.load(ordering: .acquiring) {
-            let now = MonotonicClock.nanoseconds()
-            var timeout: Int32 = 1_000
-            for deadline in [stateMachine.nextDeadline(), transport.pendingSendDeadline].compactMap({ $0 }) {
-                let remaining = deadline > now ? (deadline - now) / 1_000_000 : 0
-                timeout = min(timeout, Int32(min(1_000, remaining + 1)))
-            }
-            let descriptors = transport.pollDescriptors + [wakeup.descriptor]
             let ready: [Int32]
             do {
-                ready = try Poller.wait(for: descriptors, timeoutMilliseconds: timeout)
+                ready = try Poller.wait(for: transport.pollDescriptors + [wakeup.descriptor],
+                                        timeoutMilliseconds: pollTimeoutMilliseconds)
             } catch {
                 logger.error("poll failed: \(error); stopping")
                 return
             }
-            for fd in ready {
-                if fd == wakeup.descriptor {
-                    wakeup.drain()
-                    continue
-                }
-                for event in transport.readEvents(from: fd) {
-                    handle(event)
-                }
-            }
-            if powerCycleRequested.exchange(false, ordering: .acquiringAndReleasing) {
-                powerCycle()
-            }
-            drainCompletions()
-            perform(stateMachine.tick(now: MonotonicClock.nanoseconds()))
-            transport.sendPending(nowNanoseconds: MonotonicClock.nanoseconds())
-            flushTrace()
+            turn(ready: ready)
         }
+    }
+
+    /// How long the loop may sleep: until the state machine's or the transport's next deadline,
+    /// at most a second.
+    var pollTimeoutMilliseconds: Int32 {
+        let now = clock()
+        var timeout: Int32 = 1_000
+        for deadline in [stateMachine.nextDeadline(), transport.pendingSendDeadline].compactMap({ $0 }) {
+            let remaining = deadline > now ? (deadline - now) / 1_000_000 : 0
+            timeout = min(timeout, Int32(min(1_000, remaining + 1)))
+        }
+        return timeout
+    }
+
+    /// The wake-up descriptor the worker signals (tests wait on it between turns).
+    var wakeupDescriptor: Int32 { wakeup.descriptor }
+
+    /// One turn of the loop after poll: the ready descriptors' events, a power cycle asked for,
+    /// the worker's completions, the timers and paced sends. Everything the key does between two
+    /// polls, with no I/O of its own but the transport's (sans-IO tests drive it directly).
+    func turn(ready: [Int32]) {
+        for fd in ready {
+            if fd == wakeup.descriptor {
+                wakeup.drain()
+                continue
+            }
+            for event in transport.readEvents(from: fd) {
+                handle(event)
+            }
+        }
+        if powerCycleRequested.exchange(false, ordering: .acquiringAndReleasing) {
+            powerCycle()
+        }
+        drainCompletions()
+        perform(stateMachine.tick(now: clock()))
+        transport.sendPending(nowNanoseconds: clock())
+        flushTrace()
     }
 
     private func handle(_ event: TransportEvent) {
         switch event {
         case let .report(report, connection):
             traceReport(report, .toKey, connection)
-            perform(stateMachine.receive(report: report, from: connection, now: MonotonicClock.nanoseconds()))
+            perform(stateMachine.receive(report: report, from: connection, now: clock()))
         case let .connectionOpened(connection):
             logger.debug("client connected (#\(connection))")
         case let .connectionClosed(connection):
@@ -150,12 +171,12 @@ public final class KeyRunner: @unchecked Sendable {
             perform(stateMachine.connectionClosed(connection))
         case let .droppedPacket(size, connection):
             if let line = droppedPacketWarnings.line("dropped a \(size)-byte packet from client #\(connection): reports are exactly 64 bytes",
-                                                     now: MonotonicClock.nanoseconds()) {
+                                                     now: clock()) {
                 logger.warning(line)
             }
             if let traceFile { traceFile.write(traceRecorder.droppedPacket(size: size, connection: connection, time: Self.traceTime())) }
         case let .connectionRefused(reason):
-            if let line = refusedConnectionWarnings.line("refused a client: \(reason)", now: MonotonicClock.nanoseconds()) {
+            if let line = refusedConnectionWarnings.line("refused a client: \(reason)", now: clock()) {
                 logger.warning(line)
             }
         case .deviceStarted:
@@ -223,7 +244,7 @@ public final class KeyRunner: @unchecked Sendable {
             // KEEPALIVE and answers no other channel. CANCEL cannot arrive mid-request.
             let context = RequestContext(channel: request.channel)
             let response = Self.run(request, on: handler, context: context, logger: logger)
-            perform(stateMachine.complete(transactionID: id, response: response, now: MonotonicClock.nanoseconds()))
+            perform(stateMachine.complete(transactionID: id, response: response, now: clock()))
             return
         }
         // Requests on the worker (running or waiting) each hold an entry in `cancellations`. A
@@ -236,7 +257,7 @@ public final class KeyRunner: @unchecked Sendable {
             let busy: [UInt8] = request.command == CTAPHIDCommand.cbor.rawValue
                 ? [CTAP2StatusCode.channelBusy.rawValue] : [0x69, 0x85]
             logger.debug("worker busy with \(cancellations.count) requests: answered busy (channel \(String(format: "%08x", request.channel)))")
-            perform(stateMachine.complete(transactionID: id, response: busy, now: MonotonicClock.nanoseconds()))
+            perform(stateMachine.complete(transactionID: id, response: busy, now: clock()))
             return
         }
         let flag = CancellationFlag()
@@ -282,9 +303,9 @@ public final class KeyRunner: @unchecked Sendable {
             switch completion {
             case let .response(id, bytes):
                 cancellations[id] = nil
-                perform(stateMachine.complete(transactionID: id, response: bytes, now: MonotonicClock.nanoseconds()))
+                perform(stateMachine.complete(transactionID: id, response: bytes, now: clock()))
             case let .status(id, status):
-                perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: MonotonicClock.nanoseconds()))
+                perform(stateMachine.updateKeepalive(transactionID: id, status: status, now: clock()))
             }
         }
     }
