@@ -2,6 +2,7 @@ import CTAP
 import FIDOClient
 import FIDOCrypto
 import Foundation
+import SystemIO
 
 /// Where PINs come from: a file (`--pin-file`, `--new-pin-file`), an environment variable
 /// (`LATCHKEY_PIN`, `LATCHKEY_NEW_PIN`) for rigs, or the terminal without echo. Never argv,
@@ -89,12 +90,13 @@ enum PINInput {
     /// read (or replace) is refused, checked on the opened file (no race with a rename). Pipes
     /// (`--pin-file <(…)`) are not files.
     static func readPrivateFile(_ path: String, option: String, limit: Int, what: String = "that file") throws(CLIError) -> [UInt8] {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw .failure("cannot read --\(option) \(path): \(String(cString: strerror(errno)))")
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(path, flags: O_RDONLY)
+        } catch {
+            throw .failure("cannot read --\(option) \(path): \(error.description)")
         }
-        defer { try? handle.close() }
-        var status = stat()
-        if fstat(handle.fileDescriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG {
+        if let status = try? file.status(), status.st_mode & S_IFMT == S_IFREG {
             guard status.st_uid == getuid() else {
                 throw .failure("--\(option) \(path) belongs to another user (uid \(status.st_uid)); a secret's file must be yours")
             }
@@ -103,7 +105,12 @@ enum PINInput {
                                + "chmod 600 \(path)")
             }
         }
-        var bytes = readUpTo(limit + 1, from: handle.fileDescriptor)
+        var bytes: [UInt8]
+        do {
+            bytes = try readUpTo(limit + 1, from: file)
+        } catch {
+            throw .failure("cannot read --\(option) \(path): \(error.description)")
+        }
         guard bytes.count <= limit else {
             bytes.wipe()
             throw .failure("--\(option) \(path) is longer than \(what)")
@@ -111,18 +118,23 @@ enum PINInput {
         return bytes
     }
 
-    /// At most `limit` bytes, read(2) straight into one buffer that is never reallocated
+    /// At most `limit` bytes, read straight into one buffer that is never reallocated
     /// (FileHandle's Data would leave an unwiped copy of the PIN behind).
-    private static func readUpTo(_ limit: Int, from descriptor: Int32) -> [UInt8] {
+    private static func readUpTo(_ limit: Int, from file: FileDescriptor) throws(Errno) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: limit)
         var filled = 0
-        while filled < limit {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                Glibc.read(descriptor, buffer.baseAddress! + filled, limit - filled)
+        do throws(Errno) {
+            while filled < limit {
+                let read = bytes.withUnsafeMutableBytes { buffer in
+                    Result { () throws(Errno) in try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[filled...])) }
+                }
+                let count = try read.get()
+                guard count > 0 else { break }
+                filled += count
             }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            filled += count
+        } catch {
+            bytes.wipe()
+            throw error
         }
         bytes.removeLast(limit - filled)   // in place: capacity stays, nothing is copied
         return bytes
