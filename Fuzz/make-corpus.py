@@ -83,7 +83,7 @@ from fido2.hid import CTAPHID
 
 # The connection class and fixtures the socket suite uses, not copies of them.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Integration", "support"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "python"))
 from latchkey_socket import open_device  # noqa: E402
 from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture  # noqa: E402
 from fido2.server import Fido2Server

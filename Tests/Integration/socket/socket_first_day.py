@@ -200,7 +200,7 @@ def check_doc_snippets():
             "    assert made.auth_data.credential_data is not None\n"
             "    assert len(rig.get_credentials(key['authenticatorId'])) == 1\n")
     env = {**os.environ, "PATH": os.path.dirname(BINARY) + os.pathsep + os.environ.get("PATH", ""),
-           "PYTHONPATH": os.path.join(root, "scripts"), "TMPDIR": scratch}
+           "PYTHONPATH": os.path.join(root, "scripts", "python"), "TMPDIR": scratch}
     ran = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", project], capture_output=True,
                          text=True, timeout=180, env=env, cwd=project)
     assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-2000:]

@@ -1,5 +1,5 @@
 """Socket suite: `latchkey rig` — keys added and removed through its control socket
-(scripts/latchkey_rig.py, the client users import), each on the socket transport and driven by
+(scripts/python/latchkey_rig.py, the client users import), each on the socket transport and driven by
 python-fido2: authenticator options and defaults, built-in UV on and off, credentials made by a
 client and seeded by the rig (P-256 and Ed25519, with their counters), the events, consent and
 presence answered through the rig, powerCycle, protocol errors, a U2F (CTAP1-only) key, response
@@ -32,7 +32,7 @@ from fido2.hid import CAPABILITY, CTAPHID
 
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
-sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "scripts")))
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "scripts", "python")))
 import latchkey_rig  # noqa: E402 - found through the path just added
 from latchkey_rig import RigError, b64url_decode  # noqa: E402
 from rig_support import pkcs8  # noqa: E402 - beside this file

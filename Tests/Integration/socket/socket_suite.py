@@ -12,7 +12,7 @@ ES256K beside ES256 and EdDSA), socket_ctap22.py (CTAP 2.2: the persistent token
 (`latchkey replay` of a traced session), socket_sealed.py (a master key sealed with a passphrase, kill -9 mid-seal), socket_seal_methods.py (sealed to gnome-keyring and to swtpm, kill -9 mid-switch), socket_exchange.py (`latchkey export`/`import`: CXF,
 HPKE and passphrase files, Bitwarden and KeePassXC fixtures, refusals, backup and restore), socket_endpoints.py (the sites'
 passkey endpoints over real HTTPS with a test CA), socket_rig.py (`latchkey rig`: keys
-added, seeded, answered and removed through its control socket, via scripts/latchkey_rig.py), socket_signals.py
+added, seeded, answered and removed through its control socket, via scripts/python/latchkey_rig.py), socket_signals.py
 (websites' signals through `latchkey native-host`, as a browser sends them), socket_first_hour.py and socket_first_day.py
 (what a new source and package user meet: wrong wording, refused options, dry runs, --json errors, the docs' snippets run
 as written), socket_secrets.py (secrets at rest, in the trace, the logs and the CLI's output;

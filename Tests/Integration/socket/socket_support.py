@@ -21,9 +21,9 @@ import time
 import traceback
 
 # The helpers the socket suite shares with the VM suite live in ../support; the Python modules
-# Latchkey ships (latchkey_socket, latchkey_rig) in scripts/.
+# Latchkey ships (latchkey_socket, latchkey_rig) in scripts/python/.
 SUPPORT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "support")
-SCRIPTS = os.path.normpath(os.path.join(SUPPORT, os.pardir, os.pardir, os.pardir, "scripts"))
+SCRIPTS = os.path.normpath(os.path.join(SUPPORT, os.pardir, os.pardir, os.pardir, "scripts", "python"))
 for directory in (SCRIPTS, SUPPORT):
     if directory not in sys.path:
         sys.path.insert(0, directory)

@@ -39,7 +39,7 @@ from fido2.webauthn import (Aaguid, AttestationConveyancePreference, AttestedCre
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.normpath(os.path.join(HERE, os.pardir, "support")))
-sys.path.insert(2, os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, os.pardir, "scripts")))
+sys.path.insert(2, os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, os.pardir, "scripts", "python")))
 import marionette  # noqa: E402 - beside this file, standard library only
 import latchkey_rig  # noqa: E402 - scripts/, found through the path just added; standard library only
 from rig_support import pkcs8, start_debug_rig, stop_rig  # noqa: E402 - beside this file

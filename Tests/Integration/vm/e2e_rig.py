@@ -32,7 +32,7 @@ from fido2.hid import CtapHidDevice
 from fido2.server import Fido2Server
 from fido2.webauthn import AttestationConveyancePreference, ResidentKeyRequirement, UserVerificationRequirement
 
-sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "scripts")))
+sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, os.pardir, "scripts", "python")))
 sys.path.insert(0, os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "support")))
 import latchkey_rig  # noqa: E402 - found through the path just added
 from check_support import RESULTS, check, close_quietly  # noqa: E402 - in ../support
