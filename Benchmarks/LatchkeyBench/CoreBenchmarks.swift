@@ -19,9 +19,21 @@ final class BenchKey {
         self.directory = directory ?? NSTemporaryDirectory() + "latchkey-bench-\(UUID().uuidString)"
         store = try SQLiteCredentialStore.open(directory: self.directory, lock: .exclusive,
                                                options: StoreOptions(counterReservationBlock: counterReservationBlock))
+        authenticator = try Self.specification.makeAuthenticator(store: store, presence: AutoPresence(logger: Logger(level: .error)))
+    }
+
+    /// A key assembled to serve (InProcessServer), driven in-process as well.
+    init(assembled: AssembledKey, directory: String) {
+        self.directory = directory
+        store = assembled.store
+        authenticator = assembled.authenticator
+    }
+
+    /// Every algorithm, RSA too, for its rows.
+    static var specification: KeySpecification {
         var key = KeySpecification()
-        key.algorithms = COSEAlgorithm.credentialAlgorithms   // RSA too, for its rows
-        authenticator = try key.makeAuthenticator(store: store, presence: AutoPresence(logger: Logger(level: .error)))
+        key.algorithms = COSEAlgorithm.credentialAlgorithms
+        return key
     }
 
     func close(removing: Bool = true) {

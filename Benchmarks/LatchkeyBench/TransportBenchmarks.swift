@@ -1,9 +1,11 @@
 import Authenticator
 import CTAPHID
+import CredentialStore
 import FIDOCrypto
 import Foundation
 import KeyService
 import LinuxHID
+import Presence
 import Synchronization
 import SystemIO
 
@@ -15,10 +17,16 @@ final class InProcessServer: @unchecked Sendable {
     private let thread: Thread
 
     init() throws {
-        key = try BenchKey()
-        path = key.directory + ".sock"
-        let transport = try SocketTransport(path: path)
-        runner = try KeyRunner(transport: transport, handler: key.authenticator, logger: Logger(level: .error))
+        let directory = NSTemporaryDirectory() + "latchkey-bench-\(UUID().uuidString)"
+        path = directory + ".sock"
+        let logger = Logger(level: .error)
+        var assembly = KeyAssembly(specification: BenchKey.specification, storeDirectory: directory,
+                                   transport: .socket(path: path), deviceName: "bench", presence: AutoPresence(logger: logger),
+                                   logger: logger)
+        assembly.storeOptions = StoreOptions(counterReservationBlock: 1024)
+        let assembled = try assembly.assemble()
+        key = BenchKey(assembled: assembled, directory: directory)
+        runner = assembled.runner
         let runner = self.runner
         thread = Thread { runner.run() }
         thread.start()

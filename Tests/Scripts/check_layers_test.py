@@ -102,6 +102,31 @@ def main():
     check("--circles-warn reports circles as warnings",
           {"Sources/Mid/A.swift": "struct AThing { var b: BThing? }\n", "Sources/Mid/B.swift": "struct BThing { var a: AThing? }\n"}, 0,
           ["warning: reference circle in Mid"], arguments=("--circles-warn",))
+    check("two source files with one name are an error naming both",
+          {"Sources/Low/Same.swift": "struct S1 {}\n", "Sources/Mid/Same.swift": "struct S2 {}\n"}, 1,
+          ["error: 2 files are named Same.swift (Sources/Low/Same.swift, Sources/Mid/Same.swift)"])
+    owners = ("final class KeyOwner {\n    let pointer: OpaquePointer\n    deinit { EVP_PKEY_free(pointer) }\n}\n"
+              "final class BigOwner {\n    let pointer: OpaquePointer\n    deinit { BN_clear_free(pointer) }\n}\n")
+    check("a file with two OpenSSL owner classes is an error naming them", {"Sources/Low/Owners.swift": owners}, 1,
+          ["error: Sources/Low/Owners.swift holds 2 OpenSSL owner classes (KeyOwner, BigOwner)"])
+    check("one OpenSSL owner class a file passes",
+          {"Sources/Low/KeyOwner.swift": owners.split("final class BigOwner")[0],
+           "Sources/Low/BigOwner.swift": "final class BigOwner" + owners.split("final class BigOwner")[1]}, 0)
+    check("read(2) outside SystemIO is an error; inside it is not",
+          {"Sources/Low/Reader.swift": "import Glibc\nfunc f(_ fd: Int32, _ p: UnsafeMutableRawPointer) { _ = Glibc.read(fd, p, 1) }\n",
+           "Sources/SystemIO/FileDescriptor.swift": "import Glibc\nfunc g(_ fd: Int32) { _ = Glibc.close(fd) }\n",
+           "docs/architecture.md": TABLE.replace("Top: Mid Low\n", "Top: Mid Low\nSystemIO:\n")}, 1,
+          ["error: Sources/Low/Reader.swift calls read(2) itself"])
+    check("an Authenticator made from a configuration outside KeySpecification is an error",
+          {"Sources/Top/Key.swift": "func k() { _ = try? Authenticator(configuration: c, store: s) }\n"}, 1,
+          ["error: Sources/Top/Key.swift makes an Authenticator from a configuration"])
+    check("a KeyRunner made outside KeyAssembly is an error",
+          {"Sources/Top/Run.swift": "func r() { _ = try? KeyRunner(transport: t, handler: h) }\n"}, 1,
+          ["error: Sources/Top/Run.swift makes a KeyRunner: assemble the key with KeyAssembly"])
+    check("a key option's flag read by name is an error",
+          {"Sources/Low/Options.swift": 'let o = KeyOption("counter", flag: "counter", shape: .text)\n',
+           "Sources/Top/Serve.swift": 'func s() { _ = parsed.value("counter") }\n'}, 1,
+          ["error: Sources/Top/Serve.swift reads the key option --counter by name"])
     check("a missing layers block is a usage error", {"docs/architecture.md": "# nothing here\n"}, 2)
     passed = sum(RESULTS)
     print(f"check-layers tests: {passed} passed, {len(RESULTS) - passed} failed")
