@@ -40,6 +40,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.normpath(os.path.join(HERE, os.pardir, "support")))
 sys.path.insert(2, os.path.normpath(os.path.join(HERE, os.pardir, os.pardir, os.pardir, "scripts", "python")))
+def step_stamp():
+    """'[step +12.3 s]': the time since the VM step began (E2E_STEP_STARTED_NS, set by e2e_guest.sh's
+    step()), so a browser step's output shows where its minutes went; '' outside a step."""
+    started = os.environ.get("E2E_STEP_STARTED_NS", "")
+    return f" [step +{time.time() - int(started) / 1e9:.1f} s]" if started.isdigit() else ""
+
+
 import marionette  # noqa: E402 - beside this file, standard library only
 import latchkey_rig  # noqa: E402 - scripts/, found through the path just added; standard library only
 from rig_support import pkcs8, start_debug_rig, stop_rig  # noqa: E402 - beside this file
@@ -122,7 +129,9 @@ class Chromium:
         return f"the page: {self.driver.execute_script(PAGE_STATE)}"
 
     def quit(self):
+        began = time.time()
         self.driver.quit()
+        print(f"chromium quit in {time.time() - began:.1f} s{step_stamp()}", flush=True)
 
 
 class Firefox:
@@ -146,7 +155,7 @@ class Firefox:
     def quit(self):
         began = time.time()
         self.ff.quit()
-        print(f"firefox quit in {time.time() - began:.1f} s", flush=True)
+        print(f"firefox quit in {time.time() - began:.1f} s{step_stamp()}", flush=True)
 
 
 def open_chromium(work, attempt, extra_arguments=()):
@@ -187,7 +196,7 @@ def open_chromium(work, attempt, extra_arguments=()):
         print(f"chromium did not start after {time.time() - started:.1f} s: {type(error).__name__}", flush=True)
         return None, "slow"
     print(f"chromium {driver.capabilities.get('browserVersion')} up after {time.time() - started:.1f} s "
-          f"(attempt {attempt})", flush=True)
+          f"(attempt {attempt}){step_stamp()}", flush=True)
     driver.command_executor.client_config.timeout = 180
     driver.set_script_timeout(OPERATION_TIMEOUT)
     driver.set_page_load_timeout(150)
@@ -201,7 +210,7 @@ def open_chromium(work, attempt, extra_arguments=()):
         except Exception:  # noqa: BLE001 - the browser may be wedged; its process goes with the service
             pass
         return None, "slow"
-    print(f"page loaded after {time.time() - started:.1f} s", flush=True)
+    print(f"page loaded after {time.time() - started:.1f} s{step_stamp()}", flush=True)
     return Chromium(driver), None
 
 
@@ -234,7 +243,7 @@ def open_firefox(work, attempt, addon=None):
     except BaseException:
         ff.quit(timeout=20)   # SIGTERM (the step's timeout) or ^C during start-up
         raise
-    print(f"firefox {caps.get('browserVersion')} up after {time.time() - started:.1f} s (attempt {attempt})",
+    print(f"firefox {caps.get('browserVersion')} up after {time.time() - started:.1f} s (attempt {attempt}){step_stamp()}",
           flush=True)
     try:
         try:   # what the profile gave WebAuthn (chrome context), shown; not needed for the check
@@ -254,7 +263,7 @@ def open_firefox(work, attempt, addon=None):
     except BaseException:
         ff.quit(timeout=20)
         raise
-    print(f"page loaded after {time.time() - started:.1f} s", flush=True)
+    print(f"page loaded after {time.time() - started:.1f} s{step_stamp()}", flush=True)
     return Firefox(ff), None
 
 
@@ -688,6 +697,7 @@ def main(work, browser_name="chromium", rig_binary=None):
     opener, label = openers[browser_name]
     # The step's `timeout` sends SIGTERM: exit through the finally below, which quits the browser.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    print(f"e2e_browser.py: Python and its imports ready{step_stamp()}", flush=True)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Page)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     browser, outcomes = None, []
@@ -711,8 +721,10 @@ def main(work, browser_name="chromium", rig_binary=None):
         try:
             run_flows(browser)
             run_algorithm_flows(browser, [(-257, "RS256")] if browser_name == "chromium" else [(-35, "ES384"), (-257, "RS256")])
+            print(f"flows done{step_stamp()}", flush=True)
             if rig_binary is not None:
                 run_rig_flows(browser, work, rig_binary)
+                print(f"rig flows done{step_stamp()}", flush=True)
         except AssertionError as error:
             if not browser_died(error):
                 raise

@@ -16,6 +16,9 @@ step() {  # step NAME COMMAND...: run, print PASS/FAIL (or NOT RUN, exit 77) wit
     # steps whose name matches run, the others are neither run nor counted. CI never sets it.
     if [ -n "${E2E_ONLY:-}" ] && ! [[ "$name" =~ $E2E_ONLY ]]; then return 0; fi
     local started status; started=$(date +%s%N)
+    # The scripts stamp their stages with the time since the step began (e2e_browser.step_stamp):
+    # where a browser step's minutes go (Python's imports, the browser's start, the first page).
+    export E2E_STEP_STARTED_NS="$started"
     "$@" >"$WORK/step.out" 2>&1; status=$?
     local ms=$(( ($(date +%s%N) - started) / 1000000 ))
     if [ "$status" -eq 0 ]; then
@@ -323,7 +326,7 @@ extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_signals.py,
     status=$?
     stop_key "$key"; start_key main || return 1
     cp "$out" "$RESULTS/" 2>/dev/null
-    [ "$status" -eq 0 ] && { grep -E "PASS|FAIL|passed" "$out"; return 0; }
+    [ "$status" -eq 0 ] && { grep -E "PASS|FAIL|passed|\[step \+" "$out"; return 0; }
     [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$out"; return 77; }
     cp "$WORK/$name"/chromedriver-*.log "$WORK/$name"/firefox-*.log "$RESULTS/" 2>/dev/null
     echo "--- $script (whole output in the results dir):"

@@ -282,6 +282,7 @@ def main(work, browser_name, binary, store, extension, label="signals", pages=((
     pages served at `pages` (port, handler); e2e_provider.py runs its own checks through this."""
     # The step's `timeout` sends SIGTERM: exit through the finally below, which quits the browser.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    print(f"{os.path.basename(sys.argv[0])}: Python and its imports ready{web.step_stamp()}", flush=True)
     key = Key(binary, store)
     # The host manifests for this HOME (Firefox) and for each Chromium profile folder the attempts use.
     for attempt in (1, 2):
@@ -317,6 +318,7 @@ def main(work, browser_name, binary, store, extension, label="signals", pages=((
         browser.wait_for_bridge(web.ORIGIN + "/")
         print(f"the extension's script is in the page after {time.time() - began:.1f} s", flush=True)
         checks(browser, key)
+        print(f"checks done{web.step_stamp()}", flush=True)
         status = subprocess.run([binary, "bridge", "status", "--store", store], capture_output=True, text=True, timeout=60)
         print(status.stdout.strip(), flush=True)
     except Exception as error:  # noqa: BLE001 - the run could not go on: said, counted as a failure
