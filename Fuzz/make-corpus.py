@@ -86,6 +86,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "python"))
 from latchkey_socket import open_device  # noqa: E402
 from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture  # noqa: E402
+from ctaphid_frames import fragments as message_reports, init_packet as init_report  # noqa: E402 - one framing
 from fido2.server import Fido2Server
 from fido2.webauthn import ResidentKeyRequirement, UserVerificationRequirement
 
@@ -571,19 +572,6 @@ def session_cli(key, binary, work):
 # Raw CTAPHID ----------------------------------------------------------------------------------
 
 BROADCAST = 0xFFFFFFFF
-
-
-def init_report(channel, command, length, data=b""):
-    return (struct.pack(">IBH", channel, 0x80 | command, length) + data[:57]).ljust(64, b"\0")
-
-
-def message_reports(channel, command, payload):
-    reports = [init_report(channel, command, len(payload), payload[:57])]
-    rest, seq = payload[57:], 0
-    while rest:
-        reports.append((struct.pack(">IB", channel, seq) + rest[:59]).ljust(64, b"\0"))
-        rest, seq = rest[59:], seq + 1
-    return reports
 
 
 class RawConnection:

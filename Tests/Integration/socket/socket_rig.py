@@ -1098,12 +1098,8 @@ class RawCtaphid:
             raise
 
     def send(self, channel, command, payload):
-        packet = struct.pack(">IBH", channel, 0x80 | command, len(payload)) + payload[:57]
-        self.sock.send(packet.ljust(64, b"\0"))
-        rest, sequence = payload[57:], 0
-        while rest:
-            self.sock.send((struct.pack(">IB", channel, sequence) + rest[:59]).ljust(64, b"\0"))
-            rest, sequence = rest[59:], sequence + 1
+        for packet in ctaphid_frames.fragments(channel, command, payload):
+            self.sock.send(packet)
 
     def receive(self, timeout):
         """The next 64-byte packet, or None if none comes in `timeout` seconds."""

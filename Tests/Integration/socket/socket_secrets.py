@@ -458,22 +458,8 @@ def trace_messages(path):
     with open(path) as handle:
         records = [json.loads(line) for line in handle if line.strip()][1:]
     records = sorted((r for r in records if r.get("report")), key=lambda r: r["t"])
-    partial, messages = {}, []
-    for record in records:
-        packet = bytes.fromhex(record["report"])
-        channel, kind = struct.unpack(">IB", packet[:5])
-        slot = (record["conn"], record["dir"], channel)
-        if kind & 0x80:
-            length = struct.unpack(">H", packet[5:7])[0]
-            partial[slot] = [length, bytearray(packet[7:7 + length])]
-        elif slot in partial:
-            length, data = partial[slot]
-            data += packet[5:5 + length - len(data)]
-        else:
-            continue
-        if len(partial[slot][1]) >= partial[slot][0]:
-            messages.append(bytes(partial.pop(slot)[1]))
-    return messages
+    packets = [((record["conn"], record["dir"]), bytes.fromhex(record["report"])) for record in records]
+    return [payload for _, _, _, payload in ctaphid_frames.reassemble(packets)]
 
 
 def open_store(store_dir, helper_dir):

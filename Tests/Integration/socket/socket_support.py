@@ -45,6 +45,7 @@ from fido2.webauthn import (
     UserVerificationRequirement,
 )
 
+import ctaphid_frames  # noqa: E402 - ../support
 from check_support import RESULTS, check, close_quietly  # noqa: F401 - shared with the socket_* files
 from latchkey_socket import open_device
 
@@ -252,22 +253,8 @@ class RecordingConnection:
 
 
 def reassemble(packets):
-    """CTAPHID messages (direction, channel, cmd, payload) from 64-byte packets."""
-    messages, partial = [], {}
-    for direction, packet in packets:
-        channel, kind = struct.unpack(">IB", packet[:5])
-        if kind & 0x80:
-            length = struct.unpack(">H", packet[5:7])[0]
-            partial[(direction, channel)] = [kind & 0x7F, length, bytearray(packet[7:7 + length])]
-        elif (direction, channel) in partial:
-            partial[(direction, channel)][2] += packet[5:5 + partial[(direction, channel)][1] - len(partial[(direction, channel)][2])]
-        else:
-            continue
-        command, length, data = partial[(direction, channel)]
-        if len(data) >= length:
-            messages.append((direction, channel, command, bytes(data)))
-            del partial[(direction, channel)]
-    return messages
+    """CTAPHID messages (direction, channel, cmd, payload) from (direction, 64-byte packet)."""
+    return ctaphid_frames.reassemble(packets)
 
 
 def in_background(function, *args, **kwargs):

@@ -32,30 +32,14 @@ PING_GAP_SECONDS = 0.002       # the good client's pause between PINGs: it uses 
 RSS_BUDGET_MB = 20.0
 CHANNEL_CAPACITY = 1024        # CTAPHIDConfiguration.maxChannels
 
-BROADCAST = 0xFFFFFFFF
-CMD_PING, CMD_MSG, CMD_INIT, CMD_CBOR, CMD_KEEPALIVE, CMD_ERROR = 0x01, 0x03, 0x06, 0x10, 0x3B, 0x3F
+from ctaphid_frames import (BROADCAST, CMD_CBOR, CMD_ERROR, CMD_INIT, CMD_KEEPALIVE, CMD_MSG, CMD_PING,  # noqa: F401 - the
+                            cont_packet, fragments, init_packet)  # floods' vocabulary, re-exported to their callers
 ERR_INVALID_LEN, ERR_INVALID_SEQ, ERR_MSG_TIMEOUT, ERR_CHANNEL_BUSY, ERR_INVALID_CHANNEL = 0x03, 0x04, 0x05, 0x06, 0x0B
 
 FLOOD_FIGURES = []             # one dict per flood, for the memory check and the summary
 
 
 # --- raw CTAPHID on a link ----------------------------------------------------------------------
-
-def init_packet(cid, cmd, length, data=b""):
-    return (struct.pack(">IBH", cid, 0x80 | cmd, length) + data[:57]).ljust(64, b"\0")
-
-
-def cont_packet(cid, seq, data=b""):
-    return (struct.pack(">IB", cid, seq) + data[:59]).ljust(64, b"\0")
-
-
-def fragments(cid, cmd, payload):
-    packets, rest, seq = [init_packet(cid, cmd, len(payload), payload[:57])], payload[57:], 0
-    while rest:
-        packets.append(cont_packet(cid, seq, rest[:59]))
-        rest, seq = rest[59:], seq + 1
-    return packets
-
 
 def read_message(link):
     """The key's next whole message on link: (cid, cmd, payload)."""
