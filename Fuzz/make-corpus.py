@@ -314,7 +314,8 @@ def session_without_pin(key, made):
          expect=CtapError.ERR.NO_CREDENTIALS)
 
     client_pin = ClientPin(ctap, PinProtocolV2())
-    step("clientPIN getRetries", client_pin.get_pin_retries)
+    # No PIN yet: CTAP2_ERR_PIN_NOT_SET, as a YubiKey 5 answers (ClientPINHandler.getPINRetries).
+    step("clientPIN getRetries", client_pin.get_pin_retries, expect=CtapError.ERR.PIN_NOT_SET)
     step("clientPIN getKeyAgreement v2", ctap.client_pin, 2, ClientPin.CMD.GET_KEY_AGREEMENT)
     step("clientPIN getKeyAgreement v1", ctap.client_pin, 1, ClientPin.CMD.GET_KEY_AGREEMENT)
     step("clientPIN getUVRetries", ctap.client_pin, 2, ClientPin.CMD.GET_UV_RETRIES,
@@ -699,7 +700,8 @@ def session_reset(key):
     ctap = Ctap2(device)
     step("reset after a power cycle", ctap.reset)
     step("getInfo after reset", ctap.get_info)
-    step("clientPIN getRetries after reset", ClientPin(ctap, PinProtocolV2()).get_pin_retries)
+    step("clientPIN getRetries after reset", ClientPin(ctap, PinProtocolV2()).get_pin_retries,
+         expect=CtapError.ERR.PIN_NOT_SET)
     step("getAssertion after reset", ctap.get_assertion, RP["id"], sha("ga after reset"),
          expect=CtapError.ERR.NO_CREDENTIALS)
     key.close_devices()
