@@ -23,6 +23,8 @@ step() {  # step NAME COMMAND...: run, print PASS/FAIL (or NOT RUN, exit 77) wit
     local ms=$(( ($(date +%s%N) - started) / 1000000 ))
     if [ "$status" -eq 0 ]; then
         passed=$((passed + 1)); log "PASS  $name ($((ms / 1000)).$(printf '%03d' $((ms % 1000))) s)"
+        # Where a long step's time went (its stages' stamps), in the log CI keeps.
+        grep -E "\[step \+[0-9.]+ s\]" "$WORK/step.out" | sed 's/^/      | /'
     elif [ "$status" -eq 77 ]; then
         # The check could not run for a reason outside the key (say why); counted apart, never as passed.
         skipped=$((skipped + 1)); log "NOT RUN  $name"; sed 's/^/      | /' "$WORK/step.out" | tail -8
