@@ -256,17 +256,6 @@ def test_rsa_keygen_does_not_stall(key):
         pinger.close()
 
 
-class AlgorithmsKey(Key):
-    """`latchkey serve --algorithms LIST`: a key that makes only those, in that order."""
-
-    def __init__(self, name, algorithms):
-        super().__init__(name)
-        self.algorithms = algorithms
-
-    def extra_args(self):
-        return ["--algorithms", self.algorithms]
-
-
 @check("serve --algorithms ES384,ES256: getInfo lists exactly [-35, -7]; [-8, -7] → ES256, [-7, -35] → ES256, "
        "[-36, -47, -8] → CTAP2_ERR_UNSUPPORTED_ALGORITHM; a bad list stops the key before it serves, naming the entry")
 def test_limited_algorithms(key):
@@ -303,5 +292,5 @@ def test_algorithms():
     """The algorithm checks, on keys of their own; the last check on the first key restarts it and sets a PIN."""
     run_on_own_key(Key("algorithms"), (test_algorithm_list, test_algorithm_es384, test_algorithm_es512, test_algorithm_es256k,
                                        test_algorithm_preference, test_es512_restart_and_credential_management))
-    run_on_own_key(AlgorithmsKey("rsa-algorithms", "ES256,RS256,PS256"), (test_algorithm_rsa, test_rsa_keygen_does_not_stall))
-    run_on_own_key(AlgorithmsKey("limited-algorithms", "ES384,ES256"), (test_limited_algorithms,))
+    run_on_own_key(Key("rsa-algorithms", extra=["--algorithms", "ES256,RS256,PS256"]), (test_algorithm_rsa, test_rsa_keygen_does_not_stall))
+    run_on_own_key(Key("limited-algorithms", extra=["--algorithms", "ES384,ES256"]), (test_limited_algorithms,))

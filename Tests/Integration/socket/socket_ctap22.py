@@ -16,13 +16,6 @@ PCMR = ClientPin.PERMISSION.PERSISTENT_CREDENTIAL_MGMT
 ENTERPRISE_RP = "corp.example"
 
 
-class Ctap22Key(Key):
-    """`latchkey serve --enterprise-rp corp.example`."""
-
-    def extra_args(self):
-        return ["--enterprise-rp", ENTERPRISE_RP]
-
-
 def persistent_credman(key, token):
     """A CredentialManagement session on a fresh connection that authenticates with `token`."""
     ctap = Ctap2(key.device())
@@ -221,7 +214,7 @@ def test_ctap22_enterprise_attestation(key):
     server.register_complete(state, registration)
     assert registration.response.attestation_object.att_stmt["x5c"][0] in leaves
 
-    other = Ctap22Key("ctap22-other").start()
+    other = Key("ctap22-other", extra=["--enterprise-rp", ENTERPRISE_RP]).start()
     try:
         other_ctap = Ctap2(other.device())
         Config(other_ctap).enable_enterprise_attestation()   # no PIN on that key: config is open
@@ -238,7 +231,7 @@ def test_ctap22_enterprise_attestation(key):
 
 def test_ctap22():
     """The CTAP 2.2 checks, on a key of their own (the last one resets it)."""
-    key = Ctap22Key("ctap22").start()
+    key = Key("ctap22", extra=["--enterprise-rp", ENTERPRISE_RP]).start()
     try:
         for test in (test_ctap22_persistent_token, test_ctap22_third_party_payment, test_ctap22_prf_at_registration,
                      test_ctap22_enterprise_attestation):

@@ -20,15 +20,6 @@ BLOB = b"the large blob that moves with its passkey " * 8
 PRF_SALT = hashlib.sha256(b"prf salt that moves").digest()
 
 
-class CounterZeroKey(Key):
-    """`latchkey serve --counter zero`, after the credentials a counting key made on the same store."""
-
-    counter = "counting"
-
-    def extra_args(self):
-        return ["--counter", self.counter]
-
-
 # Secrets the checks use (passphrases, PINs, private keys as files hold them): no CLI output may
 # carry one, whatever the command and however it ends.
 SECRETS = {CTAP21_PIN}
@@ -92,7 +83,7 @@ def export_round_trip(source):
     old_id = bytes(ctap21_make_resident(ctap, client_pin, {"id": "old.example", "name": "Old"},
                                         {"id": b"old-user", "name": "old"})[0].auth_data.credential_data.credential_id)
     source.stop()
-    source.counter = "zero"
+    source.extra = ["--counter", "zero"]
     source.start()
 
     device = source.device()
@@ -131,7 +122,7 @@ def assertion_for(ctap, rp_id, credential_id, extensions):
        "first key's public keys (Fido2Server), the same PRF output, credBlob and large blob, names and user handles, counter 0 "
        "after signing; importing again: conflict (exit 1, nothing changed), --skip-existing, --replace")
 def test_exchange_round_trip():
-    source = CounterZeroKey("export-a").start()
+    source = Key("export-a", extra=["--counter", "counting"]).start()
     target = Key("import-b", store=os.path.join(WORK, "import-b-store"))
     try:
         server, alice, prf_at_a, bob_id, old_id = export_round_trip(source)
@@ -208,8 +199,7 @@ def test_exchange_round_trip():
        "(nothing imported), an unknown format; --plaintext needs --out on a terminal-less run too when asked; each error names "
        "what is wrong")
 def test_exchange_refusals():
-    source = CounterZeroKey("refusals-a")
-    source.counter = "zero"
+    source = Key("refusals-a", extra=["--counter", "zero"])
     source.start()
     store = os.path.join(WORK, "refusals-b-store")
     try:

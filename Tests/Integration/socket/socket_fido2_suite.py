@@ -15,11 +15,6 @@ ENTERPRISE_RP = "ep.example.com"
 ALLOWED_SKIPS = ("BioEnrollment not supported by authenticator",)
 
 
-class SuiteKey(Key):
-    def extra_args(self):
-        return ["--algorithms", ALL_ALGORITHMS, "--enterprise-rp", ENTERPRISE_RP]
-
-
 def run_device_suite(environment, label):
     """Runs pytest on the suite; returns (counts, skip reasons, output)."""
     suite = os.environ.get("LATCHKEY_FIDO2_SUITE")
@@ -51,7 +46,7 @@ def test_device_suite_over_socket(key):
 
 
 def test_fido2_device_suite():
-    key = SuiteKey("fido2suite").start()
+    key = Key("fido2suite", extra=["--algorithms", ALL_ALGORITHMS, "--enterprise-rp", ENTERPRISE_RP]).start()
     try:
         test_device_suite_over_socket(key)
     finally:

@@ -9,13 +9,6 @@ import sys
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
 
-class ExportableKey(Key):
-    """`latchkey serve --counter zero`: passkeys that count no signatures, which export moves."""
-
-    def extra_args(self):
-        return ["--counter", "zero"]
-
-
 def private_file(name, text):
     path = os.path.join(WORK, name)
     with open(path, "w") as handle:
@@ -73,7 +66,7 @@ def check_store_pin_file():
 def check_dry_run_writes_nothing():
     home = tempfile.mkdtemp(prefix="day-home-", dir=WORK)
     data = os.path.join(home, "data")
-    source = ExportableKey("day-source").start()
+    source = Key("day-source", extra=["--counter", "zero"]).start()  # passkeys that count nothing: export moves them
     try:
         make_resident(Ctap2(source.device()), "dry.example", b"dry-handle", "dry")
     finally:

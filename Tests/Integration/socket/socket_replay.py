@@ -6,15 +6,6 @@ from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and
 from latchkey_socket import open_device
 
 
-class ExtraArgsKey(Key):
-    def __init__(self, name, *extra):
-        super().__init__(name)
-        self.extra = list(extra)
-
-    def extra_args(self):
-        return self.extra
-
-
 def record_session(key):
     """A relying party's session on one connection: getInfo, then a non-discoverable and a discoverable credential,
     each registered and signed in with (Fido2Server verifies everything). Returns the getInfo and the first
@@ -52,7 +43,7 @@ def replay(trace, key, *options):
        "ID) and exits 0 on SIGTERM")
 def test_replay():
     trace = os.path.join(WORK, "replay.trace")
-    recorded = ExtraArgsKey("replay-recorded", "--trace", trace).start()
+    recorded = Key("replay-recorded", extra=["--trace", trace]).start()
     try:
         recorded_info, first_credential_id = record_session(recorded)
     finally:
@@ -82,7 +73,7 @@ def test_replay():
         assert requests.count("CBOR authenticatorMakeCredential") == 2 and requests.count("CBOR authenticatorGetAssertion") >= 2, requests
     finally:
         fresh.stop()
-    different = ExtraArgsKey("replay-uv", "--uv", "auto").start()
+    different = Key("replay-uv", extra=["--uv", "auto"]).start()
     try:
         status, report, raw = replay(trace, different)
         assert status == 1 and report["differing"] > 0, raw.stdout + raw.stderr

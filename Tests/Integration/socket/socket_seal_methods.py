@@ -343,18 +343,10 @@ def test_method_switch_kills(work):
         tpm.stop()
 
 
-class TPMKey(Key):
+def TPMKey(name, tpm, store):  # noqa: N802 - reads as the key it makes
     """`latchkey serve --keys tpm` reaching `tpm` (TSS2_TCTI in its environment only)."""
-
-    def __init__(self, name, tpm, store):
-        tcti = tpm.tcti if tpm else "swtpm:host=127.0.0.1,port=9"
-
-        def environment():
-            os.environ["TSS2_TCTI"] = tcti
-        super().__init__(name, store=store, preexec=environment)
-
-    def extra_args(self):
-        return ["--keys", "tpm"]
+    tcti = tpm.tcti if tpm else "swtpm:host=127.0.0.1,port=9"
+    return Key(name, store=store, extra=["--keys", "tpm"], environment={"TSS2_TCTI": tcti})
 
 
 def no_credential_signs(key, server, credential, discoverable):

@@ -14,15 +14,6 @@ PASSPHRASE = "correct horse battery staple"
 QUICK = ["--scrypt-log-n", "10"]
 
 
-class SealedKey(Key):
-    def __init__(self, name, store, passphrase_file):
-        super().__init__(name, store=store)
-        self.passphrase_file = passphrase_file
-
-    def extra_args(self):
-        return ["--passphrase-file", self.passphrase_file] if self.passphrase_file else []
-
-
 def private_file(path, text):
     with open(path, "w") as handle:
         handle.write(text + "\n")
@@ -84,12 +75,12 @@ def test_sealed_store(work):
         sealed_file = handle.read()
     assert raw not in sealed_file and sealed_file.startswith(b"latchkey sealed master key\n")
 
-    refused = SealedKey("sealed-none", store, None)
+    refused = Key("sealed-none", store=store)
     refused.start(expect_up=False)
     assert refused.process.wait(timeout=20) == 1, refused.log()
     assert "--passphrase-file" in refused.log() and "sealed with a passphrase" in refused.log(), refused.log()
 
-    key = SealedKey("sealed-serving", store, right).start()
+    key = Key("sealed-serving", store=store, extra=["--passphrase-file", right]).start()
     try:
         for (server, credential), discoverable in zip(made, (False, True)):
             sign_in(key, server, credential, discoverable)

@@ -69,10 +69,14 @@ def connect_nonblocking(path, seconds=3, pause=0.002, note=""):
 
 class Key:
     """One `latchkey serve` process on a socket, optionally under a pseudo-terminal so that
-    `--presence prompt` has a real controlling terminal to ask on."""
+    `--presence prompt` has a real controlling terminal to ask on. `extra`: its other flags, as
+    data (`Key("k", extra=["--uv", "auto"])`); `environment`: variables added to its own."""
 
-    def __init__(self, name, presence="auto", use_pty=False, store=None, preexec=None, account_choice="client"):
+    def __init__(self, name, presence="auto", use_pty=False, store=None, preexec=None, account_choice="client",
+                 extra=(), environment=None):
         self.name = name
+        self.extra = list(extra)
+        self.environment = environment
         # The suite's protocol checks walk an RP's accounts with getNextAssertion, as a platform
         # does with a key that has no display: `--account-choice client`. None: the default
         # (`recent`: a key with automatic presence picks the account itself; socket_ctap21.py).
@@ -87,8 +91,9 @@ class Key:
         self.process = None
 
     def extra_args(self):
-        """Options beyond transport, presence, store, name and log level (subclasses add theirs)."""
-        return []
+        """Options beyond transport, presence, store, name and log level: `extra` (and what a
+        subclass with behaviour of its own adds)."""
+        return self.extra
 
     def ready_paths(self):
         """Files that exist once the key is up."""
@@ -111,7 +116,9 @@ class Key:
                                             preexec_fn=controlling_terminal, close_fds=True, pass_fds=(slave,))
             os.close(slave)
         else:
-            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=self.preexec)
+            env = dict(os.environ, **self.environment) if self.environment else None
+            self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log, preexec_fn=self.preexec,
+                                            env=env)
         if not expect_up:
             return self
         deadline = time.time() + 20

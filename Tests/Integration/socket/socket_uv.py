@@ -8,17 +8,6 @@ from fido2.ctap import CtapError
 from socket_support import *  # noqa: F401,F403 - the suite's shared helpers and imports
 
 
-class UVKey(Key):
-    """A key with built-in user verification `mode`."""
-
-    def __init__(self, name, mode):
-        super().__init__(name)
-        self.mode = mode
-
-    def extra_args(self):
-        return ["--uv", self.mode]
-
-
 class NoPINInteraction(UserInteraction):
     """Fails the check if Fido2Client ever asks for a PIN: built-in UV must be enough."""
 
@@ -79,7 +68,7 @@ def test_uv_deny_lockout(key):
 def test_builtin_uv():
     """The built-in UV checks, each on a key of its own."""
     for name, mode, test in (("uv-auto", "auto", test_uv_auto_passkey), ("uv-deny", "deny", test_uv_deny_lockout)):
-        key = UVKey(name, mode).start()
+        key = Key(name, extra=["--uv", mode]).start()
         try:
             test(key)
         finally:
