@@ -58,7 +58,8 @@ let package = Package(
         .target(name: "Presence", dependencies: ["Authenticator", "FIDOCrypto", "LinuxHID", "SystemIO"]),
         // The running key: KeyRunner over the transport, its host, configuration and signals.
         .target(name: "KeyService",
-                dependencies: ["Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "SystemIO"]),
+                dependencies: ["Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "Trace", "CTAP", "SystemIO",
+                               "Encoding"]),
         // `latchkey rig`: many keys behind the WebDriver-style control API, events and faults.
         .target(name: "Rig",
                 dependencies: ["Encoding", "KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",

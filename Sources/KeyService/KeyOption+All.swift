@@ -169,7 +169,7 @@ extension KeySpecification {
             do {
                 try option.apply(&specification, value)
             } catch {
-                throw KeyOptionError(message: "invalid \(dialect.name(option)) \(dialect.render(value)): \(error.reason)")
+                throw KeyOptionError(message: dialect.message("invalid \(dialect.name(option)) \(dialect.render(value)): \(error.reason)"))
             }
             given[option.id] = value
         }
@@ -180,7 +180,7 @@ extension KeySpecification {
     /// The rules between options, worded once.
     private mutating func checkCombination(given: [String: KeyOptionValue], dialect: KeyOptionDialect) throws(KeyOptionError) {
         func name(_ option: KeyOption) -> String { dialect.name(option) }
-        func refuse(_ message: String) -> KeyOptionError { KeyOptionError(message: message) }
+        func refuse(_ message: String) -> KeyOptionError { KeyOptionError(message: dialect.message(message)) }
         // A TPM makes P-256 keys: naming other algorithms as well would promise what it cannot make.
         if credentialKeys == .tpm {
             if given[KeyOption.algorithms.id] != nil, algorithms != [.es256] {

@@ -1,5 +1,6 @@
 import Authenticator
 import CTAP
+import Encoding
 
 /// One option of a key, declared once: its `latchkey serve` flag, its rig `addAuthenticator`
 /// parameter (WebDriver's name where WebDriver has one), its values, default, help and how a
@@ -119,7 +120,7 @@ public struct KeyOptionError: Error, Equatable, Sendable, CustomStringConvertibl
 }
 
 /// How the options were given: the dialect messages name them in.
-public enum KeyOptionDialect: Sendable {
+public enum KeyOptionDialect: Sendable, Equatable {
     /// `latchkey serve --flag VALUE`.
     case commandLine
     /// The rig's `addAuthenticator` `params`.
@@ -133,15 +134,38 @@ public enum KeyOptionDialect: Sendable {
         }
     }
 
-    /// The value as it was given: 'ES256,RS1' on a command line, JSON to the rig.
+    /// The value as it was given, at most `shownLength` characters of it: 'ES256,RS1' on a command
+    /// line, JSON to the rig.
     func render(_ value: KeyOptionValue) -> String {
-        switch (self, value) {
+        let text: String = switch (self, value) {
         case let (.commandLine, .text(text)): "'\(text)'"
         case let (.commandLine, .list(items)): "'\(items.joined(separator: ","))'"
         case let (_, .boolean(flag)): String(flag)
-        case let (.rig, .text(text)): KeyOptionWording.jsonString(text)
-        case let (.rig, .list(items)): "[" + items.map(KeyOptionWording.jsonString).joined(separator: ",") + "]"
+        case let (.rig, .text(text)): Self.jsonLiteral(text)
+        case let (.rig, .list(items)): "[" + items.map(Self.jsonLiteral).joined(separator: ",") + "]"
         }
+        return Self.bounded(text, to: Self.shownLength)
+    }
+
+    /// A refusal as it leaves: bounded (a value of a megabyte is not said back whole), and to the
+    /// rig terminal-safe as well (its clients print it; the CLI prints through Console, which is).
+    func message(_ text: String) -> String {
+        let bounded = Self.bounded(text, to: Self.messageLength)
+        return self == .rig ? TerminalText.line(bounded) : bounded
+    }
+
+    /// How much of a refused value a message repeats, and how long a message may be.
+    static let shownLength = 64
+    static let messageLength = 1024
+
+    private static func jsonLiteral(_ text: String) -> String {
+        var out = ""
+        JSONStringLiteral.append(text, to: &out)
+        return out
+    }
+
+    private static func bounded(_ text: String, to length: Int) -> String {
+        text.count <= length ? text : String(text.prefix(length)) + "…"
     }
 }
 
@@ -151,22 +175,6 @@ enum KeyOptionWording {
     static func alternatives(_ words: [String]) -> String {
         guard words.count > 1 else { return words.first ?? "" }
         return words.dropLast().joined(separator: ", ") + " or " + words[words.count - 1]
-    }
-
-    /// A string as a JSON literal (what the rig was sent), control characters escaped.
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
     }
 }
 

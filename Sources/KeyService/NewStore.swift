@@ -5,24 +5,30 @@ import SystemIO
 /// removes what it made and nothing else.
 struct NewStore {
     let directory: String
-    /// The directory's entries before the start (nil: there was no directory).
+    /// Whether anything was at the path before the start (a directory, a file, a link: lstat).
+    let existed: Bool
+    /// The directory's entries before the start (nil: nothing there, or nothing that lists).
     let entriesBefore: Set<String>?
     /// Whether this start makes the store (there was no database).
     let isNew: Bool
 
     init(directory: String) {
         self.directory = directory
+        existed = (try? FileManager.default.attributesOfItem(atPath: directory)) != nil
         entriesBefore = (try? FileSystem.entries(directory)).map(Set.init)
         isNew = !FileManager.default.fileExists(atPath: directory + "/credentials.sqlite")
     }
 
-    /// Removes what the start made: the whole directory if it made it, else the new files.
+    /// Removes what the start made: the whole directory if it made it, else the new files in
+    /// the directory that was there. Something at the path that was not a directory (a file
+    /// named as the store) is never touched: the start failed on it and made nothing there.
     func discard() {
         guard isNew else { return }
-        guard let entriesBefore else {
+        guard existed else {
             try? FileManager.default.removeItem(atPath: directory)
             return
         }
+        guard let entriesBefore else { return }
         for entry in (try? FileSystem.entries(directory)) ?? [] where !entriesBefore.contains(entry) {
             try? FileManager.default.removeItem(atPath: directory + "/" + entry)
         }

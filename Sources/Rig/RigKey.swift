@@ -80,12 +80,7 @@ final class RigKey: @unchecked Sendable {
                                    deviceName: Self.deviceName(id), presence: presence, logger: logger)
         assembly.userVerification = verification
         assembly.accountChooser = accountChooser
-        var faulty: FaultyTransport?
-        assembly.wrapTransport = { device in
-            let transport = FaultyTransport(device)
-            faulty = transport
-            return transport
-        }
+        assembly.wrapTransport = { device in FaultyTransport(device) }
         // The key's own Authenticator, wrapped: responses overridden as set, events see each
         // response as the client gets it, faults come first.
         assembly.handlerChain = { authenticator, transport in
@@ -98,8 +93,10 @@ final class RigKey: @unchecked Sendable {
                 }
             }
             let overridden = ResponseOverridingHandler(authenticator, overrides: overrides, logger: logger)
+            // The transport is the FaultyTransport wrapTransport made (KeyAssembly wraps first).
+            let faulty = transport as? FaultyTransport ?? FaultyTransport(transport)
             return FaultInjectingHandler(ObservingHandler(overridden, observe: observer), faults: faults,
-                                         transport: faulty!, logger: logger)
+                                         transport: faulty, logger: logger)
         }
         let key: AssembledKey
         do {

@@ -72,6 +72,21 @@ final class KeySpecificationTests: XCTestCase {
                        "invalid params.accountChoice \"a\\\"\\u001b\": use recent or client")
     }
 
+    /// A refused value is said back bounded, and to the rig with nothing a terminal would act on.
+    func testARefusalIsBoundedAndTerminalSafe() {
+        let long = refusal([(.seed, .text(String(repeating: "\u{7F}", count: 300_000)))], .rig)
+        XCTAssertLessThanOrEqual(long.count, 1025, "the whole value came back")
+        XCTAssertTrue(long.hasPrefix("invalid params.seed \"\\u007f"), long.prefix(40).description)
+        XCTAssertFalse(long.unicodeScalars.contains("\u{7F}"))
+        let names = refusal([(.extensions, .list(["\u{202E}moc.elpmaxe", String(repeating: "x", count: 5000)]))], .rig)
+        XCTAssertLessThanOrEqual(names.count, 1025)
+        XCTAssertFalse(names.unicodeScalars.contains("\u{202E}"), "a bidi override reached the message")
+        XCTAssertTrue(names.contains("\\u{202E}moc.elpmaxe"), names)
+        let flag = refusal([(.algorithms, .text(String(repeating: "A", count: 2000)))], .commandLine)
+        XCTAssertLessThanOrEqual(flag.count, 1025)
+        XCTAssertTrue(flag.hasPrefix("invalid --algorithms '" + String(repeating: "A", count: 63) + "…: unknown algorithm"), flag)
+    }
+
     func testTheRulesBetweenOptions() throws {
         XCTAssertEqual(refusal([(.credentialKeys, .text("tpm")), (.algorithms, .text("ES256,EdDSA"))], .commandLine),
                        "--keys tpm makes ES256 keys only: drop --algorithms or give --algorithms ES256")
