@@ -111,7 +111,7 @@ public struct KeyAssembly {
             let runner = try KeyRunner(transport: transport, handler: handler, logger: logger, hidConfiguration: hid,
                                        trace: trace)
             return AssembledKey(store: store, authenticator: authenticator, runner: runner, isNewStore: newStore.isNew,
-                                newStore: newStore, usesTPM: keyDevice != nil)
+                                usesTPM: keyDevice != nil)
         } catch {
             rollBack()
             throw .runner(error)
@@ -126,7 +126,6 @@ public struct AssembledKey {
     public let runner: KeyRunner
     /// Whether this start made the store (there was no database before).
     public let isNewStore: Bool
-    let newStore: NewStore
     /// Whether credential keys are the TPM's.
     public let usesTPM: Bool
 

@@ -5,10 +5,6 @@ import SystemIO
 /// appears, its store and name, logging, tracing and its control socket. The CLI builds it from
 /// the command line (`ServeCommand`); `KeyHost` runs it.
 public struct KeyConfiguration: Equatable, Sendable {
-    public typealias CredentialKeys = KeySpecification.CredentialKeys
-    public typealias PresenceMode = KeySpecification.PresenceMode
-    public typealias VerificationMode = KeySpecification.VerificationMode
-
     public enum Transport: Equatable, Sendable {
         case uhid(path: String)
         case socket(path: String)

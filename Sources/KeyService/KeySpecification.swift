@@ -125,10 +125,10 @@ public struct KeySpecification: Equatable, Sendable {
     /// What getInfo lists as extensions (none on a u2f key: it answers no getInfo).
     public var extensionIdentifiers: [String] { isU2F ? [] : authenticatorConfiguration.extensionIdentifiers }
 
-    /// The CTAPHID layer's configuration: a u2f key reports no CBOR capability.
-    public func hidConfiguration(vendorCommands: Set<UInt8> = [],
-                                 channelIDSeed: UInt32 = UInt32.random(in: 1...0x7FFF_FFFF)) -> CTAPHIDConfiguration {
-        var hid = CTAPHIDConfiguration(channelIDSeed: channelIDSeed, vendorCommands: vendorCommands)
+    /// The CTAPHID layer's configuration: a u2f key reports no CBOR capability; the first channel
+    /// ID is random, so channels of successive runs do not collide in clients' caches.
+    public func hidConfiguration(vendorCommands: Set<UInt8> = []) -> CTAPHIDConfiguration {
+        var hid = CTAPHIDConfiguration(channelIDSeed: UInt32.random(in: 1...0x7FFF_FFFF), vendorCommands: vendorCommands)
         if isU2F { hid.capabilities = CTAPHIDConfiguration.capabilityWink | CTAPHIDConfiguration.capabilityLock }
         return hid
     }

@@ -207,19 +207,16 @@ public final class Rig: @unchecked Sendable {
         var options = RigKey.Options(id: id, transport: transport)
         options.key = specification
         let key: RigKey
-        let storeDirectory = root + "/" + id
-        let storeExisted = FileManager.default.fileExists(atPath: storeDirectory)
         do {
-            key = try RigKey(options: options, storeDirectory: storeDirectory, events: events, logger: logger)
+            key = try RigKey(options: options, storeDirectory: root + "/" + id, events: events, logger: logger)
         } catch {
             // A key that did not start takes nothing with it: its id is free again (the next
-            // addAuthenticator gets the same kN), and a store directory it made is removed — one
-            // that was there before (an earlier rig's, with its credentials) is left alone.
+            // addAuthenticator gets the same kN); a store it made KeyAssembly has removed already,
+            // and one that was there before (an earlier rig's, with its credentials) is left alone.
             lock.lock()
             starting.remove(id)
             if params.authenticatorId == nil, id == "k\(nextNumber - 1)" { nextNumber -= 1 }
             lock.unlock()
-            if !storeExisted { try? FileManager.default.removeItem(atPath: storeDirectory) }
             throw error
         }
         lock.lock()

@@ -35,9 +35,9 @@ final class RigKey: @unchecked Sendable {
     /// The account a discoverable sign-in answers with (`selectCredential`; else the last used).
     let accountChooser: AccountChooser
     /// What its getInfo lists as extensions (none on a u2f key: it answers no getInfo).
-    let extensionIdentifiers: [String]
+    var extensionIdentifiers: [String] { options.key.extensionIdentifiers }
     /// Its getInfo maxSerializedLargeBlobArray: planted blobs must fit in it.
-    let maxSerializedLargeBlobArray: Int
+    var maxSerializedLargeBlobArray: Int { options.key.authenticatorConfiguration.maxSerializedLargeBlobArray }
     private let runner: KeyRunner
     private let stopped = DispatchSemaphore(value: 0)
     private let isStopped = Atomic<Bool>(false)
@@ -71,8 +71,6 @@ final class RigKey: @unchecked Sendable {
         if options.key.seed != nil, existed {
             throw .invalidParams("a seeded key needs a fresh store, and \(storeDirectory) exists: remove it or use another authenticatorId")
         }
-        extensionIdentifiers = options.key.extensionIdentifiers
-        maxSerializedLargeBlobArray = options.key.authenticatorConfiguration.maxSerializedLargeBlobArray
         let signCounts = self.signCounts
         let wire = WireState()
         let overrides = self.overrides, faults = self.faults

@@ -33,7 +33,6 @@ public enum ServeCommand {
     /// What `latchkey serve` runs (the key's configuration, KeyService).
     public typealias Options = KeyConfiguration
     public typealias Transport = KeyConfiguration.Transport
-    public typealias PresenceMode = KeyConfiguration.PresenceMode
 
     public static func options(from parsed: ParsedArguments,
                                environment: [String: String] = ProcessInfo.processInfo.environment) throws(UsageError) -> Options {
