@@ -86,7 +86,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "python"))
 from latchkey_socket import open_device  # noqa: E402
 from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture  # noqa: E402
-from ctaphid_frames import fragments as message_reports, init_packet as init_report  # noqa: E402 - one framing
+from ctaphid_frames import fragments, init_packet  # noqa: E402 - one framing
 from fido2.server import Fido2Server
 from fido2.webauthn import ResidentKeyRequirement, UserVerificationRequirement
 
@@ -609,7 +609,7 @@ class RawConnection:
             return None
 
     def call(self, channel, command, payload):
-        for report in message_reports(channel, command, payload):
+        for report in fragments(channel, command, payload):
             self.send(report)
         return self.response(channel)
 
@@ -641,24 +641,24 @@ def session_raw(key):
         "LOCK 20 s (too long)": (raw.call(cid, CTAPHID.LOCK, b"\x14"), CTAPHID.ERROR),
     }
     # A continuation with the wrong sequence number.
-    raw.send(init_report(cid, CTAPHID.PING, 100, bytes(57)))
+    raw.send(init_packet(cid, CTAPHID.PING, 100, bytes(57)))
     raw.send((struct.pack(">IB", cid, 5) + bytes(59)).ljust(64, b"\0"))
     expected["continuation out of sequence"] = (raw.response(cid), CTAPHID.ERROR)
     # A continuation nobody started (ignored), then a PING that still works.
     raw.send((struct.pack(">IB", cid, 0) + b"stray").ljust(64, b"\0"))
     expected["PING after a stray continuation"] = (raw.call(cid, CTAPHID.PING, b"still"), CTAPHID.PING)
     # A second message's INIT in the middle of the first (CTAPHID_ERR_CHANNEL_BUSY or restart).
-    raw.send(init_report(cid, CTAPHID.PING, 120, b"A" * 57))
-    raw.send(init_report(cid, CTAPHID.PING, 4, b"B" * 4))
+    raw.send(init_packet(cid, CTAPHID.PING, 120, b"A" * 57))
+    raw.send(init_packet(cid, CTAPHID.PING, 4, b"B" * 4))
     expected["INIT in the middle of a message"] = (raw.response(cid), None)
     # A declared length past 7609.
-    raw.send(init_report(cid, CTAPHID.PING, 7610, b"L" * 57))
+    raw.send(init_packet(cid, CTAPHID.PING, 7610, b"L" * 57))
     expected["length 7610"] = (raw.response(cid), CTAPHID.ERROR)
     # CANCEL with nothing running: no answer; a PING after it is answered.
-    raw.send(init_report(cid, CTAPHID.CANCEL, 0))
+    raw.send(init_packet(cid, CTAPHID.CANCEL, 0))
     expected["PING after CANCEL"] = (raw.call(cid, CTAPHID.PING, b"after cancel"), CTAPHID.PING)
     # A message left unfinished: the key times it out (ERR_MSG_TIMEOUT).
-    raw.send(init_report(cid, CTAPHID.CBOR, 300, b"\x01" + bytes(56)))
+    raw.send(init_packet(cid, CTAPHID.CBOR, 300, b"\x01" + bytes(56)))
     expected["unfinished message"] = (raw.response(cid, timeout=4.0), CTAPHID.ERROR)
     for label, (answer, command) in expected.items():
         if answer is None:
@@ -673,13 +673,13 @@ def session_raw(key):
     cid = struct.unpack(">I", answer[1][8:12])[0] if answer else 0x01020304
     for size in (65, 10, 1):
         try:
-            raw.sock.send(init_report(cid, CTAPHID.PING, 8, b"wrongsiz").ljust(size, b"\0")[:size])
+            raw.sock.send(init_packet(cid, CTAPHID.PING, 8, b"wrongsiz").ljust(size, b"\0")[:size])
         except OSError as error:
             note(f"raw {size}-byte packet: {error}")
-    raw.send(init_report(cid, CTAPHID.PING, 8, b"rightsiz"))
+    raw.send(init_packet(cid, CTAPHID.PING, 8, b"rightsiz"))
     if raw.response(cid) is None:
         note("raw PING after wrong-sized packets: no answer")
-    raw.send(init_report(cid, CTAPHID.CBOR, 200, b"\x02" + bytes(56)))
+    raw.send(init_packet(cid, CTAPHID.CBOR, 200, b"\x02" + bytes(56)))
     time.sleep(0.1)
     raw.close()
     time.sleep(0.2)

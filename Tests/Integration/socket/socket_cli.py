@@ -184,7 +184,7 @@ def test_control_presence_and_trace():
                 client_pin.set_pin(pin)
             token = client_pin.get_pin_token(pin, ClientPin.PERMISSION.MAKE_CREDENTIAL, "control.example")
             device.close()
-            for direction, _, command, payload in reassemble(recording.packets):
+            for direction, _, command, payload in ctaphid_frames.reassemble(recording.packets):
                 if command != 0x10 or len(payload) < 2:
                     continue
                 body = cbor.decode(payload[1:])

@@ -259,11 +259,6 @@ class RecordingConnection:
         self.inner.close()
 
 
-def reassemble(packets):
-    """CTAPHID messages (direction, channel, cmd, payload) from (direction, 64-byte packet)."""
-    return ctaphid_frames.reassemble(packets)
-
-
 def in_background(function, *args, **kwargs):
     """Runs function in a thread; returns (thread, outcome) where outcome gets 'value' or 'error'."""
     outcome = {}
