@@ -17,7 +17,9 @@ browser's own WebAuthn is not part of these flows). Headless Chromium and Firefo
    browser's own answer;
 4. a key with a PIN and no built-in UV (the desktop key's default): a sign-in that requires UV
    asks for the PIN in Latchkey's window (a wrong one says how many attempts are left), then
-   signs in verified; saving a passkey asks for it too. The page never sees a PIN prompt.
+   signs in verified; saving a passkey asks for it too. The page never sees a PIN prompt;
+5. websites' signals through the extension and native host, with provider mode off
+   (socket_browser_signals.py: hiding, un-hiding, renaming, the refusals, the rate limit).
 Every response is verified by python-fido2's Fido2Server.
 Usage: socket_provider.py LATCHKEY_BINARY. Prints PASS/FAIL per check and
 `passkey provider (socket keys): N passed, N failed`; exit 0 when all passed."""
@@ -37,7 +39,8 @@ import e2e_browser as web  # noqa: E402 - also puts support/ and scripts/ on the
 web.PORT = 9765     # not the VM suite's port: a VM run and this layer never share a page server
 web.ORIGIN = f"http://localhost:{web.PORT}"
 import e2e_provider as flows  # noqa: E402
-import e2e_signals as signals  # noqa: E402
+import e2e_extension as signals  # noqa: E402 - the browser with the extension: main, Key, check
+import socket_browser_signals  # noqa: E402
 import latchkey_socket  # noqa: E402
 from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction  # noqa: E402
 from fido2.ctap2 import Ctap2  # noqa: E402
@@ -442,8 +445,8 @@ def browser_run(binary, work, name, part, key_options, prepare, checks, pages=((
     try:
         made = prepare(path)
         return counted(signals.main(os.path.join(work, f"{name}-{part}"), name, binary, store, EXTENSION,
-                                    label=f"provider {part}", pages=pages, browser_class=flows.Provider,
-                                    checks=lambda browser, key: checks(browser, key, path, made)))
+                                    lambda browser, key: checks(browser, key, path, made), f"provider {part}",
+                                    pages=pages, browser_class=flows.Provider))
     finally:
         process.terminate()
         process.wait()
@@ -460,7 +463,7 @@ def with_pin(path):
 
 
 def run_browser(binary, work, name):
-    """The four parts in one browser each; returns [(passed, failed), …]."""
+    """The five parts in one browser each; returns [(passed, failed), …]."""
     signals.results.clear()
     os.environ["HOME"] = os.path.join(work, "home")
     os.makedirs(os.environ["HOME"], exist_ok=True)
@@ -479,6 +482,10 @@ def run_browser(binary, work, name):
         # 4. A key with a PIN and no built-in UV.
         browser_run(binary, work, name, "PIN", (), with_pin,
                     lambda browser, key, path, made: pin_checks(browser, key, made)),
+        # 5. Websites' signals through the extension and host (provider mode off, its default).
+        browser_run(binary, work, name, "signals", socket_browser_signals.KEY_OPTIONS, lambda path: None,
+                    lambda browser, key, path, made: socket_browser_signals.run_checks(browser, key, path),
+                    pages=((web.PORT, web.Page),)),
     ]
 
 

@@ -1,7 +1,8 @@
 """Websites' signals through `latchkey native-host`, driven as a browser drives it (framed JSON on
 stdin/stdout), against a running key whose store it changes: the key stops offering what a
-signal hid. The browser side (the extension in Chromium and Firefox) is in the VM suite
-(e2e_signals.py); the host's unit tests are in Tests/SignalBridgeTests."""
+signal hid. The browser side (the extension in this machine's Chromium and Firefox) is in
+socket_browser_signals.py, run by socket_provider.py; the host's unit tests are in
+Tests/SignalBridgeTests."""
 
 import json
 import os

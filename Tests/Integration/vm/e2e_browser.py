@@ -164,7 +164,7 @@ def open_chromium(work, attempt, extra_arguments=()):
     load. Under TCG on these machines Chromium takes about 60 s to start and has taken 100–120 s
     to load even this one-line page; once in a while its network service crashes and the load
     never finishes, hence a second attempt. `extra_arguments`: more command-line switches
-    (e2e_signals.py loads Latchkey's extension)."""
+    (e2e_extension.py loads Latchkey's extension)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -220,7 +220,7 @@ def open_firefox(work, attempt, addon=None):
     after quitting it — "slow" when it did not answer in time (the emulator: retried, then not
     run), "exited" when Firefox died, "failed" for another error (both count as failures).
     `addon`: an unpacked extension folder installed first, as a temporary add-on (Marionette's
-    Addon:Install; e2e_signals.py loads Latchkey's extension)."""
+    Addon:Install; e2e_extension.py loads Latchkey's extension)."""
     ff = marionette.Marionette()
     started = time.time()
 

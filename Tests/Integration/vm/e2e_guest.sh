@@ -313,9 +313,9 @@ print(f"the proxy's trace: {made} makeCredential, {asserted} getAssertion")
 assert made >= 4 and asserted >= 4, commands
 PY
 }
-extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_signals.py, e2e_provider.py) with Latchkey's extension and native host
+extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_provider.py) with Latchkey's extension and native host
     local key="$1" script="$2" browser="$3" status out name
-    name="${key%-"$browser"}-$browser"   # signals-chromium, provider-chromium (whose key is provider-chromium)
+    name="${key%-"$browser"}-$browser"   # provider-chromium (whose key is provider-chromium)
     [ -s /usr/share/publicsuffix/public_suffix_list.dat ] || { echo "Debian's publicsuffix is not installed"; return 1; }
     # The browser asks every FIDO device it sees: key main steps aside for KEY (built-in UV, its own store).
     stop_key main && start_key "$key" --uv auto || return 1
@@ -338,7 +338,6 @@ extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_signals.py,
         | grep -iE "latchkey|native|extension" | tail -20
     return 1
 }
-check_signals() { extension_step signals e2e_signals.py "$1"; }     # websites' signals through the extension and host
 check_provider() { extension_step "provider-$1" e2e_provider.py "$1"; }  # the passkey provider; a key (and store) a browser
 check_playwright() {  # docs/ci.md's Playwright example, run: headless Chromium through Playwright for Python, the same key
     [ -x /usr/bin/chromium ] || { echo "chromium not installed"; return 1; }
@@ -814,8 +813,9 @@ step "headless Chromium: navigator.credentials.create() and .get() (ES256, then 
 step "headless Chromium through latchkey proxy (the real key's node hidden from the browser): the same create()/get() and passkey steps pass as directly, and the proxy's trace holds their makeCredential and getAssertion" check_browser_through_proxy
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
-step "websites' signals, headless Chromium + Latchkey's extension + native host: signalUnknownCredential hides (get() then uses the other passkey), signalAllAcceptedCredentials hides and un-hides, signalCurrentUserDetails renames; http://127.0.0.1 naming localhost is a SecurityError, a bad ID a TypeError, a 1,000-signal loop is rate-limited, a garbage frame changes nothing (e2e_signals.py)" check_signals chromium
-step "websites' signals, headless Firefox ESR + Latchkey's extension (temporary add-on) + native host: the same checks (e2e_signals.py)" check_signals firefox
+# Websites' signals (page → extension → native host → store) need no uhid: the socket layer runs
+# every signals check in this machine's Chromium and Firefox ESR (socket_browser_signals.py); the
+# provider step below has a site's signal and the browser's own get() over hidraw.
 step "Latchkey as headless Chromium's passkey provider (extension + native host, e2e_provider.py): off, the browser's own functions; on, every choice in Latchkey's own prompt window (a conditional get() after the person clicks the field's hint, a modal get() and create() at once); an upgrade only for the user that signed in with a password; another origin naming the RP ID gets a SecurityError; a credProtect-3 passkey made over hidraw not offered (the other attacks run in the socket layer's browsers: socket_provider.py); every response verified by Fido2Server" check_provider chromium
 extra_step "Latchkey as headless Firefox ESR's passkey provider (temporary add-on + native host): the same checks (e2e_provider.py)" check_provider firefox
 extra_step "headless Chromium and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (made and verified by Fido2Server, refused, or no answer; e2e_mldsa.py)" check_mldsa_browser chromium

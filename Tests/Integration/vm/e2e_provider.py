@@ -46,7 +46,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import e2e_browser as web  # noqa: E402 - the browsers
 import marionette  # noqa: E402 - Firefox's driver (Tests/Integration/support, on the path e2e_browser sets)
-import e2e_signals as signals  # noqa: E402 - Key (the store through the CLI), Browser, check
+import e2e_extension as signals  # noqa: E402 - the browser with the extension: Key (the store through the CLI), Browser, check
 import e2e_provider_attacks as attacks  # noqa: E402 - issue 43's attacks, each refused
 import websocket  # noqa: E402 - websocket-client, selenium's own dependency: Chromium's DevTools protocol
 from fido2.server import Fido2Server  # noqa: E402
@@ -670,8 +670,8 @@ def run_checks(browser, key, made=None):
 
 
 def main(work, browser_name, binary, store, extension):
-    return signals.main(work, browser_name, binary, store, extension, label="provider",
-                        pages=((web.PORT, Page), (web.PORT + 1, Page)), browser_class=Provider, checks=run_checks)
+    return signals.main(work, browser_name, binary, store, extension, run_checks, "provider",
+                        pages=((web.PORT, Page), (web.PORT + 1, Page)), browser_class=Provider)
 
 
 if __name__ == "__main__":
