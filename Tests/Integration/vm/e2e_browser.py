@@ -15,7 +15,13 @@ names in allowCredentials, then a passkey that get() finds with an empty allowCr
 with a large blob that the get() reads (WebAuthn largeBlob); a second get() writes another, which
 the rig's getCredential must report. Fido2Server checks each sign-in against the public key the
 test made; the rig's events and getCredential must show the counter the page saw.
-Usage: e2e_browser.py WORK_DIR [chromium|firefox] (chromium when left out) | e2e_browser.py WORK_DIR chromium --rig LATCHKEY_BINARY
+With `--proxy REAL_NODE PROXY_PID_FILE` (Chromium, run in a mount namespace where /dev/null is
+bound over REAL_NODE, key web's node, behind `latchkey proxy`), the same browser first runs the
+flows through the proxy, the only FIDO device it can open; then the proxy stops, the bind goes
+and key web starts again (a new node the browser sees at once) for the flows above: one browser
+start for both (e2e_guest.sh's proxy step compares the two runs' steps and the proxy's trace).
+Usage: e2e_browser.py WORK_DIR [chromium|firefox] (chromium when left out) |
+       e2e_browser.py WORK_DIR chromium [--proxy REAL_NODE PROXY_PID_FILE] [--rig LATCHKEY_BINARY]
 Exit 77: the browser did not come up or load the page in time, twice (the key was never asked)."""
 
 import glob
@@ -23,6 +29,7 @@ import http.server
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -686,13 +693,66 @@ def run_rig_flows(browser, work, binary):
     print("latchkey rig stopped (exit status 0)", flush=True)
 
 
-def main(work, browser_name="chromium", rig_binary=None):
+# --- --proxy: the flows through `latchkey proxy` first, in the same browser ----------------------
+
+PROXY_UNIQ = "latchkey-proxy:latchkey:web"
+PROXY_MARK, DIRECT_MARK = "=== through latchkey proxy", "=== directly"
+
+
+def restart_serve_key(work, name):
+    """Stops `latchkey serve --name NAME` (stop_serve_key) and starts it again with the command
+    line it ran with, as e2e_guest.sh's start_key did: its output appended to WORK/key-NAME.log,
+    its pid in WORK/key-NAME.pid; waits for its hidraw node. The seconds it took."""
+    pid_file = os.path.join(work, f"key-{name}.pid")
+    with open(pid_file) as handle:
+        pid = int(handle.read().split()[0])
+    with open(f"/proc/{pid}/cmdline", "rb") as handle:
+        arguments = [argument.decode() for argument in handle.read().split(b"\0") if argument]
+    began = time.monotonic()
+    stop_serve_key(work, name)
+    with open(os.path.join(work, f"key-{name}.log"), "a") as log:
+        process = subprocess.Popen(arguments, stdout=log, stderr=subprocess.STDOUT)
+    with open(pid_file, "w") as handle:
+        handle.write(f"{process.pid}\n")
+    wait_until(lambda: len(hidraw_nodes_of(f"latchkey:{name}")) == 1, RIG_WAIT,
+               lambda: f"key {name} started again: no hidraw node after {RIG_WAIT} s (exit status {process.poll()})")
+    return time.monotonic() - began
+
+
+def run_through_proxy(browser, algorithms, work, real, proxy_pid_file):
+    """The flows through the proxy, then the proxy stopped (its exit status is e2e_guest.sh's to
+    collect), /dev/null unbound from the real node and key web started again. Prints 'through
+    latchkey proxy: passed' or '…: FAIL why' (the proxy step checks it): a failure here does not
+    stop the direct flows, which judge the key itself."""
+    print(PROXY_MARK, flush=True)
+    try:
+        run_flows(browser)
+        run_algorithm_flows(browser, algorithms)
+        print(f"through latchkey proxy: passed{step_stamp()}", flush=True)
+    except AssertionError as error:
+        if browser_died(error):
+            raise
+        print(f"through latchkey proxy: FAIL {error}", flush=True)
+    with open(proxy_pid_file) as handle:
+        pid = int(handle.read().split()[0])
+    os.kill(pid, signal.SIGTERM)
+    wait_until(lambda: not running(pid) and not hidraw_nodes_of(PROXY_UNIQ), RIG_WAIT,
+               lambda: f"the proxy (pid {pid}) {RIG_WAIT} s after SIGTERM: "
+                       f"{'running' if running(pid) else 'exited'}, its node {hidraw_nodes_of(PROXY_UNIQ) or 'gone'}")
+    unbound = subprocess.run(["umount", real], capture_output=True, text=True, timeout=30)
+    assert unbound.returncode == 0, f"umount {real}: {unbound.stderr.strip()}"
+    took = restart_serve_key(work, "web")
+    print(f"proxy stopped, {real} unbound, key web started again in {took:.1f} s", flush=True)
+    print(DIRECT_MARK, flush=True)
+
+
+def main(work, browser_name="chromium", rig_binary=None, proxy=None):
     openers = {"chromium": (open_chromium, "headless Chromium"), "firefox": (open_firefox, "headless Firefox ESR")}
     if browser_name not in openers:
         print(f"unknown browser {browser_name!r}: chromium or firefox", flush=True)
         return 2
-    if rig_binary is not None and browser_name != "chromium":
-        print(f"--rig runs with chromium only (not {browser_name})", flush=True)
+    if (rig_binary is not None or proxy is not None) and browser_name != "chromium":
+        print(f"--rig and --proxy run with chromium only (not {browser_name})", flush=True)
         return 2
     opener, label = openers[browser_name]
     # The step's `timeout` sends SIGTERM: exit through the finally below, which quits the browser.
@@ -718,9 +778,12 @@ def main(work, browser_name="chromium", rig_binary=None):
             print(f"FAIL: {label} did not start or load the test page ({', '.join(outcomes)}); "
                   f"its output is in {work}", flush=True)
             return 1
+        algorithms = [(-257, "RS256")] if browser_name == "chromium" else [(-35, "ES384"), (-257, "RS256")]
         try:
+            if proxy is not None:
+                run_through_proxy(browser, algorithms, work, *proxy)
             run_flows(browser)
-            run_algorithm_flows(browser, [(-257, "RS256")] if browser_name == "chromium" else [(-35, "ES384"), (-257, "RS256")])
+            run_algorithm_flows(browser, algorithms)
             print(f"flows done{step_stamp()}", flush=True)
             if rig_binary is not None:
                 run_rig_flows(browser, work, rig_binary)
@@ -741,10 +804,27 @@ def main(work, browser_name="chromium", rig_binary=None):
     return 0
 
 
+def parse(arguments):
+    """WORK [BROWSER] [--proxy REAL_NODE PROXY_PID_FILE] [--rig BINARY] → main's arguments, or None."""
+    positional, options = [], {}
+    while arguments:
+        first, arguments = arguments[0], arguments[1:]
+        counts = {"--proxy": 2, "--rig": 1}
+        if first in counts:
+            if first in options or len(arguments) < counts[first]:
+                return None
+            options[first], arguments = arguments[:counts[first]], arguments[counts[first]:]
+        else:
+            positional.append(first)
+    if len(positional) not in (1, 2) or (options and len(positional) != 2):
+        return None
+    rig = os.path.abspath(options["--rig"][0]) if "--rig" in options else None
+    return (*positional, *([None] if len(positional) == 1 else []), rig, options.get("--proxy"))
+
+
 if __name__ == "__main__":
-    arguments = sys.argv[1:]
-    if len(arguments) == 4 and arguments[2] == "--rig":
-        sys.exit(main(arguments[0], arguments[1], os.path.abspath(arguments[3])))
-    if len(arguments) not in (1, 2) or "--rig" in arguments:
-        sys.exit(__doc__.split("Usage: ")[1].splitlines()[0])
-    sys.exit(main(*arguments))
+    parsed = parse(sys.argv[1:])
+    if parsed is None:
+        sys.exit("usage: " + " ".join(__doc__.split("Usage: ")[1].split("\nExit")[0].split()))
+    work, browser_name, rig, proxy = parsed
+    sys.exit(main(work, browser_name or "chromium", rig, proxy))

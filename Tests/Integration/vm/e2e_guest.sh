@@ -248,70 +248,78 @@ check_ssh() {  # check_ssh TYPE: ssh-keygen makes an -sk key on the device, sign
     echo "e2e@latchkey $(cat "$key.pub")" >"$WORK/allowed-$type"
     ssh-keygen -Y verify -f "$WORK/allowed-$type" -I e2e@latchkey -n file -s "$WORK/data-$type.txt.sig" <"$WORK/data-$type.txt"
 }
-check_browser() {  # headless Chromium: create() + get(), then passkeys, against a key with --uv auto; then credentials planted through the rig
+check_browser() {  # headless Chromium: the flows through latchkey proxy, then directly, then credentials planted through the rig
     [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || { echo "chromium/chromedriver not installed"; return 1; }
-    local status
+    local real proxy="" status
     # The browser talks to every FIDO device it sees: key main steps aside for the key with built-in UV.
     stop_key main && start_key web --uv auto || return 1
+    real=$(node_of web)
+    "$BIN" proxy "$real" --trace "$WORK/proxy-browser.trace" --log-level debug >"$WORK/proxy-browser.log" 2>&1 &
+    echo $! >"$WORK/proxy-browser.pid"
+    for _ in $(seq 1 100); do proxy=$(hidraw_with_uniq "latchkey-proxy:latchkey:web") && break; sleep 0.1; done
+    if [ -z "$proxy" ]; then
+        echo "no hidraw node for the proxy"; cat "$WORK/proxy-browser.log"
+        kill -TERM "$(cat "$WORK/proxy-browser.pid")"; stop_key web; start_key main; return 1
+    fi
+    echo "proxy $proxy in front of $real"
+    # One browser start for both runs. Chromium asks every FIDO device it can open: in a mount
+    # namespace of its own, /dev/null is bound over the real key's node (the proxy, outside, holds it
+    # open), so the first flows find only the proxy's; then the script stops the proxy, unbinds the
+    # node and starts key web again (--proxy), and runs the flows directly.
     # --rig: after those flows the script stops key web itself (SIGTERM to key-web.pid) for a
     # `latchkey rig` key (pid in rig-browser.pid) whose credentials it plants through the control API.
-    # Up to 2 × (start + page load), then 11 WebAuthn calls of at most 90 s each: bounded in e2e_browser.py;
-    # on timeout it (SIGTERM) quits Chromium and stops its rig in a finally, -k: killed 15 s later if it does not.
-    HOME="$WORK/browser-home" timeout -k 15 810 "$PYTHON" "$HERE/e2e_browser.py" "$WORK" chromium --rig "$BIN" \
+    # Up to 2 × (start + page load), then 2 × 11 WebAuthn calls and the rig's of at most 90 s each: bounded
+    # in e2e_browser.py; on timeout it (SIGTERM) quits Chromium and stops its rig in a finally, -k: killed 15 s later.
+    HOME="$WORK/browser-home" timeout -k 15 1100 unshare --mount sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
+        sh "$real" "$PYTHON" "$HERE/e2e_browser.py" "$WORK" chromium --proxy "$real" "$WORK/proxy-browser.pid" --rig "$BIN" \
         >"$WORK/browser.out" 2>&1
     status=$?
+    # The proxy's exit status, for the proxy step: stopped by the script (0 on SIGTERM), or here if the script stopped early.
+    local proxy_pid; proxy_pid=$(cat "$WORK/proxy-browser.pid")
+    kill -0 "$proxy_pid" 2>/dev/null && kill -TERM "$proxy_pid"
+    wait "$proxy_pid"; echo "$?" >"$WORK/proxy-browser.status"
     # The rig's key must not outlive this step (later ones count FIDO devices or ask every one).
     stop_stray_rig "$WORK/rig-browser.pid" || status=1
     stop_key_if_running web; start_key main || return 1
-    cp "$WORK/browser.out" "$RESULTS/" 2>/dev/null   # its timings, passed or not
+    cp "$WORK/browser.out" "$WORK/proxy-browser.log" "$RESULTS/" 2>/dev/null   # its timings, passed or not
     grep -q "uv auto" "$WORK/key-web.log" || { echo "key web did not run with --uv auto"; return 1; }
     [ "$status" -eq 0 ] && { cat "$WORK/browser.out"; return 0; }
-    cp "$WORK/browser.out" "$WORK"/chromedriver-*.log "$WORK/rig-browser.log" "$RESULTS/" 2>/dev/null
+    cp "$WORK"/chromedriver-*.log "$WORK/rig-browser.log" "$RESULTS/" 2>/dev/null
     # 77: Chromium never loaded the test page (twice), so the key was never asked: not run.
     [ "$status" -eq 77 ] && { grep -E "up after|load|NOT RUN" "$WORK/browser.out"; return 77; }
     echo "--- progress and error (e2e_browser.py; whole output, chromedriver.log and rig-browser.log in the results dir):"
-    grep -E "up after|loaded after|ok in|stepped aside|latchkey rig|Error" "$WORK/browser.out" | grep -v "raise " | tail -8
+    grep -E "up after|loaded after|ok in|through latchkey proxy|started again|stepped aside|latchkey rig|Error" "$WORK/browser.out" \
+        | grep -v "raise " | tail -10
     echo "--- Chromium's FIDO log lines:"; cat "$WORK"/chromedriver-*.log | grep -E "FIDO|fido|WebAuthn" | tail -10
     if [ -s "$WORK/rig-browser.log" ]; then echo "--- the rig's log:"; tail -n 6 "$WORK/rig-browser.log"; fi
     return 1
 }
-check_browser_through_proxy() {  # headless Chromium through `latchkey proxy`: the flows it passed directly pass through the proxy
-    local real proxy="" pid status=0
-    # Under TCG Chromium sometimes never comes up or never loads a page; when it did not for the direct
-    # step just before, a second start costs minutes for nothing: not run (77), never passed.
+check_browser_through_proxy() {  # the Chromium step's first run, through `latchkey proxy`: the flows it then passed directly
+    # Under TCG Chromium sometimes never comes up or never loads a page: then nothing ran through the
+    # proxy either: not run (77), never passed.
     grep -q " ok in [0-9.]* s" "$WORK/browser.out" 2>/dev/null \
-        || { echo "NOT RUN: the direct Chromium step passed no flow in this VM, so there is nothing to compare with"; return 77; }
-    stop_key main && start_key web --uv auto || return 1
-    real=$(node_of web)
-    "$BIN" proxy "$real" --trace "$WORK/proxy-browser.trace" --log-level debug >"$WORK/proxy-browser.log" 2>&1 &
-    pid=$!
-    for _ in $(seq 1 100); do proxy=$(hidraw_with_uniq "latchkey-proxy:latchkey:web") && break; sleep 0.1; done
-    [ -n "$proxy" ] || { echo "no hidraw node for the proxy"; cat "$WORK/proxy-browser.log"; kill -TERM "$pid"; stop_key web; start_key main; return 1; }
-    # Chromium asks every FIDO device it can open: in a mount namespace of its own, /dev/null is bound over
-    # the real key's node, so the browser finds only the proxy's (the proxy, outside, holds the real one open).
-    mkdir -p "$WORK/browser-proxy"
-    HOME="$WORK/browser-proxy-home" timeout -k 15 600 unshare --mount sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
-        sh "$real" "$PYTHON" "$HERE/e2e_browser.py" "$WORK/browser-proxy" chromium >"$WORK/browser-proxy.out" 2>&1
-    status=$?
-    kill -TERM "$pid"; wait "$pid" || { echo "the proxy exited $?"; status=1; }
-    stop_key web; start_key main || return 1
-    cp "$WORK/browser-proxy.out" "$WORK/proxy-browser.log" "$RESULTS/" 2>/dev/null
-    [ "$status" -eq 0 ] || cp "$WORK"/browser-proxy/chromedriver-*.log "$RESULTS/" 2>/dev/null
-    [ "$status" -eq 77 ] && { grep -E "NOT RUN" "$WORK/browser-proxy.out"; return 77; }
-    [ "$status" -eq 0 ] || { tail -20 "$WORK/browser-proxy.out"; return 1; }
-    # Every step of e2e_browser.py's flows passed (create()/get(), passkeys with uv preferred and required, two
-    # accounts at one RP, the RS256 RP: 11), the same, in the same order, as the direct run's before its rig part;
-    # and they went through the proxy.
+        || { echo "NOT RUN: the Chromium step passed no flow in this VM, so there is nothing to compare with"; return 77; }
+    local status=0
+    grep -qx "through latchkey proxy: passed.*" "$WORK/browser.out" \
+        || { grep -E "through latchkey proxy|Error" "$WORK/browser.out" | tail -5; status=1; }
+    [ "$(cat "$WORK/proxy-browser.status" 2>/dev/null)" = 0 ] \
+        || { echo "the proxy exited $(cat "$WORK/proxy-browser.status" 2>/dev/null || echo "without a status")"; status=1; }
+    [ "$status" -eq 0 ] || return 1
+    # Every step of e2e_browser.py's flows passed through the proxy (create()/get(), passkeys with uv preferred and
+    # required, two accounts at one RP, the RS256 RP: 11), the same, in the same order, as directly before the rig
+    # part; and they went through the proxy.
     "$BIN" trace --json "$WORK/proxy-browser.trace" >"$WORK/proxy-browser-trace.jsonl" || return 1
-    python3 - "$WORK/browser.out" "$WORK/browser-proxy.out" "$WORK/proxy-browser-trace.jsonl" <<'PY'
+    python3 - "$WORK/browser.out" "$WORK/proxy-browser-trace.jsonl" <<'PY'
 import json, re, sys
-def steps(path):
-    return [re.sub(r" ok in .*", "", line.strip()) for line in open(path) if re.search(r" ok in [0-9.]+ s", line)]
-direct, proxied = steps(sys.argv[1]), steps(sys.argv[2])
+lines = open(sys.argv[1]).read().splitlines()
+start, middle = lines.index("=== through latchkey proxy"), lines.index("=== directly")
+def steps(part):
+    return [re.sub(r" ok in .*", "", line.strip()) for line in part if re.search(r" ok in [0-9.]+ s", line)]
+proxied, direct = steps(lines[start:middle]), steps(lines[middle:])
 print(f"{len(proxied)} steps passed through the proxy: " + "; ".join(proxied))
 assert len(proxied) == 11 and direct[:len(proxied)] == proxied, (direct, proxied)
 print("the same steps as the direct run's, in the same order")
-events = [json.loads(line) for line in open(sys.argv[3]) if line.strip()]
+events = [json.loads(line) for line in open(sys.argv[2]) if line.strip()]
 commands = [e.get("summary") or "" for e in events if e.get("kind") == "message"]
 made, asserted = sum("MakeCredential" in c for c in commands), sum("GetAssertion" in c for c in commands)
 print(f"the proxy's trace: {made} makeCredential, {asserted} getAssertion")
@@ -814,8 +822,8 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 # Headless Chromium under TCG: on 2026-12-01 its page load hung (network service crash) in every
 # full run here, at c2bfe3f too, while a VM running only this check passed 3 of 3. It retries
 # once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
-step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server" check_browser
-step "headless Chromium through latchkey proxy (the real key's node hidden from the browser): the same create()/get() and passkey steps pass as directly, and the proxy's trace holds their makeCredential and getAssertion" check_browser_through_proxy
+step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server (the same browser first ran the flows through latchkey proxy: the next step)" check_browser
+step "headless Chromium through latchkey proxy (the real key's node hidden from the browser; the step above's browser, before its direct run): the same create()/get() and passkey steps pass as directly, the proxy exits 0, and its trace holds their makeCredential and getAssertion" check_browser_through_proxy
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 # Websites' signals (page → extension → native host → store) need no uhid: the socket layer runs
