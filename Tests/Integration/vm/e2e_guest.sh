@@ -352,24 +352,6 @@ extension_step() {  # extension_step KEY SCRIPT BROWSER: SCRIPT (e2e_provider.py
     return 1
 }
 check_provider() { extension_step "provider-$1" e2e_provider.py "$1"; }  # the passkey provider; a key (and store) a browser
-check_playwright() {  # docs/ci.md's Playwright example, run: headless Chromium through Playwright for Python, the same key
-    [ -x /usr/bin/chromium ] || { echo "chromium not installed"; return 1; }
-    "$PYTHON" -c "import playwright" 2>/dev/null || { echo "playwright is not in the test venv (scripts/lib.sh installs it)"; return 1; }
-    local status
-    # Key web again, alone (its store too: the passkey replaces the browsers' ones, one account for localhost).
-    stop_key main && start_key web --uv auto || return 1
-    # Start-up and page load 150 s each (tried twice), each WebAuthn call 90 s: bounded in e2e_playwright.py.
-    HOME="$WORK/playwright-home" timeout -k 15 540 "$PYTHON" "$HERE/e2e_playwright.py" "$WORK" >"$WORK/playwright.out" 2>&1
-    status=$?
-    stop_key web; start_key main || return 1
-    cp "$WORK/playwright.out" "$RESULTS/" 2>/dev/null
-    [ "$status" -eq 0 ] && { cat "$WORK/playwright.out"; return 0; }
-    [ "$status" -eq 77 ] && { grep -E "up through|load|NOT RUN" "$WORK/playwright.out"; return 77; }
-    echo "--- progress and error (e2e_playwright.py; whole output in the results dir):"
-    grep -E "up through|loaded after|ok in|Error|failed" "$WORK/playwright.out" | grep -v "raise " | tail -8
-    echo "--- key web's log:"; grep -E "→|uv|presence" "$WORK/key-web.log" | tail -8
-    return 1
-}
 check_mldsa_browser() {  # check_mldsa_browser BROWSER: what it does with an ML-DSA-44 credential (e2e_mldsa.py), measured
     local browser="$1" status dir="$WORK/mldsa-$1" out="$WORK/mldsa-$1.out"
     mkdir -p "$dir/home"
@@ -833,7 +815,8 @@ step "Latchkey as headless Chromium's passkey provider (extension + native host,
 extra_step "Latchkey as headless Firefox ESR's passkey provider (temporary add-on + native host): the same checks (e2e_provider.py)" check_provider firefox
 extra_step "headless Chromium and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (made and verified by Fido2Server, refused, or no answer; e2e_mldsa.py)" check_mldsa_browser chromium
 extra_step "headless Firefox ESR and an RP accepting only ML-DSA-44, on a key that makes it: what the browser does, measured (e2e_mldsa.py)" check_mldsa_browser firefox
-step "Playwright (Python) drives headless Chromium: a passkey (rk required, uv required) made and signed in with an empty allowCredentials on a --uv auto key, no dialog; verified by Fido2Server (docs/ci.md's example, e2e_playwright.py)" check_playwright
+# docs/ci.md's Playwright example (e2e_playwright.py) runs in the package step, as a user who is
+# in no group, against the packaged key: the same script, the same assertions.
 step "fido2-token -L lists the key" check_token_list
 step "fido2-token -I shows getInfo (FIDO_2_0, U2F_V2, AAGUID)" check_token_info
 step "fido2-cred -M/-V ES256, then fido2-assert -G/-V" check_cred_assert es es256 e2e.example
@@ -885,7 +868,7 @@ check_package() {  # the Debian package (scripts/package), last: it hides the to
     mountpoint -q /opt/swift || mount -t tmpfs -o ro,mode=0755 tmpfs /opt/swift || return 1
     "$HERE/e2e_package.sh" "$LATCHKEY_DEB" "$PYTHON" "$WORK/package"
 }
-step "the Debian package: apt install with no Swift toolchain in sight; a user in no group (not root) runs a key from it through the packaged uhid broker, fido2-token -L lists it, headless Chromium makes and uses a passkey on it; Chromium and Firefox ESR, each started twice on a fresh profile as the user, have the extension the package installs, and its host manifests reach the launcher; man -w, bash completion and python3 modules work; apt remove keeps the user's store (e2e_package.sh)" check_package
+step "the Debian package: apt install with no Swift toolchain in sight; a user in no group (not root) runs a key from it through the packaged uhid broker, fido2-token -L lists it, headless Chromium driven by Playwright (docs/ci.md's example, e2e_playwright.py) makes and uses a passkey on it; Chromium and Firefox ESR, each started twice on a fresh profile as the user, have the extension the package installs, and its host manifests reach the launcher; man -w, bash completion and python3 modules work; apt remove keeps the user's store (e2e_package.sh)" check_package
 stop_key pin 2>/dev/null
 stop_key main 2>/dev/null
 cp "$WORK"/key-*.log "$RESULTS/" 2>/dev/null
