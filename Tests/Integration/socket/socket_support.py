@@ -1,7 +1,7 @@
 """What the socket-transport suite's checks share: the `latchkey serve` process under test
 (`Key`, `ControlKey`), the `check` decorator that records each result, python-fido2 clients and
-relying parties, raw-socket and CLI helpers. The checks live in socket_*.py; socket_suite.py
-runs them."""
+relying parties, raw-socket and CLI helpers. The checks live in socket_*.py;
+test_socket_suite.py runs them under pytest."""
 
 import fcntl
 import hashlib
@@ -49,7 +49,9 @@ import ctaphid_frames  # noqa: E402 - ../support
 from check_support import RESULTS, check, close_quietly  # noqa: F401 - shared with the socket_* files
 from latchkey_socket import open_device
 
-BINARY = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else "latchkey"
+# The binary under test: --latchkey (conftest.py sets LATCHKEY_BINARY), or the first argument of
+# a script run by hand (socket_provider.py, a check run alone).
+BINARY = os.path.abspath(os.environ.get("LATCHKEY_BINARY") or (sys.argv[1] if len(sys.argv) > 1 else "latchkey"))
 WORK = tempfile.mkdtemp(prefix="latchkey-it-")
 
 def connect_nonblocking(path, seconds=3, pause=0.002, note=""):

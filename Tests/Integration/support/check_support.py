@@ -1,6 +1,7 @@
 """What the Python check scripts share (the socket suite's and the VM rig's): one check's
 PASS/FAIL line with its time, the list of results, and closing devices that may be gone."""
 
+import functools
 import time
 import traceback
 
@@ -10,6 +11,7 @@ RESULTS = []
 def check(name):
     """A check: PASS/FAIL line with the time taken (or the exception's text); the run goes on."""
     def decorator(function):
+        @functools.wraps(function)
         def run(*args):
             started = time.time()
             try:
