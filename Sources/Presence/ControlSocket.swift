@@ -85,7 +85,8 @@ public final class ControlSocket: @unchecked Sendable {
     public static func hostLabel() -> String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
-        let name = String(cString: buffer).unicodeScalars.prefix { $0 != "." }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            .unicodeScalars.prefix { $0 != "." }
         let label = String(String.UnicodeScalarView(name.filter {
             ($0.value >= 0x30 && $0.value <= 0x39) || ($0.value | 0x20 >= 0x61 && $0.value | 0x20 <= 0x7A) || $0 == "-"
         }).prefix(32))

@@ -85,7 +85,7 @@ public struct SignalOrigin: Equatable, Sendable {
         guard inet_pton(AF_INET6, String(address), &bytes) == 1 else { return false }
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         guard inet_ntop(AF_INET6, &bytes, &buffer, socklen_t(buffer.count)) != nil else { return false }
-        return String(cString: buffer) == address
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) == address
     }
 
     /// An IPv4 or IPv6 literal host: no RP ID can be a domain suffix of it. A host whose last
