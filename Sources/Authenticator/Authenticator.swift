@@ -116,40 +116,54 @@ public final class Authenticator: @unchecked Sendable {
 
     /// Handle one CTAPHID_CBOR message: command byte ‖ CBOR parameters. Returns status ‖ CBOR.
     public func handleCTAP2(_ message: [UInt8], context: RequestContext) -> [UInt8] {
-        guard let commandByte = message.first else { return [CTAP2StatusCode.invalidLength.rawValue] }
+        exchangeCTAP2(message, context: context).outcome.encoded()
+    }
+
+    /// One CTAPHID_CBOR message read and answered, both typed: `request` is nil when the bytes
+    /// were no request this key takes (the outcome then says why); the answer is encoded only
+    /// by whoever sends it (`outcome.encoded()`).
+    public func exchangeCTAP2(_ message: [UInt8], context: RequestContext)
+        -> (request: CTAP2Request?, outcome: Result<CTAP2Response, CTAP2StatusCode>) {
+        guard let commandByte = message.first else { return (nil, .failure(.invalidLength)) }
         guard let command = CTAPCommand(rawValue: commandByte), knowsCommand(command) else {
-            return [CTAP2StatusCode.invalidCommand.rawValue]
+            return (nil, .failure(.invalidCommand))
         }
         // Sequences bound to this channel end when another command arrives on it.
         if pendingAssertions?.isEnded(by: command, on: context.channel) == true { pendingAssertions = nil }
         if credentialEnumeration?.isEnded(by: command, on: context.channel) == true { credentialEnumeration = nil }
+        let request: CTAP2Request
         do throws(CTAP2StatusCode) {
-            let parameters = try Self.decodeParameters(message.dropFirst())
-            let body: CBORValue?
-            switch command {
-            case .getInfo: body = try getInfo().cborValue
-            case .makeCredential:
-                body = try makeCredential(MakeCredentialRequest(cbor: try Self.require(parameters)), context: context)
-            case .getAssertion:
-                // Encoded by the handler itself, member by member (the hot path).
-                let request = try GetAssertionRequest(cbor: try Self.require(parameters))
-                return [CTAP2StatusCode.success.rawValue] + (try getAssertion(request, context: context))
-            case .getNextAssertion: return [CTAP2StatusCode.success.rawValue] + (try getNextAssertion(context: context))
-            case .reset: body = try reset(context: context)
-            case .selection: body = try selection(context: context)
-            case .clientPIN: body = try clientPIN(ClientPINRequest(cbor: try Self.require(parameters)), context: context)
-            case .credentialManagement, .credentialManagementPreview:
-                body = try credentialManagement(CredentialManagementRequest(cbor: try Self.require(parameters)),
-                                                context: context)
-            case .largeBlobs: body = try largeBlobs(LargeBlobsRequest(cbor: try Self.require(parameters)))
-            case .config: body = try authenticatorConfig(AuthenticatorConfigRequest(cbor: try Self.require(parameters)))
-            case .bioEnrollment:
-                // Not offered in getInfo; CTAP 2.1 §8: unsupported commands are INVALID_COMMAND.
-                throw .invalidCommand
-            }
-            return [CTAP2StatusCode.success.rawValue] + (body?.encoded() ?? [])
+            request = try CTAP2Request(command: command, parameters: try Self.decodeParameters(message.dropFirst()))
         } catch {
-            return [error.rawValue]
+            return (nil, .failure(error))
+        }
+        return (request, respond(to: request, context: context))
+    }
+
+    /// The answer to one decoded request.
+    public func respond(to request: CTAP2Request, context: RequestContext) -> Result<CTAP2Response, CTAP2StatusCode> {
+        do throws(CTAP2StatusCode) {
+            switch request {
+            case .getInfo: return .success(.info(try getInfo()))
+            case let .makeCredential(request): return .success(.credential(try makeCredential(request, context: context)))
+            case let .getAssertion(request): return .success(.assertion(try getAssertion(request, context: context)))
+            case .getNextAssertion: return .success(.assertion(try getNextAssertion(context: context)))
+            case .reset:
+                try reset(context: context)
+                return .success(.empty)
+            case .selection:
+                try selection(context: context)
+                return .success(.empty)
+            case let .clientPIN(request): return .success(try clientPIN(request, context: context).map(CTAP2Response.clientPIN) ?? .empty)
+            case let .credentialManagement(request, _):
+                return .success(try credentialManagement(request, context: context).map(CTAP2Response.credentialManagement) ?? .empty)
+            case let .largeBlobs(request): return .success(try largeBlobs(request).map(CTAP2Response.largeBlobs) ?? .empty)
+            case let .config(request):
+                try authenticatorConfig(request)
+                return .success(.empty)
+            }
+        } catch {
+            return .failure(error)
         }
     }
 
@@ -160,11 +174,6 @@ public final class Authenticator: @unchecked Sendable {
         } catch {
             throw CTAP2StatusCode(error)
         }
-    }
-
-    static func require(_ parameters: CBORValue?) throws(CTAP2StatusCode) -> CBORValue {
-        guard let parameters else { throw .missingParameter }
-        return parameters
     }
 
     /// Ask for the user's touch, mapping the answer to CTAP status codes.

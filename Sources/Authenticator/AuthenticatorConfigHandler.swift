@@ -3,7 +3,7 @@ import CTAP
 
 extension Authenticator {
     /// authenticatorConfig (0x0D), CTAP 2.1 §6.11.
-    func authenticatorConfig(_ request: AuthenticatorConfigRequest) throws(CTAP2StatusCode) -> CBORValue? {
+    func authenticatorConfig(_ request: AuthenticatorConfigRequest) throws(CTAP2StatusCode) {
         // vendorPrototype: getInfo lists no vendorPrototypeConfigCommands, so there is none to run.
         guard let subcommand = request.subcommand, subcommand != .vendorPrototype else { throw .invalidSubcommand }
         // Parameters are decoded before the token is used, so a malformed request does not use it.
@@ -32,7 +32,6 @@ extension Authenticator {
         case .vendorPrototype:
             throw .invalidSubcommand
         }
-        return nil
     }
 
     /// setMinPINLength (0x03), §6.11.4.

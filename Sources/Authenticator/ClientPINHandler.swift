@@ -4,29 +4,29 @@ import FIDOCrypto
 
 extension Authenticator {
     /// authenticatorClientPIN (0x06), CTAP 2.1 §6.5.5.
-    func clientPIN(_ request: ClientPINRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+    func clientPIN(_ request: ClientPINRequest, context: RequestContext) throws(CTAP2StatusCode) -> ClientPINResponse? {
         guard let subcommand = request.subcommand else { throw .invalidSubcommand }
         // A CTAP 2.0 key has subcommands 0x01–0x05 only.
         if configuration.protocolLevel == .ctap20, subcommand.rawValue > ClientPINSubcommand.getPinToken.rawValue {
             throw .invalidSubcommand
         }
         switch subcommand {
-        case .getPINRetries: return try getPINRetries().cborValue
-        case .getKeyAgreement: return try getKeyAgreement(request).cborValue
+        case .getPINRetries: return try getPINRetries()
+        case .getKeyAgreement: return try getKeyAgreement(request)
         case .setPIN:
             try setPIN(request)
             return nil
         case .changePIN:
             try changePIN(request)
             return nil
-        case .getPinToken: return try getPinToken(request).cborValue
+        case .getPinToken: return try getPinToken(request)
         case .getPinUvAuthTokenUsingPinWithPermissions:
-            return try getPinUvAuthTokenUsingPinWithPermissions(request).cborValue
+            return try getPinUvAuthTokenUsingPinWithPermissions(request)
         // Built-in UV (BuiltInUserVerification.swift): without it these do not exist on this
         // key (getInfo has no "uv" option), CTAP2_ERR_INVALID_SUBCOMMAND.
         case .getPinUvAuthTokenUsingUvWithPermissions:
-            return try getPinUvAuthTokenUsingUvWithPermissions(request, context: context).cborValue
-        case .getUVRetries: return try getUVRetries().cborValue
+            return try getPinUvAuthTokenUsingUvWithPermissions(request, context: context)
+        case .getUVRetries: return try getUVRetries()
         }
     }
 

@@ -6,13 +6,13 @@ extension Authenticator {
     /// authenticatorCredentialManagement (0x0A), CTAP 2.1 §6.8, and the pre-2.1 command 0x41,
     /// which shares this handler. Both accept every subcommand: libfido2 1.12 (src/credman.c)
     /// sends all of them, updateUserInformation included, on 0x41 whatever getInfo says.
-    func credentialManagement(_ request: CredentialManagementRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+    func credentialManagement(_ request: CredentialManagementRequest, context: RequestContext) throws(CTAP2StatusCode) -> CredentialManagementResponse? {
         let subcommand = request.subcommand
         // §6.8.3 / §6.8.4: the GetNext subcommands take no pinUvAuthParam and continue the
         // enumeration their own channel began. Anything else from that channel ends it.
         switch subcommand {
-        case .enumerateRPsGetNextRP: return try nextRelyingParty(context: context).cborValue
-        case .enumerateCredentialsGetNextCredential: return try nextCredential(context: context).cborValue
+        case .enumerateRPsGetNextRP: return try nextRelyingParty(context: context)
+        case .enumerateCredentialsGetNextCredential: return try nextCredential(context: context)
         default:
             if credentialEnumeration?.isEnded(by: subcommand, on: context.channel) == true { credentialEnumeration = nil }
         }
@@ -35,11 +35,11 @@ extension Authenticator {
         }
         switch subcommand {
         case .getCredsMetadata:
-            return try credentialsMetadata(grant: grant).cborValue
+            return try credentialsMetadata(grant: grant)
         case .enumerateRPsBegin:
-            return try beginRelyingPartyEnumeration(grant: grant, context: context).cborValue
+            return try beginRelyingPartyEnumeration(grant: grant, context: context)
         case .enumerateCredentialsBegin:
-            return try beginCredentialEnumeration(request, grant: grant, context: context).cborValue
+            return try beginCredentialEnumeration(request, grant: grant, context: context)
         case .deleteCredential:
             try deleteCredential(request, grant: grant)
             return nil

@@ -18,8 +18,7 @@ struct AssertionCandidate {
 
 extension Authenticator {
     /// authenticatorGetAssertion (0x02), CTAP 2.1 §6.2.2.
-    /// The response comes encoded (GetAssertionResponse.encoded(): no map is built on this path).
-    func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> [UInt8] {
+    func getAssertion(_ request: GetAssertionRequest, context: RequestContext) throws(CTAP2StatusCode) -> GetAssertionResponse {
         // maxCredentialCountInList (getInfo 0x07): a longer allowList is CTAP2_ERR_LIMIT_EXCEEDED
         // (as on a YubiKey 5), before presence or any lookup.
         guard request.allowList.count <= configuration.maxCredentialCountInList else { throw .limitExceeded }
@@ -188,7 +187,7 @@ extension Authenticator {
     }
 
     /// authenticatorGetNextAssertion (0x08), CTAP 2.1 §6.3.
-    func getNextAssertion(context: RequestContext) throws(CTAP2StatusCode) -> [UInt8] {
+    func getNextAssertion(context: RequestContext) throws(CTAP2StatusCode) -> GetAssertionResponse {
         guard var pending = pendingAssertions, pending.channel == context.channel else { throw .notAllowed }
         let now = clock.monotonicNanoseconds()
         guard !pending.hasExpired(now: now, timeout: Self.nanoseconds(milliseconds: configuration.getNextAssertionTimeoutMilliseconds)),
@@ -309,7 +308,7 @@ extension Authenticator {
     func assertion(for candidate: AssertionCandidate, rpIDHash: [UInt8], clientDataHash: [UInt8],
                    flags: AuthenticatorData.Flags, userVerified: Bool, wantsCredBlob: Bool, wantsLargeBlobKey: Bool,
                    wantsThirdPartyPayment: Bool = false, hmacSecret: HMACSecretRequest?, numberOfCredentials: Int?,
-                   userSelected: Bool = false, previewSign: PreviewSignPlan? = nil) throws(CTAP2StatusCode) -> [UInt8] {
+                   userSelected: Bool = false, previewSign: PreviewSignPlan? = nil) throws(CTAP2StatusCode) -> GetAssertionResponse {
         var extensionOutputs: [CBORValue: CBORValue] = [:]
         if let previewSign { extensionOutputs["previewSign"] = .map([PreviewSign.Member.toBeSigned: .byteString(try previewSign.signature())]) }
         if wantsCredBlob { extensionOutputs["credBlob"] = .byteString(candidate.resident?.credBlob ?? []) }
@@ -347,6 +346,6 @@ extension Authenticator {
         return GetAssertionResponse(credential: CredentialDescriptor(id: candidate.credentialID),
                                     authenticatorData: authenticatorData, signature: signature, user: user,
                                     numberOfCredentials: numberOfCredentials, userSelected: userSelected ? true : nil,
-                                    largeBlobKey: wantsLargeBlobKey ? candidate.resident?.largeBlobKey?.copyBytes() : nil).encoded()
+                                    largeBlobKey: wantsLargeBlobKey ? candidate.resident?.largeBlobKey?.copyBytes() : nil)
     }
 }

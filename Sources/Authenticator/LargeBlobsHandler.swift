@@ -18,11 +18,11 @@ extension Authenticator {
     }
 
     /// authenticatorLargeBlobs (0x0C), CTAP 2.1 §6.10.2.
-    func largeBlobs(_ request: LargeBlobsRequest) throws(CTAP2StatusCode) -> CBORValue? {
+    func largeBlobs(_ request: LargeBlobsRequest) throws(CTAP2StatusCode) -> LargeBlobsResponse? {
         // "If offset is not present in the input map, return CTAP1_ERR_INVALID_PARAMETER."
         guard let offset = request.offset else { throw .invalidParameter }
         switch (request.get, request.set) {
-        case let (get?, nil): return try readLargeBlobs(get: get, offset: offset, request: request).cborValue
+        case let (get?, nil): return try readLargeBlobs(get: get, offset: offset, request: request)
         case let (nil, fragment?):
             try writeLargeBlobs(fragment, offset: offset, request: request)
             return nil

@@ -30,7 +30,7 @@ extension Authenticator {
     }
 
     /// authenticatorMakeCredential (0x01), CTAP 2.1 §6.1.2.
-    func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> CBORValue {
+    func makeCredential(_ request: MakeCredentialRequest, context: RequestContext) throws(CTAP2StatusCode) -> MakeCredentialResponse {
         // getInfo's maxCredentialCountInList (0x07) is a promise: a longer excludeList is refused
         // before anything else, as a YubiKey 5 does (CTAP2_ERR_LIMIT_EXCEEDED); clients split
         // longer lists into batches of that size.
@@ -236,7 +236,7 @@ extension Authenticator {
         let (formatName, statement) = try attest(authenticatorData)
         return MakeCredentialResponse(format: formatName, authenticatorData: authenticatorData, attestationStatement: statement,
                                       largeBlobKey: largeBlobKey?.copyBytes(), enterpriseAttestation: enterpriseAttestation ? true : nil,
-                                      unsignedExtensionOutputs: unsignedOutputs).cborValue
+                                      unsignedExtensionOutputs: unsignedOutputs)
     }
 
     /// Whether an excludeList ID is a credential of ours for this RP that this request can see:

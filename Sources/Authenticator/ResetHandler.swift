@@ -4,7 +4,7 @@ import FIDOCrypto
 
 extension Authenticator {
     /// authenticatorReset (0x07), CTAP 2.1 §6.6.
-    func reset(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+    func reset(context: RequestContext) throws(CTAP2StatusCode) {
         // Only within 10 s of power-up, else NOT_ALLOWED.
         guard clock.monotonicNanoseconds() &- poweredUpAt <= Self.nanoseconds(milliseconds: configuration.resetWindowMilliseconds) else {
             throw .notAllowed
@@ -38,12 +38,10 @@ extension Authenticator {
         endCommandSequences()
         // The store dropped the PIN; tokens and key-agreement keys issued under it go too.
         pinUvAuth.powerUp()
-        return nil
     }
 
     /// authenticatorSelection (0x0B), CTAP 2.1 §6.9: a touch, nothing else.
-    func selection(context: RequestContext) throws(CTAP2StatusCode) -> CBORValue? {
+    func selection(context: RequestContext) throws(CTAP2StatusCode) {
         try collectPresence(.selection, rpID: nil, context: context)
-        return nil
     }
 }
