@@ -96,8 +96,8 @@ final class RigEventHub: Sendable {
     }
 }
 
-/// The credential events a key's traffic carries, read from each request and its response as
-/// they pass (`KeyRunner.Observer`): what the relying party saw, not what the store did.
+/// The credential events a key's traffic carries, read from each typed request and the answer
+/// the client gets (RigKeyHandler): what the relying party saw, not what the store did.
 struct RigWireEvents {
     /// getNextAssertion names no RP: it continues the last getAssertion's.
     private var lastAssertionRPID: String?
@@ -109,54 +109,52 @@ struct RigWireEvents {
         var credentialID: [UInt8]?
     }
 
-    mutating func events(command: UInt8, request: [UInt8], response: [UInt8]) -> [Event] {
-        if command == CTAPHIDCommand.msg.rawValue { return Self.u2fEvents(request: request, response: response) }
-        guard command == CTAPHIDCommand.cbor.rawValue, let commandByte = request.first,
-              let ctapCommand = CTAPCommand(rawValue: commandByte) else { return [] }
-        if ctapCommand == .getAssertion { lastAssertionRPID = nil }
-        // deleteCredential and updateUserInformation answer success with no body.
-        guard response.first == CTAP2StatusCode.success.rawValue else { return [] }
-        let body = response.count > 1 ? try? CBORDecoder.decode(Array(response.dropFirst())) : nil
-        let parameters = request.count > 1 ? try? CBORDecoder.decode(Array(request.dropFirst())) : nil
-        switch ctapCommand {
-        case .makeCredential:
-            guard let parameters, let authData = body?[2]?.bytesValue,
-                  let (counter, credentialID) = Self.attestedCredential(authData) else { return [] }
-            let user = parameters[3]
+    mutating func events(request: CTAP2Request?, outcome: Result<CTAP2Response, CTAP2StatusCode>) -> [Event] {
+        guard let request else { return [] }
+        if case .getAssertion = request { lastAssertionRPID = nil }
+        guard case let .success(response) = outcome else { return [] }
+        switch (request, response) {
+        case let (.makeCredential(made), .credential(answer)):
+            guard let header = AuthenticatorData.Header(answer.authenticatorData), let credentialID = header.credentialID else {
+                return []
+            }
             return [Event(name: "credentialAdded", params: RigEventParams(
-                credentialId: Base64URL.encode(credentialID), rpId: parameters[2]?["id"]?.stringValue,
-                userHandle: user?["id"]?.bytesValue.map(Base64URL.encode), userName: user?["name"]?.stringValue,
-                isResidentCredential: parameters[7]?["rk"]?.boolValue ?? false, signCount: counter),
+                credentialId: Base64URL.encode(credentialID), rpId: made.rp.id, userHandle: Base64URL.encode(made.user.id),
+                userName: made.user.name, isResidentCredential: made.options["rk"] ?? false, signCount: header.signCount),
                 credentialID: credentialID)]
-        case .getAssertion, .getNextAssertion:
-            if ctapCommand == .getAssertion { lastAssertionRPID = parameters?[1]?.stringValue }
-            guard let body, let authData = body[2]?.bytesValue, authData.count >= 37,
-                  let credentialID = body[1]?["id"]?.bytesValue else { return [] }
-            return [Event(name: "credentialAsserted", params: RigEventParams(
-                credentialId: Base64URL.encode(credentialID), rpId: lastAssertionRPID,
-                userHandle: body[4]?["id"]?.bytesValue.map(Base64URL.encode), signCount: Self.counter(authData)),
-                credentialID: credentialID)]
-        case .credentialManagement, .credentialManagementPreview:
-            // deleteCredential (0x06): {1: 6, 2: {2: PublicKeyCredentialDescriptor}};
-            // updateUserInformation (0x07): {1: 7, 2: {2: descriptor, 3: user entity}}.
-            guard let parameters, let subcommand = parameters[1]?.intValue,
-                  let credentialID = parameters[2]?[2]?["id"]?.bytesValue else { return [] }
-            switch subcommand {
-            case 0x06:
+        case let (.getAssertion(asked), .assertion(answer)):
+            lastAssertionRPID = asked.rpID
+            return Self.asserted(answer, rpID: asked.rpID)
+        case let (.getNextAssertion, .assertion(answer)):
+            return Self.asserted(answer, rpID: lastAssertionRPID)
+        case let (.credentialManagement(managed, _), .empty):
+            // deleteCredential and updateUserInformation answer success with no body: their
+            // events come from the request.
+            guard let credentialID = managed.credentialID?.id else { return [] }
+            switch managed.subcommand {
+            case .deleteCredential?:
                 return [Event(name: "credentialDeleted", params: RigEventParams(credentialId: Base64URL.encode(credentialID)))]
-            case 0x07:
-                let user = parameters[2]?[3]
+            case .updateUserInformation?:
+                let user = managed.user
                 return [Event(name: "credentialUpdated", params: RigEventParams(
-                    credentialId: Base64URL.encode(credentialID), userHandle: user?["id"]?.bytesValue.map(Base64URL.encode),
+                    credentialId: Base64URL.encode(credentialID), userHandle: user.map { Base64URL.encode($0.id) },
                     // An empty name removes it (as the key does): the event says what is stored.
-                    userName: user?["name"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
-                    userDisplayName: user?["displayName"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }))]
+                    userName: user?.name.flatMap { $0.isEmpty ? nil : $0 },
+                    userDisplayName: user?.displayName.flatMap { $0.isEmpty ? nil : $0 }))]
             default:
                 return []
             }
         default:
             return []
         }
+    }
+
+    private static func asserted(_ answer: GetAssertionResponse, rpID: String?) -> [Event] {
+        guard let header = AuthenticatorData.Header(answer.authenticatorData) else { return [] }
+        return [Event(name: "credentialAsserted", params: RigEventParams(
+            credentialId: Base64URL.encode(answer.credential.id), rpId: rpID,
+            userHandle: answer.user?["id"]?.bytesValue.map(Base64URL.encode), signCount: header.signCount),
+            credentialID: answer.credential.id)]
     }
 
     /// U2F (CTAPHID_MSG) register and authenticate answered 0x9000. U2F names the RP only by
@@ -187,19 +185,5 @@ struct RigWireEvents {
         default:
             return []
         }
-    }
-
-    /// authData: rpIdHash (32) ‖ flags (1) ‖ signCount (4, big-endian) ‖ …
-    static func counter(_ authData: [UInt8]) -> UInt32 {
-        authData[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
-    }
-
-    /// The counter and credential ID of authData with attested credential data: … ‖ AAGUID (16)
-    /// ‖ credentialIdLength (2) ‖ credentialId.
-    static func attestedCredential(_ authData: [UInt8]) -> (UInt32, [UInt8])? {
-        guard authData.count >= 55, authData[32] & 0x40 != 0 else { return nil }
-        let length = Int(authData[53]) << 8 | Int(authData[54])
-        guard authData.count >= 55 + length else { return nil }
-        return (counter(authData), Array(authData[55..<(55 + length)]))
     }
 }

@@ -72,29 +72,27 @@ final class RigKey: @unchecked Sendable {
             throw .invalidParams("a seeded key needs a fresh store, and \(storeDirectory) exists: remove it or use another authenticatorId")
         }
         let signCounts = self.signCounts
-        let wire = WireState()
         let overrides = self.overrides, faults = self.faults
         var assembly = KeyAssembly(specification: options.key, storeDirectory: storeDirectory, transport: options.transport,
                                    deviceName: Self.deviceName(id), presence: presence, logger: logger)
         assembly.userVerification = verification
         assembly.accountChooser = accountChooser
         assembly.wrapTransport = { device in FaultyTransport(device) }
-        // The key's own Authenticator, wrapped: responses overridden as set, events see each
-        // response as the client gets it, faults come first.
+        // The key's own Authenticator, wrapped: responses overridden as set, events read from
+        // each response as the client gets it, faults come first.
         assembly.handlerChain = { authenticator, transport in
-            let observer: ObservingHandler.Observer = { command, request, response in
-                for event in wire.state.withLock({ $0.events(command: command, request: request, response: response) }) {
+            let report: RigKeyHandler.Report = { wireEvents in
+                for event in wireEvents {
                     if let credentialID = event.credentialID, let count = event.params.signCount {
                         signCounts.map.withLock { $0[credentialID] = count }
                     }
                     events.emit(event.name, authenticatorID: id, event.params)
                 }
             }
-            let overridden = ResponseOverridingHandler(authenticator, overrides: overrides, logger: logger)
+            let handler = RigKeyHandler(authenticator, overrides: overrides, logger: logger, report: report)
             // The transport is the FaultyTransport wrapTransport made (KeyAssembly wraps first).
             let faulty = transport as? FaultyTransport ?? FaultyTransport(transport)
-            return FaultInjectingHandler(ObservingHandler(overridden, observe: observer), faults: faults,
-                                         transport: faulty, logger: logger)
+            return FaultInjectingHandler(handler, faults: faults, transport: faulty, logger: logger)
         }
         let key: AssembledKey
         do {
@@ -448,11 +446,6 @@ final class RigKey: @unchecked Sendable {
 /// The last counter each credential signed with on the wire.
 private final class SignCounts: Sendable {
     let map = Mutex<[[UInt8]: UInt32]>([:])
-}
-
-/// What the wire observer remembers between requests (it runs on the key's worker).
-private final class WireState: Sendable {
-    let state = Mutex(RigWireEvents())
 }
 
 /// An Authenticator as the protocol describes it.

@@ -15,14 +15,14 @@ import XCTest
 final class ResponseOverridesTests: XCTestCase {
     struct Key {
         let overrides = ResponseOverrides()
-        let handler: ResponseOverridingHandler
+        let handler: RigKeyHandler
 
         init(userVerification: Bool = false) throws {
             let logger = Logger(level: .error)
             let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: AutoPresence(logger: logger),
                                                   userVerification: userVerification ? AutoVerification(logger: logger) : nil,
                                                   clock: SystemClock(), accountChooser: AccountChooser(policy: .client))
-            handler = ResponseOverridingHandler(authenticator, overrides: overrides, logger: logger)
+            handler = RigKeyHandler(authenticator, overrides: overrides, logger: logger)
         }
 
         func send(_ command: CTAPCommand, _ parameters: CBORValue?, channel: UInt32 = 1) -> (CTAP2StatusCode?, CBORValue?) {

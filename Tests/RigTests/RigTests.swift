@@ -135,7 +135,7 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
         let body = try CBORDecoder.decode(Array(response.dropFirst()))
         let authData = try XCTUnwrap(body[2]?.bytesValue)
-        XCTAssertEqual(RigWireEvents.counter(authData), 42)
+        XCTAssertEqual(AuthenticatorData.Header(authData)?.signCount, 42)
         XCTAssertTrue(privateKey.publicKey.isValidSignature(try XCTUnwrap(body[3]?.bytesValue), for: authData + clientDataHash))
 
         let listed = try XCTUnwrap(try call("getCredential", ["authenticatorId": key.id,
@@ -319,7 +319,7 @@ final class RigTests: XCTestCase {
                        "no UV on this key")
     }
 
-    /// The observer reads credential IDs and counters from real responses.
+    /// The events are read from the typed request and the typed answer of real exchanges.
     func testWireEventsFromARealRegistration() throws {
         let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: AutoPresence(logger: Logger(level: .error)),
                                               clock: SystemClock())
@@ -328,18 +328,31 @@ final class RigTests: XCTestCase {
             user: UserEntity(id: [4, 2], name: "dana", displayName: nil), pubKeyCredParams: [CredentialParameters(algorithm: -7)],
             excludeList: [], extensions: .init(), options: RequestOptions(["rk": true]))
         let bytes = [CTAPCommand.makeCredential.rawValue] + request.cborValue.encoded()
-        let response = authenticator.handleCTAP2(bytes, context: RequestContext(channel: 1))
-        XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
+        let (decoded, outcome) = authenticator.exchangeCTAP2(bytes, context: RequestContext(channel: 1))
+        XCTAssertEqual(outcome.encoded().first, CTAP2StatusCode.success.rawValue)
         var wire = RigWireEvents()
-        let events = wire.events(command: CTAPHIDCommand.cbor.rawValue, request: bytes, response: response)
+        let events = wire.events(request: decoded, outcome: outcome)
         XCTAssertEqual(events.map(\.name), ["credentialAdded"])
         XCTAssertEqual(events.first?.params.rpId, "wire.example")
         XCTAssertEqual(events.first?.params.userName, "dana")
+        XCTAssertEqual(events.first?.params.userHandle, Base64URL.encode([4, 2]))
         XCTAssertEqual(events.first?.params.isResidentCredential, true)
         XCTAssertEqual(events.first?.credentialID?.count, 64, "a sealed credential ID")
-        // A failed request is no event, nor is anything but CBOR.
-        XCTAssertEqual(wire.events(command: CTAPHIDCommand.cbor.rawValue, request: bytes, response: [CTAP2StatusCode.operationDenied.rawValue]).count, 0)
-        XCTAssertEqual(wire.events(command: CTAPHIDCommand.msg.rawValue, request: bytes, response: response).count, 0)
+        // A failed request is no event, nor is a request the key could not read.
+        XCTAssertEqual(wire.events(request: decoded, outcome: .failure(.operationDenied)).count, 0)
+        XCTAssertEqual(wire.events(request: nil, outcome: .failure(.invalidCommand)).count, 0)
+
+        // The assertion that follows: its credential, the RP its getAssertion named, its counter.
+        let credentialID = try XCTUnwrap(events.first?.credentialID)
+        let asked = GetAssertionRequest(rpID: "wire.example", clientDataHash: SHA256.hash([2]),
+                                        allowList: [CredentialDescriptor(id: credentialID)], extensions: .init(), options: RequestOptions())
+        let (assertion, asserted) = authenticator.exchangeCTAP2([CTAPCommand.getAssertion.rawValue] + asked.cborValue.encoded(),
+                                                                context: RequestContext(channel: 1))
+        let assertedEvents = wire.events(request: assertion, outcome: asserted)
+        XCTAssertEqual(assertedEvents.map(\.name), ["credentialAsserted"])
+        XCTAssertEqual(assertedEvents.first?.params.rpId, "wire.example")
+        XCTAssertEqual(assertedEvents.first?.params.credentialId, Base64URL.encode(credentialID))
+        XCTAssertEqual(assertedEvents.first?.params.signCount, try XCTUnwrap(events.first?.params.signCount) + 1, "the next counter")
 
         // credentialManagement's deleteCredential and updateUserInformation answer success with
         // no body: their events come from the request.
@@ -347,9 +360,9 @@ final class RigTests: XCTestCase {
         for (subcommand, name) in [(0x06, "credentialDeleted"), (0x07, "credentialUpdated")] {
             var parameters: [CBORValue: CBORValue] = [2: descriptor]
             if subcommand == 0x07 { parameters[3] = .map(["id": .byteString([4, 2]), "name": "dana2", "displayName": "Dana"]) }
-            let management = [CTAPCommand.credentialManagement.rawValue]
-                + CBORValue.map([1: .unsignedInt(UInt64(subcommand)), 2: .map(parameters)]).encoded()
-            let managed = wire.events(command: CTAPHIDCommand.cbor.rawValue, request: management, response: [0x00])
+            let management = try CTAP2Request(command: .credentialManagement,
+                                              parameters: .map([1: .unsignedInt(UInt64(subcommand)), 2: .map(parameters)]))
+            let managed = wire.events(request: management, outcome: .success(.empty))
             XCTAssertEqual(managed.map(\.name), [name])
             XCTAssertEqual(managed.first?.params.credentialId, Base64URL.encode([9, 9]))
             if subcommand == 0x07 {
