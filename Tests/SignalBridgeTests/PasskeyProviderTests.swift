@@ -141,6 +141,21 @@ final class PasskeyProviderTests: XCTestCase {
         XCTAssertEqual(stored.rpID, "example.com")
     }
 
+    /// The reply's text as the extension receives it: compact, its members in toJSON()'s order.
+    func testTheRepliesCredentialJSONIsCompactAndInToJSONsOrder() throws {
+        let session = try session()
+        let made = session.handle(Array(#"{"id": 1, "type": "create", "origin": "https://login.example.com", "options": \#(creation())}"#.utf8)).reply
+        let b64 = "[A-Za-z0-9_-]+"
+        let created = #"^\{"id":1,"ok":true,"credential":\{"id":"(B)","rawId":"\1","response":\{"clientDataJSON":"B","authenticatorData":"B","transports":\["usb"\],"publicKey":"B","publicKeyAlgorithm":-7,"attestationObject":"B"\},"authenticatorAttachment":"cross-platform","clientExtensionResults":\{"credProps":\{"rk":true\}\},"type":"public-key"\}\}$"#
+            .replacingOccurrences(of: "B", with: b64)
+        XCTAssertNotNil(made.range(of: created, options: .regularExpression), made)
+        let challenge = Base64URL.encode(Array(repeating: 9, count: 32))
+        let got = session.handle(Array(#"{"id": 2, "type": "get", "origin": "https://login.example.com", "options": {"challenge": "\#(challenge)", "rpId": "example.com"}}"#.utf8)).reply
+        let asserted = #"^\{"id":2,"ok":true,"credential":\{"id":"(B)","rawId":"\1","response":\{"clientDataJSON":"B","authenticatorData":"B","signature":"B","userHandle":"B"\},"authenticatorAttachment":"cross-platform","clientExtensionResults":\{\},"type":"public-key"\}\}$"#
+            .replacingOccurrences(of: "B", with: b64)
+        XCTAssertNotNil(got.range(of: asserted, options: .regularExpression), got)
+    }
+
     func testCreateRefusesWhatABrowserRefusesAndLeavesTheStoreAlone() throws {
         let session = try session()
         let cases: [(origin: String, options: String, error: String)] = [
