@@ -1,6 +1,7 @@
 import Foundation
 import CBOR
 import CTAP
+import Encoding
 
 /// authenticatorGetInfo (CTAP 2.1 §6.4) from any authenticator, made readable:
 /// each member of the response map becomes a named field with a text form and

@@ -1,4 +1,5 @@
 import Foundation
+import Encoding
 
 /// The native-messaging wiring `latchkey bridge install|uninstall|status` manages: a host
 /// manifest per browser, naming the host `org.latchkey.bridge`, pointing at a launcher script
@@ -60,14 +61,14 @@ public enum BridgeInstallation {
     public static func manifest(family: Family, launcher: String) -> String {
         var allowed = ""
         switch family {
-        case .chromium: allowed = "\"allowed_origins\": [\(JSONReply.quoted("chrome-extension://\(chromiumExtensionID)/"))]"
-        case .firefox: allowed = "\"allowed_extensions\": [\(JSONReply.quoted(firefoxExtensionID))]"
+        case .chromium: allowed = "\"allowed_origins\": [\(JSONValue.quoted("chrome-extension://\(chromiumExtensionID)/"))]"
+        case .firefox: allowed = "\"allowed_extensions\": [\(JSONValue.quoted(firefoxExtensionID))]"
         }
         return """
             {
-              "name": \(JSONReply.quoted(hostName)),
+              "name": \(JSONValue.quoted(hostName)),
               "description": "Latchkey: websites' WebAuthn signals to the key's store",
-              "path": \(JSONReply.quoted(launcher)),
+              "path": \(JSONValue.quoted(launcher)),
               "type": "stdio",
               \(allowed)
             }

@@ -51,37 +51,3 @@ enum JSONMessage: Decodable, Equatable {
         }
     }
 }
-
-/// Builds the host's replies: JSON objects with members in a fixed order.
-struct JSONReply {
-    private var members: [String] = []
-
-    mutating func add(_ key: String, _ value: String) {
-        members.append(Self.quoted(key) + ":" + Self.quoted(value))
-    }
-
-    mutating func add(_ key: String, _ value: Bool) {
-        members.append(Self.quoted(key) + ":" + (value ? "true" : "false"))
-    }
-
-    mutating func add(_ key: String, _ value: Int64?) {
-        members.append(Self.quoted(key) + ":" + (value.map { String($0) } ?? "null"))
-    }
-
-    mutating func add(_ key: String, strings values: [String]) {
-        members.append(Self.quoted(key) + ":[" + values.map(Self.quoted).joined(separator: ",") + "]")
-    }
-
-    /// A member whose value is JSON text made elsewhere (a nested object).
-    mutating func add(_ key: String, json value: String) {
-        members.append(Self.quoted(key) + ":" + value)
-    }
-
-    var text: String { "{" + members.joined(separator: ",") + "}" }
-
-    static func quoted(_ text: String) -> String {
-        var out = ""
-        JSONStringLiteral.append(text, to: &out)
-        return out
-    }
-}

@@ -1,5 +1,6 @@
 import Foundation
 import SystemIO
+import Encoding
 
 /// `latchkey native-host`: the browser starts it, writes messages to its stdin and reads the
 /// replies from its stdout (NativeMessageFraming). It answers every message in order and exits
@@ -84,10 +85,10 @@ public struct BridgeContact: Equatable, Sendable {
     /// directory that is not there yet is left alone.
     public func write(storeDirectory: String) {
         guard FileManager.default.fileExists(atPath: storeDirectory) else { return }
-        var reply = JSONReply()
+        var reply = JSONValue.Object()
         reply.add("time", time)
         reply.add("caller", caller)
-        try? Data((reply.text + "\n").utf8).write(to: URL(fileURLWithPath: storeDirectory + "/" + Self.fileName),
+        try? Data((reply.rendered + "\n").utf8).write(to: URL(fileURLWithPath: storeDirectory + "/" + Self.fileName),
                                                    options: .atomic)
     }
 

@@ -18,7 +18,7 @@ extension NativeHostSession {
             throw .security("\(origin.serialized) is an IP address, which no RP ID can name")
         }
         let topOrigin = try crossOriginTop(json, origin: origin)
-        var reply = JSONReply()
+        var reply = JSONValue.Object()
         reply.add("id", id)
         reply.add("ok", true)
         switch type {
@@ -41,7 +41,7 @@ extension NativeHostSession {
             }
             reply.add("rpId", rpID)
             reply.add("verified", verify)
-            reply.add("accounts", json: try accounts(rpID: rpID, allowList: allowList, userVerified: verify))
+            reply.add("accounts", try accounts(rpID: rpID, allowList: allowList, userVerified: verify))
         case .create:
             let options = try PasskeyCreationOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
@@ -49,7 +49,7 @@ extension NativeHostSession {
             let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
                 .create(origin: origin.serialized, topOrigin: topOrigin, rpID: rpID, options: options)
             log("create: a passkey made on the key")
-            reply.add("credential", json: credential)
+            reply.add("credential", credential)
         case .get:
             let options = try PasskeyRequestOptions(json["options"])
             let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
@@ -66,9 +66,9 @@ extension NativeHostSession {
             let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
                 .get(origin: origin.serialized, topOrigin: topOrigin, rpID: rpID, options: options, allowList: allowList)
             log("get: signed in with a passkey of the key")
-            reply.add("credential", json: credential)
+            reply.add("credential", credential)
         }
-        return reply.text
+        return reply.rendered
     }
 
     /// `topOrigin` and `crossOrigin` (optional, added in 1.3): the top-level page's origin, from
@@ -114,7 +114,7 @@ extension NativeHostSession {
     /// discoverable passkeys (levels 2 and 3 only verified), otherwise those of the list it
     /// holds (level 3 only verified); hidden passkeys (signals) are never offered. Names are the site's own; the
     /// extension shows them as text.
-    private func accounts(rpID: String, allowList: [[UInt8]], userVerified: Bool) throws(SignalFailure) -> String {
+    private func accounts(rpID: String, allowList: [[UInt8]], userVerified: Bool) throws(SignalFailure) -> JSONValue {
         let store = try openedStore()
         let credentials: [ResidentCredential]
         do throws(StoreError) {
@@ -124,13 +124,13 @@ extension NativeHostSession {
         }
         let offered = credentials.filter { $0.isOffered(allowList: allowList, userVerified: userVerified) }
         let entries = offered.sorted { $0.createdAt < $1.createdAt }.map { credential in
-            var entry = JSONReply()
+            var entry = JSONValue.Object()
             entry.add("credentialId", Base64URL.encode(credential.credentialID))
             entry.add("userHandle", Base64URL.encode(credential.userHandle))
             entry.add("name", credential.userName ?? "")
             entry.add("displayName", credential.userDisplayName ?? "")
-            return entry.text
+            return entry.value
         }
-        return "[" + entries.joined(separator: ",") + "]"
+        return .array(entries)
     }
 }

@@ -70,11 +70,11 @@ public final class NativeHostSession {
             }
         case .string("publicSuffixes")?:
             do throws(SignalFailure) {
-                var reply = JSONReply()
+                var reply = JSONValue.Object()
                 reply.add("id", id)
                 reply.add("ok", true)
                 reply.add("rules", strings: try publicSuffixes().asciiRules)
-                return (reply.text, true)
+                return (reply.rendered, true)
             } catch {
                 return (Self.failure(id: id, error), true)
             }
@@ -107,7 +107,7 @@ public final class NativeHostSession {
         // Counts only: which sites a user visits is theirs (the sealed journal has the details).
         log("\(parsed.method.rawValue): \(changes.hidden.count) hidden, \(changes.unhidden.count) un-hidden, "
             + "\(changes.renamed.count) renamed")
-        var reply = JSONReply()
+        var reply = JSONValue.Object()
         reply.add("id", id)
         reply.add("ok", true)
         reply.add("hidden", strings: changes.hidden.map(Base64URL.encode))
@@ -119,7 +119,7 @@ public final class NativeHostSession {
             log("\(parsed.method.rawValue): \(changes.hiddenAfterPRFUse.count) of the hidden gave PRF outputs")
             reply.add("prfUsed", strings: changes.hiddenAfterPRFUse.map(Base64URL.encode))
         }
-        return reply.text
+        return reply.rendered
     }
 
     private func apply(_ signal: WebsiteSignal, source: String) throws(SignalFailure) -> SignalChanges {
@@ -156,12 +156,12 @@ public final class NativeHostSession {
 
     /// `{"id": N, "ok": false, "error": …, "message": …}`; `id` null when the message had none.
     public static func failure(id: Int64?, _ failure: SignalFailure) -> String {
-        var reply = JSONReply()
+        var reply = JSONValue.Object()
         reply.add("id", id)
         reply.add("ok", false)
         reply.add("error", failure.name)
         reply.add("message", failure.message)
-        if case .pin(let need) = failure { reply.add("pin", json: need.json) }
-        return reply.text
+        if case .pin(let need) = failure { reply.add("pin", need.json) }
+        return reply.rendered
     }
 }

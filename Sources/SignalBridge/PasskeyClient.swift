@@ -50,7 +50,7 @@ public final class PasskeyClient {
     /// origin (WebAuthn L3 §5.1.3: `crossOrigin` true and `topOrigin` in clientDataJSON); nil for a
     /// top-level page or a frame of its own origin.
     public func create(origin: String, topOrigin: String? = nil, rpID: String,
-                       options: PasskeyCreationOptions) throws(SignalFailure) -> String {
+                       options: PasskeyCreationOptions) throws(SignalFailure) -> JSONValue {
         let largeBlobRequired = try options.extensions.largeBlob?.isRequiredForCreate() ?? false
         let info = try deviceInfo()
         let clientData = ClientDataJSON.serialize(.create, challenge: options.challenge, origin: origin,
@@ -107,7 +107,7 @@ public final class PasskeyClient {
             .textString("authData"): .byteString(authDataBytes),
         ]).encoded()
         let algorithm = attested.publicKey[3]?.intValue ?? 0
-        var response = JSONReply()
+        var response = JSONValue.Object()
         response.add("clientDataJSON", Base64URL.encode(clientData))
         response.add("authenticatorData", Base64URL.encode(authDataBytes))
         response.add("transports", strings: Self.transports)
@@ -116,31 +116,31 @@ public final class PasskeyClient {
         }
         response.add("publicKeyAlgorithm", Int64(algorithm))
         response.add("attestationObject", Base64URL.encode(attestationObject))
-        var extensions = JSONReply()
+        var extensions = JSONValue.Object()
         if options.credProps {
-            var credProps = JSONReply()
+            var credProps = JSONValue.Object()
             credProps.add("rk", residentKey)
-            extensions.add("credProps", json: credProps.text)
+            extensions.add("credProps", credProps)
         }
         let outputs = authData.extensions?.mapValue ?? [:]
         if options.extensions.prf != nil {
             // WebAuthn L3 §10.1.4: enabled when the key made the credential with hmac-secret;
             // results when it evaluated the inputs at creation (hmac-secret-mc).
-            var prf = JSONReply()
+            var prf = JSONValue.Object()
             prf.add("enabled", outputs[.textString("hmac-secret")]?.boolValue == true)
             if let hmacSecret, let encrypted = outputs[.textString("hmac-secret-mc")]?.bytesValue {
-                prf.add("results", json: try hmacSecret.results(encrypted))
+                prf.add("results", try hmacSecret.results(encrypted))
             }
-            extensions.add("prf", json: prf.text)
+            extensions.add("prf", prf)
         }
         if options.extensions.credBlob != nil {
             extensions.add("credBlob", outputs[.textString("credBlob")]?.boolValue == true)
         }
         if options.extensions.largeBlob != nil {
             // supported: the key gave the credential a large-blob key (response member 0x05).
-            var largeBlob = JSONReply()
+            var largeBlob = JSONValue.Object()
             largeBlob.add("supported", body[5]?.bytesValue?.count == 32)
-            extensions.add("largeBlob", json: largeBlob.text)
+            extensions.add("largeBlob", largeBlob)
         }
         return Self.credentialJSON(id: attested.credentialID, response: response, extensions: extensions)
     }
@@ -174,7 +174,7 @@ public final class PasskeyClient {
     /// `allowList` is the credential the user chose in Latchkey's menu, or the page's
     /// allowCredentials; with neither, the key chooses (it holds one account, or picks for its user).
     public func get(origin: String, topOrigin: String? = nil, rpID: String, options: PasskeyRequestOptions,
-                    allowList: [[UInt8]]) throws(SignalFailure) -> String {
+                    allowList: [[UInt8]]) throws(SignalFailure) -> JSONValue {
         let largeBlob = options.extensions.largeBlob
         try largeBlob?.checkForGet(allowCredentials: options.allowCredentials)
         let info = try deviceInfo()
@@ -210,7 +210,7 @@ public final class PasskeyClient {
               let credentialID = body[1]?["id"]?.bytesValue ?? (allowList.count == 1 ? allowList[0] : nil) else {
             throw .internal("the key's getAssertion response is malformed")
         }
-        var response = JSONReply()
+        var response = JSONValue.Object()
         response.add("clientDataJSON", Base64URL.encode(clientData))
         response.add("authenticatorData", Base64URL.encode(authData))
         response.add("signature", Base64URL.encode(signature))
@@ -218,20 +218,20 @@ public final class PasskeyClient {
             response.add("userHandle", Base64URL.encode(userHandle))
         }
         let outputs = (try? AuthenticatorData(decoding: authData))?.extensions?.mapValue ?? [:]
-        var extensions = JSONReply()
+        var extensions = JSONValue.Object()
         if options.extensions.prf != nil {
-            var prf = JSONReply()
+            var prf = JSONValue.Object()
             if let hmacSecret, let encrypted = outputs[.textString("hmac-secret")]?.bytesValue {
-                prf.add("results", json: try hmacSecret.results(encrypted))
+                prf.add("results", try hmacSecret.results(encrypted))
             }
-            extensions.add("prf", json: prf.text)
+            extensions.add("prf", prf)
         }
         if options.extensions.getCredBlob {
             extensions.add("getCredBlob", Base64URL.encode(outputs[.textString("credBlob")]?.bytesValue ?? []))
         }
         if let largeBlob {
             let key = body[7]?.bytesValue.flatMap { $0.count == 32 ? SecretBytes($0) : nil }
-            extensions.add("largeBlob", json: largeBlobResults(largeBlob, key: key, info: info, verified: verified).text)
+            extensions.add("largeBlob", largeBlobResults(largeBlob, key: key, info: info, verified: verified))
         }
         return Self.credentialJSON(id: credentialID, response: response, extensions: extensions)
     }
@@ -277,8 +277,8 @@ public final class PasskeyClient {
     /// array that does not read or does not take the blob give no blob and `written: false`, as
     /// the specification has it: the sign-in itself succeeded.
     private func largeBlobResults(_ request: LargeBlobRequest, key: SecretBytes?, info: DeviceInfo,
-                                  verified: Verification) -> JSONReply {
-        var results = JSONReply()
+                                  verified: Verification) -> JSONValue.Object {
+        var results = JSONValue.Object()
         let authenticator = RemoteAuthenticator(link: link, info: info)
         if request.read {
             if let key, let array = try? authenticator.largeBlobArray(),
@@ -467,14 +467,14 @@ public final class PasskeyClient {
 
     /// `{"id", "rawId", "type", "authenticatorAttachment", "response", "clientExtensionResults"}`:
     /// the member order of WebAuthn L3's `toJSON()` output.
-    static func credentialJSON(id: [UInt8], response: JSONReply, extensions: JSONReply) -> String {
-        var credential = JSONReply()
+    static func credentialJSON(id: [UInt8], response: JSONValue.Object, extensions: JSONValue.Object) -> JSONValue {
+        var credential = JSONValue.Object()
         credential.add("id", Base64URL.encode(id))
         credential.add("rawId", Base64URL.encode(id))
-        credential.add("response", json: response.text)
+        credential.add("response", response)
         credential.add("authenticatorAttachment", attachment)
-        credential.add("clientExtensionResults", json: extensions.text)
+        credential.add("clientExtensionResults", extensions)
         credential.add("type", "public-key")
-        return credential.text
+        return credential.value
     }
 }

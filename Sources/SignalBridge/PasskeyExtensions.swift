@@ -161,7 +161,7 @@ struct HMACSecretClient {
     }
 
     /// `{"first": B64URL, "second"?: B64URL}` from the key's encrypted output (32 or 64 bytes).
-    func results(_ encrypted: [UInt8]) throws(SignalFailure) -> String {
+    func results(_ encrypted: [UInt8]) throws(SignalFailure) -> JSONValue.Object {
         let output: [UInt8]
         do throws(PlatformPinUvAuthError) {
             output = try session.decrypt(encrypted)
@@ -171,9 +171,9 @@ struct HMACSecretClient {
         guard output.count == 32 || output.count == 64 else {
             throw .internal("the key's hmac-secret output is \(output.count) bytes, not 32 or 64")
         }
-        var results = JSONReply()
+        var results = JSONValue.Object()
         results.add("first", Base64URL.encode(Array(output[0..<32])))
         if output.count == 64 { results.add("second", Base64URL.encode(Array(output[32..<64]))) }
-        return results.text
+        return results
     }
 }

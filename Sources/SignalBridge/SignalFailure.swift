@@ -1,4 +1,5 @@
 import FIDOClient
+import Encoding
 
 /// Why a signal was refused, named as the host's reply names it (docs/native-host.md): the DOMException names a page would see for the same fault.
 public enum SignalFailure: Error, Equatable, Sendable {
@@ -87,11 +88,11 @@ public struct PINNeed: Equatable, Sendable {
     }
 
     /// The reply's `pin` member: `{"state", "retries"?, "minLength"?}`.
-    var json: String {
-        var reply = JSONReply()
+    var json: JSONValue.Object {
+        var reply = JSONValue.Object()
         reply.add("state", state.rawValue)
         if let retries { reply.add("retries", Int64(retries)) }
         if let minimumLength { reply.add("minLength", Int64(minimumLength)) }
-        return reply.text
+        return reply
     }
 }

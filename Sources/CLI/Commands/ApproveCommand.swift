@@ -4,6 +4,7 @@ import CredentialStore
 import Foundation
 import KeyService
 import Presence
+import Encoding
 
 /// `latchkey approve` / `latchkey deny` / `latchkey presence status`: answer (or look at) the
 /// presence requests of a key run with `--presence control`, through its control socket.

@@ -5,6 +5,7 @@ import FIDOClient
 import FIDOCrypto
 import Foundation
 import KeySealing
+import Encoding
 
 /// `latchkey backup` and `latchkey restore`: the whole key — its wrapping key (so non-resident
 /// credential IDs keep working), attestation, resident credentials with their counters, settings,

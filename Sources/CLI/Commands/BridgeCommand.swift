@@ -3,6 +3,7 @@ import FIDOClient
 import Foundation
 import SignalBridge
 import KeySealing
+import Encoding
 
 /// `latchkey bridge install|uninstall|status`: wires browsers to `latchkey native-host` for
 /// Latchkey's extension (docs/signals.md). Per user: host

@@ -1,6 +1,7 @@
 import Authenticator
 import Exchange
 import FIDOClient
+import Encoding
 
 /// `--endpoints` of `credentials list`, `show` and `delete`: the sites' passkey endpoints
 /// (PasskeyEndpointsClient), asked only when the option is given — network use is opt-in.

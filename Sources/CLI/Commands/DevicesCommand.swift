@@ -2,6 +2,7 @@ import CredentialStore
 import FIDOClient
 import Foundation
 import LinuxHID
+import Encoding
 
 /// `latchkey devices`: every FIDO HID device on this machine (hidraw nodes
 /// whose report descriptor has usage page 0xF1D0), Latchkey's and others.

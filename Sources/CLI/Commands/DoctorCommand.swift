@@ -1,6 +1,7 @@
 import CredentialStore
 import FIDOClient
 import Foundation
+import Encoding
 
 /// `latchkey doctor`: checks the machine's setup for running keys — uhid,
 /// the udev rule and group, hidraw access, a running key, the store, the user

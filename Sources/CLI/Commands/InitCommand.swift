@@ -7,6 +7,7 @@ import Glibc
 import KeySealing
 import SignalBridge
 import SystemIO
+import Encoding
 
 /// `latchkey init`: the first run of a desktop key, in one command. It creates the key's store
 /// sealed from its first byte — to this machine's TPM when one answers for the user, else with

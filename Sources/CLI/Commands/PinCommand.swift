@@ -4,6 +4,7 @@ import FIDOClient
 import KeyService
 import Presence
 import SystemIO
+import Encoding
 
 /// `latchkey pin status|set|change`.
 ///

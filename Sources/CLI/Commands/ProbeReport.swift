@@ -3,6 +3,7 @@ import CTAP
 import CTAPHID
 import FIDOClient
 import SystemIO
+import Encoding
 
 /// What `latchkey probe` found, step by step. Without INIT nothing else can
 /// run; after it, each step (PINGs, echo, WINK, getInfo) runs whatever the

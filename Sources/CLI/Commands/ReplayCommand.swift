@@ -6,6 +6,7 @@ import LinuxHID
 import Trace
 import DeviceTools
 import SystemIO
+import Encoding
 
 /// `latchkey replay TRACE [DEVICE | --socket PATH]`: sends the client side of a recorded session
 /// to a key again and reports where its answers differ from the recorded key's (TraceReplay

@@ -4,6 +4,7 @@ import FIDOClient
 import FIDOCrypto
 import Foundation
 import KeySealing
+import Encoding
 
 /// `latchkey store seal|unseal|status`: how a store's master key is kept (MasterKeySeal). Sealed
 /// to the TPM, the login keyring or a passphrase, a copy of the store's directory — a backup, a

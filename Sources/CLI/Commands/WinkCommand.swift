@@ -1,6 +1,7 @@
 import FIDOClient
 import Foundation
 import LinuxHID
+import Encoding
 
 /// `latchkey wink`: CTAPHID INIT, then WINK — the device signals the user
 /// (a hardware key blinks; a Latchkey key logs "wink"). Tells keys apart.

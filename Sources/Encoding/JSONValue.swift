@@ -1,9 +1,6 @@
-import CBOR
-import Encoding
-
-/// A JSON value for `--json` output, with object members kept in the order
-/// they were written (so the output reads like the text form), rendered with
-/// two-space indentation. Only what the CLI prints: no parsing.
+/// A JSON value as Latchkey writes one: object members kept in the order they were added (the
+/// CLI's `--json` reads like its text form; the native host's replies keep the contract's order
+/// and WebAuthn's toJSON() order), rendered compact (`rendered`). The one JSON writer.
 public indirect enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
@@ -65,4 +62,28 @@ public indirect enum JSONValue: Sendable, Equatable {
             out += "}"
         }
     }
+}
+
+extension JSONValue {
+    /// An object built a member at a time, in order.
+    public struct Object: Sendable {
+        public private(set) var members: [(String, JSONValue)] = []
+
+        public init() {}
+
+        public mutating func add(_ key: String, _ value: JSONValue) { members.append((key, value)) }
+        public mutating func add(_ key: String, _ text: String) { add(key, .string(text)) }
+        public mutating func add(_ key: String, _ flag: Bool) { add(key, .bool(flag)) }
+        /// A number, or null for nil.
+        public mutating func add(_ key: String, _ number: Int64?) { add(key, number.map { .int(Int($0)) } ?? .null) }
+        public mutating func add(_ key: String, strings: [String]) { add(key, .array(strings.map(JSONValue.string))) }
+        public mutating func add(_ key: String, _ object: Object) { add(key, object.value) }
+
+        public var value: JSONValue { .object(members) }
+        /// The object as compact JSON text.
+        public var rendered: String { value.rendered }
+    }
+
+    /// `text` as a JSON string literal, quotes included.
+    public static func quoted(_ text: String) -> String { JSONValue.string(text).rendered }
 }
