@@ -87,3 +87,19 @@ extension JSONValue {
     /// `text` as a JSON string literal, quotes included.
     public static func quoted(_ text: String) -> String { JSONValue.string(text).rendered }
 }
+
+extension JSONValue {
+    /// A document read back as a value to write, its objects' members sorted by name (a parsed
+    /// object keeps no order of its own); a number without a fraction is written as an integer.
+    public init(_ document: JSONDocument) {
+        switch document {
+        case .null: self = .null
+        case .bool(let flag): self = .bool(flag)
+        case .number(let number):
+            if number.rounded(.towardZero) == number, let integer = Int(exactly: number) { self = .int(integer) } else { self = .double(number) }
+        case .string(let text): self = .string(text)
+        case .array(let elements): self = .array(elements.map(JSONValue.init))
+        case .object(let members): self = .object(members.sorted { $0.key < $1.key }.map { ($0.key, JSONValue($0.value)) })
+        }
+    }
+}

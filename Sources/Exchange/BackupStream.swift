@@ -34,8 +34,7 @@ public enum BackupStream {
 
     /// Whether a file's first line is a version 2 header (else: version 1, or not a backup).
     public static func isVersion2(headerLine: [UInt8]) -> Bool {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(headerLine)) as? [String: Any] else { return false }
-        return (object[EncryptedExport.formatMember] as? Int) == version
+        JSONDocument.parse(headerLine)?[EncryptedExport.formatMember] == .number(Double(version))
     }
 
     // MARK: - Writing
@@ -104,10 +103,10 @@ public enum BackupStream {
         public var line: [UInt8]
 
         public init(line: [UInt8]) throws(ExchangeError) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+            guard let object = JSONDocument.parse(line)?.objectValue else {
                 throw .malformed("the backup's first line is not a JSON object")
             }
-            let reader = JSONReader(object, path: "")
+            let reader = ExchangeJSON(object, path: "")
             guard try reader.integer(EncryptedExport.formatMember) == BackupStream.version,
                   try reader.string("contents") == EncryptedExport.Contents.backup.rawValue else {
                 throw .unsupportedVersion("not a version 2 Latchkey backup")

@@ -157,21 +157,22 @@ extension CXFDocument {
 
 extension CXFDocument {
     /// Whether a parsed JSON object looks like a CXF header (its `version` and `accounts`).
-    static func isHeader(_ object: [String: Any]) -> Bool {
-        object["accounts"] is [Any] && object["version"] is [String: Any]
+    static func isHeader(_ object: [String: JSONDocument]) -> Bool {
+        guard case .array? = object["accounts"], case .object? = object["version"] else { return false }
+        return true
     }
 
     /// Reads a CXF document. Refuses a major version other than 1, a passkey missing a required
     /// member or with one of the wrong type, naming where (`accounts[0].items[2].credentials[0].rpId`).
     public init(json: [UInt8]) throws(ExchangeError) {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(json)), let object = parsed as? [String: Any] else {
+        guard let object = JSONDocument.parse(json)?.objectValue else {
             throw .malformed("not a JSON object")
         }
         try self.init(object: object)
     }
 
-    init(object: [String: Any]) throws(ExchangeError) {
-        let reader = JSONReader(object, path: "")
+    init(object: [String: JSONDocument]) throws(ExchangeError) {
+        let reader = ExchangeJSON(object, path: "")
         let version = try reader.object("version")
         let major = try version.integer("major")
         guard major == 1 else {
@@ -205,7 +206,7 @@ extension CXFDocument {
         }
     }
 
-    private static func passkey(_ credential: JSONReader) throws(ExchangeError) -> Passkey {
+    private static func passkey(_ credential: ExchangeJSON) throws(ExchangeError) -> Passkey {
         var keyBytes = try credential.bytes("key")
         defer { keyBytes.wipe() }
         var passkey = Passkey(credentialId: try credential.bytes("credentialId"), rpId: try credential.string("rpId"),

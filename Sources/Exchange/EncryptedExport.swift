@@ -36,7 +36,7 @@ public struct EncryptedExport: Sendable {
     public var ciphertext: [UInt8]
 
     /// Whether a parsed JSON object is one of these.
-    public static func isEncryptedExport(_ object: [String: Any]) -> Bool { object[formatMember] != nil }
+    public static func isEncryptedExport(_ object: [String: JSONDocument]) -> Bool { object[formatMember] != nil }
 
     // MARK: Sealing
 
@@ -151,8 +151,8 @@ public struct EncryptedExport: Sendable {
         self.contents = contents; self.method = method; self.ciphertext = ciphertext
     }
 
-    init(object: [String: Any]) throws(ExchangeError) {
-        let reader = JSONReader(object, path: "")
+    init(object: [String: JSONDocument]) throws(ExchangeError) {
+        let reader = ExchangeJSON(object, path: "")
         let version = try reader.integer(Self.formatMember)
         guard version == 1 else { throw .unsupportedVersion("encrypted export version \(version): this reads version 1") }
         let contentsName = try reader.string("contents")

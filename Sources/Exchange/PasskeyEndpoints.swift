@@ -1,6 +1,7 @@
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import Encoding
 #endif
 
 /// A site's passkey endpoints (W3C "A Well-Known URL for Passkey Endpoints", Working Draft
@@ -20,11 +21,11 @@ public struct PasskeyEndpoints: Sendable, Equatable {
     /// Reads the document. A member that is not a string, or not an https URL, is left out (a
     /// credential manager must never send its user to an http page it got from the network).
     public init(json: [UInt8]) throws(ExchangeError) {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(json)), let object = parsed as? [String: Any] else {
+        guard let object = JSONDocument.parse(json)?.objectValue else {
             throw .malformed("the passkey-endpoints document is not a JSON object")
         }
         func url(_ member: String) -> String? {
-            guard let text = object[member] as? String, let url = URL(string: text), url.scheme?.lowercased() == "https",
+            guard let text = object[member]?.stringValue, let url = URL(string: text), url.scheme?.lowercased() == "https",
                   url.host != nil else { return nil }
             return text
         }
@@ -179,14 +180,14 @@ public final class PasskeyEndpointsClient: @unchecked Sendable {
 
     private func loadCache() {
         guard let cachePath, let data = FileManager.default.contents(atPath: cachePath),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return }
+              let object = JSONDocument.parse(Array(data))?.objectValue else { return }
         for (rpID, value) in object {
-            guard let entry = value as? [String: Any], let at = (entry["at"] as? NSNumber)?.doubleValue else { continue }
-            if let error = entry["error"] as? String {
+            guard case .number(let at)? = value["at"] else { continue }
+            if let error = value["error"]?.stringValue {
                 cache[rpID] = (at, .failed(error))
             } else {
-                cache[rpID] = (at, .found(PasskeyEndpoints(enroll: entry["enroll"] as? String, manage: entry["manage"] as? String,
-                                                           prfUsageDetails: entry["prfUsageDetails"] as? String)))
+                cache[rpID] = (at, .found(PasskeyEndpoints(enroll: value["enroll"]?.stringValue, manage: value["manage"]?.stringValue,
+                                                           prfUsageDetails: value["prfUsageDetails"]?.stringValue)))
             }
         }
     }

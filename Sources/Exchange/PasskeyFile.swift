@@ -51,22 +51,22 @@ public struct PasskeyFile: Sendable {
         }
         if CXFDocument.isHeader(object) {
             try self.init(cxf: CXFDocument(object: object))
-        } else if object["items"] is [Any], object["encrypted"] != nil || object["folders"] != nil || object["collections"] != nil {
-            try self.init(bitwarden: JSONReader(object, path: ""))
-        } else if object["privateKey"] is String, object["relyingParty"] is String {
-            try self.init(keepassxc: JSONReader(object, path: ""))
+        } else if case .array? = object["items"], object["encrypted"] != nil || object["folders"] != nil || object["collections"] != nil {
+            try self.init(bitwarden: ExchangeJSON(object, path: ""))
+        } else if object["privateKey"]?.stringValue != nil, object["relyingParty"]?.stringValue != nil {
+            try self.init(keepassxc: ExchangeJSON(object, path: ""))
         } else {
             throw .unknownFormat("not a CXF document, a Bitwarden JSON export or a KeePassXC .passkey file "
                                  + "(its top-level members: \(object.keys.sorted().prefix(8).joined(separator: ", ")))")
         }
     }
 
-    static func jsonObject(_ bytes: [UInt8]) throws(ExchangeError) -> [String: Any] {
+    static func jsonObject(_ bytes: [UInt8]) throws(ExchangeError) -> [String: JSONDocument] {
         guard !bytes.isEmpty else { throw .malformed("the file is empty") }
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(bytes)) else {
+        guard let parsed = JSONDocument.parse(bytes) else {
             throw .malformed("not JSON (cut short, or not an export)")
         }
-        guard let object = parsed as? [String: Any] else { throw .malformed("the JSON is not an object") }
+        guard let object = parsed.objectValue else { throw .malformed("the JSON is not an object") }
         return object
     }
 
@@ -95,11 +95,11 @@ public struct PasskeyFile: Sendable {
     // MARK: Bitwarden
 
     /// Bitwarden's unencrypted JSON export: `items[].login.fido2Credentials[]`.
-    init(bitwarden export: JSONReader) throws(ExchangeError) {
+    init(bitwarden export: ExchangeJSON) throws(ExchangeError) {
         format = .bitwarden
         skipped = [:]
         passkeys = []
-        if try export.optionalBool("encrypted") == true {
+        if try export.optionalFlag("encrypted") == true {
             throw .unsupportedVersion("an encrypted Bitwarden export: export from Bitwarden as JSON (not encrypted) and "
                                       + "encrypt the file in transit yourself")
         }
@@ -126,7 +126,7 @@ public struct PasskeyFile: Sendable {
         }
     }
 
-    private static func bitwardenPasskey(_ credential: JSONReader, itemName: String?) throws(ExchangeError) -> ImportedPasskey {
+    private static func bitwardenPasskey(_ credential: ExchangeJSON, itemName: String?) throws(ExchangeError) -> ImportedPasskey {
         let keyType = try credential.optionalString("keyType") ?? "public-key"
         let algorithm = try credential.optionalString("keyAlgorithm") ?? "ECDSA"
         let curve = try credential.optionalString("keyCurve") ?? "P-256"
@@ -173,7 +173,7 @@ public struct PasskeyFile: Sendable {
 
     /// KeePassXC's single-passkey `.passkey` file: relyingParty, url, username, credentialId,
     /// userHandle (base64url) and privateKey (a PKCS#8 PEM).
-    init(keepassxc file: JSONReader) throws(ExchangeError) {
+    init(keepassxc file: ExchangeJSON) throws(ExchangeError) {
         format = .keepassxc
         skipped = [:]
         var der = try Self.pemPrivateKey(try file.string("privateKey"), member: file.name("privateKey"))

@@ -144,13 +144,13 @@ public enum BridgeInstallation {
             guard let data = FileManager.default.contents(atPath: browser.manifestPath) else {
                 return Status(browser: browser, wired: false, problem: "no host manifest (\(browser.manifestPath))")
             }
-            guard let json = JSONMessage.parse(Array(data)), case .string(let path)? = json["path"] else {
+            guard let json = JSONDocument.parse(Array(data)), case .string(let path)? = json["path"] else {
                 return Status(browser: browser, wired: false, problem: "\(browser.manifestPath) is not a host manifest")
             }
             guard path == launcherPath else {
                 return Status(browser: browser, wired: false, problem: "its manifest runs \(path), not \(launcherPath)")
             }
-            let allowed: JSONMessage = browser.family == .chromium
+            let allowed: JSONDocument = browser.family == .chromium
                 ? .array([.string("chrome-extension://\(chromiumExtensionID)/")]) : .array([.string(firefoxExtensionID)])
             guard json[browser.family == .chromium ? "allowed_origins" : "allowed_extensions"] == allowed else {
                 return Status(browser: browser, wired: false, problem: "its manifest does not allow Latchkey's extension alone")

@@ -75,7 +75,7 @@ public struct BridgeContact: Equatable, Sendable {
 
     public static func read(storeDirectory: String) -> BridgeContact? {
         guard let data = FileManager.default.contents(atPath: storeDirectory + "/" + fileName),
-              let json = JSONMessage.parse(Array(data)),
+              let json = JSONDocument.parse(Array(data)),
               case .number(let number)? = json["time"], let time = Int64(exactly: number.rounded()),
               case .string(let caller)? = json["caller"] else { return nil }
         return BridgeContact(time: time, caller: caller)

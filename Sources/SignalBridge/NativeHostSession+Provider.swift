@@ -7,8 +7,8 @@ import FIDOCrypto
 extension NativeHostSession {
     /// Checks run as a browser runs them: the origin (SecurityError), the options' members
     /// (TypeError), the RP ID against the origin (SecurityError), then the key.
-    func passkeyRequest(_ type: PasskeyRequestType, _ json: JSONMessage, id: Int64) throws(SignalFailure) -> String {
-        guard case .string(let originText)? = json["origin"] else { throw .type("origin must be a string") }
+    func passkeyRequest(_ type: PasskeyRequestType, _ json: JSONDocument, id: Int64) throws(SignalFailure) -> String {
+        let originText = try PasskeyJSON.string(json["origin"], "origin")
         let origin = try SignalOrigin(originText)
         // WebAuthn §5.1.3/§5.1.4: an opaque origin or an IP address has no valid RP ID.
         guard origin.isSecure else {
@@ -44,7 +44,7 @@ extension NativeHostSession {
             reply.add("accounts", try accounts(rpID: rpID, allowList: allowList, userVerified: verify))
         case .create:
             let options = try PasskeyCreationOptions(json["options"])
-            let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
+            let rpID = try relyingPartyID(options.rpID.map(JSONDocument.string), origin: origin)
             let timeout = PasskeyClient.timeoutMilliseconds(options.timeoutMilliseconds)
             let credential = try PasskeyClient(link: try openKey(timeout), timeoutMilliseconds: timeout, pin: try pin(json))
                 .create(origin: origin.serialized, topOrigin: topOrigin, rpID: rpID, options: options)
@@ -52,7 +52,7 @@ extension NativeHostSession {
             reply.add("credential", credential)
         case .get:
             let options = try PasskeyRequestOptions(json["options"])
-            let rpID = try relyingPartyID(options.rpID.map(JSONMessage.string), origin: origin)
+            let rpID = try relyingPartyID(options.rpID.map(JSONDocument.string), origin: origin)
             var allowList = options.allowCredentials
             if let chosen = json["credentialId"], chosen != .null {
                 let chosenID = try PasskeyJSON.bytes(chosen, "credentialId")
@@ -77,7 +77,7 @@ extension NativeHostSession {
     /// own origin inside another origin's frame). Cross-origin: a `topOrigin` other than `origin`,
     /// or `crossOrigin` true; then the serialized top origin goes into clientDataJSON. The RP ID
     /// is still checked against the frame's own origin, as §5.1.3 does.
-    private func crossOriginTop(_ json: JSONMessage, origin: SignalOrigin) throws(SignalFailure) -> String? {
+    private func crossOriginTop(_ json: JSONDocument, origin: SignalOrigin) throws(SignalFailure) -> String? {
         let crossOrigin = try PasskeyJSON.optionalBool(json["crossOrigin"], "crossOrigin") ?? false
         guard let text = try PasskeyJSON.optionalString(json["topOrigin"], "topOrigin") else {
             if crossOrigin { throw .type("crossOrigin true needs the topOrigin") }
@@ -92,9 +92,8 @@ extension NativeHostSession {
 
     /// The key's PIN the person typed in the extension's window (`pin`, optional): kept only for
     /// this request, as `PIN` (its bytes in SecretBytes), never logged.
-    private func pin(_ json: JSONMessage) throws(SignalFailure) -> PIN? {
-        guard let value = json["pin"], value != .null else { return nil }
-        guard case .string(let text) = value else { throw .type("pin must be a string") }
+    private func pin(_ json: JSONDocument) throws(SignalFailure) -> PIN? {
+        guard let text = try PasskeyJSON.optionalString(json["pin"], "pin") else { return nil }
         var bytes = Array(text.utf8)
         do throws(PIN.Problem) {
             return try PIN(consuming: &bytes)
@@ -104,7 +103,7 @@ extension NativeHostSession {
     }
 
     /// The RP ID the page named (or the origin's host), checked as the signals check theirs.
-    private func relyingPartyID(_ value: JSONMessage?, origin: SignalOrigin) throws(SignalFailure) -> String {
+    private func relyingPartyID(_ value: JSONDocument?, origin: SignalOrigin) throws(SignalFailure) -> String {
         let named = try PasskeyJSON.optionalString(value, "rpId") ?? origin.host
         return try origin.relyingPartyID(named, publicSuffixes: try publicSuffixes())
     }

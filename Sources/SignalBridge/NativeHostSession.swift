@@ -50,11 +50,11 @@ public final class NativeHostSession {
     /// The reply to one message. `understood` is false when the message was not JSON at all: the
     /// host answers it and stops (the stream can no longer be trusted).
     public func handle(_ message: [UInt8]) -> (reply: String, understood: Bool) {
-        guard let json = JSONMessage.parse(message) else {
+        guard let json = JSONDocument.parse(message) else {
             return (Self.failure(id: nil, .type("the message is not JSON (UTF-8)")), false)
         }
         guard case .object = json else {
-            return (Self.failure(id: nil, .type("the message must be a JSON object, not \(json.typeName)")), true)
+            return (Self.failure(id: nil, .type("the message is not an object (it is \(json.typeName))")), true)
         }
         guard case .number(let number)? = json["id"], number >= 0, number <= 9_007_199_254_740_991,
               number.rounded(.towardZero) == number else {
@@ -89,9 +89,9 @@ public final class NativeHostSession {
         }
     }
 
-    private func signal(_ json: JSONMessage, id: Int64) throws(SignalFailure) -> String {
+    private func signal(_ json: JSONDocument, id: Int64) throws(SignalFailure) -> String {
         let parsed = try WebsiteSignal(method: json["method"], options: json["options"])
-        guard case .string(let originText)? = json["origin"] else { throw .type("origin must be a string") }
+        let originText = try PasskeyJSON.string(json["origin"], "origin")
         let origin = try SignalOrigin(originText)
         let rpID = try origin.relyingPartyID(parsed.rpID, publicSuffixes: try publicSuffixes())
         guard limiter.admit(origin.serialized, now: now()) else {

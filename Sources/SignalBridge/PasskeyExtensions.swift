@@ -21,7 +21,7 @@ public struct PasskeyExtensionInputs: Equatable, Sendable {
 
     /// `extensions` of create() or get(); members of other extensions are ignored here (the
     /// extension sends none it does not serve).
-    init(_ json: [String: JSONMessage]?) throws(SignalFailure) {
+    init(_ json: [String: JSONDocument]?) throws(SignalFailure) {
         guard let json else { return }
         if let value = json["prf"], value != .null { prf = try PRFRequest(value) }
         if let policy = try PasskeyJSON.optionalString(json["credentialProtectionPolicy"], "extensions.credentialProtectionPolicy") {
@@ -50,7 +50,7 @@ public struct LargeBlobRequest: Equatable, Sendable {
     public var read = false
     public var write: [UInt8]?
 
-    init(_ json: JSONMessage) throws(SignalFailure) {
+    init(_ json: JSONDocument) throws(SignalFailure) {
         let object = try PasskeyJSON.object(json, "extensions.largeBlob")
         support = try PasskeyJSON.optionalString(object["support"], "extensions.largeBlob.support")
         read = try PasskeyJSON.optionalBool(object["read"], "extensions.largeBlob.read") ?? false
@@ -86,7 +86,7 @@ public struct PRFValues: Equatable, Sendable {
     public var first: [UInt8]
     public var second: [UInt8]?
 
-    init(_ json: JSONMessage?, _ name: String) throws(SignalFailure) {
+    init(_ json: JSONDocument?, _ name: String) throws(SignalFailure) {
         let object = try PasskeyJSON.object(json, name)
         first = try PasskeyJSON.bytes(object["first"], "\(name).first")
         if let second = object["second"], second != .null { self.second = try PasskeyJSON.bytes(second, "\(name).second") }
@@ -112,7 +112,7 @@ public struct PRFRequest: Equatable, Sendable {
     public var eval: PRFValues?
     public var evalByCredential: [[UInt8]: PRFValues] = [:]
 
-    init(_ json: JSONMessage) throws(SignalFailure) {
+    init(_ json: JSONDocument) throws(SignalFailure) {
         let object = try PasskeyJSON.object(json, "extensions.prf")
         if let eval = object["eval"], eval != .null { self.eval = try PRFValues(eval, "extensions.prf.eval") }
         for (key, value) in try PasskeyJSON.optionalObject(object["evalByCredential"], "extensions.prf.evalByCredential") ?? [:] {

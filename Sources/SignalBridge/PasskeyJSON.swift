@@ -2,53 +2,46 @@ import Encoding
 
 /// The member checks both option types share; each failure names the member.
 enum PasskeyJSON {
-    static func object(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [String: JSONMessage] {
-        guard case .object(let members)? = value else { throw .type("\(name) must be an object") }
-        return members
+    /// The shared reader's checks and wording (Encoding's JSONReader), failing as a TypeError.
+    typealias Reader = JSONReader<SignalFailure>
+    static let typeError: Reader.Failing = { .type($0) }
+
+    static func object(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> [String: JSONDocument] {
+        try Reader.object(value, name, failure: typeError)
     }
 
-    static func optionalObject(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [String: JSONMessage]? {
-        guard let value, value != .null else { return nil }
-        return try object(value, name)
+    static func optionalObject(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> [String: JSONDocument]? {
+        try Reader.optionalObject(value, name, failure: typeError)
     }
 
-    static func array(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [JSONMessage] {
-        guard case .array(let elements)? = value else { throw .type("\(name) must be an array") }
-        return elements
+    static func array(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> [JSONDocument] {
+        try Reader.array(value, name, failure: typeError)
     }
 
-    static func string(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> String {
-        guard case .string(let text)? = value else { throw .type("\(name) must be a string") }
-        return text
+    static func string(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> String {
+        try Reader.string(value, name, failure: typeError)
     }
 
-    static func optionalString(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> String? {
-        guard let value, value != .null else { return nil }
-        return try string(value, name)
+    static func optionalString(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> String? {
+        try Reader.optionalString(value, name, failure: typeError)
     }
 
-    static func optionalBool(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> Bool? {
-        guard let value, value != .null else { return nil }
-        guard case .bool(let flag) = value else { throw .type("\(name) must be a boolean") }
-        return flag
+    static func optionalBool(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> Bool? {
+        try Reader.optionalBool(value, name, failure: typeError)
     }
 
-    static func optionalNumber(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> Double? {
-        guard let value, value != .null else { return nil }
-        guard case .number(let number) = value, number >= 0 else { throw .type("\(name) must be a number of milliseconds") }
-        return number
+    /// Milliseconds: a non-negative number.
+    static func optionalNumber(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> Double? {
+        try Reader.optionalNumber(value, name, failure: typeError)
     }
 
-    static func bytes(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [UInt8] {
-        guard case .string(let text)? = value, let bytes = Base64URL.decode(text) else {
-            throw .type("\(name) must be base64url")
-        }
-        return bytes
+    static func bytes(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> [UInt8] {
+        try Reader.bytes(value, name, failure: typeError)
     }
 
     /// A list of `{"type": "public-key", "id": B64URL, "transports": [...]}`; other types are
     /// skipped (§5.10.3), IDs over 1,023 bytes refused as the signals refuse them.
-    static func descriptors(_ value: JSONMessage?, _ name: String) throws(SignalFailure) -> [[UInt8]] {
+    static func descriptors(_ value: JSONDocument?, _ name: String) throws(SignalFailure) -> [[UInt8]] {
         guard let value, value != .null else { return [] }
         var ids: [[UInt8]] = []
         for (index, entry) in try array(value, name).enumerated() {

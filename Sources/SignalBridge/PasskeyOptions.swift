@@ -33,7 +33,7 @@ public struct PasskeyCreationOptions: Equatable, Sendable {
     /// prf, credProtect, credBlob (PasskeyExtensions.swift).
     public var extensions: PasskeyExtensionInputs
 
-    init(_ json: JSONMessage?) throws(SignalFailure) {
+    init(_ json: JSONDocument?) throws(SignalFailure) {
         let options = try PasskeyJSON.object(json, "publicKey")
         let rp = try PasskeyJSON.object(options["rp"], "rp")
         rpID = try PasskeyJSON.optionalString(rp["id"], "rp.id")
@@ -84,7 +84,7 @@ public struct PasskeyCreationOptions: Equatable, Sendable {
 public struct PasskeyRequestOptions: Equatable, Sendable {
     /// The options from a JSON text (for tests and tools); nil when it is not valid options.
     public static func parse(_ json: [UInt8]) -> PasskeyRequestOptions? {
-        guard let message = JSONMessage.parse(json) else { return nil }
+        guard let message = JSONDocument.parse(json) else { return nil }
         return try? PasskeyRequestOptions(message)
     }
 
@@ -96,7 +96,7 @@ public struct PasskeyRequestOptions: Equatable, Sendable {
     /// prf, getCredBlob (PasskeyExtensions.swift).
     public var extensions: PasskeyExtensionInputs
 
-    init(_ json: JSONMessage?) throws(SignalFailure) {
+    init(_ json: JSONDocument?) throws(SignalFailure) {
         let options = try PasskeyJSON.object(json, "publicKey")
         rpID = try PasskeyJSON.optionalString(options["rpId"], "rpId")
         challenge = try PasskeyJSON.bytes(options["challenge"], "challenge")

@@ -40,11 +40,9 @@ public enum WebsiteSignal: Equatable, Sendable {
     static let maximumNameBytes = 1024
 
     /// Reads `method` and `options` of a `signal` message; `TypeError` names the member at fault.
-    init(method: JSONMessage?, options: JSONMessage?) throws(SignalFailure) {
-        guard case .string(let name)? = method else {
-            throw .type("method must be a string: unknownCredential, allAcceptedCredentials or currentUserDetails")
-        }
-        guard case .object? = options, let options else { throw .type("options must be an object") }
+    init(method: JSONDocument?, options: JSONDocument?) throws(SignalFailure) {
+        let name = try PasskeyJSON.string(method, "method")
+        let options = JSONDocument.object(try PasskeyJSON.object(options, "options"))
         let rpID = try Self.string(options, "rpId", limit: 253 * 4)
         switch name {
         case SignalMethod.unknownCredential.rawValue:
@@ -52,9 +50,7 @@ public enum WebsiteSignal: Equatable, Sendable {
             self = .unknownCredential(rpID: rpID, credentialID: id)
         case SignalMethod.allAcceptedCredentials.rawValue:
             let user = try Self.base64url(options["userId"], "userId", limit: Self.maximumUserHandleBytes)
-            guard case .array(let list)? = options["allAcceptedCredentialIds"] else {
-                throw .type("options.allAcceptedCredentialIds must be an array of base64url strings")
-            }
+            let list = try PasskeyJSON.array(options["allAcceptedCredentialIds"], "options.allAcceptedCredentialIds")
             var ids: [[UInt8]] = []
             ids.reserveCapacity(list.count)
             for (index, item) in list.enumerated() {
@@ -71,10 +67,8 @@ public enum WebsiteSignal: Equatable, Sendable {
         }
     }
 
-    private static func string(_ options: JSONMessage, _ member: String, limit: Int) throws(SignalFailure) -> String {
-        guard case .string(let value)? = options[member] else {
-            throw .type("options.\(member) must be a string" + (options[member].map { ", not \($0.typeName)" } ?? " (it is missing)"))
-        }
+    private static func string(_ options: JSONDocument, _ member: String, limit: Int) throws(SignalFailure) -> String {
+        let value = try PasskeyJSON.string(options[member], "options.\(member)")
         guard value.utf8.count <= limit else { throw .type("options.\(member) is longer than \(limit) bytes") }
         return value
     }
@@ -83,7 +77,7 @@ public enum WebsiteSignal: Equatable, Sendable {
     /// (a terminal, a notification) and by `latchkey credentials`: control characters (C0, DEL,
     /// C1: a carriage return or an escape sequence could redraw the prompt) and bidirectional
     /// overrides (which could reorder what the user reads) are refused.
-    private static func displayable(_ options: JSONMessage, _ member: String) throws(SignalFailure) -> String {
+    private static func displayable(_ options: JSONDocument, _ member: String) throws(SignalFailure) -> String {
         let value = try string(options, member, limit: maximumNameBytes)
         guard !value.unicodeScalars.contains(where: { scalar in
             scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
@@ -95,10 +89,8 @@ public enum WebsiteSignal: Equatable, Sendable {
     }
 
     /// Base64url as WebAuthn's JSON writes it: the URL-safe alphabet, no padding, no spaces.
-    private static func base64url(_ value: JSONMessage?, _ member: String, limit: Int) throws(SignalFailure) -> [UInt8] {
-        guard case .string(let text)? = value else {
-            throw .type("options.\(member) must be a base64url string" + (value.map { ", not \($0.typeName)" } ?? " (it is missing)"))
-        }
+    private static func base64url(_ value: JSONDocument?, _ member: String, limit: Int) throws(SignalFailure) -> [UInt8] {
+        let text = try PasskeyJSON.string(value, "options.\(member)")
         guard !text.isEmpty,
               text.utf8.allSatisfy({ Self.alphabet.contains($0) }),
               let bytes = Base64URL.decode(text) else {

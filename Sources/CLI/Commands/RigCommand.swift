@@ -1,4 +1,5 @@
 import CredentialStore
+import Encoding
 import Foundation
 import KeyService
 import Presence
@@ -42,10 +43,10 @@ public enum RigCommand {
             }
             let params = parsed.positionals.count == 3 ? parsed.positionals[2] : "{}"
             // Re-serialized compactly: the request must be one line, whatever the shell passed.
-            guard let object = try? JSONSerialization.jsonObject(with: Data(params.utf8)), object is [String: Any],
-                  let compact = try? JSONSerialization.data(withJSONObject: object, options: [.withoutEscapingSlashes]) else {
+            guard let object = JSONDocument.parse(Array(params.utf8)), case .object = object else {
                 throw UsageError("invalid PARAMS '\(params)': give a JSON object, e.g. '{\"authenticatorId\":\"k1\"}'")
             }
+            let compact = Array(JSONValue(object).rendered.utf8)
             var timeout = 60.0
             if let text = parsed.value("timeout") {
                 guard let seconds = Double(text), seconds.isFinite, seconds > 0, seconds <= 3_600 else {
@@ -70,22 +71,29 @@ public enum RigCommand {
             Console.error(error.description)
             return 1
         }
-        guard let response = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] else {
+        guard let response = JSONDocument.parse(line), case .object = response else {
             Console.error("the rig on \(path) sent something that is not a response")
             return 1
         }
-        if let error = response["error"] as? [String: Any] {
-            let code = error["code"] as? String ?? "error"
-            Console.err("Error (\(code)): \(error["message"] as? String ?? "")")
+        if case .object(let error)? = response["error"] {
+            let code = error["code"]?.stringValue ?? "error"
+            Console.err("Error (\(code)): \(error["message"]?.stringValue ?? "")")
             return 1
         }
-        guard let result = response["result"], JSONSerialization.isValidJSONObject(result),
-              // One compact line, as every command's --json (keys sorted: the rig's object has no order of its own).
-              let data = try? JSONSerialization.data(withJSONObject: result, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+        guard let result = response["result"], Self.isContainer(result) else {
             Console.error("the rig on \(path) answered without a result: \(String(decoding: line, as: UTF8.self))")
             return 1
         }
-        Console.json(String(decoding: data, as: UTF8.self))
+        // One compact line, as every command's --json (keys sorted: the rig's object has no order of its own).
+        Console.json(JSONValue(result).rendered)
         return 0
+    }
+
+    /// An object or an array: what a rig answer's result is (a JSON text a line of its own can hold).
+    private static func isContainer(_ value: JSONDocument) -> Bool {
+        switch value {
+        case .object, .array: true
+        default: false
+        }
     }
 }
