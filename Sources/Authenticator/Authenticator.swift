@@ -140,8 +140,9 @@ public final class Authenticator: @unchecked Sendable {
         return (request, respond(to: request, context: context))
     }
 
-    /// The answer to one decoded request.
-    public func respond(to request: CTAP2Request, context: RequestContext) -> Result<CTAP2Response, CTAP2StatusCode> {
+    /// The answer to one decoded request. Internal: exchangeCTAP2 checks first that this key
+    /// offers the command and ends the command sequences it ends.
+    func respond(to request: CTAP2Request, context: RequestContext) -> Result<CTAP2Response, CTAP2StatusCode> {
         do throws(CTAP2StatusCode) {
             switch request {
             case .getInfo: return .success(.info(try getInfo()))

@@ -98,10 +98,7 @@ final class RigEventHub: Sendable {
 
 /// The credential events a key's traffic carries, read from each typed request and the answer
 /// the client gets (RigKeyHandler): what the relying party saw, not what the store did.
-struct RigWireEvents {
-    /// getNextAssertion names no RP: it continues the last getAssertion's.
-    private var lastAssertionRPID: String?
-
+enum RigWireEvents {
     struct Event: Equatable {
         var name: String
         var params: RigEventParams
@@ -109,10 +106,10 @@ struct RigWireEvents {
         var credentialID: [UInt8]?
     }
 
-    mutating func events(request: CTAP2Request?, outcome: Result<CTAP2Response, CTAP2StatusCode>) -> [Event] {
-        guard let request else { return [] }
-        if case .getAssertion = request { lastAssertionRPID = nil }
-        guard case let .success(response) = outcome else { return [] }
+    /// The events of one exchange; `continuing`: the RP of the getAssertion a getNextAssertion
+    /// continues (it names none itself).
+    static func events(request: CTAP2Request?, outcome: Result<CTAP2Response, CTAP2StatusCode>, continuing: String? = nil) -> [Event] {
+        guard let request, case let .success(response) = outcome else { return [] }
         switch (request, response) {
         case let (.makeCredential(made), .credential(answer)):
             guard let header = AuthenticatorData.Header(answer.authenticatorData), let credentialID = header.credentialID else {
@@ -123,10 +120,9 @@ struct RigWireEvents {
                 userName: made.user.name, isResidentCredential: made.options["rk"] ?? false, signCount: header.signCount),
                 credentialID: credentialID)]
         case let (.getAssertion(asked), .assertion(answer)):
-            lastAssertionRPID = asked.rpID
             return Self.asserted(answer, rpID: asked.rpID)
         case let (.getNextAssertion, .assertion(answer)):
-            return Self.asserted(answer, rpID: lastAssertionRPID)
+            return Self.asserted(answer, rpID: continuing)
         case let (.credentialManagement(managed, _), .empty):
             // deleteCredential and updateUserInformation answer success with no body: their
             // events come from the request.

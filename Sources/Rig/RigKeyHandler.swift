@@ -21,11 +21,11 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
     let overrides: ResponseOverrides
     let logger: Logger
     let report: Report
-    /// Each channel's last getAssertion clientDataHash, which its getNextAssertions sign over.
-    /// Worker only.
-    private var clientDataHashes: [UInt32: [UInt8]] = [:]
-    /// getNextAssertion's RP, remembered from its getAssertion. Worker only.
-    private var wire = RigWireEvents()
+    /// The assertion sequence a getNextAssertion continues, kept as the Authenticator keeps its
+    /// own (one at a time, begun by a getAssertion that found more than one account, ended by
+    /// any other command on its channel): the clientDataHash its assertions are signed over (and
+    /// signed again under overrides) and the RP its events name. Worker only.
+    private var sequence: (channel: UInt32, clientDataHash: [UInt8], rpID: String)?
 
     init(_ authenticator: Authenticator, overrides: ResponseOverrides, logger: Logger, report: @escaping Report = { _ in }) {
         self.authenticator = authenticator
@@ -35,7 +35,7 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
     }
 
     func powerCycle() {
-        clientDataHashes = [:]
+        sequence = nil
         authenticator.powerCycle()
     }
 
@@ -48,6 +48,8 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
             }
             return response
         }
+        let continued = sequence.flatMap { $0.channel == context.channel ? $0 : nil }
+        if continued != nil, payload.first != CTAPCommand.getNextAssertion.rawValue { sequence = nil }
         let (request, answered) = authenticator.exchangeCTAP2(payload, context: context)
         var outcome = answered
         let clientDataHash: [UInt8]?
@@ -55,8 +57,10 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
         case let .makeCredential(made)?: clientDataHash = made.clientDataHash
         case let .getAssertion(asked)?:
             clientDataHash = asked.clientDataHash
-            clientDataHashes[context.channel] = asked.clientDataHash
-        case .getNextAssertion?: clientDataHash = clientDataHashes[context.channel]
+            if case let .success(.assertion(first)) = outcome, (first.numberOfCredentials ?? 1) > 1 {
+                sequence = (context.channel, asked.clientDataHash, asked.rpID)
+            }
+        case .getNextAssertion?: clientDataHash = continued?.clientDataHash
         default: clientDataHash = nil
         }
         if overrides.isActive, case let .success(response) = outcome, let clientDataHash {
@@ -67,7 +71,7 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
                 outcome = .failure(.other)
             }
         }
-        let events = wire.events(request: request, outcome: outcome)
+        let events = RigWireEvents.events(request: request, outcome: outcome, continuing: continued?.rpID)
         if !events.isEmpty { report(events) }
         return outcome.encoded()
     }

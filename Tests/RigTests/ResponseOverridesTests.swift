@@ -2,10 +2,12 @@ import Authenticator
 import CBOR
 import CTAP
 import CTAPHID
+import Encoding
 import FIDOCrypto
 import KeyService
 import Presence
 @testable import Rig
+import Synchronization
 import SystemIO
 import XCTest
 
@@ -13,16 +15,25 @@ import XCTest
 /// flags cleared under a valid signature (signed again by the key), or a well-formed signature
 /// that does not verify. The key's own Authenticator knows nothing of them.
 final class ResponseOverridesTests: XCTestCase {
+    /// The events the handler reports, in order.
+    final class EventLog: Sendable {
+        let events = Mutex<[RigWireEvents.Event]>([])
+        var all: [RigWireEvents.Event] { events.withLock { $0 } }
+    }
+
     struct Key {
         let overrides = ResponseOverrides()
         let handler: RigKeyHandler
+        let log = EventLog()
 
         init(userVerification: Bool = false) throws {
             let logger = Logger(level: .error)
             let authenticator = try Authenticator(store: InMemoryCredentialStore(), presence: AutoPresence(logger: logger),
                                                   userVerification: userVerification ? AutoVerification(logger: logger) : nil,
                                                   clock: SystemClock(), accountChooser: AccountChooser(policy: .client))
-            handler = RigKeyHandler(authenticator, overrides: overrides, logger: logger)
+            let log = self.log
+            handler = RigKeyHandler(authenticator, overrides: overrides, logger: logger,
+                                    report: { events in log.events.withLock { $0 += events } })
         }
 
         func send(_ command: CTAPCommand, _ parameters: CBORValue?, channel: UInt32 = 1) -> (CTAP2StatusCode?, CBORValue?) {
@@ -155,5 +166,46 @@ final class ResponseOverridesTests: XCTestCase {
             let publicKey = id == first.credentialID ? first.publicKey : second.publicKey
             XCTAssertTrue(Self.verifies(try XCTUnwrap(response[3]?.bytesValue), authData + request.clientDataHash, publicKey))
         }
+    }
+
+    /// A getNextAssertion's event names the RP of the getAssertion on its own channel, also when
+    /// another channel signed in at another RP in between; its overrides sign over that request's
+    /// clientDataHash.
+    func testGetNextAssertionContinuesItsOwnChannelsSequence() throws {
+        let key = try Key()
+        _ = try register(key, makeCredentialRequest(userID: [1], resident: true))
+        _ = try register(key, makeCredentialRequest(userID: [2], resident: true))
+        var elsewhere = makeCredentialRequest(userID: [3], resident: true)
+        elsewhere.rp = RelyingPartyEntity(id: "other.example", name: nil)
+        _ = try register(key, elsewhere)
+        let asked = GetAssertionRequest(rpID: "example.com", clientDataHash: Self.clientDataHash("first channel"))
+        XCTAssertEqual(key.send(.getAssertion, asked.cborValue, channel: 1).0, .success)
+        let other = GetAssertionRequest(rpID: "other.example", clientDataHash: Self.clientDataHash("second channel"))
+        XCTAssertEqual(key.send(.getAssertion, other.cborValue, channel: 2).0, .success)
+        key.overrides.badUP.store(true, ordering: .releasing)
+        let (status, body) = key.send(.getNextAssertion, nil, channel: 1)
+        XCTAssertEqual(status, .success)
+        let asserted = key.log.all.filter { $0.name == "credentialAsserted" }.map(\.params.rpId)
+        XCTAssertEqual(asserted, ["example.com", "other.example", "example.com"])
+        let authData = try XCTUnwrap(body?[2]?.bytesValue)
+        XCTAssertFalse(try AuthenticatorData(decoding: authData).flags.contains(.userPresent), "the override applied")
+        XCTAssertEqual(key.send(.getNextAssertion, nil, channel: 2).0, .notAllowed, "channel 2 began no sequence")
+    }
+
+    /// U2F register and authenticate are events too, read from their APDUs.
+    func testU2FExchangesAreEvents() throws {
+        let key = try Key()
+        let application = SHA256.hash(Array("u2f.example".utf8))
+        let register = U2FAPDU(ins: U2FAPDU.Instruction.register.rawValue, data: Self.clientDataHash("u2f") + application)
+        let response = key.handler.handle(command: CTAPHIDCommand.msg.rawValue, payload: register.encoded(),
+                                          context: RequestContext(channel: 1))
+        XCTAssertEqual(Array(response.suffix(2)), [0x90, 0x00])
+        let keyHandle = Array(response[67..<(67 + Int(response[66]))])
+        let authenticate = U2FAPDU(ins: U2FAPDU.Instruction.authenticate.rawValue, p1: 0x03,
+                                   data: Self.clientDataHash("u2f sign") + application + [UInt8(keyHandle.count)] + keyHandle)
+        _ = key.handler.handle(command: CTAPHIDCommand.msg.rawValue, payload: authenticate.encoded(), context: RequestContext(channel: 1))
+        XCTAssertEqual(key.log.all.map(\.name), ["credentialAdded", "credentialAsserted"])
+        XCTAssertEqual(key.log.all.map(\.params.credentialId), [Base64URL.encode(keyHandle), Base64URL.encode(keyHandle)])
+        XCTAssertEqual(key.log.all.first?.params.isResidentCredential, false)
     }
 }

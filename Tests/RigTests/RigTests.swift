@@ -330,7 +330,7 @@ final class RigTests: XCTestCase {
         let bytes = [CTAPCommand.makeCredential.rawValue] + request.cborValue.encoded()
         let (decoded, outcome) = authenticator.exchangeCTAP2(bytes, context: RequestContext(channel: 1))
         XCTAssertEqual(outcome.encoded().first, CTAP2StatusCode.success.rawValue)
-        var wire = RigWireEvents()
+        let wire = RigWireEvents.self
         let events = wire.events(request: decoded, outcome: outcome)
         XCTAssertEqual(events.map(\.name), ["credentialAdded"])
         XCTAssertEqual(events.first?.params.rpId, "wire.example")
