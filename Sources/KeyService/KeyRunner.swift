@@ -234,8 +234,11 @@ public final class KeyRunner: @unchecked Sendable {
         let id = request.transactionID
         let handler = self.handler
         let logger = self.logger
-        // A makeCredential that makes an RSA key (up to a second) goes to the worker all the same.
-        if handler.neverWaitsForUser, !handler.mayRunLong(command: request.command, payload: request.payload) {
+        // A makeCredential that makes an RSA key (up to a second) goes to the worker all the same,
+        // and so does every request while the worker holds one (a client that resynced its
+        // channel mid-request sends the next at once): the handler runs on one thread at a time.
+        if handler.neverWaitsForUser, cancellations.isEmpty,
+           !handler.mayRunLong(command: request.command, payload: request.payload) {
             // Nothing in this request can wait for a person (auto/deny presence), so the loop runs
             // it itself: no hand-off to the worker and back, which costs two thread wake-ups —
             // more than the request on a VM (latchkey-bench, "socket" section). The only wait
@@ -328,8 +331,9 @@ public final class KeyRunner: @unchecked Sendable {
         logger.info("power cycle: volatile state dropped, reset window reopened")
         let handler = self.handler
         // The handler is used from one thread at a time: the loop's when it runs requests itself
-        // (it never waits for the user), otherwise the worker's, after any request in flight.
-        if handler.neverWaitsForUser {
+        // (it never waits for the user) and the worker holds none, otherwise the worker's, after
+        // any request in flight.
+        if handler.neverWaitsForUser, cancellations.isEmpty {
             handler.powerCycle()
         } else {
             worker.async { handler.powerCycle() }

@@ -217,4 +217,54 @@ final class KeyRunnerLoopTests: XCTestCase {
         XCTAssertEqual(decoded(timedOut).map(\.1), [CTAPHIDError.messageTimeout.rawValue])
         XCTAssertTrue(handler.log.withLock { $0.isEmpty }, "a partial message reached the handler")
     }
+
+    /// A key that never waits for a person runs its requests on the loop, but one that may run
+    /// long (an RSA key to make) goes to the worker: a client that resyncs its channel (INIT)
+    /// while that runs, then sends another request, must not get the handler on two threads at
+    /// once; the second waits behind the first, and so does a power cycle.
+    final class AutomaticHandler: RequestHandler, @unchecked Sendable {
+        let released = DispatchSemaphore(value: 0)
+        let log = Mutex<[String]>([])
+        let inside = Atomic<Int>(0)
+        let mostInside = Atomic<Int>(0)
+        var neverWaitsForUser: Bool { true }
+        func mayRunLong(command: UInt8, payload: [UInt8]) -> Bool { payload == [0x01] }
+        func handle(command: UInt8, payload: [UInt8], context: RequestContext) -> [UInt8] {
+            let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
+            mostInside.max(now, ordering: .acquiringAndReleasing)
+            defer { inside.subtract(1, ordering: .acquiringAndReleasing) }
+            log.withLock { $0.append("request \(payload)") }
+            if payload == [0x01] { _ = released.wait(timeout: .now() + .seconds(5)) }
+            return [CTAP2StatusCode.success.rawValue] + payload
+        }
+        func powerCycle() {
+            let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
+            mostInside.max(now, ordering: .acquiringAndReleasing)
+            defer { inside.subtract(1, ordering: .acquiringAndReleasing) }
+            log.withLock { $0.append("power cycle") }
+        }
+    }
+
+    func testTheHandlerRunsOnOneThreadAtATimeAfterAResync() throws {
+        let automatic = AutomaticHandler()
+        runner.requestStop()
+        let clock = self.clock
+        runner = try KeyRunner(transport: transport, handler: automatic, logger: Logger(level: .error),
+                               hidConfiguration: CTAPHIDConfiguration(channelIDSeed: 0x1000),
+                               clock: { clock.now.load(ordering: .acquiring) })
+        defer { automatic.released.signal() }
+        let channel = try allocateChannel(for: 1)
+        deliver([report(channel, .cbor, [0x01], from: 1)])
+        turnUntil("the long request to start") { automatic.log.withLock { $0 == ["request [1]"] } }
+        deliver([report(channel, .initialize, Array(1...8), from: 1)])   // the client resyncs its channel
+        deliver([report(channel, .cbor, [0x02], from: 1)])
+        runner.requestPowerCycle()
+        runner.turn(ready: [runner.wakeupDescriptor])
+        usleep(50_000)   // time for a request or power cycle that (wrongly) did not wait to run
+        XCTAssertEqual(automatic.log.withLock { $0 }, ["request [1]"], "ran beside the request on the worker")
+        automatic.released.signal()
+        turnUntil("both requests and the power cycle") { automatic.log.withLock { $0.count == 3 } }
+        XCTAssertEqual(automatic.log.withLock { $0 }, ["request [1]", "request [2]", "power cycle"])
+        XCTAssertEqual(automatic.mostInside.load(ordering: .acquiring), 1, "the handler ran on two threads at once")
+    }
 }
