@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "CredentialStore",
                 dependencies: ["KeySealing", "Authenticator", "FIDOCrypto", "SystemIO", "CSQLite", "CShims"]),
         .target(name: "LinuxHID", dependencies: ["SystemIO", "CUdev"]),
-        .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO"]),
+        .target(name: "Trace", dependencies: ["CTAPHID", "CTAP", "CBOR", "SystemIO", "Encoding"]),
         .target(name: "FIDOClient",
                 dependencies: ["Encoding", "LinuxHID", "CTAPHID", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         // Presence and user verification: who answers "is the user there?" and "is it them?" (auto,

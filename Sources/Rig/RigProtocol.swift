@@ -39,34 +39,10 @@ public enum RigProtocol {
         }
     }
 
-    /// "params.hasUserVerification must be a boolean", "params.authenticatorId is required".
+    /// "params.hasUserVerification is not a boolean", "params.authenticatorId is missing": the
+    /// wording of every JSON reader (DecodingError.memberPath).
     static func describe(_ error: DecodingError) -> String {
-        func path(_ codingPath: [any CodingKey], _ last: (any CodingKey)? = nil) -> String {
-            let keys = (codingPath + (last.map { [$0] } ?? [])).map { key in key.intValue.map { "[\($0)]" } ?? ".\(key.stringValue)" }
-            let joined = keys.joined().replacingOccurrences(of: ".[", with: "[")
-            return joined.hasPrefix(".") ? String(joined.dropFirst()) : joined
-        }
-        switch error {
-        case let .keyNotFound(key, context):
-            return "\(path(context.codingPath, key)) is required"
-        case let .typeMismatch(type, context), let .valueNotFound(type, context):
-            return "\(path(context.codingPath)) must be \(typeName(type))"
-        case let .dataCorrupted(context):
-            return context.codingPath.isEmpty ? "params must be a JSON object"
-                : "\(path(context.codingPath)) is not a valid value (\(context.debugDescription))"
-        @unknown default:
-            return "params are invalid"
-        }
-    }
-
-    private static func typeName(_ type: Any.Type) -> String {
-        switch type {
-        case is Bool.Type: "a boolean"
-        case is String.Type: "a string"
-        case is Int.Type, is Int64.Type, is UInt32.Type, is UInt64.Type: "an integer"
-        case is [String].Type: "an array of strings"
-        default: "an object"
-        }
+        error.memberPath(root: "")
     }
 
     /// One response line.

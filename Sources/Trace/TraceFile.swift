@@ -1,5 +1,6 @@
 import Foundation
 import SystemIO
+import Encoding
 
 /// A trace file on disk (format: `TraceRecord`). `create` makes it private (mode 0600, a
 /// regular file, symlinks not followed); `write` buffers lines and `flush` writes them, so the
@@ -154,7 +155,8 @@ public final class TraceFile {
                     truncated += 1
                     continue
                 }
-                throw Failure("\(name), line \(index + 1): not a trace record (\(error))")
+                let why = (error as? DecodingError)?.memberPath(root: "") ?? "not JSON"
+                throw Failure("\(name), line \(index + 1): not a trace record (\(why))")
             }
         }
         return Contents(header: header, records: records, truncatedLines: truncated)

@@ -1,4 +1,5 @@
 import Encoding
+import Foundation
 import XCTest
 
 /// The one JSON reader: strict types, errors naming the member by its path, in one wording.
@@ -59,5 +60,28 @@ final class JSONReaderTests: XCTestCase {
     func testADocumentWrittenBackSortsMembersAndKeepsIntegers() throws {
         let document = try XCTUnwrap(JSONDocument.parse(Array(#"{"b": [1, 2.5, null], "a": {"z": false, "y": "é"}}"#.utf8)))
         XCTAssertEqual(JSONValue(document).rendered, #"{"a":{"y":"é","z":false},"b":[1,2.5,null]}"#)
+    }
+
+    struct Probe: Decodable {
+        struct Inner: Decodable { var list: [Int]; var flag: Bool }
+        var a: Inner
+    }
+
+    /// A Decodable type's errors read as the reader's do.
+    func testDecodingErrorsInTheSameWording() {
+        func why(_ text: String) -> String? {
+            do {
+                _ = try JSONDecoder().decode(Probe.self, from: Data(text.utf8))
+                return nil
+            } catch let error as DecodingError {
+                return error.memberPath(root: "params")
+            } catch {
+                return "\(error)"
+            }
+        }
+        XCTAssertEqual(why(#"{"a": {"list": [1, "x"], "flag": true}}"#), "params.a.list[1] is not an integer")
+        XCTAssertEqual(why(#"{"a": {"list": []}}"#), "params.a.flag is missing")
+        XCTAssertEqual(why(#"{"a": {"list": [], "flag": null}}"#), "params.a.flag is not a boolean")
+        XCTAssertEqual(why("[1]"), "params is not an object")
     }
 }

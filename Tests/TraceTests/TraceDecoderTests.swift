@@ -183,4 +183,14 @@ final class TraceDecoderTests: XCTestCase {
         let events = TraceDecoder.decode(contents)
         XCTAssertFalse(TraceDecoder.text(events, header: contents.header).isEmpty)
     }
+
+    /// A record that is not one is named by its line and member, in the shared JSON wording;
+    /// Foundation's own text (Swift types, "Expected to decode") never reaches the user.
+    func testABadRecordIsNamedByLineAndMember() throws {
+        let header = try XCTUnwrap(String(decoding: try makeCredentialScript().fileBytes(), as: UTF8.self).split(separator: "\n").first)
+        let bad = Array((header + "\n{\"t\":1000100,\"dir\":5,\"conn\":1,\"report\":\"00\"}\n").utf8)
+        XCTAssertThrowsError(try TraceFile.parse(bad, name: "t.trace")) {
+            XCTAssertEqual("\($0)", "t.trace, line 2: not a trace record (dir is not a string)")
+        }
+    }
 }
