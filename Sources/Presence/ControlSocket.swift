@@ -191,7 +191,10 @@ public final class ControlSocket: @unchecked Sendable {
     }
 
     /// Stops accepting, tells waiting connections the key is stopping (`onStop`), closes and
-    /// unlinks the socket (only if it is still the file this key created). Idempotent.
+    /// unlinks the socket (only if it is still the file this key created), then waits (up to
+    /// `connectionWaitMilliseconds`) for the connections' threads to end: a process that exits
+    /// while one still runs can crash in exit's teardown (seen once: `latchkey rig` ending with
+    /// SIGSEGV after "rig stopped"). Idempotent.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         onStop()
@@ -199,7 +202,19 @@ public final class ControlSocket: @unchecked Sendable {
         if started.load(ordering: .acquiring) { acceptLoopDone.wait() }
         listener.close()
         socketFile.unpublish()
+        var waited = 0
+        while connections.load(ordering: .acquiring) > 0, waited < Self.connectionWaitMilliseconds {
+            usleep(5_000)
+            waited += 5
+        }
+        let left = connections.load(ordering: .acquiring)
+        if left > 0 { logger.debug("control socket \(path): \(left) connection(s) still open after \(waited) ms") }
     }
+
+    /// How long `stop()` waits for connection threads: the rig's connections see the stop within
+    /// their poll (250 ms); a key's control connection reading a request line may hold on for its
+    /// 5 s, which a stopping key does not wait out.
+    static let connectionWaitMilliseconds = 1_000
 
     // MARK: Serving
 
