@@ -84,4 +84,14 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(why(#"{"a": {"list": [], "flag": null}}"#), "params.a.flag is not a boolean")
         XCTAssertEqual(why("[1]"), "params is not an object")
     }
+
+    /// Any bytes give a document or nil: nesting deeper than the parser allows is refused, not a
+    /// stack overflow (an import file or a native-messaging frame is anyone's).
+    func testDeepNestingIsRefusedNotACrash() {
+        let depth = 100_000
+        XCTAssertNil(JSONDocument.parse(Array(String(repeating: "[", count: depth).utf8) + Array(String(repeating: "]", count: depth).utf8)))
+        XCTAssertNil(JSONDocument.parse(Array(String(repeating: "{\"a\":", count: depth).utf8) + [0x31]
+                                        + Array(String(repeating: "}", count: depth).utf8)))
+        XCTAssertNotNil(JSONDocument.parse(Array("[[[[1]]]]".utf8)))
+    }
 }
