@@ -103,3 +103,18 @@ extension JSONValue {
         }
     }
 }
+
+extension JSONValue {
+    /// An object whose members are written sorted by name (files whose readers expect no order:
+    /// a CXF document, an encrypted export's header), so that the same content is the same bytes.
+    /// The order is the one Foundation's JSONSerialization gave these files (`.sortedKeys`):
+    /// ignoring case, then by code point (`credWithoutUV` before `credWithUV`).
+    public static func sorted(_ members: [String: JSONValue]) -> JSONValue {
+        .object(members.sorted { Self.precedes($0.key, $1.key) }.map { ($0.key, $0.value) })
+    }
+
+    static func precedes(_ a: String, _ b: String) -> Bool {
+        let folded = (a.lowercased(), b.lowercased())
+        return folded.0 != folded.1 ? folded.0 < folded.1 : a < b
+    }
+}

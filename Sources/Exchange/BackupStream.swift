@@ -261,23 +261,21 @@ public enum BackupStream {
     }
 
     static func headerLine(_ method: Method) -> [UInt8] {
-        var object: [String: Any] = [EncryptedExport.formatMember: version, "contents": EncryptedExport.Contents.backup.rawValue,
-                                     "chunkSize": chunkSize]
+        var members: [String: JSONValue] = [EncryptedExport.formatMember: .int(version),
+                                            "contents": .string(EncryptedExport.Contents.backup.rawValue), "chunkSize": .int(chunkSize)]
         switch method {
         case let .hpke(recipient, enc, sealedKey):
-            object["method"] = "hpke"
-            object["suite"] = EncryptedExport.hpkeSuite
-            object["recipient"] = Base64URL.encode(recipient.rawRepresentation)
-            object["enc"] = Base64URL.encode(enc)
-            object["sealedKey"] = Base64URL.encode(sealedKey)
+            members["method"] = .string("hpke")
+            members["suite"] = .string(EncryptedExport.hpkeSuite)
+            members["recipient"] = .string(Base64URL.encode(recipient.rawRepresentation))
+            members["enc"] = .string(Base64URL.encode(enc))
+            members["sealedKey"] = .string(Base64URL.encode(sealedKey))
         case let .passphrase(parameters, salt, nonce, sealedKey):
-            object["method"] = "passphrase"
-            object["kdf"] = ["name": "scrypt", "logN": Int(parameters.logN), "r": Int(parameters.r), "p": Int(parameters.p),
-                             "salt": Base64URL.encode(salt)] as [String: Any]
-            object["nonce"] = Base64URL.encode(nonce)
-            object["sealedKey"] = Base64URL.encode(sealedKey)
+            members["method"] = .string("passphrase")
+            members["kdf"] = EncryptedExport.scrypt(parameters, salt: salt)
+            members["nonce"] = .string(Base64URL.encode(nonce))
+            members["sealedKey"] = .string(Base64URL.encode(sealedKey))
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return Array(data) + [0x0A]
+        return Array(JSONValue.sorted(members).rendered.utf8) + [0x0A]
     }
 }

@@ -93,63 +93,57 @@ extension CXFDocument {
     /// The document as JSON (UTF-8). It holds private keys: the caller encrypts it or writes it
     /// only where the user asked.
     public func json() throws(ExchangeError) -> [UInt8] {
-        let object: [String: Any] = [
-            "version": ["major": versionMajor, "minor": versionMinor],
-            "exporterRpId": exporterRpId,
-            "exporterDisplayName": exporterDisplayName,
-            "timestamp": timestamp,
-            "accounts": accounts.map { account -> [String: Any] in
-                var accountObject: [String: Any] = [
-                    "id": Base64URL.encode(account.id), "username": account.username, "email": account.email,
-                    "collections": [Any](),
-                    "items": account.items.map(Self.itemObject),
-                ]
-                if account.username.isEmpty { accountObject["username"] = "" }
-                return accountObject
-            },
-        ]
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            throw .malformed("the document could not be written as JSON")
-        }
-        return Array(data)
+        let document = JSONValue.sorted([
+            "version": .sorted(["major": .int(versionMajor), "minor": .int(versionMinor)]),
+            "exporterRpId": .string(exporterRpId),
+            "exporterDisplayName": .string(exporterDisplayName),
+            "timestamp": .int(Int(timestamp)),
+            "accounts": .array(accounts.map { account in
+                .sorted(["id": .string(Base64URL.encode(account.id)), "username": .string(account.username),
+                         "email": .string(account.email), "collections": .array([]),
+                         "items": .array(account.items.map(Self.itemValue))])
+            }),
+        ])
+        return Array(document.rendered.utf8)
     }
 
-    private static func itemObject(_ item: Item) -> [String: Any] {
-        var object: [String: Any] = [
-            "id": Base64URL.encode(item.id), "title": item.title,
-            "credentials": item.passkeys.map(passkeyObject),
+    private static func itemValue(_ item: Item) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "id": .string(Base64URL.encode(item.id)), "title": .string(item.title),
+            "credentials": .array(item.passkeys.map(passkeyValue)),
         ]
-        if let creationAt = item.creationAt { object["creationAt"] = creationAt }
-        if let modifiedAt = item.modifiedAt { object["modifiedAt"] = modifiedAt }
-        if !item.urls.isEmpty { object["scope"] = ["urls": item.urls, "androidApps": [Any]()] }
-        return object
+        if let creationAt = item.creationAt { members["creationAt"] = .int(Int(creationAt)) }
+        if let modifiedAt = item.modifiedAt { members["modifiedAt"] = .int(Int(modifiedAt)) }
+        if !item.urls.isEmpty { members["scope"] = .sorted(["urls": .array(item.urls.map(JSONValue.string)), "androidApps": .array([])]) }
+        return .sorted(members)
     }
 
-    private static func passkeyObject(_ passkey: Passkey) -> [String: Any] {
-        var object: [String: Any] = [
-            "type": "passkey",
-            "credentialId": Base64URL.encode(passkey.credentialId),
-            "rpId": passkey.rpId,
-            "username": passkey.username,
-            "userDisplayName": passkey.userDisplayName,
-            "userHandle": Base64URL.encode(passkey.userHandle),
-            "key": passkey.key.withUnsafeBytes { Base64URL.encode(Array($0)) },
+    private static func passkeyValue(_ passkey: Passkey) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "type": .string("passkey"),
+            "credentialId": .string(Base64URL.encode(passkey.credentialId)),
+            "rpId": .string(passkey.rpId),
+            "username": .string(passkey.username),
+            "userDisplayName": .string(passkey.userDisplayName),
+            "userHandle": .string(Base64URL.encode(passkey.userHandle)),
+            "key": .string(passkey.key.withUnsafeBytes { Base64URL.encode(Array($0)) }),
         ]
-        var extensions: [String: Any] = [:]
+        var extensions: [String: JSONValue] = [:]
         if let hmac = passkey.hmacCredentials {
-            extensions["hmacCredentials"] = [
-                "algorithm": "hmac-sha256",
-                "credWithUV": hmac.withUV.withUnsafeBytes { Base64URL.encode(Array($0)) },
-                "credWithoutUV": hmac.withoutUV.withUnsafeBytes { Base64URL.encode(Array($0)) },
-            ]
+            extensions["hmacCredentials"] = .sorted([
+                "algorithm": .string("hmac-sha256"),
+                "credWithUV": .string(hmac.withUV.withUnsafeBytes { Base64URL.encode(Array($0)) }),
+                "credWithoutUV": .string(hmac.withoutUV.withUnsafeBytes { Base64URL.encode(Array($0)) }),
+            ])
         }
-        if let credBlob = passkey.credBlob { extensions["credBlob"] = Base64URL.encode(credBlob) }
+        if let credBlob = passkey.credBlob { extensions["credBlob"] = .string(Base64URL.encode(credBlob)) }
         if let largeBlob = passkey.largeBlob {
-            extensions["largeBlob"] = ["uncompressedSize": largeBlob.uncompressedSize, "data": Base64URL.encode(largeBlob.data)]
+            extensions["largeBlob"] = .sorted(["uncompressedSize": .int(largeBlob.uncompressedSize),
+                                               "data": .string(Base64URL.encode(largeBlob.data))])
         }
-        if let credProtect = passkey.credProtect { extensions["latchkeyCredProtect"] = credProtect }
-        if !extensions.isEmpty { object["fido2Extensions"] = extensions }
-        return object
+        if let credProtect = passkey.credProtect { extensions["latchkeyCredProtect"] = .int(credProtect) }
+        if !extensions.isEmpty { members["fido2Extensions"] = .sorted(extensions) }
+        return .sorted(members)
     }
 }
 

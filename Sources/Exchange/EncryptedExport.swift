@@ -129,22 +129,26 @@ public struct EncryptedExport: Sendable {
 
     /// The file's JSON text.
     public func json() -> [UInt8] {
-        var object: [String: Any] = [Self.formatMember: 1, "contents": contents.rawValue,
-                                     "ciphertext": Base64URL.encode(ciphertext)]
+        var members: [String: JSONValue] = [Self.formatMember: .int(1), "contents": .string(contents.rawValue),
+                                            "ciphertext": .string(Base64URL.encode(ciphertext))]
         switch method {
         case let .hpke(recipient, enc):
-            object["method"] = "hpke"
-            object["suite"] = Self.hpkeSuite
-            object["recipient"] = Base64URL.encode(recipient.rawRepresentation)
-            object["enc"] = Base64URL.encode(enc)
+            members["method"] = .string("hpke")
+            members["suite"] = .string(Self.hpkeSuite)
+            members["recipient"] = .string(Base64URL.encode(recipient.rawRepresentation))
+            members["enc"] = .string(Base64URL.encode(enc))
         case let .passphrase(parameters, salt, nonce):
-            object["method"] = "passphrase"
-            object["kdf"] = ["name": "scrypt", "logN": Int(parameters.logN), "r": Int(parameters.r), "p": Int(parameters.p),
-                             "salt": Base64URL.encode(salt)] as [String: Any]
-            object["nonce"] = Base64URL.encode(nonce)
+            members["method"] = .string("passphrase")
+            members["kdf"] = Self.scrypt(parameters, salt: salt)
+            members["nonce"] = .string(Base64URL.encode(nonce))
         }
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return Array(data) + [0x0A]
+        return Array(JSONValue.sorted(members).rendered.utf8) + [0x0A]
+    }
+
+    /// `{"name": "scrypt", "logN", "r", "p", "salt"}`, as both encrypted formats name their KDF.
+    static func scrypt(_ parameters: Scrypt.Parameters, salt: [UInt8]) -> JSONValue {
+        .sorted(["name": .string("scrypt"), "logN": .int(Int(parameters.logN)), "r": .int(Int(parameters.r)),
+                 "p": .int(Int(parameters.p)), "salt": .string(Base64URL.encode(salt))])
     }
 
     public init(contents: Contents, method: Method, ciphertext: [UInt8]) {

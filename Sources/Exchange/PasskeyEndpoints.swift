@@ -194,18 +194,20 @@ public final class PasskeyEndpointsClient: @unchecked Sendable {
 
     private func saveCache() {
         guard let cachePath else { return }
-        var object: [String: Any] = [:]
+        var object: [String: JSONValue] = [:]
         for (rpID, entry) in cache {
-            var value: [String: Any] = ["at": entry.at]
+            var value: [String: JSONValue] = ["at": .double(entry.at)]
             switch entry.outcome {
-            case let .failed(error): value["error"] = error
+            case let .failed(error): value["error"] = .string(error)
             case let .found(endpoints):
-                value["enroll"] = endpoints.enroll; value["manage"] = endpoints.manage
-                value["prfUsageDetails"] = endpoints.prfUsageDetails
+                for (name, url) in [("enroll", endpoints.enroll), ("manage", endpoints.manage),
+                                    ("prfUsageDetails", endpoints.prfUsageDetails)] {
+                    if let url { value[name] = .string(url) }
+                }
             }
-            object[rpID] = value
+            object[rpID] = .sorted(value)
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        let data = Data(JSONValue.sorted(object).rendered.utf8)
         let directory = (cachePath as NSString).deletingLastPathComponent
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
