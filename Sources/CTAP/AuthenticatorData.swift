@@ -68,7 +68,7 @@ public struct AuthenticatorData: Sendable, Equatable {
         return out
     }
 
-    /// Parse authenticator data (for tests, traces and the diagnostics CLI).
+    /// Parse authenticator data (for tests, traces, the diagnostics CLI and the rig's events and overrides).
     public init(decoding bytes: [UInt8]) throws(CBORDecodingError) {
         guard bytes.count >= 37 else { throw .truncated }
         rpIDHash = Array(bytes[0..<32])
@@ -101,30 +101,6 @@ public struct AuthenticatorData: Sendable, Equatable {
 }
 
 extension AuthenticatorData {
-    /// What a relying party reads first from encoded authenticator data, without decoding the
-    /// rest (the COSE key, the extensions): rpIdHash (32) ‖ flags (1) ‖ signCount (4, big-endian)
-    /// ‖ with AT: AAGUID (16) ‖ L (2, big-endian) ‖ credentialId (L) ‖ …
-    public struct Header: Sendable, Equatable {
-        public var rpIDHash: [UInt8]
-        public var flags: Flags
-        public var signCount: UInt32
-        /// The attested credential's ID (AT set); nil without attested credential data.
-        public var credentialID: [UInt8]?
-
-        /// nil when `bytes` are too short for what they announce.
-        public init?(_ bytes: [UInt8]) {
-            guard bytes.count >= 37 else { return nil }
-            rpIDHash = Array(bytes[0..<32])
-            flags = Flags(rawValue: bytes[32])
-            signCount = bytes[33..<37].reduce(0) { $0 << 8 | UInt32($1) }
-            guard flags.contains(.attestedCredentialData) else { credentialID = nil; return }
-            guard bytes.count >= 55 else { return nil }
-            let length = Int(bytes[53]) << 8 | Int(bytes[54])
-            guard bytes.count >= 55 + length else { return nil }
-            credentialID = Array(bytes[55..<(55 + length)])
-        }
-    }
-
     /// `bytes` with `flags` cleared (the flags byte changed in place; nothing else moves).
     public static func clearing(_ flags: Flags, in bytes: [UInt8]) -> [UInt8] {
         guard bytes.count > 32 else { return bytes }

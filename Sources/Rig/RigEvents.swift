@@ -112,12 +112,11 @@ enum RigWireEvents {
         guard let request, case let .success(response) = outcome else { return [] }
         switch (request, response) {
         case let (.makeCredential(made), .credential(answer)):
-            guard let header = AuthenticatorData.Header(answer.authenticatorData), let credentialID = header.credentialID else {
-                return []
-            }
+            guard let authData = try? AuthenticatorData(decoding: answer.authenticatorData),
+                  let credentialID = authData.attestedCredentialData?.credentialID else { return [] }
             return [Event(name: "credentialAdded", params: RigEventParams(
                 credentialId: Base64URL.encode(credentialID), rpId: made.rp.id, userHandle: Base64URL.encode(made.user.id),
-                userName: made.user.name, isResidentCredential: made.options["rk"] ?? false, signCount: header.signCount),
+                userName: made.user.name, isResidentCredential: made.options["rk"] ?? false, signCount: authData.signCount),
                 credentialID: credentialID)]
         case let (.getAssertion(asked), .assertion(answer)):
             return Self.asserted(answer, rpID: asked.rpID)
@@ -146,10 +145,10 @@ enum RigWireEvents {
     }
 
     private static func asserted(_ answer: GetAssertionResponse, rpID: String?) -> [Event] {
-        guard let header = AuthenticatorData.Header(answer.authenticatorData) else { return [] }
+        guard let authData = try? AuthenticatorData(decoding: answer.authenticatorData) else { return [] }
         return [Event(name: "credentialAsserted", params: RigEventParams(
             credentialId: Base64URL.encode(answer.credential.id), rpId: rpID,
-            userHandle: answer.user?["id"]?.bytesValue.map(Base64URL.encode), signCount: header.signCount),
+            userHandle: answer.user?["id"]?.bytesValue.map(Base64URL.encode), signCount: authData.signCount),
             credentialID: answer.credential.id)]
     }
 

@@ -82,8 +82,8 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
         let bogus = overrides.bogusSignature.load(ordering: .acquiring)
         switch response {
         case var .credential(made):
-            guard let header = AuthenticatorData.Header(made.authenticatorData) else { return nil }
-            let changed = !header.flags.isDisjoint(with: cleared)
+            guard let authData = try? AuthenticatorData(decoding: made.authenticatorData) else { return nil }
+            let changed = !authData.flags.isDisjoint(with: cleared)
             made.authenticatorData = AuthenticatorData.clearing(cleared, in: made.authenticatorData)
             // packed: alg, sig, x5c; `none` has no signature to make again.
             if case var .map(statement) = made.attestationStatement, var signature = statement["sig"]?.bytesValue {
@@ -98,10 +98,10 @@ final class RigKeyHandler: RequestHandlerWrapper, @unchecked Sendable {
             }
             return .credential(made)
         case var .assertion(assertion):
-            guard let header = AuthenticatorData.Header(assertion.authenticatorData) else { return nil }
-            if !header.flags.isDisjoint(with: cleared) {
+            guard let authData = try? AuthenticatorData(decoding: assertion.authenticatorData) else { return nil }
+            if !authData.flags.isDisjoint(with: cleared) {
                 assertion.authenticatorData = AuthenticatorData.clearing(cleared, in: assertion.authenticatorData)
-                guard let again = authenticator.signature(of: assertion.credential.id, rpIDHash: header.rpIDHash,
+                guard let again = authenticator.signature(of: assertion.credential.id, rpIDHash: authData.rpIDHash,
                                                           for: assertion.authenticatorData + clientDataHash) else { return nil }
                 assertion.signature = again
             }

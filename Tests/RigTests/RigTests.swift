@@ -135,7 +135,7 @@ final class RigTests: XCTestCase {
         XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
         let body = try CBORDecoder.decode(Array(response.dropFirst()))
         let authData = try XCTUnwrap(body[2]?.bytesValue)
-        XCTAssertEqual(AuthenticatorData.Header(authData)?.signCount, 42)
+        XCTAssertEqual(try AuthenticatorData(decoding: authData).signCount, 42)
         XCTAssertTrue(privateKey.publicKey.isValidSignature(try XCTUnwrap(body[3]?.bytesValue), for: authData + clientDataHash))
 
         let listed = try XCTUnwrap(try call("getCredential", ["authenticatorId": key.id,
