@@ -16,12 +16,6 @@ public struct JSONReader<Failure: Error>: Sendable {
         self.failure = failure
     }
 
-    /// The object `document` is; `what` names it when it is not one.
-    public init(_ document: JSONDocument, path: String = "", what: String = "the JSON", failure: @escaping Failing) throws(Failure) {
-        guard case .object(let members) = document else { throw failure("\(path.isEmpty ? what : path) is not an object") }
-        self.init(members, path: path, failure: failure)
-    }
-
     public func name(_ member: String) -> String { path.isEmpty ? member : "\(path).\(member)" }
 
     /// The member's value; nil when it is absent or null.
@@ -57,11 +51,6 @@ public struct JSONReader<Failure: Error>: Sendable {
         }
     }
 
-    /// A non-negative number (a duration, a size).
-    public func optionalNumber(_ member: String) throws(Failure) -> Double? {
-        try Self.optionalNumber(value(member), name(member), failure: failure)
-    }
-
     public func optionalBool(_ member: String) throws(Failure) -> Bool? {
         try Self.optionalBool(value(member), name(member), failure: failure)
     }
@@ -86,8 +75,6 @@ public struct JSONReader<Failure: Error>: Sendable {
         guard let value = value(member) else { return nil }
         return JSONReader(try Self.object(value, name(member), failure: failure), path: name(member), failure: failure)
     }
-
-    public func array(_ member: String) throws(Failure) -> [JSONDocument] { try required(member, optionalArray) }
 
     public func optionalArray(_ member: String) throws(Failure) -> [JSONDocument]? {
         guard let value = value(member) else { return nil }

@@ -141,8 +141,8 @@ public enum KeyOptionDialect: Sendable, Equatable {
         case let (.commandLine, .text(text)): "'\(text)'"
         case let (.commandLine, .list(items)): "'\(items.joined(separator: ","))'"
         case let (_, .boolean(flag)): String(flag)
-        case let (.rig, .text(text)): Self.jsonLiteral(text)
-        case let (.rig, .list(items)): "[" + items.map(Self.jsonLiteral).joined(separator: ",") + "]"
+        case let (.rig, .text(text)): JSONValue.quoted(text)
+        case let (.rig, .list(items)): "[" + items.map(JSONValue.quoted).joined(separator: ",") + "]"
         }
         return Self.bounded(text, to: Self.shownLength)
     }
@@ -157,12 +157,6 @@ public enum KeyOptionDialect: Sendable, Equatable {
     /// How much of a refused value a message repeats, and how long a message may be.
     static let shownLength = 64
     static let messageLength = 1024
-
-    private static func jsonLiteral(_ text: String) -> String {
-        var out = ""
-        JSONStringLiteral.append(text, to: &out)
-        return out
-    }
 
     private static func bounded(_ text: String, to length: Int) -> String {
         text.count <= length ? text : String(text.prefix(length)) + "…"

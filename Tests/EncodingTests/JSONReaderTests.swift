@@ -8,7 +8,7 @@ final class JSONReaderTests: XCTestCase {
     let fail: JSONReader<Failure>.Failing = { Failure(message: $0) }
 
     func reader(_ text: String) throws -> JSONReader<Failure> {
-        try JSONReader(try XCTUnwrap(JSONDocument.parse(Array(text.utf8))), failure: fail)
+        JSONReader(try XCTUnwrap(JSONDocument.parse(Array(text.utf8))?.objectValue), failure: fail)
     }
 
     func message(_ body: () throws -> Void) -> String? {
@@ -33,7 +33,7 @@ final class JSONReaderTests: XCTestCase {
         XCTAssertEqual(try a.bytes("b"), [1, 2])
         XCTAssertEqual(message { _ = try a.bytes("bad") }, "a.bad is not base64url")
         XCTAssertEqual(message { _ = try top.objects("a") }, "a is not an array (it is an object)")
-        XCTAssertEqual(message { _ = try JSONReader(.array([]), what: "the file", failure: self.fail) }, "the file is not an object")
+        XCTAssertEqual(message { _ = try JSONReader.object(.array([]), "the file", failure: self.fail) }, "the file is not an object (it is an array)")
     }
 
     func testNullIsAbsentAndExportersLeniencyIsNamed() throws {
