@@ -27,6 +27,8 @@ public final class ControlSocket: @unchecked Sendable {
     private let logger: Logger
     private let wakeup: WakeupEvent
     private let connections = Atomic<Int>(0)
+    /// The connections' threads, which `stop()` waits for.
+    private let connectionThreads = DispatchGroup()
     private let connectionLimit: Int
     private let stopped = Atomic<Bool>(false)
     private let acceptLoopDone = DispatchSemaphore(value: 0)
@@ -202,13 +204,10 @@ public final class ControlSocket: @unchecked Sendable {
         if started.load(ordering: .acquiring) { acceptLoopDone.wait() }
         listener.close()
         socketFile.unpublish()
-        var waited = 0
-        while connections.load(ordering: .acquiring) > 0, waited < Self.connectionWaitMilliseconds {
-            usleep(5_000)
-            waited += 5
+        if connectionThreads.wait(timeout: .now() + .milliseconds(Self.connectionWaitMilliseconds)) == .timedOut {
+            logger.debug("control socket \(path): \(connections.load(ordering: .acquiring)) connection(s) still open "
+                         + "after \(Self.connectionWaitMilliseconds) ms")
         }
-        let left = connections.load(ordering: .acquiring)
-        if left > 0 { logger.debug("control socket \(path): \(left) connection(s) still open after \(waited) ms") }
     }
 
     /// How long `stop()` waits for connection threads: the rig's connections see the stop within
@@ -261,10 +260,12 @@ public final class ControlSocket: @unchecked Sendable {
                 // The connection's descriptor moves to its thread, which alone uses it from here on.
                 nonisolated(unsafe) let connection = client
                 let serve = self.serve
+                connectionThreads.enter()
                 let thread = Thread { [self] in
                     serve(connection)
                     connection.close()
                     connections.subtract(1, ordering: .acquiringAndReleasing)
+                    connectionThreads.leave()
                 }
                 thread.name = "latchkey.control.connection"
                 thread.start()
