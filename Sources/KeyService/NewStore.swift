@@ -14,7 +14,7 @@ struct NewStore {
 
     init(directory: String) {
         self.directory = directory
-        existed = (try? FileManager.default.attributesOfItem(atPath: directory)) != nil
+        existed = (try? FileSystem.linkStatus(directory)) != nil
         entriesBefore = (try? FileSystem.entries(directory)).map(Set.init)
         isNew = !FileManager.default.fileExists(atPath: directory + "/credentials.sqlite")
     }

@@ -13,11 +13,16 @@ final class NewStoreTests: XCTestCase {
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: root) }
 
+    /// A file with `bytes` at `path`, or the test fails there.
+    private func write(_ path: String, _ bytes: Data, line: UInt = #line) {
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: bytes), "cannot create \(path)", line: line)
+    }
+
     func testADirectoryTheStartMadeGoesWhole() throws {
         let store = root + "/made"
         let start = NewStore(directory: store)
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: store + "/master.key", contents: Data([1]))
+        write(store + "/master.key", Data([1]))
         start.discard()
         XCTAssertFalse(FileManager.default.fileExists(atPath: store))
     }
@@ -25,9 +30,9 @@ final class NewStoreTests: XCTestCase {
     func testInADirectoryThatWasThereOnlyTheNewFilesGo() throws {
         let store = root + "/kept"
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: store + "/notes.txt", contents: Data([1]))
+        write(store + "/notes.txt", Data([1]))
         let start = NewStore(directory: store)
-        FileManager.default.createFile(atPath: store + "/master.key", contents: Data([2]))
+        write(store + "/master.key", Data([2]))
         start.discard()
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: store), ["notes.txt"])
     }
@@ -36,7 +41,7 @@ final class NewStoreTests: XCTestCase {
     /// root): the start fails on it and must not delete it.
     func testAFileNamedAsTheStoreIsLeftAlone() throws {
         let file = root + "/notes.txt"
-        FileManager.default.createFile(atPath: file, contents: Data("mine".utf8))
+        write(file, Data("mine".utf8))
         let start = NewStore(directory: file)
         XCTAssertTrue(start.isNew)
         start.discard()
@@ -47,9 +52,9 @@ final class NewStoreTests: XCTestCase {
     func testAStoreWithADatabaseIsNeverRemoved() throws {
         let store = root + "/old"
         try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: store + "/credentials.sqlite", contents: Data([1]))
+        write(store + "/credentials.sqlite", Data([1]))
         let start = NewStore(directory: store)
-        FileManager.default.createFile(atPath: store + "/new", contents: Data([2]))
+        write(store + "/new", Data([2]))
         start.discard()
         XCTAssertTrue(FileManager.default.fileExists(atPath: store + "/new"))
         XCTAssertTrue(FileManager.default.fileExists(atPath: store + "/credentials.sqlite"))
