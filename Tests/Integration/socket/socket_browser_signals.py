@@ -31,7 +31,7 @@ import time
 import e2e_browser as web  # Tests/Integration/vm, on the path socket_provider.py sets
 import e2e_extension as extension
 import latchkey_socket
-from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction
+from fido2.client import DefaultClientDataCollector, Fido2Client
 from fido2.webauthn import ResidentKeyRequirement, UserVerificationRequirement
 
 ALICE = b"latchkey-signals-alice"
@@ -52,22 +52,16 @@ b64 = extension.b64
 check = extension.check
 
 
-class BuiltInUV(UserInteraction):
-    """The key verifies the user itself (`--uv auto`): nothing to type, nothing to touch."""
-
-    def request_uv(self, permissions, rp_id):
-        return True
-
-
 class Passkeys:
-    """python-fido2's client over the key's socket, as the page's origin."""
+    """python-fido2's client over the key's socket, as the page's origin, with `interaction`
+    (socket_provider.Interaction: the key's built-in UV, no PIN)."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, interaction):
+        self.path, self.interaction = path, interaction
 
     def client(self):
         device = latchkey_socket.open_device(self.path)
-        return device, Fido2Client(device, DefaultClientDataCollector(web.ORIGIN), user_interaction=BuiltInUV())
+        return device, Fido2Client(device, DefaultClientDataCollector(web.ORIGIN), user_interaction=self.interaction)
 
     def make(self, server, user_id, name):
         user = {"id": user_id, "name": name, "displayName": name.capitalize()}
@@ -112,10 +106,10 @@ def garbage_to_native_host(key):
     print(f"native-host answered {reply}", flush=True)
 
 
-def run_checks(browser, key, path):
+def run_checks(browser, key, path, interaction):
     """The checks above in `browser` (e2e_extension.Browser) against the socket key at `path`."""
     server = web.relying_party()
-    passkeys = Passkeys(path)
+    passkeys = Passkeys(path, interaction)
     alice = passkeys.make(server, ALICE, "alice")
     bob = passkeys.make(server, BOB, "bob")
     alice_id, bob_id = b64(alice.credential_id), b64(bob.credential_id)

@@ -484,7 +484,7 @@ def run_browser(binary, work, name):
                     lambda browser, key, path, made: pin_checks(browser, key, made)),
         # 5. Websites' signals through the extension and host (provider mode off, its default).
         browser_run(binary, work, name, "signals", socket_browser_signals.KEY_OPTIONS, lambda path: None,
-                    lambda browser, key, path, made: socket_browser_signals.run_checks(browser, key, path),
+                    lambda browser, key, path, made: socket_browser_signals.run_checks(browser, key, path, Interaction()),
                     pages=((web.PORT, web.Page),)),
     ]
 

@@ -462,18 +462,24 @@ def running(pid):
         return False
 
 
+def serve_key_process(work, name):
+    """The pid in WORK/key-NAME.pid (e2e_guest.sh's start_key writes it) and that process's
+    command line, its arguments as bytes (none when it has gone)."""
+    with open(os.path.join(work, f"key-{name}.pid")) as handle:
+        pid = int(handle.read().split()[0])
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return pid, [argument for argument in handle.read().split(b"\0") if argument]
+    except OSError:
+        return pid, []
+
+
 def stop_serve_key(work, name):
     """Stops `latchkey serve --name NAME`, started by e2e_guest.sh's start_key (its pid in
     WORK/key-NAME.pid): SIGTERM, then waits for it to exit and for its hidraw node (uniq
     latchkey:NAME) to go. Only a process that is that key is signalled, whatever the pid file
     says. The seconds it took."""
-    with open(os.path.join(work, f"key-{name}.pid")) as handle:
-        pid = int(handle.read().split()[0])
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            args = handle.read().split(b"\0")
-    except OSError:
-        args = []
+    pid, args = serve_key_process(work, name)
     assert running(pid) and b"serve" in args and (b"--name", name.encode()) in zip(args, args[1:]), \
         f"key {name} is not running as pid {pid} (its command line: {b' '.join(args).strip().decode(errors='replace') or 'none'})"
     uniq = f"latchkey:{name}"
@@ -703,16 +709,12 @@ def restart_serve_key(work, name):
     """Stops `latchkey serve --name NAME` (stop_serve_key) and starts it again with the command
     line it ran with, as e2e_guest.sh's start_key did: its output appended to WORK/key-NAME.log,
     its pid in WORK/key-NAME.pid; waits for its hidraw node. The seconds it took."""
-    pid_file = os.path.join(work, f"key-{name}.pid")
-    with open(pid_file) as handle:
-        pid = int(handle.read().split()[0])
-    with open(f"/proc/{pid}/cmdline", "rb") as handle:
-        arguments = [argument.decode() for argument in handle.read().split(b"\0") if argument]
+    _, arguments = serve_key_process(work, name)
     began = time.monotonic()
-    stop_serve_key(work, name)
+    stop_serve_key(work, name)   # checks that the process is that key
     with open(os.path.join(work, f"key-{name}.log"), "a") as log:
         process = subprocess.Popen(arguments, stdout=log, stderr=subprocess.STDOUT)
-    with open(pid_file, "w") as handle:
+    with open(os.path.join(work, f"key-{name}.pid"), "w") as handle:
         handle.write(f"{process.pid}\n")
     wait_until(lambda: len(hidraw_nodes_of(f"latchkey:{name}")) == 1, RIG_WAIT,
                lambda: f"key {name} started again: no hidraw node after {RIG_WAIT} s (exit status {process.poll()})")
