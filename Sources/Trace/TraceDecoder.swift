@@ -196,6 +196,7 @@ public enum TraceDecoder {
             event.hidCommand = TraceDecoder.hidCommandName(command)
             event.length = payload.count
             event.reports = stream.reports
+            event.payload = payload
             event.redactions = stream.redactions.isEmpty ? nil : stream.redactions
             let redacted = stream.redactions
             switch key.direction {

@@ -46,6 +46,10 @@ public struct TraceEvent: Equatable, Sendable {
     public var latencyMilliseconds: Double?
     public var redactions: [TraceRedaction]?
     public var withheld: String?
+    /// A message's bytes as the file holds them (the CTAP command or status byte first; redacted
+    /// spans zero): `--json` writes them as `payload`, for programs that take a trace apart
+    /// (Fuzz/make-corpus.py makes its seeds from them).
+    public var payload: [UInt8]?
 
     public struct U2F: Equatable, Sendable, Encodable {
         public var instruction: String?
@@ -85,7 +89,8 @@ extension TraceEvent: Encodable {
     enum CodingKeys: String, CodingKey {
         case kind, time = "t_us", endTime = "end_us", direction = "dir", connection = "conn", channel = "cid",
              hidCommand = "hid", length, reports, summary, ctapCommand = "ctap_command", ctapStatus = "ctap_status",
-             cbor, authData = "auth_data", u2f, count, latencyMilliseconds = "latency_ms", redactions = "redacted", withheld
+             cbor, authData = "auth_data", u2f, count, latencyMilliseconds = "latency_ms", redactions = "redacted", withheld,
+             payload
         // The names every other Latchkey JSON uses (camelCase; a channel as "0x" and 8 hex digits),
         // beside the first ones, which stay for the readers that know them.
         case timeCamel = "tUs", endTimeCamel = "endUs", channelHex = "channel", ctapCommandCamel = "ctapCommand",
@@ -123,5 +128,6 @@ extension TraceEvent: Encodable {
         try container.encodeIfPresent(latencyMilliseconds, forKey: .latencyMillisecondsCamel)
         try container.encodeIfPresent(redactions, forKey: .redactions)
         try container.encodeIfPresent(withheld, forKey: .withheld)
+        try container.encodeIfPresent(payload.map { Hex.encode($0) }, forKey: .payload)
     }
 }

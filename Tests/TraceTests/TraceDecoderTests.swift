@@ -125,6 +125,31 @@ final class TraceDecoderTests: XCTestCase {
         XCTAssertEqual(objects[4]["count"] as? Int, 12)
         XCTAssertEqual(objects[5]["ctap_status"] as? String, "CTAP2_ERR_OPERATION_DENIED")
         XCTAssertNotNil(objects[5]["latency_ms"] as? Double)
+        // A message's bytes, command byte first, as the file holds them; none on a keepalive run.
+        let request = try XCTUnwrap(objects[2]["payload"] as? String)
+        XCTAssertEqual(request.prefix(2), "01")
+        XCTAssertEqual(request.count, 2 * (objects[2]["length"] as? Int ?? -1))
+        XCTAssertEqual(objects[5]["payload"] as? String, "27")
+        XCTAssertNil(objects[4]["payload"])
+    }
+
+    /// `payload` is the message as recorded: a redacted span is zero there too, never the secret.
+    func testJSONPayloadKeepsRedactedSpansZero() throws {
+        var recorder = TraceRecorder()
+        let pin = Array(repeating: UInt8(0x5A), count: 64)
+        let body = [0x06] + CBORValue.map([1: .unsignedInt(2), 2: .unsignedInt(4), 5: .byteString(pin)]).encoded()
+        var records: [TraceRecord] = []
+        for (index, report) in MessageFragmenter.reports(channel: channel, command: 0x10, payload: body).enumerated() {
+            records += recorder.record(report: report, direction: .toKey, connection: 1, time: UInt64(index + 1))
+        }
+        let contents = TraceFile.Contents(header: TraceHeader(started: "x", time: 0), records: records, truncatedLines: 0)
+        let events = TraceDecoder.decode(contents, fullByteStrings: true)
+        let payload = try XCTUnwrap(events.first?.payload)
+        XCTAssertEqual(payload.count, body.count)
+        XCTAssertFalse(payload.contains(0x5A), "the PIN's bytes are in the payload")
+        XCTAssertEqual(Array(payload.prefix(payload.count - 64)), Array(body.prefix(body.count - 64)))
+        let line = TraceDecoder.jsonLines(events)
+        XCTAssertFalse(line.contains(String(repeating: "5a", count: 8)))
     }
 
     /// Records are written when their message is whole, so the file is not in time order; the
