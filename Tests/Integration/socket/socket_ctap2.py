@@ -122,6 +122,34 @@ def test_u2f(key):
         assert error.code == 0x6A80, hex(error.code)
 
 
+@check("U2F APDUs in the encodings old and careless clients send: short (ISO 7816-4) accepted as extended is; "
+       "a bad CLA, an unknown INS, a wrong length and a truncated APDU get their status words; "
+       "don't-enforce-presence (P1 0x08) signs")
+def test_u2f_encodings(key):
+    device = key.device()
+    ctap1 = Ctap1(device)
+
+    def status(apdu):
+        answer = device.call(CTAPHID.MSG, apdu)
+        return answer[:-2], int.from_bytes(answer[-2:], "big")
+
+    assert status(bytes([0, 3, 0, 0, 0])) == (b"U2F_V2", 0x9000)            # short, Le 0 (256)
+    assert status(bytes([0, 3, 0, 0])) == (b"U2F_V2", 0x9000)               # no Le at all
+    app = hashlib.sha256(b"https://u2f-short.example").digest()
+    challenge = hashlib.sha256(b"u2f short register").digest()
+    body, word = status(bytes([0, 1, 3, 0, 64]) + challenge + app + b"\x00")  # register, short Lc and Le
+    assert word == 0x9000 and body[0] == 0x05, (hex(word), body[:2])
+    handle = body[67:67 + body[66]]
+    # Don't enforce presence (FIDO U2F raw messages §5.1, P1 0x08): signs; the flags byte says so.
+    signature = ctap1.send_apdu(0, 0x02, 0x08, 0, hashlib.sha256(b"dont").digest() + app + bytes([len(handle)]) + handle)
+    assert signature[0] & 0x01 == 0, signature[:5].hex()
+    assert status(bytes([0x80, 3, 0, 0, 0])) == (b"", 0x6E00)              # SW_CLA_NOT_SUPPORTED
+    assert status(bytes([0, 0x40, 0, 0, 0])) == (b"", 0x6D00)              # SW_INS_NOT_SUPPORTED
+    assert status(bytes([0, 1, 0, 0, 0, 0, 10]) + b"\x11" * 10 + b"\0\0") == (b"", 0x6700)   # register, 10 bytes
+    assert status(bytes([0])) == (b"", 0x6700)                              # shorter than a header
+    device.close()
+
+
 @check("two clients at once on separate channels get their own replies")
 def test_two_clients(key):
     first, second = key.device(), key.device()

@@ -63,7 +63,7 @@ def test_chrome_like_passkey(key):
 
 
 @check("credentialManagement via python-fido2 CredentialManagement: metadata, enumerate RPs and credentials, "
-       "update_user_info, delete_cred; subcommand 7 on 0x41 too; an RP-bound token stays in its RP")
+       "update_user_info, delete_cred; metadata, enumerations and subcommand 7 on 0x41 too; an RP-bound token stays in its RP")
 def test_ctap21_credential_management(key):
     ctap, client_pin = ctap21_session(key)
     made = {}
@@ -93,6 +93,20 @@ def test_ctap21_credential_management(key):
         assert entry[CredentialManagement.RESULT.CREDENTIAL_ID]["id"] == made[handle].credential_id
         assert entry[CredentialManagement.RESULT.PUBLIC_KEY] == made[handle].public_key, "COSE key as attested"
         assert entry[CredentialManagement.RESULT.CRED_PROTECT] == 1
+
+    # The same reads on the preview command 0x41 (libfido2 uses it on keys that offer only
+    # credentialMgmtPreview): the same answers, an enumeration continued with its own Next.
+    def preview(subcommand, params=None):
+        message = bytes([subcommand]) + (cbor.encode(params) if params else b"")
+        return ctap.send_cbor(0x41, ctap2_args(subcommand, params, client_pin.protocol.VERSION,
+                                               client_pin.protocol.authenticate(token, message)))
+    assert preview(1) == credman.get_metadata()
+    first_rp = preview(2)
+    assert first_rp[CredentialManagement.RESULT.TOTAL_RPS] == len(rps), first_rp
+    first = preview(4, {1: hashlib.sha256(b"cm-a.example").digest()})
+    assert first[CredentialManagement.RESULT.TOTAL_CREDENTIALS] == 2, first
+    second = ctap.send_cbor(0x41, ctap2_args(5))
+    assert {first[CredentialManagement.RESULT.USER]["id"], second[CredentialManagement.RESULT.USER]["id"]} == set(by_handle)
 
     # updateUserInformation: names replaced, an absent displayName removed.
     target = {"type": "public-key", "id": made[b"a1" * 4].credential_id}

@@ -71,6 +71,7 @@ def main_key():
         for test in (socket_ctap2.test_ping_wink, socket_cli.test_cli_diagnostics, socket_ctap2.test_get_info,
                      socket_ctap2.test_register_es256, socket_ctap2.test_register_eddsa, socket_ctap2.test_resident,
                      socket_ctap2.test_get_next_assertion, socket_ctap2.test_exclude_list, socket_ctap2.test_u2f,
+                     socket_ctap2.test_u2f_encodings,
                      socket_ctap2.test_two_clients, socket_ctap2.test_bad_packets, socket_ctap2.test_hid_errors,
                      socket_ctap2.test_socket_mode, socket_ctap21.test_get_info_ctap21, socket_first_hour.test_first_hour,
                      socket_ctap2.test_reset):
