@@ -11,11 +11,16 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 def pytest_addoption(parser):
     parser.addoption("--latchkey", default=os.path.join(ROOT, ".build", "debug", "latchkey"), metavar="PATH",
                      help="the latchkey binary the socket suite runs (default: .build/debug/latchkey)")
+    parser.addoption("--trace-dir", metavar="DIR",
+                     help="keep a trace of every key the suite starts in DIR (Fuzz/make-corpus.py's input)")
 
 
 def pytest_configure(config):
     # socket_support reads it when the suite's modules are imported, after this.
     os.environ["LATCHKEY_BINARY"] = os.path.abspath(config.getoption("--latchkey"))
+    if config.getoption("--trace-dir"):
+        os.makedirs(config.getoption("--trace-dir"), exist_ok=True)
+        os.environ["LATCHKEY_TRACE_DIR"] = os.path.abspath(config.getoption("--trace-dir"))
     # python-fido2's device suite, where scripts/test unpacks it, unless named otherwise.
     sdist = os.path.join(ROOT, ".build", "fido2-2.2.1-sdist", "fido2-2.2.1")
     if os.path.isdir(os.path.join(sdist, "tests", "device")):

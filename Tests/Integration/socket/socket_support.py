@@ -9,6 +9,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import signal
 import socket
 import stat
@@ -53,6 +54,18 @@ from latchkey_socket import open_device
 # a script run by hand (socket_provider.py, a check run alone).
 BINARY = os.path.abspath(os.environ.get("LATCHKEY_BINARY") or (sys.argv[1] if len(sys.argv) > 1 else "latchkey"))
 WORK = tempfile.mkdtemp(prefix="latchkey-it-")
+# --trace-dir (conftest.py sets LATCHKEY_TRACE_DIR): every key the suite starts leaves its traffic
+# there as a trace (`serve --trace`, or a copy of the one the check asked for), which is what
+# Fuzz/make-corpus.py makes its seeds from.
+TRACE_DIR = os.environ.get("LATCHKEY_TRACE_DIR")
+_traces_kept = 0
+
+
+def keep_trace(name):
+    """A new file name in TRACE_DIR for a trace of the key `name`."""
+    global _traces_kept
+    _traces_kept += 1
+    return os.path.join(TRACE_DIR, f"{_traces_kept:03d}-{name}.trace")
 
 def connect_nonblocking(path, seconds=3, pause=0.002, note=""):
     """A non-blocking SOCK_SEQPACKET connection to `path`; fails if connect still waits (a full
@@ -105,6 +118,9 @@ class Key:
         choice = ["--account-choice", self.account_choice] if self.account_choice else []
         args = [BINARY, "serve", "--transport", f"socket:{self.socket_path}", "--presence", self.presence, *choice,
                 *self.extra_args(), "--store", self.store, "--name", self.name, "--log-level", "debug"]
+        self.own_trace = args[args.index("--trace") + 1] if "--trace" in args else None
+        if TRACE_DIR and self.own_trace is None:
+            args += ["--trace", keep_trace(self.name)]
         log = open(self.log_path, "ab")
         if self.use_pty:
             master, slave = pty.openpty()
@@ -174,6 +190,8 @@ class Key:
         if self.master is not None:
             os.close(self.master)
             self.master = None
+        if TRACE_DIR and getattr(self, "own_trace", None) and os.path.exists(self.own_trace):
+            shutil.copyfile(self.own_trace, keep_trace(self.name))
         return self.process.returncode
 
     def log(self):
