@@ -1,25 +1,21 @@
 #!/usr/bin/env python3
-"""Seed corpora for the libFuzzer targets in Fuzz/Targets, made from real traffic.
+"""Seed corpora for the libFuzzer targets in Fuzz/Targets, made from the traces of real traffic.
 
 What it does
 ------------
-1. Starts `latchkey serve --transport socket:… --presence auto --trace …` on a fresh store in a
-   temporary directory (never the user's store or sockets), and drives a broad session against
-   it over python-fido2 and raw CTAPHID reports: getInfo; makeCredential (ES256, EdDSA,
-   ES384, ES512, ES256K, resident or not, credProtect / hmac-secret / credBlob / largeBlobKey / minPinLength /
-   thirdPartyPayment, enterpriseAttestation); the persistent (pcmr) token;
-   getAssertion (allowList, discoverable with getNextAssertion, hmac-secret salts on both PIN
-   protocols); clientPIN (getRetries, getKeyAgreement, setPIN, a wrong PIN, changePIN, tokens
-   with and without permissions); credentialManagement (0x0A and the 0x41 preview); largeBlobs;
-   authenticatorConfig; selection; reset (refused outside the 10 s window, then accepted after a
-   SIGHUP power cycle); U2F through fido2.ctap1.Ctap1 and hand-made APDUs; CTAPHID PING, WINK,
-   LOCK, CANCEL, resync, bad sequence numbers, wrong-sized packets, an abandoned message; and
-   the project's own CLI clients (`latchkey probe / wink / pin status / credentials list
-   --socket`). The control-socket requests of `latchkey approve / deny / presence status` are
-   captured on a listener of our own.
-2. Reads the trace back (Sources/Trace/TraceRecord.swift: JSON lines, 64-byte reports, secrets
-   zeroed), reassembles CTAPHID messages per (direction, connection, channel), pairs requests
-   with responses, and writes the seed formats each target reads (see Fuzz/Targets/*):
+1. Runs the socket suite's protocol groups (Tests/Integration/socket, under pytest) with
+   `--trace-dir`: every `latchkey serve` they start records its traffic with `--trace`. That is
+   the project's broadest real session — python-fido2's own device suite, every CTAP 2.1/2.2
+   command family with and without a PIN, U2F, raw CTAPHID abuse (bad sequence numbers,
+   wrong-sized packets, abandoned messages, floods of channels), power cycles and resets, the
+   CLI's own clients — and this script no longer drives a session of its own. `--traces DIR`
+   takes traces made earlier instead (any `serve --trace` or `proxy --trace` files).
+2. Takes each trace apart: the CTAP-level messages from `latchkey trace FILE --json` (each
+   message's bytes are its `payload`: docs/trace-format.md), the CTAPHID-level seeds from the
+   file's own 64-byte reports (the framing is the point of those targets), put together with the
+   suites' one CTAPHID reassembler (Tests/Integration/support/ctaphid_frames.py). Secrets are
+   zero in a trace (docs/trace-format.md, "What is blanked"), and so in every seed. It writes
+   the seed formats each target reads (see Fuzz/Targets/*):
 
    FuzzCBOR                 CTAP2 request parameters and response bodies, one per file.
    FuzzMakeCredential, FuzzGetAssertion, FuzzClientPIN, FuzzCredentialManagement,
@@ -34,7 +30,7 @@ What it does
                             "complete" step carrying the real response after each CBOR/MSG.
    FuzzUHIDEvent            4380-byte struct uhid_event: UHID_OUTPUT events carrying real
                             reports, and START / STOP / OPEN / CLOSE / GET_REPORT / SET_REPORT.
-   FuzzTrace                the trace file itself, prefixes and per-connection slices.
+   FuzzTrace                trace files, prefixes and per-connection slices.
    FuzzControl              control-socket request lines (captured from the CLI, and variants).
    FuzzRig                  rig control API request lines (written here, from the README contract).
    FuzzImport               files for `latchkey import`/`restore`: CXF, Bitwarden, KeePassXC fixtures and
@@ -43,69 +39,65 @@ What it does
                             the README contract: framed signals naming the target's credentials).
    FuzzDeflate              zlib's raw DEFLATE of sample blobs, and the blobs (written here).
 
-   Every file is named by the SHA-1 of its content; each target keeps at most 100 files. The
-   script wipes and rewrites Fuzz/corpus/<Target>/ for exactly these targets and writes nothing
-   else in the tree.
+   Every file is named by the SHA-1 of its content; each target keeps at most 100 files
+   (LATCHKEY_CORPUS_MAX). With `--out DIR` the seeds go to DIR/<Target>/, to be merged into the
+   committed corpus by `scripts/fuzz --merge-seeds DIR` (only seeds that reach new code join);
+   without it the script replaces Fuzz/corpus/<Target>/ for exactly these targets and writes
+   nothing else in the tree.
 
-Run (from the repository root, with the binary already built):
+Run (from the repository root, with the binary built and the test venv made by scripts/test):
 
-    .build/test-venv/bin/python Fuzz/make-corpus.py .build/debug/latchkey
+    .build/test-venv/bin/python Fuzz/make-corpus.py .build/debug/latchkey --out /tmp/seeds
+    scripts/fuzz --merge-seeds /tmp/seeds
+    .build/test-venv/bin/python Fuzz/make-corpus.py .build/debug/latchkey --traces DIR --out /tmp/seeds
 
-python-fido2 2.x is needed (the test venv has it). Client data hashes, user handles, salts and
-names are fixed, but keys, signatures and ECDH shares are fresh each run, so the file names
-change from run to run while the shape of the corpus does not. LATCHKEY_CORPUS_KEEP=1 keeps the
-temporary directory (trace, key log) for a look afterwards.
+The socket groups take about 30 seconds. Keys, signatures and ECDH shares are fresh each run,
+so the file names change from run to run while the shape of the corpus does not.
+LATCHKEY_CORPUS_KEEP=1 keeps the temporary directory (the traces) for a look afterwards.
 """
 
+import argparse
 import hashlib
 import json
 import os
 import re
 import shutil
-import signal
 import socket
 import struct
 import subprocess
 import sys
 import tempfile
-import time
-import traceback
 import zlib
 
 from fido2 import cbor
-from fido2.client import DefaultClientDataCollector, Fido2Client, UserInteraction
-from fido2.ctap import CtapError
-from fido2.ctap1 import ApduError, Ctap1
-from fido2.ctap2 import ClientPin, Config, CredentialManagement, Ctap2, LargeBlobs
-from fido2.ctap2.base import args as ctap2_args
-from fido2.ctap2.pin import PinProtocolV1, PinProtocolV2
-from fido2.hid import CTAPHID
 
-# The connection class and fixtures the socket suite uses, not copies of them.
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Integration", "support"))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "python"))
-from latchkey_socket import open_device  # noqa: E402
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+# The suites' CTAPHID framing and exchange fixtures, not copies of them.
+sys.path.insert(0, os.path.join(ROOT, "Tests", "Integration", "support"))
+import ctaphid_frames  # noqa: E402
+from ctaphid_frames import BROADCAST  # noqa: E402
 from exchange_fixtures import bitwarden_fixture, hand_written_cxf, keepassxc_fixture  # noqa: E402
-from ctaphid_frames import fragments, init_packet  # noqa: E402 - one framing
-from fido2.server import Fido2Server
-from fido2.webauthn import ResidentKeyRequirement, UserVerificationRequirement
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 TARGETS = os.path.join(HERE, "Targets")
-MAX_FILES = 100
+MAX_FILES = int(os.environ.get("LATCHKEY_CORPUS_MAX", "100"))
 
-# FuzzKey (Fuzz/Targets/FuzzSupport/FuzzKey.swift) seeds its credentials on these RP IDs and sets
-# this PIN: real traffic on the same names reaches the seeded state when the fuzzer replays it.
-RP = {"id": "fuzz.example", "name": "fuzz.example"}
-RP2 = {"id": "other.example", "name": "other.example"}
-FIRST_PIN = "31415926"
-PIN = "271828"
-ES256 = {"type": "public-key", "alg": -7}
-EDDSA = {"type": "public-key", "alg": -8}
+# The socket suite's groups whose keys carry protocol traffic (pytest -k): not the floods (their
+# traces are megabytes of one request), the browsers or the store's sealing.
+SUITE_GROUPS = ("main_key or cancel_and_prompt or restart_and_lock or control_presence_and_trace"
+                " or cli_device_credential_management or ctap21_pinned_key or accounts_chosen_on_key"
+                " or builtin_uv or algorithms or ctap22 or replay or fido2_device_suite")
 
-ODDITIES = []   # what the key did that the session did not expect
+ODDITIES = []   # what went differently from what the script expected
 
+
+class CTAPHID:
+    """CTAPHID command codes (the suites' own constants), by the name `latchkey trace` gives them."""
+    PING, MSG, INIT, CBOR, KEEPALIVE, ERROR = (ctaphid_frames.CMD_PING, ctaphid_frames.CMD_MSG, ctaphid_frames.CMD_INIT,
+                                               ctaphid_frames.CMD_CBOR, ctaphid_frames.CMD_KEEPALIVE,
+                                               ctaphid_frames.CMD_ERROR)
+    BY_NAME = {"PING": PING, "MSG": MSG, "INIT": INIT, "CBOR": CBOR, "KEEPALIVE": KEEPALIVE, "ERROR": ERROR}
 
 def note(text):
     ODDITIES.append(text)
@@ -114,597 +106,6 @@ def note(text):
 
 def sha(text):
     return hashlib.sha256(text.encode() if isinstance(text, str) else text).digest()
-
-
-# --- the key and connections to it -----------------------------------------------------------
-
-class Key:
-    def __init__(self, binary, work):
-        self.binary = binary
-        self.socket_path = os.path.join(work, "key.sock")
-        self.store = os.path.join(work, "store")
-        self.trace_path = os.path.join(work, "key.trace")
-        self.log_path = os.path.join(work, "key.log")
-        self.process = None
-        self.started = 0.0
-        self.devices = []
-
-    def start(self):
-        args = [self.binary, "serve", "--transport", f"socket:{self.socket_path}", "--presence", "auto",
-                "--store", self.store, "--name", "corpus", "--trace", self.trace_path, "--log-level", "debug",
-                "--enterprise-rp", RP["id"]]
-        self.log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
-        deadline = time.time() + 20
-        while time.time() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"latchkey exited with {self.process.returncode}; see {self.log_path}")
-            if os.path.exists(self.socket_path):
-                probe = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-                try:
-                    probe.connect(self.socket_path)
-                    self.started = time.time()
-                    return
-                except OSError:
-                    pass
-                finally:
-                    probe.close()
-            time.sleep(0.05)
-        raise RuntimeError("latchkey did not come up")
-
-    def device(self):
-        device = open_device(self.socket_path)
-        self.devices.append(device)
-        return device
-
-    def close_devices(self):
-        for device in self.devices:
-            try:
-                device.close()
-            except OSError:
-                pass
-        self.devices = []
-
-    def power_cycle(self):
-        self.process.send_signal(signal.SIGHUP)
-        time.sleep(0.4)
-
-    def stop(self):
-        self.close_devices()
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
-        if self.process.returncode != 0:
-            note(f"the key exited with status {self.process.returncode}")
-
-
-def step(name, function, *args, expect=None, **kwargs):
-    """Runs one exchange; expect is a CtapError code or APDU status word it should fail with."""
-    try:
-        value = function(*args, **kwargs)
-    except CtapError as error:
-        if expect is None or error.code != expect:
-            note(f"{name}: CTAP error {error.code!r}" + (f", expected {expect!r}" if expect is not None else ""))
-        return None
-    except ApduError as error:
-        if expect is None or error.code != expect:
-            note(f"{name}: APDU status 0x{error.code:04x}" + (f", expected 0x{expect:04x}" if expect is not None else ""))
-        return None
-    except Exception as error:  # noqa: BLE001 - the session goes on; the report says what broke
-        note(f"{name}: {type(error).__name__}: {error}")
-        traceback.print_exc(limit=3)
-        return None
-    if expect is not None:
-        note(f"{name}: succeeded, expected error {expect!r}")
-    return value
-
-
-# --- the session -----------------------------------------------------------------------------
-
-def hmac_secret_input(ctap, protocol, salts):
-    """getAssertion's hmac-secret input: keyAgreement, saltEnc, saltAuth, pinUvAuthProtocol."""
-    key_agreement, shared_secret = ClientPin(ctap, protocol)._get_shared_secret()
-    salt_enc = protocol.encrypt(shared_secret, salts)
-    return {1: key_agreement, 2: salt_enc, 3: protocol.authenticate(shared_secret, salt_enc), 4: protocol.VERSION}
-
-
-def descriptor(credential_id):
-    return {"type": "public-key", "id": credential_id}
-
-
-def credential_id(attestation):
-    return bytes(attestation.auth_data.credential_data.credential_id) if attestation else None
-
-
-class PinInteraction(UserInteraction):
-    def request_pin(self, permissions, rp_id):
-        return PIN
-
-
-def session_without_pin(key, made):
-    device = key.device()
-    ctap = Ctap2(device)                                  # getInfo
-    step("getInfo", ctap.get_info)
-    step("PING", device.ping, b"latchkey corpus")
-    step("PING (3 reports)", device.ping, bytes(range(150)))
-    step("WINK", device.wink)
-    step("selection", ctap.selection)
-
-    made["edsger"] = credential_id(step(
-        "makeCredential ES256 non-resident hmac-secret", ctap.make_credential, sha("mc edsger"), RP,
-        {"id": b"\x04", "name": "edsger", "displayName": "Edsger"}, [ES256],
-        extensions={"hmac-secret": True, "credProtect": 1}))
-    ada = step("makeCredential EdDSA resident, every extension", ctap.make_credential, sha("mc ada"), RP,
-               {"id": b"\x01\x01", "name": "ada", "displayName": "Ada"}, [EDDSA, ES256],
-               extensions={"credProtect": 2, "hmac-secret": True, "credBlob": b"\x09\x09\x09",
-                           "largeBlobKey": True, "minPinLength": True},
-               options={"rk": True})
-    made["ada"] = credential_id(ada)
-    made["ada-lbk"] = ada.large_blob_key if ada else None
-    made["grace"] = credential_id(step(
-        "makeCredential ES256 resident", ctap.make_credential, sha("mc grace"), RP,
-        {"id": b"\x02\x02", "name": "grace", "displayName": "Grace"}, [ES256],
-        extensions={"credBlob": b"grace-blob", "largeBlobKey": True}, options={"rk": True}))
-    made["barbara"] = credential_id(step(
-        "makeCredential ES256 resident, no extensions", ctap.make_credential, sha("mc barbara"), RP,
-        {"id": b"\x0e", "name": "barbara"}, [ES256], options={"rk": True}))
-    step("makeCredential hmac-secret-mc (salts at creation)", ctap.make_credential, sha("mc hmac-mc"), RP,
-         {"id": b"\x0f", "name": "hmac-mc", "displayName": "Hmac Mc"}, [ES256],
-         extensions={"hmac-secret": True,
-                     "hmac-secret-mc": hmac_secret_input(ctap, PinProtocolV2(), sha("mc salt one"))},
-         options={"rk": True})
-    made["alan"] = credential_id(step(
-        "makeCredential resident credProtect 3 on a second RP", ctap.make_credential, sha("mc alan"), RP2,
-        {"id": b"\x03", "name": "alan", "displayName": "Alan"}, [ES256],
-        extensions={"credProtect": 3, "hmac-secret": True}, options={"rk": True}))
-    made["eddsa-plain"] = credential_id(step(
-        "makeCredential EdDSA non-resident, up true", ctap.make_credential, sha("mc plain"), RP2,
-        {"id": b"\x05", "name": "plain"}, [EDDSA], options={"up": True}))
-    # The other curves (non-resident, on RP2: RP's discoverable flows below see none of them).
-    for name, alg, user in (("ES384", -35, b"\x10"), ("ES512", -36, b"\x11"), ("ES256K", -47, b"\x12")):
-        made[name] = credential_id(step(
-            f"makeCredential {name} non-resident", ctap.make_credential, sha(f"mc {name}"), RP2,
-            {"id": user, "name": name.lower()}, [{"type": "public-key", "alg": alg}, ES256]))
-    # thirdPartyPayment (CTAP 2.2): a payment credential, and assertions asking whether it is one.
-    made["payment"] = credential_id(step(
-        "makeCredential thirdPartyPayment", ctap.make_credential, sha("mc payment"), RP2,
-        {"id": b"\x13", "name": "payment"}, [ES256], extensions={"thirdPartyPayment": True}))
-    if made["payment"]:
-        step("getAssertion thirdPartyPayment", ctap.get_assertion, RP2["id"], sha("ga payment"),
-             allow_list=[descriptor(made["payment"])], extensions={"thirdPartyPayment": True})
-    # enterpriseAttestation before it is enabled (no PIN yet: config would be open).
-    step("makeCredential enterpriseAttestation while disabled", ctap.make_credential, sha("mc ep off"), RP2,
-         {"id": b"\x14", "name": "ep"}, [ES256], enterprise_attestation=2, expect=CtapError.ERR.INVALID_PARAMETER)
-    curves = [descriptor(made[name]) for name in ("ES384", "ES512", "ES256K") if made[name]]
-    if curves:
-        step("getAssertion allowList of ES384, ES512 and ES256K credentials", ctap.get_assertion, RP2["id"],
-             sha("ga curves"), allow_list=curves)
-    if made["edsger"]:
-        step("makeCredential excluded", ctap.make_credential, sha("mc excluded"), RP, {"id": b"\x04", "name": "edsger"},
-             [ES256], exclude_list=[descriptor(made["edsger"])], expect=CtapError.ERR.CREDENTIAL_EXCLUDED)
-    step("makeCredential RS512 only", ctap.make_credential, sha("mc rs512"), RP, {"id": b"\x06", "name": "rsa"},
-         [{"type": "public-key", "alg": -259}], expect=CtapError.ERR.UNSUPPORTED_ALGORITHM)
-    step("makeCredential uv without a PIN", ctap.make_credential, sha("mc uv"), RP, {"id": b"\x07", "name": "uv"},
-         [ES256], options={"uv": True}, expect=CtapError.ERR.INVALID_OPTION)
-    step("makeCredential pinUvAuthParam probe without a PIN", ctap.make_credential, sha("mc probe"), RP,
-         {"id": b"\x08", "name": "probe"}, [ES256], pin_uv_param=b"", pin_uv_protocol=2, expect=CtapError.ERR.PIN_NOT_SET)
-
-    if made["edsger"]:
-        step("getAssertion allowList, hmac-secret v2 (two salts)", ctap.get_assertion, RP["id"], sha("ga edsger"),
-             allow_list=[descriptor(made["edsger"])],
-             extensions={"hmac-secret": hmac_secret_input(ctap, PinProtocolV2(), sha("salt one") + sha("salt two"))})
-        step("getAssertion allowList, hmac-secret v1 (one salt)", ctap.get_assertion, RP["id"], sha("ga edsger v1"),
-             allow_list=[descriptor(made["edsger"]), descriptor(b"\x00" * 16)],
-             extensions={"hmac-secret": hmac_secret_input(ctap, PinProtocolV1(), sha("salt one"))})
-        step("getAssertion silent (up false)", ctap.get_assertion, RP["id"], sha("ga silent"),
-             allow_list=[descriptor(made["edsger"])], options={"up": False})
-    first = step("getAssertion discoverable (credBlob, largeBlobKey)", ctap.get_assertion, RP["id"], sha("ga discover"),
-                 extensions={"credBlob": True, "largeBlobKey": True})
-    for index in range(((first.number_of_credentials or 1) - 1) if first else 0):
-        step(f"getNextAssertion {index + 1}", ctap.get_next_assertion)
-    step("getNextAssertion with none pending", ctap.get_next_assertion, expect=CtapError.ERR.NOT_ALLOWED)
-    step("getAssertion for an RP with none", ctap.get_assertion, "nobody.example", sha("ga none"),
-         expect=CtapError.ERR.NO_CREDENTIALS)
-    step("getAssertion credProtect 3 without UV", ctap.get_assertion, RP2["id"], sha("ga alan"),
-         expect=CtapError.ERR.NO_CREDENTIALS)
-
-    client_pin = ClientPin(ctap, PinProtocolV2())
-    # No PIN yet: CTAP2_ERR_PIN_NOT_SET, as a YubiKey 5 answers (ClientPINHandler.getPINRetries).
-    step("clientPIN getRetries", client_pin.get_pin_retries, expect=CtapError.ERR.PIN_NOT_SET)
-    step("clientPIN getKeyAgreement v2", ctap.client_pin, 2, ClientPin.CMD.GET_KEY_AGREEMENT)
-    step("clientPIN getKeyAgreement v1", ctap.client_pin, 1, ClientPin.CMD.GET_KEY_AGREEMENT)
-    step("clientPIN getUVRetries", ctap.client_pin, 2, ClientPin.CMD.GET_UV_RETRIES,
-         expect=CtapError.ERR.INVALID_SUBCOMMAND)
-    step("clientPIN getPinToken without a PIN", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.GET_ASSERTION,
-         RP["id"], expect=CtapError.ERR.PIN_NOT_SET)
-    step("largeBlobs read (initial array)", LargeBlobs(ctap).read_blob_array)
-    step("credentialManagement metadata without a PIN", ctap.credential_mgmt, CredentialManagement.CMD.GET_CREDS_METADATA,
-         pin_uv_protocol=2, pin_uv_param=b"\x00" * 32, expect=CtapError.ERR.PIN_AUTH_INVALID)
-
-    # U2F over CTAPHID_MSG
-    ctap1 = Ctap1(device)
-    step("U2F version", ctap1.get_version)
-    app = sha(RP["id"])
-    registration = step("U2F register", ctap1.register, sha("u2f register"), app)
-    if registration:
-        handle = registration.key_handle
-        step("U2F authenticate (enforce presence)", ctap1.authenticate, sha("u2f auth"), app, handle)
-        step("U2F authenticate (check only)", ctap1.authenticate, sha("u2f check"), app, handle, check_only=True,
-             expect=0x6985)
-        step("U2F authenticate (don't enforce presence)", ctap1.send_apdu, 0, 0x02, 0x08, 0,
-             sha("u2f dont") + app + bytes([len(handle)]) + handle)
-        step("U2F authenticate, wrong appID", ctap1.authenticate, sha("u2f wrong"), sha("elsewhere"), handle,
-             expect=0x6A80)
-        made["u2f"] = handle
-    step("U2F authenticate, unknown handle", ctap1.authenticate, sha("u2f bad"), app, b"\x55" * 64, expect=0x6A80)
-    # Short-encoded APDUs and malformed ones, as old clients and fuzzers send them.
-    for label, apdu in (("U2F version, short encoding", bytes([0, 3, 0, 0, 0])),
-                        ("U2F version, no Le", bytes([0, 3, 0, 0])),
-                        ("U2F register, short encoding", bytes([0, 1, 3, 0, 64]) + sha("short c") + app + b"\x00"),
-                        ("U2F bad CLA", bytes([0x80, 3, 0, 0, 0])),
-                        ("U2F unknown INS", bytes([0, 0x40, 0, 0, 0])),
-                        ("U2F register, wrong length", bytes([0, 1, 0, 0, 0, 0, 10]) + b"\x11" * 10 + b"\0\0"),
-                        ("U2F truncated", bytes([0]))):
-        step(label, device.call, CTAPHID.MSG, apdu)
-
-    # Hand-made CTAP2 requests that real (if careless) clients send.
-    for label, message in (("getInfo with trailing bytes", b"\x04\xa0"),
-                           ("unknown CTAP2 command", b"\x20"),
-                           ("makeCredential, parameters not a map", b"\x01\x80"),
-                           ("makeCredential, truncated CBOR", b"\x01\xa4\x01\x58\x20"),
-                           ("getAssertion, missing clientDataHash", b"\x02" + cbor.encode({1: RP["id"]})),
-                           ("clientPIN, unknown subcommand", b"\x06" + cbor.encode({1: 2, 2: 0x20})),
-                           ("credentialManagement, no parameters", b"\x0a"),
-                           ("largeBlobs, get and set", b"\x0c" + cbor.encode({1: 16, 2: b"", 3: 0}))):
-        step(label, device.call, CTAPHID.CBOR, message)
-
-    step("LOCK 1 s", device.lock, 1)
-    step("LOCK release", device.lock, 0)
-    step("CANCEL with nothing running", device._send_cancel)
-    step("PING after CANCEL", device.ping, b"after cancel")
-    key.close_devices()
-
-
-def session_with_pin(key, made):
-    device = key.device()
-    ctap = Ctap2(device)
-    client_pin = ClientPin(ctap, PinProtocolV2())
-    step("clientPIN setPIN", client_pin.set_pin, FIRST_PIN)
-    step("clientPIN setPIN again", client_pin.set_pin, FIRST_PIN, expect=CtapError.ERR.PIN_AUTH_INVALID)
-    step("clientPIN wrong PIN", client_pin.get_pin_token, "00000000", ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"],
-         expect=CtapError.ERR.PIN_INVALID)
-    step("clientPIN getRetries after a wrong PIN", client_pin.get_pin_retries)
-    step("clientPIN changePIN", client_pin.change_pin, FIRST_PIN, PIN)
-    legacy = ClientPin(ctap, PinProtocolV1())
-    step("clientPIN getPinToken (legacy, v1)", legacy.get_pin_token, PIN)
-    step("clientPIN getPinUvAuthTokenUsingPinWithPermissions without permissions", ctap.client_pin, 2,
-         ClientPin.CMD.GET_TOKEN_USING_PIN, key_agreement=client_pin._get_shared_secret()[0],
-         pin_hash_enc=b"\x00" * 32, permissions=0, expect=CtapError.ERR.INVALID_PARAMETER)
-    step("clientPIN getPinUvAuthTokenUsingUvWithPermissions (no UV)", ctap.client_pin, 2,
-         ClientPin.CMD.GET_TOKEN_USING_UV, key_agreement=client_pin._get_shared_secret()[0],
-         permissions=ClientPin.PERMISSION.GET_ASSERTION, permissions_rpid=RP["id"],
-         expect=CtapError.ERR.INVALID_SUBCOMMAND)
-
-    # makeCredential and getAssertion with a pinUvAuthToken.
-    token = step("clientPIN token mc|ga", client_pin.get_pin_token, PIN,
-                 ClientPin.PERMISSION.MAKE_CREDENTIAL | ClientPin.PERMISSION.GET_ASSERTION, RP["id"])
-    if token:
-        cdh = sha("mc linus")
-        linus = step("makeCredential with a token, resident", ctap.make_credential, cdh, RP,
-                     {"id": b"\x09\x09", "name": "linus", "displayName": "Linus"}, [ES256, EDDSA],
-                     extensions={"hmac-secret": True, "credProtect": 2, "credBlob": b"L", "largeBlobKey": True,
-                                 "minPinLength": True},
-                     options={"rk": True}, pin_uv_param=client_pin.protocol.authenticate(token, cdh),
-                     pin_uv_protocol=2)
-        made["linus"] = credential_id(linus)
-        step("makeCredential pinUvAuthParam probe", ctap.make_credential, sha("mc probe"), RP,
-             {"id": b"\x08", "name": "probe"}, [ES256], pin_uv_param=b"", pin_uv_protocol=2,
-             expect=CtapError.ERR.PIN_INVALID)
-        step("makeCredential rk without a token", ctap.make_credential, sha("mc no token"), RP,
-             {"id": b"\x0a", "name": "notoken"}, [ES256], options={"rk": True}, expect=CtapError.ERR.PUAT_REQUIRED)
-        # makeCredential cleared the token's permissions but lbw (CTAP 2.1 §6.1.2): a new one.
-        token = step("clientPIN token ga", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.GET_ASSERTION, RP["id"])
-    if token:
-        cdh = sha("ga uv")
-        first = step("getAssertion discoverable with a token, hmac-secret", ctap.get_assertion, RP["id"], cdh,
-                     extensions={"hmac-secret": hmac_secret_input(ctap, PinProtocolV2(), sha("uv salt")),
-                                 "credBlob": True, "largeBlobKey": True},
-                     pin_uv_param=client_pin.protocol.authenticate(token, cdh), pin_uv_protocol=2)
-        for index in range(((first.number_of_credentials or 1) - 1) if first else 0):
-            step(f"getNextAssertion (uv) {index + 1}", ctap.get_next_assertion)
-        cdh = sha("ga wrong param")
-        step("getAssertion with a wrong pinUvAuthParam", ctap.get_assertion, RP["id"], cdh,
-             pin_uv_param=b"\x01" * 32, pin_uv_protocol=2, expect=CtapError.ERR.PIN_AUTH_INVALID)
-    token2 = step("clientPIN token ga for the second RP", client_pin.get_pin_token, PIN,
-                  ClientPin.PERMISSION.GET_ASSERTION, RP2["id"])
-    if token2:
-        cdh = sha("ga alan uv")
-        step("getAssertion credProtect 3 with a token", ctap.get_assertion, RP2["id"], cdh,
-             allow_list=[descriptor(made["alan"])] if made.get("alan") else None,
-             extensions={"hmac-secret": hmac_secret_input(ctap, PinProtocolV2(), sha("alan salt"))},
-             pin_uv_param=client_pin.protocol.authenticate(token2, cdh), pin_uv_protocol=2)
-
-    # A browser-like passkey flow (Fido2Client: getInfo, PIN token, rk + uv, prf / credProps).
-    client = Fido2Client(open_device(key.socket_path),
-                         client_data_collector=DefaultClientDataCollector("https://fuzz.example"),
-                         user_interaction=PinInteraction())
-    server = Fido2Server({"id": RP["id"], "name": "Fuzz RP"}, verify_attestation=None)
-    options, state = server.register_begin({"id": b"\x0b\x0b", "name": "pat", "displayName": "Pat"},
-                                           resident_key_requirement=ResidentKeyRequirement.REQUIRED,
-                                           user_verification=UserVerificationRequirement.REQUIRED,
-                                           extensions={"credProps": True, "prf": {}})
-    step("Fido2Client makeCredential (passkey)", client.make_credential, options.public_key)
-    request, state = server.authenticate_begin(None, user_verification=UserVerificationRequirement.REQUIRED,
-                                               extensions={"prf": {"eval": {"first": sha("prf first")}}})
-    step("Fido2Client getAssertion (passkey)", client.get_assertion, request.public_key)
-
-    # The persistentPinUvAuthToken (CTAP 2.2 pcmr): reads, and a delete it may not do.
-    step("clientPIN token pcmr + cm", client_pin.get_pin_token, PIN,
-         ClientPin.PERMISSION.PERSISTENT_CREDENTIAL_MGMT | ClientPin.PERMISSION.CREDENTIAL_MGMT,
-         expect=CtapError.ERR.UNAUTHORIZED_PERMISSION)
-    pcmr_token = step("clientPIN token pcmr", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.PERSISTENT_CREDENTIAL_MGMT)
-    if pcmr_token:
-        step("getInfo with encIdentifier", ctap.get_info)
-        persistent = CredentialManagement(ctap, client_pin.protocol, pcmr_token)
-        step("credentialManagement getCredsMetadata (persistent token)", persistent.get_metadata)
-        step("credentialManagement enumerateRPs (persistent token)", persistent.enumerate_rps)
-        step("credentialManagement enumerateCredentials (persistent token)", persistent.enumerate_creds, sha(RP["id"]))
-        if made.get("barbara"):
-            step("credentialManagement deleteCredential (persistent token)", persistent.delete_cred,
-                 descriptor(made["barbara"]), expect=CtapError.ERR.PIN_AUTH_INVALID)
-
-    # credentialManagement
-    cm_token = step("clientPIN token cm", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.CREDENTIAL_MGMT)
-    if cm_token:
-        credman = CredentialManagement(ctap, client_pin.protocol, cm_token)
-        step("credentialManagement getCredsMetadata", credman.get_metadata)
-        step("credentialManagement enumerateRPs", credman.enumerate_rps)
-        for rp in (RP, RP2):
-            step(f"credentialManagement enumerateCredentials {rp['id']}", credman.enumerate_creds, sha(rp["id"]))
-        if made.get("grace"):
-            step("credentialManagement updateUserInformation", credman.update_user_info, descriptor(made["grace"]),
-                 {"id": b"\x02\x02", "name": "grace.hopper", "displayName": "Grace Hopper"})
-            step("credentialManagement updateUserInformation, wrong user ID", credman.update_user_info,
-                 descriptor(made["grace"]), {"id": b"\xff", "name": "x"}, expect=CtapError.ERR.INVALID_PARAMETER)
-        # libfido2 sends the same subcommands on the preview command 0x41.
-        step("credentialManagementPreview getCredsMetadata", ctap.send_cbor, 0x41,
-             ctap2_args(1, None, 2, client_pin.protocol.authenticate(cm_token, b"\x01")))
-        params = {1: sha(RP["id"])}
-        step("credentialManagementPreview enumerateCredentialsBegin", ctap.send_cbor, 0x41,
-             ctap2_args(4, params, 2, client_pin.protocol.authenticate(cm_token, b"\x04" + cbor.encode(params))))
-        step("credentialManagementPreview enumerateCredentialsNext", ctap.send_cbor, 0x41, ctap2_args(5))
-        step("credentialManagement enumerateRPsGetNextRP with none pending", ctap.credential_mgmt,
-             CredentialManagement.CMD.ENUMERATE_RPS_NEXT, expect=CtapError.ERR.NOT_ALLOWED)
-        if made.get("alan"):
-            step("credentialManagement deleteCredential", credman.delete_cred, descriptor(made["alan"]))
-            step("credentialManagement deleteCredential again", credman.delete_cred, descriptor(made["alan"]),
-                 expect=CtapError.ERR.NO_CREDENTIALS)
-        step("credentialManagement with a wrong pinUvAuthParam", ctap.credential_mgmt,
-             CredentialManagement.CMD.GET_CREDS_METADATA, pin_uv_protocol=2, pin_uv_param=b"\x02" * 32,
-             expect=CtapError.ERR.PIN_AUTH_INVALID)
-
-    # largeBlobs
-    lbw = step("clientPIN token lbw", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.LARGE_BLOB_WRITE)
-    if lbw and made.get("ada-lbk"):
-        blobs = LargeBlobs(ctap, client_pin.protocol, lbw)
-        step("largeBlobs write (one fragment)", blobs.put_blob, made["ada-lbk"], b"ada's large blob " * 8)
-        step("largeBlobs write (several fragments)", blobs.put_blob, made["ada-lbk"], bytes(range(256)) * 6)
-        step("largeBlobs read", LargeBlobs(ctap).get_blob, made["ada-lbk"])
-        step("largeBlobs write without a token", LargeBlobs(ctap).put_blob, made["ada-lbk"], b"x",
-             expect=CtapError.ERR.PUAT_REQUIRED)
-        step("largeBlobs delete", blobs.delete_blob, made["ada-lbk"])
-        step("largeBlobs read after delete", LargeBlobs(ctap).read_blob_array)
-
-    # authenticatorConfig
-    cfg_token = step("clientPIN token acfg", client_pin.get_pin_token, PIN, ClientPin.PERMISSION.AUTHENTICATOR_CFG)
-    if cfg_token:
-        config = Config(ctap, client_pin.protocol, cfg_token)
-        step("config setMinPINLength 6 with an RP ID", config.set_min_pin_length, 6, rp_ids=[RP["id"]])
-        step("config setMinPINLength lower", config.set_min_pin_length, 4, expect=CtapError.ERR.PIN_POLICY_VIOLATION)
-        step("clientPIN changePIN shorter than the minimum", client_pin.change_pin, PIN, "12345",
-             expect=CtapError.ERR.PIN_POLICY_VIOLATION)
-        step("config toggleAlwaysUv on", config.toggle_always_uv)
-        step("getInfo with alwaysUv", ctap.get_info)
-        step("U2F version with alwaysUv", Ctap1(device).get_version, expect=0x6D00)
-        step("makeCredential without a token under alwaysUv", ctap.make_credential, sha("mc auv"), RP,
-             {"id": b"\x0c", "name": "auv"}, [ES256], expect=CtapError.ERR.PUAT_REQUIRED)
-        step("config toggleAlwaysUv off", config.toggle_always_uv)
-        # Sent directly: python-fido2 refuses subcommands getInfo does not list.
-        for label, sub_command, params in (("config enableEnterpriseAttestation", 0x01, None),
-                                           ("config vendorPrototype", 0xFF, {1: 0})):
-            message = b"\xff" * 32 + b"\x0d" + bytes([sub_command]) + (cbor.encode(params) if params else b"")
-            step(label, ctap.config, sub_command, params, 2, client_pin.protocol.authenticate(cfg_token, message),
-                 expect=CtapError.ERR.INVALID_SUBCOMMAND if sub_command == 0xFF else None)
-        # Enterprise attestation, now enabled: vendor-facilitated (the key is started with
-        # --enterprise-rp for RP), platform-managed, and a value that is neither.
-        ep_token = step("clientPIN token mc (enterprise attestation)", client_pin.get_pin_token, PIN,
-                        ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"])
-        for value, expect in ((1, None), (2, None), (3, CtapError.ERR.INVALID_OPTION)):
-            if not ep_token:
-                break
-            cdh = sha(f"mc ep {value}")
-            step(f"makeCredential enterpriseAttestation {value}", ctap.make_credential, cdh, RP,
-                 {"id": bytes([0x20 + value]), "name": f"ep{value}"}, [ES256], enterprise_attestation=value,
-                 pin_uv_param=client_pin.protocol.authenticate(ep_token, cdh), pin_uv_protocol=2, expect=expect)
-            ep_token = step("clientPIN token mc (again)", client_pin.get_pin_token, PIN,
-                            ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"])
-    step("config without a token", Config(ctap).set_min_pin_length, 8, expect=CtapError.ERR.PUAT_REQUIRED)
-    mc_token = step("clientPIN token mc (minPinLength)", client_pin.get_pin_token, PIN,
-                    ClientPin.PERMISSION.MAKE_CREDENTIAL, RP["id"])
-    if mc_token:
-        cdh = sha("mc minpin")
-        step("makeCredential minPinLength for a listed RP", ctap.make_credential, cdh, RP,
-             {"id": b"\x0d", "name": "minpin"}, [ES256], extensions={"minPinLength": True}, options={"rk": True},
-             pin_uv_param=client_pin.protocol.authenticate(mc_token, cdh), pin_uv_protocol=2)
-    if cfg_token:
-        cfg_token = step("clientPIN token acfg (again)", client_pin.get_pin_token, PIN,
-                         ClientPin.PERMISSION.AUTHENTICATOR_CFG)
-    if cfg_token:
-        step("config setMinPINLength forceChangePin", Config(ctap, client_pin.protocol, cfg_token).set_min_pin_length,
-             force_change_pin=True)
-        step("getInfo with forcePINChange", ctap.get_info)
-        step("clientPIN token while a change is forced", client_pin.get_pin_token, PIN,
-             ClientPin.PERMISSION.GET_ASSERTION, RP["id"], expect=CtapError.ERR.PIN_POLICY_VIOLATION)
-        step("clientPIN changePIN (forced)", client_pin.change_pin, PIN, "27182818")
-        step("clientPIN changePIN back", client_pin.change_pin, "27182818", PIN)
-    key.close_devices()
-
-
-def session_cli(key, binary, work):
-    """The project's own client code: probe, wink, pin status, credentials list over --socket."""
-    pin_file = os.path.join(work, "pin")
-    # Mode 0600: the CLI refuses a PIN file others can read.
-    with os.fdopen(os.open(pin_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-        handle.write(PIN + "\n")
-    for args in (["probe", "--socket", key.socket_path, "--pings", "4", "--echo-bytes", "7609"],
-                 ["wink", "--socket", key.socket_path],
-                 ["pin", "status", "--socket", key.socket_path, "--json"],
-                 ["credentials", "list", "--socket", key.socket_path, "--pin-file", pin_file, "--json"]):
-        result = subprocess.run([binary, *args], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-        if result.returncode != 0:
-            note(f"`latchkey {' '.join(args[:2])}` exited {result.returncode}: {result.stderr.strip()[:200]}")
-
-
-# Raw CTAPHID ----------------------------------------------------------------------------------
-
-BROADCAST = 0xFFFFFFFF
-
-
-class RawConnection:
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.sock.settimeout(2.0)
-        self.sock.connect(path)
-
-    def send(self, report):
-        self.sock.send(report)
-
-    def response(self, channel, timeout=2.0):
-        """(command, payload) of the next non-keepalive message on channel, or None."""
-        self.sock.settimeout(timeout)
-        payload, length, command = None, 0, None
-        try:
-            while True:
-                report = self.sock.recv(65)
-                if len(report) != 64:
-                    return None
-                cid, kind = struct.unpack(">IB", report[:5])
-                if cid != channel:
-                    continue
-                if kind & 0x80:
-                    if kind == 0x80 | CTAPHID.KEEPALIVE:
-                        continue
-                    command, length = kind & 0x7F, struct.unpack(">H", report[5:7])[0]
-                    payload = report[7:7 + length]
-                elif payload is not None:
-                    payload += report[5:5 + length - len(payload)]
-                if payload is not None and len(payload) >= length:
-                    return command, payload
-        except (socket.timeout, OSError):
-            return None
-
-    def call(self, channel, command, payload):
-        for report in fragments(channel, command, payload):
-            self.send(report)
-        return self.response(channel)
-
-    def close(self):
-        self.sock.close()
-
-
-def session_raw(key):
-    raw = RawConnection(key.socket_path)
-    nonce = bytes.fromhex("c0ffee0000000001")
-    answer = raw.call(BROADCAST, CTAPHID.INIT, nonce)
-    if not answer or answer[1][:8] != nonce:
-        note(f"raw INIT: unexpected answer {answer!r}")
-        raw.close()
-        return
-    cid = struct.unpack(">I", answer[1][8:12])[0]
-    expected = {
-        "PING (4 reports)": (raw.call(cid, CTAPHID.PING, bytes(range(200))), CTAPHID.PING),
-        "CBOR getInfo": (raw.call(cid, CTAPHID.CBOR, b"\x04"), CTAPHID.CBOR),
-        "MSG U2F version": (raw.call(cid, CTAPHID.MSG, bytes([0, 3, 0, 0, 0])), CTAPHID.MSG),
-        "INIT resync on the channel": (raw.call(cid, CTAPHID.INIT, bytes.fromhex("c0ffee0000000002")), CTAPHID.INIT),
-        "WINK": (raw.call(cid, CTAPHID.WINK, b""), CTAPHID.WINK),
-        "unknown command 0x2a": (raw.call(cid, 0x2A, b"?"), CTAPHID.ERROR),
-        "vendor command 0x51": (raw.call(cid, 0x51, b"vendor"), CTAPHID.ERROR),
-        "empty CBOR": (raw.call(cid, CTAPHID.CBOR, b""), CTAPHID.ERROR),
-        "channel 0": (raw.call(0, CTAPHID.PING, b"zero"), CTAPHID.ERROR),
-        "PING on an unallocated channel": (raw.call(0x0BADCAFE, CTAPHID.PING, b"nobody"), CTAPHID.ERROR),
-        "broadcast PING": (raw.call(BROADCAST, CTAPHID.PING, b"everyone"), CTAPHID.ERROR),
-        "LOCK 20 s (too long)": (raw.call(cid, CTAPHID.LOCK, b"\x14"), CTAPHID.ERROR),
-    }
-    # A continuation with the wrong sequence number.
-    raw.send(init_packet(cid, CTAPHID.PING, 100, bytes(57)))
-    raw.send((struct.pack(">IB", cid, 5) + bytes(59)).ljust(64, b"\0"))
-    expected["continuation out of sequence"] = (raw.response(cid), CTAPHID.ERROR)
-    # A continuation nobody started (ignored), then a PING that still works.
-    raw.send((struct.pack(">IB", cid, 0) + b"stray").ljust(64, b"\0"))
-    expected["PING after a stray continuation"] = (raw.call(cid, CTAPHID.PING, b"still"), CTAPHID.PING)
-    # A second message's INIT in the middle of the first (CTAPHID_ERR_CHANNEL_BUSY or restart).
-    raw.send(init_packet(cid, CTAPHID.PING, 120, b"A" * 57))
-    raw.send(init_packet(cid, CTAPHID.PING, 4, b"B" * 4))
-    expected["INIT in the middle of a message"] = (raw.response(cid), None)
-    # A declared length past 7609.
-    raw.send(init_packet(cid, CTAPHID.PING, 7610, b"L" * 57))
-    expected["length 7610"] = (raw.response(cid), CTAPHID.ERROR)
-    # CANCEL with nothing running: no answer; a PING after it is answered.
-    raw.send(init_packet(cid, CTAPHID.CANCEL, 0))
-    expected["PING after CANCEL"] = (raw.call(cid, CTAPHID.PING, b"after cancel"), CTAPHID.PING)
-    # A message left unfinished: the key times it out (ERR_MSG_TIMEOUT).
-    raw.send(init_packet(cid, CTAPHID.CBOR, 300, b"\x01" + bytes(56)))
-    expected["unfinished message"] = (raw.response(cid, timeout=4.0), CTAPHID.ERROR)
-    for label, (answer, command) in expected.items():
-        if answer is None:
-            note(f"raw {label}: no answer")
-        elif command is not None and answer[0] != command:
-            note(f"raw {label}: answered command 0x{answer[0]:02x} {answer[1][:8].hex()}")
-    raw.close()
-
-    # Wrong-sized packets (dropped, noted in the trace) and a message abandoned mid-way.
-    raw = RawConnection(key.socket_path)
-    answer = raw.call(BROADCAST, CTAPHID.INIT, bytes.fromhex("c0ffee0000000003"))
-    cid = struct.unpack(">I", answer[1][8:12])[0] if answer else 0x01020304
-    for size in (65, 10, 1):
-        try:
-            raw.sock.send(init_packet(cid, CTAPHID.PING, 8, b"wrongsiz").ljust(size, b"\0")[:size])
-        except OSError as error:
-            note(f"raw {size}-byte packet: {error}")
-    raw.send(init_packet(cid, CTAPHID.PING, 8, b"rightsiz"))
-    if raw.response(cid) is None:
-        note("raw PING after wrong-sized packets: no answer")
-    raw.send(init_packet(cid, CTAPHID.CBOR, 200, b"\x02" + bytes(56)))
-    time.sleep(0.1)
-    raw.close()
-    time.sleep(0.2)
-
-
-def session_reset(key):
-    # Outside the 10 s window after power-up, reset is refused ...
-    wait = 10.5 - (time.time() - key.started)
-    if wait > 0:
-        time.sleep(wait)
-    device = key.device()
-    ctap = Ctap2(device)
-    step("reset after 10 s", ctap.reset, expect=CtapError.ERR.NOT_ALLOWED)
-    key.close_devices()
-    # ... and accepted after a power cycle (SIGHUP).
-    key.power_cycle()
-    device = key.device()
-    ctap = Ctap2(device)
-    step("reset after a power cycle", ctap.reset)
-    step("getInfo after reset", ctap.get_info)
-    step("clientPIN getRetries after reset", ClientPin(ctap, PinProtocolV2()).get_pin_retries,
-         expect=CtapError.ERR.PIN_NOT_SET)
-    step("getAssertion after reset", ctap.get_assertion, RP["id"], sha("ga after reset"),
-         expect=CtapError.ERR.NO_CREDENTIALS)
-    key.close_devices()
 
 
 # Control socket requests, as the CLI writes them ----------------------------------------------
@@ -756,53 +157,78 @@ def capture_control_lines(binary, work):
     return lines
 
 
-# --- reading the trace back --------------------------------------------------------------------
+# --- the traces -------------------------------------------------------------------------------
+
+def record_traces(binary, directory):
+    """The socket suite's protocol groups, each key traced into `directory`."""
+    python = sys.executable
+    command = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", os.path.join(ROOT, "Tests", "Integration", "socket"),
+               "--latchkey", binary, "--trace-dir", directory, "-k", SUITE_GROUPS]
+    print("recording: " + " ".join(command[2:]), flush=True)
+    result = subprocess.run(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    summary = [line for line in result.stdout.splitlines() if "passed" in line or "failed" in line][-2:]
+    for line in summary:
+        print("  " + line, flush=True)
+    if result.returncode != 0:
+        # A failing check does not make its traffic less real; say so and go on.
+        note("the socket groups did not all pass (pytest exit status %d); their traffic is used anyway"
+             % result.returncode)
+
 
 def read_trace(path):
+    """(the file's bytes, its header line, its records in time order, their lines in that order)."""
     with open(path, "rb") as handle:
         raw = handle.read()
     lines = raw.split(b"\n")
-    header = json.loads(lines[0])
     records = [json.loads(line) for line in lines[1:] if line.strip()]
     order = sorted(range(len(records)), key=lambda index: (records[index]["t"], index))
-    return raw, header, [records[index] for index in order], [lines[1 + index] for index in order]
+    return raw, lines[0], [records[index] for index in order], [lines[1 + index] for index in order]
 
 
 class Message:
-    def __init__(self, t, direction, conn, channel, command, length):
-        self.t, self.direction, self.conn, self.channel = t, direction, conn, channel
-        self.command, self.length, self.payload = command, length, bytearray()
-        self.reports = []           # indices of its reports in the record list
-
-    @property
-    def complete(self):
-        return len(self.payload) >= self.length
+    def __init__(self, direction, conn, channel, command, payload, reports=()):
+        self.direction, self.conn, self.channel, self.command = direction, conn, channel, command
+        self.payload, self.reports = payload, list(reports)   # reports: indices in the record list
 
 
-def reassemble(records):
-    """Complete CTAPHID messages, in order of their last report, per (dir, conn, channel)."""
-    partial, messages = {}, []
-    for index, record in enumerate(records):
-        if "report" not in record:
+def decoded_messages(binary, path):
+    """The whole messages `latchkey trace FILE --json` decodes, in time order."""
+    result = subprocess.run([binary, "trace", path, "--json"], capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                            timeout=300)
+    if result.returncode != 0:
+        note(f"latchkey trace {os.path.basename(path)} --json exited {result.returncode}: {result.stderr.strip()[:200]}")
+        return []
+    messages = []
+    for line in result.stdout.splitlines():
+        event = json.loads(line)
+        if event.get("kind") != "message" or "payload" not in event:
             continue
-        report = bytes.fromhex(record["report"])
-        channel, kind = struct.unpack(">IB", report[:5])
-        slot = (record["dir"], record["conn"], channel)
-        if kind & 0x80:
-            length = struct.unpack(">H", report[5:7])[0]
-            message = Message(record["t"], record["dir"], record["conn"], channel, kind & 0x7F, length)
-            message.payload += report[7:7 + length]
-            partial[slot] = message
-        elif slot in partial:
-            message = partial[slot]
-            message.payload += report[5:5 + message.length - len(message.payload)]
-        else:
+        messages.append(Message(event["dir"], event["conn"], int(event["channel"], 16),
+                                CTAPHID.BY_NAME.get(event.get("hid")), bytes.fromhex(event["payload"])))
+    return messages
+
+
+def framed_messages(records):
+    """The file's reports put together into messages by the suites' reassembler, each with the
+    indices of the reports that carried it, in the order they complete."""
+    reassembler, carried, messages = ctaphid_frames.Reassembler(), {}, []
+    for index, record_ in enumerate(records):
+        if "report" not in record_:
             continue
-        message.reports.append(index)
-        if message.complete:
-            message.payload = bytes(message.payload)
-            messages.append(message)
-            del partial[slot]
+        report = bytes.fromhex(record_["report"])
+        channel, command, _ = ctaphid_frames.header(report)
+        slot = (record_["dir"], record_["conn"])
+        if command is not None:
+            carried[(slot, channel)] = []
+        elif (slot, channel) not in carried:
+            continue
+        carried[(slot, channel)].append(index)
+        whole = reassembler.add(slot, report)
+        if whole is not None:
+            channel, command, payload = whole
+            messages.append(Message(record_["dir"], record_["conn"], channel, command, payload,
+                                    carried.pop((slot, channel))))
     return messages
 
 
@@ -904,8 +330,51 @@ def family_seeds(target, requests):
     return items
 
 
+# FuzzKey (Fuzz/Targets/FuzzSupport/FuzzKey.swift) seeds its credentials on these RP IDs.
+FUZZ_RPS = ("fuzz.example", "other.example")
+
+
+def blanked(value):
+    """True for a name the trace blanked (docs/trace-format.md): a string of zero bytes."""
+    return isinstance(value, str) and value != "" and set(value) == {"\0"}
+
+
+def retargeted(command, params):
+    """The request with the names the trace blanked, and the RP ID hashes of the suite's own
+    sites, put back as FuzzKey's RP IDs, so replaying it reaches the fuzz key's credentials: one
+    variant per RP ID, none when there is nothing to put back."""
+    if not is_whole_map(params):
+        return []
+    variants = []
+    for rp_id in FUZZ_RPS:
+        value, changed = cbor.decode(params), False
+        if command == 0x01 and isinstance(value.get(2), dict) and blanked(value[2].get("id")):
+            value[2] = dict(value[2], id=rp_id, name=rp_id)
+            changed = True
+        if command == 0x02 and blanked(value.get(1)):
+            value[1], changed = rp_id, True
+        if command == 0x06 and blanked(value.get(0x0A)):
+            value[0x0A], changed = rp_id, True
+        if command in (0x0A, 0x41) and value.get(1) == 4 and isinstance(value.get(2), dict) \
+                and isinstance(value[2].get(1), bytes) and len(value[2][1]) == 32:
+            value[2] = {1: sha(rp_id)}
+            changed = True
+        if changed:
+            variants.append(cbor.encode(value))
+    return variants
+
+
 def is_map(body):
     return bool(body) and 0xA0 <= body[0] <= 0xBF
+
+
+def is_whole_map(body):
+    """True when body is one CBOR map and nothing after it (python-fido2's decoder says)."""
+    try:
+        value, rest = cbor.decode_from(body)
+    except Exception:  # noqa: BLE001 - any decoding failure
+        return False
+    return isinstance(value, dict) and not rest
 
 
 def u2f_seeds(apdus):
@@ -1017,13 +486,19 @@ def uhid_output(report, report_type=1):
 
 
 def uhid_seeds(records, messages):
+    """UHID_OUTPUT events carrying a trace's real reports: each request's first two."""
     items = []
     for message in messages:
         if message.direction == "in":
             for position, index in enumerate(message.reports[:2]):
                 kind = "init" if position == 0 else "continuation"
                 items.append((f"{kind} {message.command:02x}", uhid_output(bytes.fromhex(records[index]["report"]))))
-    first = bytes.fromhex(records[messages[0].reports[0]]["report"]) if messages else bytes(64)
+    return items
+
+
+def uhid_fixed_seeds():
+    """The other events /dev/uhid delivers, and malformed ones."""
+    first = ctaphid_frames.init_packet(BROADCAST, CTAPHID.INIT, 8, bytes.fromhex("c0ffee0000000001"))
     fixed = [
         ("events", bytes(uhid_event(2, [(4, "<Q", 0)]))),                                  # START
         ("events", bytes(uhid_event(2, [(4, "<Q", 0x7)]))),                                # START, all flags
@@ -1041,11 +516,12 @@ def uhid_seeds(records, messages):
     fixed.append(("events", bytes(set_report)))
     set_feature = uhid_event(13, [(4, "<I", 8), (8, "<B", 0), (9, "<B", 0), (10, "<H", 0)])
     fixed.append(("events", bytes(set_feature)))
-    return fixed + items
+    return fixed
 
 
 def trace_seeds(raw, header_line, sorted_lines, records):
-    items = [("whole", raw)]
+    # A whole file only when it is small: libFuzzer cuts inputs at -max_len (scripts/fuzz: 8192).
+    items = [("whole", raw)] if len(raw) <= 8192 else []
     for count in (0, 1, 4, 16, 64, 256):
         items.append(("prefix", header_line + b"\n" + b"".join(line + b"\n" for line in sorted_lines[:count])))
     conns = sorted({record["conn"] for record in records})
@@ -1231,63 +707,65 @@ def write_corpus(target, items):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: .build/test-venv/bin/python Fuzz/make-corpus.py .build/debug/latchkey")
-    binary = os.path.abspath(sys.argv[1])
+    global CORPUS
+    parser = argparse.ArgumentParser(description="Seed Fuzz/corpus from traces of the socket suite's traffic.")
+    parser.add_argument("latchkey", help="the latchkey binary (.build/debug/latchkey)")
+    parser.add_argument("--traces", metavar="DIR", help="make the seeds from the *.trace files in DIR instead of "
+                                                         "recording the socket suite's")
+    parser.add_argument("--out", metavar="DIR", default=CORPUS,
+                        help="write TARGET/ directories under DIR (default: Fuzz/corpus, whose TARGET/ directories "
+                             "are replaced; merge into a campaign's corpus with scripts/fuzz --merge-seeds DIR)")
+    arguments = parser.parse_args()
+    CORPUS = os.path.abspath(arguments.out)
+    binary = os.path.abspath(arguments.latchkey)
     work = tempfile.mkdtemp(prefix="latchkey-corpus-")
     try:
-        key = Key(binary, work)
-        key.start()
-        made = {}
-        try:
-            print("session: CTAP2, U2F and CTAPHID without a PIN", flush=True)
-            session_without_pin(key, made)
-            print("session: with a PIN", flush=True)
-            session_with_pin(key, made)
-            print("session: latchkey CLI clients", flush=True)
-            session_cli(key, binary, work)
-            print("session: raw CTAPHID", flush=True)
-            session_raw(key)
-            print("session: reset", flush=True)
-            session_reset(key)
-        finally:
-            key.stop()
+        directory = arguments.traces
+        if directory is None:
+            directory = os.path.join(work, "traces")
+            record_traces(binary, directory)
+        paths = sorted(os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".trace"))
+        if not paths:
+            sys.exit(f"make-corpus: no *.trace file in {directory}: nothing to make seeds from")
         control_lines = capture_control_lines(binary, work)
 
-        raw, header, records, sorted_lines = read_trace(key.trace_path)
-        header_line = raw.split(b"\n", 1)[0]
-        messages = reassemble(records)
-        pairs = pair(messages)
-        print(f"trace: {len(records)} records, {len(messages)} messages, {len(pairs)} requests", flush=True)
-
         requests = []       # (CTAP command, parameters) in order
-        cbor_items = []
-        apdus = []
-        for request, response in pairs:
-            if request.command == CTAPHID.CBOR and request.payload:
-                command, params = request.payload[0], request.payload[1:]
-                requests.append((command, params))
-                if params:
-                    # Parameters that are not one whole CBOR map (hand-made above) get a group of
-                    # their own, so the cap never drops them.
-                    try:
-                        value, rest = cbor.decode_from(params)
-                        shape = "request" if isinstance(value, dict) and not rest else "malformed"
-                    except Exception:  # noqa: BLE001 - any decoding failure
-                        shape = "malformed"
-                    cbor_items.append((f"{shape} {command:02x}", params))
-                if response and len(response.payload) > 1 and response.payload[0] == 0:
-                    cbor_items.append((f"response {command:02x}", response.payload[1:]))
-            elif request.command == CTAPHID.MSG:
-                apdus.append(request.payload)
+        cbor_items, apdus, ctaphid_items, uhid_items, trace_items = [], [], [], [], []
+        total_records = total_pairs = 0
+        for path in paths:
+            raw, header_line, records, sorted_lines = read_trace(path)
+            if not records:
+                continue
+            total_records += len(records)
+            for request, response in pair(decoded_messages(binary, path)):
+                total_pairs += 1
+                if request.command == CTAPHID.CBOR and request.payload:
+                    command, params = request.payload[0], request.payload[1:]
+                    requests.append((command, params))
+                    requests += [(command, variant) for variant in retargeted(command, params)]
+                    if params:
+                        # Parameters that are not one whole CBOR map (a hostile check's) get a group
+                        # of their own, so the cap never drops them.
+                        cbor_items.append((f"{'request' if is_whole_map(params) else 'malformed'} {command:02x}", params))
+                    if response and len(response.payload) > 1 and response.payload[0] == 0:
+                        cbor_items.append((f"response {command:02x}", response.payload[1:]))
+                elif request.command == CTAPHID.MSG:
+                    apdus.append(request.payload)
+            framed = framed_messages(records)
+            ctaphid_items += ctaphid_seeds(records, framed, pair(framed))
+            uhid_items += uhid_seeds(records, framed)
+            trace_items += trace_seeds(raw, header_line, sorted_lines, records)
+        print(f"traces: {len(paths)} files, {total_records} records, {total_pairs} requests", flush=True)
+        if not requests:
+            sys.exit("make-corpus: the traces hold no CTAP2 request: nothing to make seeds from")
 
         total = write_corpus("FuzzCBOR", cbor_items)
         for target in FAMILY_TARGETS:
             total += write_corpus(target, family_seeds(target, requests))
         total += write_corpus("FuzzU2F", u2f_seeds(apdus))
-        total += write_corpus("FuzzCTAPHID", ctaphid_seeds(records, messages, pairs))
-        total += write_corpus("FuzzUHIDEvent", uhid_seeds(records, messages))
-        total += write_corpus("FuzzTrace", trace_seeds(raw, header_line, sorted_lines, records))
+        total += write_corpus("FuzzCTAPHID", ctaphid_items)
+        total += write_corpus("FuzzUHIDEvent", uhid_fixed_seeds() + uhid_items)
+        total += write_corpus("FuzzTrace", trace_items)
         total += write_corpus("FuzzControl", control_seeds(control_lines))
         total += write_corpus("FuzzRig", rig_seeds())
         total += write_corpus("FuzzSignalBridge", signal_bridge_seeds())
@@ -1300,7 +778,7 @@ def main():
                 print("  - " + text)
     finally:
         if os.environ.get("LATCHKEY_CORPUS_KEEP"):
-            print(f"kept {work} (trace, key log)")
+            print(f"kept {work} (traces)")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
