@@ -52,7 +52,10 @@ extension SQLiteCredentialStore {
     /// and the block (none of it handed out) is kept in memory. Only for the exclusive lock's
     /// holder, whose blocks need no re-check (`nextCounter`).
     func reserveFirstCounterBlock(credentialID: [UInt8], db: SQLiteConnection) throws(StoreError) {
-        let key = sealer.credentialKey(credentialID: credentialID)
+        try reserveFirstCounterBlock(credentialKey: sealer.credentialKey(credentialID: credentialID), db: db)
+    }
+
+    func reserveFirstCounterBlock(credentialKey key: [UInt8], db: SQLiteConnection) throws(StoreError) {
         let limit = UInt64(max(1, options.counterReservationBlock))
         try setHighWater(.credential(key: key), limit, db: db)
         counters[.credential(key: key)] = CounterReservation(last: 0, limit: limit, verifiedDataVersion: 0)

@@ -178,37 +178,6 @@ public final class SQLiteCredentialStore: CredentialStorePort, @unchecked Sendab
                    [.blob(sealed), .integer(credential.protectionColumn), .blob(credentialKey)])
     }
 
-    /// Inserts one credential inside the caller's transaction, replacing the same account's
-    /// (and the same ID's) row. CTAP 2.1 §6.1.2 step 17: a new discoverable credential for the
-    /// same (rpId, user handle) overwrites the old one.
-    func insert(_ credential: ResidentCredential, db: SQLiteConnection) throws(StoreError) {
-        let credentialKey = sealer.credentialKey(credentialID: credential.credentialID)
-        let relyingPartyKey = sealer.relyingPartyKey(rpIDHash: credential.rpIDHash)
-        let userKey = sealer.userKey(rpIDHash: credential.rpIDHash, userHandle: credential.userHandle)
-
-        var removed = try db.query(StoreSQL.deleteCredentialByUser, [.blob(userKey)]) { $0.blob(0) }
-        removed += try db.query(StoreSQL.deleteCredentialByKey, [.blob(credentialKey)]) { $0.blob(0) }
-        counters.forgetCredentials(keys: removed + [credentialKey])
-
-        guard try credentialCount(db: db) < maxResidentCredentials else { throw .full }
-
-        var rpRecord = RelyingPartyEntry(rpID: credential.rpID, rpIDHash: credential.rpIDHash,
-                                         name: credential.rpName).record()
-        let rpSealed = try sealer.seal(&rpRecord, binding: .relyingParty(relyingPartyKey: relyingPartyKey))
-        // The newest registration names the RP; one without a name keeps the name already known.
-        try db.run(credential.rpName == nil ? StoreSQL.insertRelyingPartyIfAbsent : StoreSQL.upsertRelyingParty,
-                   [.blob(relyingPartyKey), .blob(rpSealed)])
-
-        var record = credential.record()
-        let sealed = try sealer.seal(&record, binding: .credential(
-            credentialKey: credentialKey, relyingPartyKey: relyingPartyKey, userKey: userKey))
-        try db.run(StoreSQL.insertCredential, [
-            .blob(credentialKey), .blob(relyingPartyKey), .blob(userKey),
-            .integer(credential.createdAt), .optionalInteger(credential.hiddenSince), .blob(sealed),
-            .integer(credential.protectionColumn),
-        ])
-    }
-
     func credentialCount(db: SQLiteConnection) throws(StoreError) -> Int {
         guard let count = try db.queryFirst(StoreSQL.credentialCount, [], { $0.int64(0) }) else {
             throw .corrupt("\(files.databasePath) has no credential count")
