@@ -1,4 +1,5 @@
 import Authenticator
+@_spi(Benchmarks) import CredentialStore
 import CTAPHID
 import FIDOCrypto
 import Foundation
@@ -8,7 +9,8 @@ import Foundation
 /// per-operation cost is the difference between two runs of different lengths, so set-up cancels.
 enum Profile {
     static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "resident-allowlist",
-                        "discoverable-1", "discoverable-1000", "resident-makecredential", "durable-commit", "store-lookup", "store-statement"]
+                        "discoverable-1", "discoverable-1000", "resident-makecredential", "durable-commit", "store-lookup", "store-statement",
+                        "p256-keygen", "sql-insert", "u2f-authenticate"]
 
     static func run(_ name: String, iterations: Int) throws {
         switch name {
@@ -63,6 +65,34 @@ enum Profile {
                 try key.expectSuccess(BenchKey.makeCredentialMessage(rpID: "mc.example", userID: CoreBenchmarks.bytes(UInt64(index)),
                                                                      resident: true, format: "none"))
             }
+        case "p256-keygen":
+            // What a new ES256 credential's key costs: the key, its private scalar and public point.
+            for _ in 0..<iterations { _ = try P256.Signing.PrivateKey() }
+        case "sql-insert":
+            // The SQL alone of a resident makeCredential's save: the same transaction and statements
+            // (replaced rows, count, RP, the row, its first counter block) with the rows sealed once.
+            let key = try BenchKey()
+            defer { key.close() }
+            let sealed = try key.store.sealedForBenchmark(BenchKey.fillerCredential(
+                rpID: "mc.example", index: 0, privateKey: try P256.Signing.PrivateKey().rawRepresentation))
+            for index in 0..<iterations { try key.store.saveSealedForBenchmark(sealed, index: UInt64(index) + 1) }
+        case "u2f-authenticate":
+            // CTAP1 authenticate (enforce presence) with a key handle from a U2F register.
+            let key = try BenchKey()
+            defer { key.close() }
+            let application = SHA256.hash(Array("https://u2f.example".utf8))
+            let registration = key.authenticator.handleU2F(
+                U2FMessages.register(challenge: SHA256.hash([1]), application: application), context: key.context)
+            guard registration.suffix(2) == [0x90, 0x00], registration.count > 67 else {
+                throw BenchError.failed("U2F register answered \(registration.suffix(2))")
+            }
+            let handle = Array(registration[67..<(67 + Int(registration[66]))])
+            let message = U2FMessages.authenticate(challenge: SHA256.hash([2]), application: application, keyHandle: handle)
+            for _ in 0..<iterations {
+                guard key.authenticator.handleU2F(message, context: key.context).suffix(2) == [0x90, 0x00] else {
+                    throw BenchError.failed("U2F authenticate failed")
+                }
+            }
         case "durable-commit":
             // The baseline of the resident makeCredential: the store's smallest durable transaction.
             let key = try BenchKey()
@@ -82,5 +112,20 @@ enum Profile {
         default:
             throw BenchError.failed("unknown profile '\(name)' (one of: \(names.joined(separator: ", ")))")
         }
+    }
+}
+
+/// Extended-length U2F APDUs (FIDO U2F raw message formats §4–5).
+enum U2FMessages {
+    static func register(challenge: [UInt8], application: [UInt8]) -> [UInt8] {
+        apdu(instruction: 0x01, p1: 0x00, data: challenge + application)
+    }
+
+    static func authenticate(challenge: [UInt8], application: [UInt8], keyHandle: [UInt8]) -> [UInt8] {
+        apdu(instruction: 0x02, p1: 0x03, data: challenge + application + [UInt8(keyHandle.count)] + keyHandle)
+    }
+
+    private static func apdu(instruction: UInt8, p1: UInt8, data: [UInt8]) -> [UInt8] {
+        [0x00, instruction, p1, 0x00, 0x00, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data + [0x00, 0x00]
     }
 }
