@@ -36,6 +36,13 @@ ensure_build_deps() {
     fi
 }
 
+# The release build the Debian package ships: the Swift runtime linked statically, bound at load
+# time (lintian: hardening-no-bindnow). scripts/bench --instructions counts the instructions of
+# this same build, so the two share its objects. Usage: release_build --product NAME
+release_build() {
+    swift build -c release -j "${LATCHKEY_BUILD_JOBS:-2}" --static-swift-stdlib -Xlinker -z -Xlinker now "$@"
+}
+
 # A Python venv with python-fido2 2.2.1 for the integration suites.
 ensure_python_venv() {
     local venv="$LATCHKEY_ROOT/.build/test-venv"
