@@ -77,8 +77,14 @@ final class BenchKey {
 
     /// A resident ES256 credential for the scale tests: account `index` of `rpID`, sharing one
     /// private key (filling a store should not be a benchmark of key generation).
-    static func fillerCredential(rpID: String, index: Int, privateKey: SecretBytes) -> ResidentCredential {
-        ResidentCredential(credentialID: SecureRandom.bytes(count: 64), rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
+    /// `deterministic`: the ID is drawn from the index, not at random, so that a store filled
+    /// twice lays out the same (callgrind's counts repeat from run to run).
+    static func fillerCredential(rpID: String, index: Int, privateKey: SecretBytes,
+                                 deterministic: Bool = false) -> ResidentCredential {
+        let credentialID = deterministic
+            ? SHA256.hash(Array("\(rpID) \(index) a".utf8)) + SHA256.hash(Array("\(rpID) \(index) b".utf8))
+            : SecureRandom.bytes(count: 64)
+        return ResidentCredential(credentialID: credentialID, rpID: rpID, rpIDHash: SHA256.hash(Array(rpID.utf8)),
                            rpName: rpID, userHandle: withUnsafeBytes(of: UInt64(index).bigEndian) { Array($0) },
                            userName: "user\(index)", userDisplayName: "User \(index)", algorithm: -7,
                            privateKey: privateKey, createdAt: 1_700_000_000)

@@ -105,7 +105,7 @@ enum Profile {
             let privateKey = try P256.Signing.PrivateKey().rawRepresentation
             let rpID = "big.example"
             try key.store.saveResidentCredentials((0..<1_000).map {
-                BenchKey.fillerCredential(rpID: rpID, index: $0, privateKey: privateKey)
+                BenchKey.fillerCredential(rpID: rpID, index: $0, privateKey: privateKey, deterministic: true)
             })
             let message = BenchKey.getAssertionMessage(rpID: rpID, allow: [])
             for _ in 0..<iterations { try key.expectSuccess(message) }
