@@ -60,10 +60,13 @@ extension Authenticator {
         let handleLength = Int(apdu.data[64])
         guard apdu.data.count == 65 + handleLength else { throw .wrongLength }
         let keyHandle = Array(apdu.data[65...])
-        guard let source = codec.open(keyHandle, rpIDHash: application), source.algorithm == .es256,
-              source.credProtect == .userVerificationOptional else { throw .wrongData }
+        // Through the cache of recently opened credentials, as getAssertion opens them: a repeated
+        // authenticate skips the unsealing and the key import (which derives the public point).
+        guard let opened = openCredential(keyHandle, rpIDHash: application),
+              case let .ecdsa(.es256, key) = opened.key,
+              opened.credProtect == .userVerificationOptional else { throw .wrongData }
         var resident: ResidentCredential?
-        if source.isResident {
+        if opened.isResident {
             // A discoverable credential that was deleted or hidden is gone for U2F too.
             guard let stored = try? store.residentCredential(id: keyHandle), stored.hiddenSince == nil else {
                 throw .wrongData
@@ -81,9 +84,6 @@ extension Authenticator {
         case 0x08:
             userPresent = 0x00
         default:
-            throw .wrongData
-        }
-        guard let key = try? P256.Signing.PrivateKey(secret: source.privateKey) else {
             throw .wrongData
         }
         guard let counter = try? signatureCounter(for: resident) else { throw .conditionsNotSatisfied }
