@@ -352,8 +352,10 @@ extension SQLiteCredentialStore {
     public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         try withConnection { db throws(StoreError) in
             try db.transaction { () throws(StoreError) in
-                try insert(credential, db: db)
-                if holdsExclusiveLock { try reserveFirstCounterBlock(credentialID: credential.credentialID, db: db) }
+                let rows = try sealedRows(credential)
+                try insert(rows, db: db)
+                // The row's key as insert computed it: one keyed hash fewer than from the ID.
+                if holdsExclusiveLock { try reserveFirstCounterBlock(credentialKey: rows.credentialKey, db: db) }
             }
         }
     }
