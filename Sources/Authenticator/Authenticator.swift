@@ -116,7 +116,11 @@ public final class Authenticator: @unchecked Sendable {
 
     /// Handle one CTAPHID_CBOR message: command byte ‖ CBOR parameters. Returns status ‖ CBOR.
     public func handleCTAP2(_ message: [UInt8], context: RequestContext) -> [UInt8] {
-        exchangeCTAP2(message, context: context).outcome.encoded()
+        // As exchangeCTAP2, without keeping the request for a caller (no copy of it to return).
+        switch request(in: message, context: context) {
+        case let .success(request): respond(to: request, context: context).encoded()
+        case let .failure(status): [status.rawValue]
+        }
     }
 
     /// One CTAPHID_CBOR message read and answered, both typed: `request` is nil when the bytes
@@ -124,20 +128,29 @@ public final class Authenticator: @unchecked Sendable {
     /// by whoever sends it (`outcome.encoded()`).
     public func exchangeCTAP2(_ message: [UInt8], context: RequestContext)
         -> (request: CTAP2Request?, outcome: Result<CTAP2Response, CTAP2StatusCode>) {
-        guard let commandByte = message.first else { return (nil, .failure(.invalidLength)) }
+        switch request(in: message, context: context) {
+        case let .success(request): (request, respond(to: request, context: context))
+        case let .failure(status): (nil, .failure(status))
+        }
+    }
+
+    /// The request a CTAPHID_CBOR message carries, once the command sequences it ends are ended.
+    private func request(in message: [UInt8], context: RequestContext) -> Result<CTAP2Request, CTAP2StatusCode> {
+        guard let commandByte = message.first else { return .failure(.invalidLength) }
         guard let command = CTAPCommand(rawValue: commandByte), knowsCommand(command) else {
-            return (nil, .failure(.invalidCommand))
+            return .failure(.invalidCommand)
         }
         // Sequences bound to this channel end when another command arrives on it.
         if pendingAssertions?.isEnded(by: command, on: context.channel) == true { pendingAssertions = nil }
         if credentialEnumeration?.isEnded(by: command, on: context.channel) == true { credentialEnumeration = nil }
-        let request: CTAP2Request
-        do throws(CTAP2StatusCode) {
-            request = try CTAP2Request(command: command, parameters: try Self.decodeParameters(message.dropFirst()))
-        } catch {
-            return (nil, .failure(error))
+        if command == .getAssertion, let common = GetAssertionRequest(commonShape: message.dropFirst()) {
+            return .success(.getAssertion(common))     // read without the CBOR tree; the same request
         }
-        return (request, respond(to: request, context: context))
+        do throws(CTAP2StatusCode) {
+            return .success(try CTAP2Request(command: command, parameters: try Self.decodeParameters(message.dropFirst())))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// The answer to one decoded request. Internal: exchangeCTAP2 checks first that this key

@@ -44,6 +44,7 @@ public struct CommandFamily {
                 guard let token, let authenticated = authenticate(command, request, token) else { continue }
                 sent = authenticated.encoded()
             }
+            if command == .getAssertion { commonShapeAgrees(sent) }
             let response = key.send([command.rawValue] + sent)
             if Self.mayEndToken(command, parameters: sent, status: response.first) { token = nil }
         }
@@ -77,3 +78,12 @@ public func platformMessage(_ command: UInt8, _ rest: [UInt8]) -> [UInt8] {
 }
 
 public func uint(_ value: UInt64) -> CBORValue { .unsignedInt(value) }
+
+/// `GetAssertionRequest(commonShape:)`, the Authenticator's shortcut past the CBOR tree, reads
+/// exactly what the full path (`CBORDecoder`, then `init(cbor:)`) reads from the same bytes, or
+/// steps aside.
+func commonShapeAgrees(_ parameters: [UInt8]) {
+    guard let common = GetAssertionRequest(commonShape: parameters[...]) else { return }
+    let full = (try? CBORDecoder.decode(parameters)).flatMap { try? GetAssertionRequest(cbor: $0) }
+    invariant(full == common, "the common shape read \(common), the full path \(String(describing: full))")
+}
