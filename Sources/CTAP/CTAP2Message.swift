@@ -90,6 +90,8 @@ extension Result where Success == CTAP2Response, Failure == CTAP2StatusCode {
     /// What goes back in the CTAPHID_CBOR reply: the status byte, then the body on success.
     public func encoded() -> [UInt8] {
         switch self {
+        // An assertion, the reply sent most, is written after its status byte in one buffer.
+        case let .success(.assertion(response)): response.encoded(status: CTAP2StatusCode.success.rawValue)
         case let .success(response): [CTAP2StatusCode.success.rawValue] + response.encodedBody()
         case let .failure(status): [status.rawValue]
         }

@@ -58,20 +58,25 @@ public struct GetAssertionResponse: Sendable, Equatable {
     /// are single bytes in ascending order, which is CTAP2 canonical order, and the credential
     /// descriptor's keys "id" and "type" are too. The assertion path's response is encoded on
     /// every getAssertion.
-    public func encoded() -> [UInt8] {
+    public func encoded() -> [UInt8] { encoded(status: nil) }
+
+    /// The encoding after `status` (the reply's first byte), in the one buffer.
+    func encoded(status: UInt8?) -> [UInt8] {
         var count: UInt64 = 3
         if user != nil { count += 1 }
         if numberOfCredentials != nil { count += 1 }
         if userSelected != nil { count += 1 }
         if largeBlobKey != nil { count += 1 }
         var output: [UInt8] = []
-        output.reserveCapacity(48 + credential.id.count + authenticatorData.count + signature.count + (largeBlobKey?.count ?? 0))
+        output.reserveCapacity(49 + credential.id.count + authenticatorData.count + signature.count + (largeBlobKey?.count ?? 0))
+        if let status { output.append(status) }
         CBORValue.appendHead(major: 5, argument: count, into: &output)
         output.append(0x01)
-        output += [0xA2, 0x62, 0x69, 0x64]   // {"id": …
+        // {"id": …, "type": …}, byte by byte: an array literal here is an allocation per request.
+        output.append(0xA2); output.append(0x62); output.append(0x69); output.append(0x64)
         CBORValue.appendHead(major: 2, argument: UInt64(credential.id.count), into: &output)
         output += credential.id
-        output += [0x64, 0x74, 0x79, 0x70, 0x65]   // "type": …}
+        output.append(0x64); output.append(0x74); output.append(0x79); output.append(0x70); output.append(0x65)
         let type = credential.type.utf8
         CBORValue.appendHead(major: 3, argument: UInt64(type.count), into: &output)
         output += type
@@ -89,7 +94,7 @@ public struct GetAssertionResponse: Sendable, Equatable {
             output.append(0x05)
             CBORValue(numberOfCredentials).encode(into: &output)
         }
-        if let userSelected { output += [0x06, userSelected ? 0xF5 : 0xF4] }
+        if let userSelected { output.append(0x06); output.append(userSelected ? 0xF5 : 0xF4) }
         if let largeBlobKey {
             output.append(0x07)
             CBORValue.appendHead(major: 2, argument: UInt64(largeBlobKey.count), into: &output)
