@@ -28,7 +28,9 @@ struct OpenedCredentialCache {
     init(capacity: Int = 16) { self.capacity = capacity }
 
     mutating func credential(id: [UInt8], rpIDHash: [UInt8]) -> OpenedCredential? {
-        guard let index = entries.lastIndex(where: { $0.credentialID == id && $0.rpIDHash == rpIDHash }) else { return nil }
+        guard let index = entries.lastIndex(where: { sameBytes($0.credentialID, id) && sameBytes($0.rpIDHash, rpIDHash) }) else {
+            return nil
+        }
         let entry = entries.remove(at: index)
         entries.append(entry)
         return entry.credential
@@ -43,6 +45,37 @@ struct OpenedCredentialCache {
     mutating func removeAll() { entries.removeAll() }
 }
 
+/// `a == b` eight bytes at a time: Array's `==` compares element by element, several times the
+/// cost for a 64-byte credential ID looked up on every assertion. Neither side is secret.
+private func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    guard a.count == b.count else { return false }
+    return a.withUnsafeBytes { x in
+        b.withUnsafeBytes { y in
+            var offset = 0
+            while offset + 8 <= x.count {
+                guard x.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                        == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+                offset += 8
+            }
+            while offset < x.count {
+                guard x[offset] == y[offset] else { return false }
+                offset += 1
+            }
+            return true
+        }
+    }
+}
+
+/// The same UTF-8 bytes (not String's `==`, which equates canonically equivalent text whose
+/// bytes, and so whose hash, differ), read in place where the strings allow it.
+private func sameUTF8(_ a: String, _ b: String) -> Bool {
+    guard a.utf8.count == b.utf8.count else { return false }
+    let inPlace = a.utf8.withContiguousStorageIfAvailable { x in
+        b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+    }
+    return (inPlace ?? nil) ?? a.utf8.elementsEqual(b.utf8)
+}
+
 /// SHA-256 of the last few RP IDs seen. Clients repeat the same RP ID request after request, and
 /// a one-shot EVP digest of a short string costs about as much as the rest of the request
 /// parsing (see `scripts/profile`). RP IDs and their hashes are public, so nothing here is secret.
@@ -53,7 +86,7 @@ struct RPIDHashCache {
     init(capacity: Int = 8) { self.capacity = capacity }
 
     mutating func hash(of rpID: String) -> [UInt8] {
-        if let index = entries.lastIndex(where: { $0.rpID.utf8.elementsEqual(rpID.utf8) }) {
+        if let index = entries.lastIndex(where: { sameUTF8($0.rpID, rpID) }) {
             if index != entries.count - 1 { entries.append(entries.remove(at: index)) }
             return entries[entries.count - 1].hash
         }
