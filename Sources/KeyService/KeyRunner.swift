@@ -126,10 +126,13 @@ public final class KeyRunner: @unchecked Sendable {
     var pollTimeoutMilliseconds: Int32 {
         let now = clock()
         var timeout: Int32 = 1_000
-        for deadline in [stateMachine.nextDeadline(), transport.pendingSendDeadline].compactMap({ $0 }) {
+        func until(_ deadline: UInt64?) {
+            guard let deadline else { return }
             let remaining = deadline > now ? (deadline - now) / 1_000_000 : 0
             timeout = min(timeout, Int32(min(1_000, remaining + 1)))
         }
+        until(stateMachine.nextDeadline())
+        until(transport.pendingSendDeadline)
         return timeout
     }
 

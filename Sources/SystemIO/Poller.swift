@@ -21,7 +21,9 @@ public enum Poller {
             }
         }
         let wanted = Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL)
-        return entries.filter { $0.revents & wanted != 0 }.map(\.fd)
+        var ready: [Int32] = []
+        for entry in entries where entry.revents & wanted != 0 { ready.append(entry.fd) }
+        return ready
     }
 
     /// Waits until `fd` has one of `events` (POLLIN, POLLOUT, …) or the timeout passes; returns

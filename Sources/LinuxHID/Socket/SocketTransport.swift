@@ -31,7 +31,12 @@ public final class SocketTransport: ReportTransport {
     private let listener: FileDescriptor
     /// The socket file this transport published, so `shutdown` unlinks only its own file.
     private let socketFile: PublishedSocket
-    private var clients: [TransportConnection: FileDescriptor] = [:]
+    private var clients: [TransportConnection: FileDescriptor] = [:] {
+        didSet { connectedDescriptors = nil }
+    }
+    /// The clients' descriptors in connection order, kept until a client comes or goes: the loop
+    /// asks for them before every poll.
+    private var connectedDescriptors: [Int32]?
     private var connectionsByDescriptor: [Int32: TransportConnection] = [:]
     private var nextConnection: TransportConnection = 1
     private let maximumConnections: Int
@@ -104,7 +109,13 @@ public final class SocketTransport: ReportTransport {
 
     public var pollDescriptors: [Int32] {
         guard listener.isOpen else { return [] }
-        let connected = clients.keys.sorted().compactMap { clients[$0]?.rawValue }
+        let connected: [Int32]
+        if let cached = connectedDescriptors {
+            connected = cached
+        } else {
+            connected = clients.keys.sorted().compactMap { clients[$0]?.rawValue }
+            connectedDescriptors = connected
+        }
         if listenerPausedUntil > 0, MonotonicClock.nanoseconds() < listenerPausedUntil { return connected }
         listenerPausedUntil = 0
         return [listener.rawValue] + connected
