@@ -46,7 +46,9 @@ struct OpenedCredentialCache {
 }
 
 /// `a == b` eight bytes at a time: Array's `==` compares element by element, several times the
-/// cost for a 64-byte credential ID looked up on every assertion. Neither side is secret.
+/// cost for a 64-byte credential ID looked up on every assertion. Neither side is secret, so not
+/// FIDOCrypto's `constantTimeEquals`, whose CRYPTO_memcmp goes byte by byte on purpose (measured:
+/// 600 instructions more per non-resident getAssertion).
 private func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
     guard a.count == b.count else { return false }
     return a.withUnsafeBytes { x in

@@ -51,10 +51,6 @@ extension SQLiteCredentialStore {
     /// Inside the transaction that inserts a credential: its durable mark moves to one block
     /// and the block (none of it handed out) is kept in memory. Only for the exclusive lock's
     /// holder, whose blocks need no re-check (`nextCounter`).
-    func reserveFirstCounterBlock(credentialID: [UInt8], db: SQLiteConnection) throws(StoreError) {
-        try reserveFirstCounterBlock(credentialKey: sealer.credentialKey(credentialID: credentialID), db: db)
-    }
-
     func reserveFirstCounterBlock(credentialKey key: [UInt8], db: SQLiteConnection) throws(StoreError) {
         let limit = UInt64(max(1, options.counterReservationBlock))
         try setHighWater(.credential(key: key), limit, db: db)
