@@ -1,5 +1,6 @@
 import Authenticator
 @_spi(Benchmarks) import CredentialStore
+import CTAP
 import CTAPHID
 import FIDOCrypto
 import Foundation
@@ -82,12 +83,13 @@ enum Profile {
             defer { key.close() }
             let application = SHA256.hash(Array("https://u2f.example".utf8))
             let registration = key.authenticator.handleU2F(
-                U2FMessages.register(challenge: SHA256.hash([1]), application: application), context: key.context)
+                U2FAPDU(ins: 0x01, data: SHA256.hash([1]) + application).encoded(), context: key.context)
             guard registration.suffix(2) == [0x90, 0x00], registration.count > 67 else {
                 throw BenchError.failed("U2F register answered \(registration.suffix(2))")
             }
             let handle = Array(registration[67..<(67 + Int(registration[66]))])
-            let message = U2FMessages.authenticate(challenge: SHA256.hash([2]), application: application, keyHandle: handle)
+            let message = U2FAPDU(ins: 0x02, p1: 0x03, data: SHA256.hash([2]) + application + [UInt8(handle.count)] + handle)
+                .encoded()
             for _ in 0..<iterations {
                 guard key.authenticator.handleU2F(message, context: key.context).suffix(2) == [0x90, 0x00] else {
                     throw BenchError.failed("U2F authenticate failed")
@@ -115,17 +117,3 @@ enum Profile {
     }
 }
 
-/// Extended-length U2F APDUs (FIDO U2F raw message formats §4–5).
-enum U2FMessages {
-    static func register(challenge: [UInt8], application: [UInt8]) -> [UInt8] {
-        apdu(instruction: 0x01, p1: 0x00, data: challenge + application)
-    }
-
-    static func authenticate(challenge: [UInt8], application: [UInt8], keyHandle: [UInt8]) -> [UInt8] {
-        apdu(instruction: 0x02, p1: 0x03, data: challenge + application + [UInt8(keyHandle.count)] + keyHandle)
-    }
-
-    private static func apdu(instruction: UInt8, p1: UInt8, data: [UInt8]) -> [UInt8] {
-        [0x00, instruction, p1, 0x00, 0x00, UInt8(data.count >> 8), UInt8(data.count & 0xFF)] + data + [0x00, 0x00]
-    }
-}
