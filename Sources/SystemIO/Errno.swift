@@ -39,6 +39,8 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
     public static let tooManyOpenFilesInSystem = Errno(rawValue: ENFILE)
     public static let operationNotSupported = Errno(rawValue: EOPNOTSUPP)
+    public static let inProgress = Errno(rawValue: EINPROGRESS)
+    public static let timedOut = Errno(rawValue: ETIMEDOUT)
 
     /// `strerror(3)` text, e.g. "No such file or directory".
     public var description: String {
