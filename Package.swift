@@ -11,7 +11,7 @@ let package = Package(
         .library(name: "LatchkeyModules",
                  targets: ["Encoding", "CBOR", "CTAPHID", "CTAP", "FIDOCrypto", "Authenticator", "KeySealing", "CredentialStore",
                            "LinuxHID", "Trace", "Presence", "KeyService", "Rig", "DeviceTools", "FIDOClient", "SystemIO",
-                           "SignalBridge", "Exchange"]),
+                           "SignalBridge", "Exchange", "WebDriver"]),
     ],
     targets: [
         // System libraries (Debian: libssl-dev, libsqlite3-dev, libudev-dev, zlib1g-dev).
@@ -64,6 +64,9 @@ let package = Package(
         .target(name: "Rig",
                 dependencies: ["Encoding", "KeyService", "Presence", "LinuxHID", "CTAPHID", "Authenticator", "CredentialStore", "CTAP", "CBOR",
                                "FIDOCrypto", "SystemIO"]),
+        // `latchkey rig webdriver`: W3C WebDriver in front of the browser's driver, its WebAuthn
+        // extension's commands answered with rig keys.
+        .target(name: "WebDriver", dependencies: ["Rig", "SystemIO", "Encoding"]),
         // Tools for any FIDO device: the tracing proxy and a recorded key replayed as a device.
         .target(name: "DeviceTools", dependencies: ["KeyService", "Authenticator", "LinuxHID", "CTAPHID", "Trace", "SystemIO", "Encoding"]),
         // Passkeys that move: CXF export and import, other managers' formats, encrypted files.
@@ -72,7 +75,7 @@ let package = Package(
         // The extension's native host: framing, the origin/RP ID rule, signals, the passkey provider's client.
         .target(name: "SignalBridge", dependencies: ["Encoding", "CredentialStore", "Authenticator", "FIDOClient", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .target(name: "CLI",
-                dependencies: ["Encoding", "Rig", "DeviceTools", "KeyService", "Presence", "KeySealing", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
+                dependencies: ["Encoding", "Rig", "WebDriver", "DeviceTools", "KeyService", "Presence", "KeySealing", "SignalBridge", "Exchange", "FIDOClient", "Trace", "LinuxHID", "CTAPHID", "Authenticator",
                                "CredentialStore", "CTAP", "CBOR", "FIDOCrypto", "SystemIO"]),
         .executableTarget(name: "latchkey", dependencies: ["CLI"]),
         // swift run -c release latchkey-bench (scripts/bench): figures as ratios to libcrypto baselines.
@@ -116,6 +119,7 @@ let package = Package(
         .testTarget(name: "RigTests",
                     dependencies: ["Encoding", "Rig", "KeyService", "Presence", "Authenticator", "CBOR", "CTAP", "CTAPHID", "FIDOClient",
                                    "FIDOCrypto", "LinuxHID", "SystemIO", "LatchkeyTestSupport"]),
+        .testTarget(name: "WebDriverTests", dependencies: ["WebDriver", "Rig", "Encoding", "SystemIO", "LatchkeyTestSupport"]),
         .testTarget(name: "DeviceToolsTests", dependencies: ["DeviceTools", "LinuxHID", "SystemIO"]),
         .testTarget(name: "ExchangeTests",
                     dependencies: ["Encoding", "Exchange", "CredentialStore", "Authenticator", "CTAP", "CBOR", "FIDOCrypto", "LatchkeyTestSupport"]),

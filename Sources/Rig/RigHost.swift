@@ -73,7 +73,7 @@ public enum RigHost {
     }
 
     /// `--root DIR` created private (or checked private), or a fresh private temporary directory.
-    static func prepareRoot(_ explicit: String?) throws(ControlSocket.Failure) -> String {
+    public static func prepareRoot(_ explicit: String?) throws(ControlSocket.Failure) -> String {
         if let explicit {
             do {
                 try FileSystem.createDirectories(explicit, mode: 0o700)

@@ -5,19 +5,28 @@ import KeyService
 import Presence
 import Rig
 import SystemIO
+import WebDriver
 
-/// `latchkey rig`: many keys in one process, driven through the rig control API (docs/rig-protocol.md); `latchkey rig call METHOD [PARAMS]`: one request from the shell.
+/// `latchkey rig`: many keys in one process, driven through the rig control API (docs/rig-protocol.md); `latchkey rig call METHOD [PARAMS]`: one request from the shell; `latchkey rig webdriver`: W3C WebDriver in front of the browser's driver, its virtual authenticators rig keys (docs/webdriver.md).
 public enum RigCommand {
     public static let spec = CommandSpec(
         name: "rig",
-        abstract: "Run many keys in one process for test rigs, added and removed through a control socket (`rig call`).",
-        positionals: ["call", "METHOD", "PARAMS"], minimumPositionals: 0,
+        abstract: "Run many keys in one process for test rigs, added and removed through a control socket (`rig call`), "
+            + "or behind WebDriver's virtual authenticators (`rig webdriver`).",
+        positionals: ["call|webdriver", "METHOD", "PARAMS"], minimumPositionals: 0,
         options: [
             .init("control", value: "PATH", help: "The rig's control socket (default: $XDG_RUNTIME_DIR/latchkey/rig.control, "
                   + "or ~/.cache/latchkey/run-<host>/rig.control)."),
             .init("root", value: "DIR", help: "Where the keys' stores live (DIR/<authenticatorId>); default: a temporary "
                   + "private directory, deleted when the rig stops."),
             .init("timeout", value: "SECONDS", help: "rig call: how long to wait for the answer (default: 60)."),
+            .init("port", value: "PORT", help: "rig webdriver: the port on 127.0.0.1 a suite's WebDriver URL names "
+                  + "(default: 4444; 0: any free one, printed)."),
+            .init("driver", value: "PATH", help: "rig webdriver: the browser's driver to start (default: chromedriver)."),
+            .init("driver-url", value: "URL", help: "rig webdriver: a driver already running, http://127.0.0.1:PORT, instead of starting one."),
+            .init("driver-log", value: "FILE", help: "rig webdriver: the started driver's verbose log."),
+            .init("socket-keys", value: "DIR", help: "rig webdriver: put keys on the socket transport in DIR instead of uhid "
+                  + "(no browser finds them: for testing where there is no /dev/uhid)."),
             .logLevel,
         ])
 
@@ -37,6 +46,9 @@ public enum RigCommand {
             configuration.uhidPath = environment["LATCHKEY_UHID_PATH"] ?? "/dev/uhid"
             if let level = try parsed.logLevel() { configuration.logLevel = level }
             return RigHost.run(configuration)
+        case "webdriver":
+            guard parsed.positionals.count == 1 else { throw UsageError("`latchkey rig webdriver` takes no arguments") }
+            return WebDriverHost.run(try webDriverConfiguration(parsed, environment: environment))
         case "call":
             guard parsed.positionals.count >= 2, parsed.positionals.count <= 3 else {
                 throw UsageError("usage: latchkey rig call METHOD ['{\"json\":\"params\"}'] [--control PATH]")
@@ -57,8 +69,58 @@ public enum RigCommand {
             return call(method: parsed.positionals[1], params: Array(compact), path: controlPath, pathIsDefault: control == nil,
                         timeoutMilliseconds: Int32(timeout * 1_000))
         case let other?:
-            throw UsageError("unknown rig command '\(other)': use `latchkey rig` or `latchkey rig call METHOD [PARAMS]`")
+            throw UsageError("unknown rig command '\(other)': use `latchkey rig`, `latchkey rig call METHOD [PARAMS]` or `latchkey rig webdriver`")
         }
+    }
+
+    static func webDriverConfiguration(_ parsed: ParsedArguments, environment: [String: String]) throws(UsageError) -> WebDriverConfiguration {
+        for option in ["control", "timeout"] where parsed.value(option) != nil {
+            throw UsageError("--\(option) is not an option of `latchkey rig webdriver`")
+        }
+        var port: UInt16 = 4444
+        if let text = parsed.value("port") {
+            guard let number = UInt16(text) else { throw UsageError("invalid --port '\(text)': give a port from 0 to 65535") }
+            port = number
+        }
+        let driver: WebDriverConfiguration.Driver
+        switch (parsed.value("driver"), parsed.value("driver-url")) {
+        case (_?, _?):
+            throw UsageError("give --driver or --driver-url, not both")
+        case (nil, let url?):
+            guard parsed.value("driver-log") == nil else { throw UsageError("--driver-log is for a driver this command starts") }
+            guard let driverPort = Self.loopbackPort(url) else {
+                throw UsageError("invalid --driver-url '\(url)': give http://127.0.0.1:PORT (the driver must listen on this machine's loopback)")
+            }
+            driver = .running(port: driverPort)
+        case (let path, nil):
+            if let path, path.isEmpty { throw UsageError("invalid --driver '': give the driver's path or name") }
+            if let log = parsed.value("driver-log"), !log.hasPrefix("/") {
+                throw UsageError("invalid --driver-log '\(log)': give an absolute file path")
+            }
+            driver = .start(executable: path ?? "chromedriver", log: parsed.value("driver-log"))
+        }
+        var configuration = WebDriverConfiguration(port: port, driver: driver, root: parsed.value("root"))
+        if let root = configuration.root, !root.hasPrefix("/") {
+            throw UsageError("invalid --root '\(root)': give an absolute directory path")
+        }
+        if let directory = parsed.value("socket-keys") {
+            guard directory.hasPrefix("/") else { throw UsageError("invalid --socket-keys '\(directory)': give an absolute directory path") }
+            configuration.socketKeys = directory
+        }
+        configuration.uhidPath = environment["LATCHKEY_UHID_PATH"] ?? "/dev/uhid"
+        if let level = try parsed.logLevel() { configuration.logLevel = level }
+        return configuration
+    }
+
+    /// The port of `http://127.0.0.1:PORT` or `http://localhost:PORT` (a trailing slash allowed).
+    static func loopbackPort(_ url: String) -> UInt16? {
+        var rest = Substring(url)
+        guard rest.hasPrefix("http://") else { return nil }
+        rest = rest.dropFirst("http://".count)
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        let parts = rest.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, parts[0] == "127.0.0.1" || parts[0] == "localhost", let port = UInt16(parts[1]), port > 0 else { return nil }
+        return port
     }
 
     /// Prints the result (pretty JSON) and exits 0, or the error's code and message and exits 1.

@@ -1,0 +1,211 @@
+import Encoding
+import Foundation
+import Synchronization
+import SystemIO
+
+/// `latchkey rig webdriver`'s server: W3C WebDriver over HTTP on 127.0.0.1, in front of the
+/// browser's own driver. Every command goes to the driver unchanged except the WebAuthn
+/// extension's, which `VirtualAuthenticators` answers with rig keys; New Session and Delete
+/// Session are watched on their way (a session's keys go with it). One thread per client
+/// connection; only this user (or root) may connect (`LoopbackPeer`).
+public final class WebDriverIntermediary: @unchecked Sendable {
+    /// Client connections at once (a suite's pool, a few suites in parallel).
+    static let maximumConnections = 64
+    /// How long a command may take at the driver: a page load or an async script can take minutes.
+    static let driverTimeoutMilliseconds: Int32 = 600_000
+    /// How long an idle client connection is kept.
+    static let idleMilliseconds: Int32 = 3_600_000
+
+    public let port: UInt16
+    let driverPort: UInt16
+    let authenticators: VirtualAuthenticators
+    let logger: Logger
+    private let listener: FileDescriptor
+    private let wakeup: WakeupEvent
+    private let stopping = Atomic<Bool>(false)
+    private let connections = Atomic<Int>(0)
+    private let acceptDone = DispatchSemaphore(value: 0)
+
+    public init(port: UInt16, driverPort: UInt16, authenticators: VirtualAuthenticators, logger: Logger) throws(Errno) {
+        (listener, self.port) = try FileDescriptor.loopbackListener(port: port)
+        wakeup = try WakeupEvent()
+        self.driverPort = driverPort
+        self.authenticators = authenticators
+        self.logger = logger
+    }
+
+    public func start() {
+        let thread = Thread { [self] in
+            acceptLoop()
+            acceptDone.signal()
+        }
+        thread.name = "latchkey.webdriver"
+        thread.start()
+    }
+
+    /// Stops accepting; connections end within their next poll (250 ms). Every session's keys go.
+    public func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wakeup.signal()
+        acceptDone.wait()
+        listener.close()
+        authenticators.endAll()
+    }
+
+    var isStopping: Bool { stopping.load(ordering: .acquiring) }
+
+    private func acceptLoop() {
+        while !isStopping {
+            guard let ready = try? Poller.wait(for: [listener.rawValue, wakeup.descriptor], timeoutMilliseconds: -1) else { return }
+            guard ready.contains(listener.rawValue) else { continue }
+            while !isStopping {
+                let client: FileDescriptor
+                do {
+                    client = try listener.accept()
+                    try client.setNonBlocking(false)
+                } catch where error == .connectionAborted {
+                    continue
+                } catch {
+                    break
+                }
+                guard admit(client) else { continue }
+                nonisolated(unsafe) let connection = client
+                let thread = Thread { [self] in
+                    serve(HTTPStream(connection))
+                    connection.close()
+                    connections.subtract(1, ordering: .acquiringAndReleasing)
+                }
+                thread.name = "latchkey.webdriver.connection"
+                thread.start()
+            }
+        }
+    }
+
+    /// Whether `client` may be served: its socket belongs to this user or root, and there is room.
+    private func admit(_ client: FileDescriptor) -> Bool {
+        let stream = HTTPStream(client)
+        let ports = try? client.loopbackPorts()
+        let owner = ports.flatMap { LoopbackPeer.owner(peerPort: $0.peer, localPort: $0.local) }
+        guard let owner, PeerCredentials.isTrusted(uid: owner) else {
+            let who = owner.map { PeerCredentials.describe(uid: $0) } ?? "a process whose user could not be found"
+            logger.warning("webdriver: refused a connection from \(who)")
+            stream.write(WebDriverError("unknown error", "this intermediary belongs to \(PeerCredentials.describe(uid: getuid())); "
+                                        + "\(who) may not use it").response.serialized(close: true))
+            client.close()
+            return false
+        }
+        if connections.add(1, ordering: .acquiringAndReleasing).newValue > Self.maximumConnections {
+            connections.subtract(1, ordering: .acquiringAndReleasing)
+            stream.write(WebDriverError("unknown error", "the intermediary already serves \(Self.maximumConnections) connections")
+                .response.serialized(close: true))
+            client.close()
+            return false
+        }
+        return true
+    }
+
+    // MARK: One client connection
+
+    private func serve(_ client: HTTPStream) {
+        try? client.descriptor.setSendTimeout(milliseconds: 30_000)
+        var driver: HTTPStream?
+        defer { driver?.descriptor.close() }
+        while !isStopping {
+            let request: HTTPRequest
+            switch client.readRequest(idleMilliseconds: Self.idleMilliseconds, shouldStop: { isStopping }) {
+            case .message(let message): request = message
+            case .closed, .timedOut: return
+            case .failed(let error):
+                client.write(HTTPResponse(status: error.status, body: Array("\(error.message)\n".utf8)).serialized(close: true))
+                return
+            }
+            let response = respond(to: request, driver: &driver)
+            let close = request.headers.values("Connection").contains { $0.lowercased().contains("close") }
+            guard client.write(response.serialized(close: close)), !close else { return }
+        }
+    }
+
+    func respond(to request: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
+        guard let segments = request.pathSegments else {
+            return WebDriverError.invalidArgument("the request path is not valid percent-encoded UTF-8").response
+        }
+        switch WebDriverRoute(method: request.method, segments: segments) {
+        case .virtualAuthenticator(let session, let command):
+            let response = authenticators.answer(command, session: session, body: request.body)
+            logger.debug("webdriver: \(request.method) \(TerminalText.line(request.target)) → \(response.status) (rig)")
+            return response
+        case .unknownWebAuthn(let session, let methodAllowed):
+            guard authenticators.isKnown(session: session) else {
+                return WebDriverError.invalidSessionID("no session '\(session)' was started through this intermediary").response
+            }
+            return methodAllowed
+                ? WebDriverError.unknownMethod("\(request.method) is not a method of this WebAuthn command").response
+                : WebDriverError.unknownCommand("no WebAuthn command at this path").response
+        case .newSession:
+            let response = forward(request, driver: &driver)
+            if response.status == 200, let id = Self.sessionID(in: response.body) {
+                authenticators.sessionStarted(id)
+                logger.info("webdriver: session \(TerminalText.line(id)) started")
+            }
+            return response
+        case .deleteSession(let id):
+            let response = forward(request, driver: &driver)
+            if authenticators.isKnown(session: id) {
+                authenticators.sessionEnded(id)
+                logger.info("webdriver: session \(TerminalText.line(id)) ended; its keys removed")
+            }
+            return response
+        case .forward:
+            return forward(request, driver: &driver)
+        }
+    }
+
+    /// New Session's answer: `value.sessionId` (W3C), or a top-level `sessionId` (old drivers).
+    static func sessionID(in body: [UInt8]) -> String? {
+        guard let document = JSONDocument.parse(body) else { return nil }
+        return document["value"]?["sessionId"]?.stringValue ?? document["sessionId"]?.stringValue
+    }
+
+    /// The driver's answer to `request`, over this client's own connection to it (opened on first
+    /// use, and once more if a kept one turns out closed before anything came back).
+    private func forward(_ request: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
+        let bytes = request.serialized(host: "127.0.0.1:\(driverPort)")
+        for attempt in 0..<2 {
+            if driver == nil {
+                do {
+                    driver = HTTPStream(try FileDescriptor.connectLoopback(port: driverPort, timeoutMilliseconds: 10_000))
+                } catch {
+                    return WebDriverError.unknownError("cannot reach the browser's driver on 127.0.0.1:\(driverPort): \(error)").response
+                }
+            }
+            guard let stream = driver else { break }
+            let reused = stream.messagesRead > 0
+            if stream.write(bytes) {
+                switch stream.readResponse(toHEAD: request.method == "HEAD", timeoutMilliseconds: Self.driverTimeoutMilliseconds,
+                                           shouldStop: { isStopping }) {
+                case .message(let response):
+                    if response.headers.values("Connection").contains(where: { $0.lowercased().contains("close") }) {
+                        stream.descriptor.close()
+                        driver = nil
+                    }
+                    return response
+                case .timedOut:
+                    stream.descriptor.close()
+                    driver = nil
+                    return WebDriverError("timeout", "the browser's driver did not answer within "
+                                          + "\(Self.driverTimeoutMilliseconds / 1_000) s").response
+                case .failed(let error):
+                    stream.descriptor.close()
+                    driver = nil
+                    return WebDriverError.unknownError("the browser's driver answered something that is not HTTP: \(error)").response
+                case .closed:
+                    break
+                }
+            }
+            stream.descriptor.close()
+            driver = nil
+            guard reused, attempt == 0, !isStopping else { break }
+        }
+        return WebDriverError.unknownError("the browser's driver closed the connection without an answer").response
+    }
+}
