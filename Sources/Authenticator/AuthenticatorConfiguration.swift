@@ -73,6 +73,12 @@ public struct AuthenticatorConfiguration: Sendable {
     /// with rk is then CTAP2_ERR_UNSUPPORTED_OPTION).
     public var supportsResidentKeys = true
 
+    /// Whether a non-discoverable credential the key makes is kept in its store (under a random
+    /// ID, taking a slot) rather than wrapped into its ID: as WebDriver's virtual authenticators
+    /// keep every credential, so a test can list them with their keys and counters (`latchkey rig
+    /// webdriver`). Every other key wraps them, as a security key does.
+    public var keepsNonDiscoverableCredentials = false
+
     /// The extensions the key offers (`ExtensionSet`): all of them, as a Latchkey key has; a
     /// test rig may offer fewer.
     public var extensions: ExtensionSet = .all

@@ -53,7 +53,9 @@ extension Authenticator {
         // non-discoverable credential, under a random ID; it then takes a slot as the rig's
         // allowList-only credentials do.
         // So is a key device's blob (a TPM's is over 200 bytes, and only that TPM opens it).
+        // A rig key standing in for WebDriver's virtual authenticator keeps them all.
         let idCarriesKey = keyDevice == nil && CredentialPrivateKey.secretByteCount(algorithm) != nil
+            && !configuration.keepsNonDiscoverableCredentials
         let isStored = isResident || !idCarriesKey
         // A key without resident credentials (getInfo rk false): CTAP 2.1 §6.1.2 step 4.
         if isResident && !configuration.supportsResidentKeys { throw .unsupportedOption }

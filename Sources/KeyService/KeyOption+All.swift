@@ -5,7 +5,7 @@ extension KeyOption {
     /// Every key option, in the order help lists them and values are applied.
     public static let all: [KeyOption] = [
         presence, userVerification, attestation, algorithms, credentialKeys, enterpriseRPIDs, counter, accountChoice,
-        protocolVersion, hasResidentKey, hasUserVerification, isUserVerified, automaticUserVerification, isUserConsenting,
+        protocolVersion, hasResidentKey, keepsNonResidentCredentials, hasUserVerification, isUserVerified, automaticUserVerification, isUserConsenting,
         automaticPresenceSimulation, seed, extensions, defaultBackupEligibility, defaultBackupState,
     ]
 
@@ -92,6 +92,13 @@ extension KeyOption {
     public static let hasResidentKey = boolean(
         "hasResidentKey", parameter: "hasResidentKey", default: true,
         help: "false: a key that stores no discoverable credentials (getInfo rk false).") { $0.hasResidentKey = $1 }
+
+    public static let keepsNonResidentCredentials = boolean(
+        "keepsNonResidentCredentials", parameter: "keepsNonResidentCredentials", default: false,
+        help: "true: the non-resident credentials the key makes are kept in its store (each takes a slot) instead of "
+            + "wrapped in their IDs, so getCredentials lists them, as WebDriver's virtual authenticators do.") {
+        $0.keepsNonResidentCredentials = $1
+    }
 
     public static let hasUserVerification = boolean(
         "hasUserVerification", parameter: "hasUserVerification", default: false,

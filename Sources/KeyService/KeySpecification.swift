@@ -71,6 +71,8 @@ public struct KeySpecification: Equatable, Sendable {
     /// False: a key that stores no discoverable credentials (getInfo rk false). Always false on
     /// a u2f key.
     public var hasResidentKey = true
+    /// True: non-discoverable credentials are kept in the store, not wrapped in their IDs.
+    public var keepsNonResidentCredentials = false
     /// The credential algorithms the key makes, in its order of preference.
     public var algorithms = COSEAlgorithm.defaultCredentialAlgorithms
     public var attestation = AuthenticatorConfiguration.Attestation.batch
@@ -116,6 +118,7 @@ public struct KeySpecification: Equatable, Sendable {
         configuration.protocolLevel = protocolVersion == .ctap20 ? .ctap20 : .ctap21
         configuration.extensions = extensions
         configuration.supportsResidentKeys = hasResidentKey && !isU2F
+        configuration.keepsNonDiscoverableCredentials = keepsNonResidentCredentials
         configuration.enterpriseAttestationRPIDs = enterpriseRPIDs
         configuration.countersZero = counter == .zero
         configuration.defaultBackupFlags = [defaultBackupEligibility ? .backupEligible : [], defaultBackupState ? .backedUp : []]
