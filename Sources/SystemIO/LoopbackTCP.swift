@@ -65,18 +65,26 @@ extension FileDescriptor {
         }
     }
 
-    /// The local and the peer's port of a connected (or, for `local`, listening) IPv4 socket.
-    public func loopbackPorts() throws(Errno) -> (local: UInt16, peer: UInt16) {
-        func port(_ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> UInt16? {
+    /// The local and the peer's IPv4 address (host byte order) and port of a connected socket (for
+    /// a listening one, `peer` is 0.0.0.0:0).
+    public func loopbackEndpoints() throws(Errno) -> (local: IPv4Endpoint, peer: IPv4Endpoint) {
+        func endpoint(_ call: (Int32, UnsafeMutablePointer<sockaddr>, UnsafeMutablePointer<socklen_t>) -> Int32) -> IPv4Endpoint? {
             var address = sockaddr_in()
             var length = socklen_t(MemoryLayout<sockaddr_in>.size)
             let result = withUnsafeMutablePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(rawValue, $0, &length) }
             }
-            return result == 0 ? UInt16(bigEndian: address.sin_port) : nil
+            guard result == 0, address.sin_family == sa_family_t(AF_INET) else { return nil }
+            return IPv4Endpoint(address: UInt32(bigEndian: address.sin_addr.s_addr), port: UInt16(bigEndian: address.sin_port))
         }
-        guard let local = port({ getsockname($0, $1, $2) }) else { throw Errno.current }
-        return (local, port({ getpeername($0, $1, $2) }) ?? 0)
+        guard let local = endpoint({ getsockname($0, $1, $2) }) else { throw Errno.current }
+        return (local, endpoint({ getpeername($0, $1, $2) }) ?? IPv4Endpoint(address: 0, port: 0))
+    }
+
+    /// The local and the peer's port (see `loopbackEndpoints`).
+    public func loopbackPorts() throws(Errno) -> (local: UInt16, peer: UInt16) {
+        let endpoints = try loopbackEndpoints()
+        return (endpoints.local.port, endpoints.peer.port)
     }
 
     private static func tcpSocket(nonBlocking: Bool) throws(Errno) -> FileDescriptor {
@@ -95,36 +103,77 @@ extension FileDescriptor {
     }
 }
 
-/// Who owns the other end of a TCP connection on 127.0.0.1, read from the kernel's socket table
-/// (`/proc/net/tcp`, as identd answers it): both ends live in this network namespace, and the
-/// connecting socket's row carries the uid that created it. Root, or this process's own user, is
-/// let in (`PeerCredentials.isTrusted`), as the UNIX control sockets do with SO_PEERCRED.
-public enum LoopbackPeer {
-    /// The uid of the socket at 127.0.0.1:`peerPort` connected to 127.0.0.1:`localPort`, or nil.
-    public static func owner(peerPort: UInt16, localPort: UInt16, table: String = "/proc/net/tcp") -> uid_t? {
-        guard let file = try? FileDescriptor.open(table, flags: O_RDONLY) else { return nil }
-        defer { file.close() }
-        guard let text = try? file.readAll(limit: 64 << 20) else { return nil }
-        return owner(peerPort: peerPort, localPort: localPort, in: String(decoding: text, as: UTF8.self))
+/// An IPv4 address (host byte order) and a port.
+public struct IPv4Endpoint: Equatable, Sendable {
+    public static let loopback: UInt32 = 0x7F00_0001
+    public var address: UInt32
+    public var port: UInt16
+
+    public init(address: UInt32, port: UInt16) {
+        self.address = address
+        self.port = port
     }
 
-    /// The same, from the table's text. A row reads `sl local rem st tx:rx tr:when retrnsmt uid …`,
-    /// addresses as `0100007F:1F90`: the IPv4 address in host byte order (little-endian here) and
-    /// the port, both in hex.
-    public static func owner(peerPort: UInt16, localPort: UInt16, in table: String) -> uid_t? {
-        let loopback = "0100007F"
-        let wantedLocal = loopback + ":" + hex(peerPort)
-        let wantedRemote = loopback + ":" + hex(localPort)
+    /// As `/proc/net/tcp` writes it: `0100007F:1F90`, the address's bytes in memory order
+    /// (little-endian here) and the port, in hex.
+    var tableForm: String {
+        func hex<T: BinaryInteger>(_ value: T, digits: Int) -> String {
+            let text = String(value, radix: 16, uppercase: true)
+            return String(repeating: "0", count: max(0, digits - text.count)) + text
+        }
+        // The kernel prints the network-order word as an integer of this machine's byte order.
+        return hex(address.bigEndian, digits: 8) + ":" + hex(port, digits: 4)
+    }
+}
+
+/// Who owns a TCP socket on 127.0.0.1, read from the kernel's socket table (`/proc/net/tcp`, as
+/// identd answers it): both ends of a loopback connection live in this network namespace, and
+/// each socket's row carries the uid that created it. Only a row that names a live socket counts:
+/// state ESTABLISHED (or LISTEN for a listener) and an inode — a socket its owner has closed shows
+/// uid 0 and inode 0 (TIME_WAIT always, FIN_WAIT on older kernels), which must not read as root.
+/// Root, or this process's own user, is let in (`PeerCredentials.isTrusted`), as the UNIX
+/// control sockets do with SO_PEERCRED.
+public enum LoopbackPeer {
+    static let table = "/proc/net/tcp"
+
+    /// The uid of the socket at `peer` connected to `local`, or nil (a peer not on 127.0.0.1 too).
+    public static func owner(peer: IPv4Endpoint, local: IPv4Endpoint) -> uid_t? {
+        guard peer.address == IPv4Endpoint.loopback, let text = readTable() else { return nil }
+        return owner(peer: peer, local: local, in: text)
+    }
+
+    /// The uid of the socket listening on 127.0.0.1:`port` (or on every address), or nil.
+    public static func listenerOwner(port: UInt16) -> uid_t? {
+        guard let text = readTable() else { return nil }
+        return listenerOwner(port: port, in: text)
+    }
+
+    /// `owner(peer:local:)` from the table's text: the row whose local address is the peer's and
+    /// whose remote one is ours. A row reads `sl local rem st tx:rx tr:when retrnsmt uid timeout inode …`.
+    public static func owner(peer: IPv4Endpoint, local: IPv4Endpoint, in table: String) -> uid_t? {
+        row(in: table, local: [peer.tableForm], remote: local.tableForm, state: "01")
+    }
+
+    public static func listenerOwner(port: UInt16, in table: String) -> uid_t? {
+        let any = IPv4Endpoint(address: 0, port: port).tableForm
+        return row(in: table, local: [IPv4Endpoint(address: IPv4Endpoint.loopback, port: port).tableForm, any],
+                   remote: "00000000:0000", state: "0A")
+    }
+
+    private static func row(in table: String, local: [String], remote: String, state: String) -> uid_t? {
         for row in table.split(separator: "\n").dropFirst() {
             let fields = row.split(separator: " ", omittingEmptySubsequences: true)
-            guard fields.count > 7, fields[1] == wantedLocal, fields[2] == wantedRemote else { continue }
+            guard fields.count > 9, local.contains(String(fields[1])), fields[2] == remote, fields[3] == state,
+                  fields[9] != "0" else { continue }
             return uid_t(fields[7])
         }
         return nil
     }
 
-    private static func hex(_ port: UInt16) -> String {
-        let digits = String(port, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 4 - digits.count) + digits
+    private static func readTable() -> String? {
+        guard let file = try? FileDescriptor.open(table, flags: O_RDONLY) else { return nil }
+        defer { file.close() }
+        guard let text = try? file.readAll(limit: 64 << 20) else { return nil }
+        return String(decoding: text, as: UTF8.self)
     }
 }

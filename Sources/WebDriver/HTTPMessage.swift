@@ -36,6 +36,16 @@ public struct HTTPHeaders: Equatable, Sendable {
         }
     }
 
+    /// A hex digit's value (chunk sizes, percent escapes).
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     /// Without the spaces and tabs around it (a field's optional whitespace).
     static func trimmed(_ text: Substring) -> String {
         var view = text[...]
@@ -49,7 +59,9 @@ public struct HTTPHeaders: Equatable, Sendable {
             Self.trimmed($0).lowercased()
         })
         let hopByHop: Set<String> = ["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization",
-                                     "te", "trailer", "transfer-encoding", "upgrade", "content-length"]
+                                     "te", "trailer", "transfer-encoding", "upgrade", "content-length",
+                                     // The whole body is read before it is passed on: nothing waits for a 100.
+                                     "expect"]
         return HTTPHeaders(fields.filter { !hopByHop.contains($0.name.lowercased()) && !named.contains($0.name.lowercased()) })
     }
 }
@@ -86,19 +98,11 @@ public struct HTTPRequest: Equatable, Sendable {
         var iterator = Array(text.utf8).makeIterator()
         while let byte = iterator.next() {
             guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+            guard let high = iterator.next().flatMap(HTTPHeaders.hexValue),
+                  let low = iterator.next().flatMap(HTTPHeaders.hexValue) else { return nil }
             bytes.append(high << 4 | low)
         }
         return String(validating: bytes, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// The request as bytes for `host`, its body framed by Content-Length, the connection kept.

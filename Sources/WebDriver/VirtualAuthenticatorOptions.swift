@@ -84,6 +84,8 @@ enum VirtualAuthenticatorOptions {
             throw .invalidArgument("largeBlob needs hasResidentKey true (large blobs belong to discoverable credentials)")
         }
         for (member, value) in flags { params[member] = .bool(value) }
+        // Every credential a virtual authenticator makes is in Get Credentials, non-resident ones too.
+        params["keepsNonResidentCredentials"] = .bool(true)
         // credProtect has no WebDriver name: every CTAP 2.1 key offers it (a YubiKey 5 does), and
         // Chromium's virtual authenticator too.
         params["extensions"] = .array((["credProtect"] + names).map(JSONValue.string))

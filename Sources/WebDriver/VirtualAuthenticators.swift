@@ -84,7 +84,17 @@ public final class VirtualAuthenticators: Sendable {
             guard let id = result["authenticatorId"]?.stringValue else {
                 throw .unknownError("the rig answered addAuthenticator without an authenticatorId")
             }
-            sessionKeys.withLock { $0[session, default: []].append(id) }
+            // The session may have ended meanwhile (a Delete Session on another connection): its
+            // key then goes at once, or it would stay on uhid for every browser to find.
+            let kept = sessionKeys.withLock { sessions -> Bool in
+                guard sessions[session] != nil else { return false }
+                sessions[session]!.append(id)
+                return true
+            }
+            guard kept else {
+                _ = try? call("removeAuthenticator", params: ["authenticatorId": .string(id)])
+                throw .invalidSessionID("the session ended while its authenticator was added")
+            }
             return .string(id)
         case .removeAuthenticator(let id):
             _ = try call("removeAuthenticator", params: ["authenticatorId": .string(id)])

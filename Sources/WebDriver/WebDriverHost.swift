@@ -50,6 +50,10 @@ public enum WebDriverHost {
         switch configuration.driver {
         case .running(let port):
             driverPort = port
+            if let refusal = foreignDriver(port: port) {
+                logger.error(refusal)
+                return 1
+            }
         case .start(let executable, let log):
             do {
                 (child, driverPort) = try startDriver(executable, log: log, logger: logger)
@@ -119,7 +123,17 @@ public enum WebDriverHost {
             throw Failure(message: "cannot find a free port for the driver: \(error)")
         }
         var arguments = ["--port=\(port)"]
-        if let log { arguments += ["--log-path=\(log)", "--verbose"] }
+        if let log {
+            // The driver's verbose log holds pages, cookies and script arguments: private from the start.
+            do {
+                let file = try FileDescriptor.open(log, flags: O_WRONLY | O_CREAT | O_NOFOLLOW, permissions: 0o600)
+                defer { file.close() }
+                try FileSystem.setMode(log, 0o600)
+            } catch {
+                throw Failure(message: "cannot create the driver's log \(log): \(error)")
+            }
+            arguments += ["--log-path=\(log)", "--verbose"]
+        }
         let child: ChildProcess
         do {
             child = try ChildProcess(executable: path, arguments: arguments)
@@ -132,11 +146,30 @@ public enum WebDriverHost {
                 let output = TerminalText.lines(String(decoding: exit.errorOutput + exit.output, as: UTF8.self))
                 throw Failure(message: "\(path) exited with status \(exit.status) before it answered: \(output)")
             }
-            if status(driverPort: port) { return (child, port) }
+            if status(driverPort: port) {
+                // The port was free when probed; another user could have taken it since. Whatever
+                // listens there gets every command, so it must be this user's.
+                if let refusal = foreignDriver(port: port) {
+                    child.send(SIGKILL)
+                    throw Failure(message: refusal)
+                }
+                return (child, port)
+            }
             usleep(100_000)
         }
         child.send(SIGKILL)
         throw Failure(message: "\(path) did not answer on 127.0.0.1:\(port) within \(driverStartMilliseconds / 1_000) s")
+    }
+
+    /// Why the driver listening on 127.0.0.1:`port` may not be used (it is another user's), or nil.
+    static func foreignDriver(port: UInt16) -> String? {
+        guard let owner = LoopbackPeer.listenerOwner(port: port) else {
+            return "nothing of this machine's listens on 127.0.0.1:\(port) (is the driver running?)"
+        }
+        guard PeerCredentials.isTrusted(uid: owner) else {
+            return "the driver on 127.0.0.1:\(port) belongs to \(PeerCredentials.describe(uid: owner)): it would get every command"
+        }
+        return nil
     }
 
     static func resolve(_ executable: String) -> String? {

@@ -25,6 +25,8 @@ public final class WebDriverIntermediary: @unchecked Sendable {
     private let stopping = Atomic<Bool>(false)
     private let connections = Atomic<Int>(0)
     private let acceptDone = DispatchSemaphore(value: 0)
+    private let connectionThreads = DispatchGroup()
+    private let refusals = ThrottledWarning()
 
     public init(port: UInt16, driverPort: UInt16, authenticators: VirtualAuthenticators, logger: Logger) throws(Errno) {
         (listener, self.port) = try FileDescriptor.loopbackListener(port: port)
@@ -43,12 +45,14 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting; connections end within their next poll (250 ms). Every session's keys go.
+    /// Stops accepting; connections end within their next poll (250 ms), waited for (a command
+    /// under way finishes, up to 5 s); then every session's keys go.
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wakeup.signal()
         acceptDone.wait()
         listener.close()
+        _ = connectionThreads.wait(timeout: .now() + .seconds(5))
         authenticators.endAll()
     }
 
@@ -65,15 +69,21 @@ public final class WebDriverIntermediary: @unchecked Sendable {
                     try client.setNonBlocking(false)
                 } catch where error == .connectionAborted {
                     continue
+                } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
+                    // Out of descriptors: the connection waits in the backlog; poll would wake at once.
+                    _ = try? Poller.wait(for: [wakeup.descriptor], timeoutMilliseconds: 100)
+                    break
                 } catch {
                     break
                 }
                 guard admit(client) else { continue }
                 nonisolated(unsafe) let connection = client
+                connectionThreads.enter()
                 let thread = Thread { [self] in
                     serve(HTTPStream(connection))
                     connection.close()
                     connections.subtract(1, ordering: .acquiringAndReleasing)
+                    connectionThreads.leave()
                 }
                 thread.name = "latchkey.webdriver.connection"
                 thread.start()
@@ -81,14 +91,15 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         }
     }
 
-    /// Whether `client` may be served: its socket belongs to this user or root, and there is room.
+    /// Whether `client` may be served: a socket on 127.0.0.1 that belongs to this user or root,
+    /// and there is room.
     private func admit(_ client: FileDescriptor) -> Bool {
         let stream = HTTPStream(client)
-        let ports = try? client.loopbackPorts()
-        let owner = ports.flatMap { LoopbackPeer.owner(peerPort: $0.peer, localPort: $0.local) }
+        let endpoints = try? client.loopbackEndpoints()
+        let owner = endpoints.flatMap { LoopbackPeer.owner(peer: $0.peer, local: $0.local) }
         guard let owner, PeerCredentials.isTrusted(uid: owner) else {
-            let who = owner.map { PeerCredentials.describe(uid: $0) } ?? "a process whose user could not be found"
-            logger.warning("webdriver: refused a connection from \(who)")
+            let who = owner.map { PeerCredentials.describe(uid: $0) } ?? "a socket whose user could not be found"
+            refusals.note(logger, "webdriver: refused a connection from \(who)")
             stream.write(WebDriverError("unknown error", "this intermediary belongs to \(PeerCredentials.describe(uid: getuid())); "
                                         + "\(who) may not use it").response.serialized(close: true))
             client.close()
@@ -126,6 +137,11 @@ public final class WebDriverIntermediary: @unchecked Sendable {
     }
 
     func respond(to request: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
+        if let refusal = Self.browserRefusal(request, port: port) {
+            refusals.note(logger, "webdriver: refused \(request.method) \(TerminalText.line(request.target)): \(refusal)")
+            return HTTPResponse(status: 403, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]),
+                                body: Array("\(refusal)\n".utf8))
+        }
         guard let segments = request.pathSegments else {
             return WebDriverError.invalidArgument("the request path is not valid percent-encoded UTF-8").response
         }
@@ -158,6 +174,30 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         case .forward:
             return forward(request, driver: &driver)
         }
+    }
+
+    /// Why a request that may come from a web page is refused, or nil. A page the browser
+    /// loads can make it send requests to 127.0.0.1 (a form, `fetch`, a DNS name rebound to
+    /// 127.0.0.1), and the browser runs as this user, so the peer check lets it in: a request
+    /// with an Origin or a Sec-Fetch-* field is a browser's (WebDriver clients send neither:
+    /// geckodriver refuses any Origin too), and one whose Host is not this loopback address and
+    /// port came by another name (DNS rebinding; chromedriver checks Host the same way, and the
+    /// intermediary rewrites Host for it, so it must check first).
+    static func browserRefusal(_ request: HTTPRequest, port: UInt16) -> String? {
+        if request.headers["Origin"] != nil { return "a request with an Origin comes from a web page, not a WebDriver client" }
+        if request.headers.fields.contains(where: { $0.name.lowercased().hasPrefix("sec-fetch-") }) {
+            return "a request with Sec-Fetch fields comes from a browser, not a WebDriver client"
+        }
+        guard let host = request.headers["Host"] else { return nil }   // HTTP/1.0: no name to check
+        let allowed = ["127.0.0.1", "localhost", "[::1]"]
+        let name: Substring
+        if let colon = host.lastIndex(of: ":"), !host.hasSuffix("]") {
+            guard UInt16(host[host.index(after: colon)...]) == port else { return "Host \(TerminalText.line(host)) names another port" }
+            name = host[..<colon]
+        } else {
+            name = Substring(host)
+        }
+        return allowed.contains(name.lowercased()) ? nil : "Host \(TerminalText.line(host)) is not this machine's loopback address"
     }
 
     /// New Session's answer: `value.sessionId` (W3C), or a top-level `sessionId` (old drivers).
@@ -207,5 +247,28 @@ public final class WebDriverIntermediary: @unchecked Sendable {
             guard reused, attempt == 0, !isStopping else { break }
         }
         return WebDriverError.unknownError("the browser's driver closed the connection without an answer").response
+    }
+}
+
+/// A warning another user could provoke at will (a refused connection), logged at most once a
+/// second with the count of those not logged.
+final class ThrottledWarning: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lastLogged: UInt64 = 0
+    private var suppressed = 0
+
+    func note(_ logger: Logger, _ message: String) {
+        lock.lock()
+        let now = MonotonicClock.milliseconds()
+        guard now &- lastLogged >= 1_000 || lastLogged == 0 else {
+            suppressed += 1
+            lock.unlock()
+            return
+        }
+        let skipped = suppressed
+        lastLogged = now
+        suppressed = 0
+        lock.unlock()
+        logger.warning(message + (skipped > 0 ? " (and \(skipped) more not logged)" : ""))
     }
 }

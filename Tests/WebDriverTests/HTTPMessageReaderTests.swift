@@ -38,6 +38,13 @@ final class HTTPMessageReaderTests: XCTestCase {
         XCTAssertEqual(untilClose.reason, "Oops")
         XCTAssertEqual(untilClose.body, Array("to the end".utf8))
 
+        var interim = HTTPMessageReader()
+        interim.append(Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".utf8))
+        XCTAssertEqual(try interim.nextResponse()?.status, 200, "an interim 100 is not the answer")
+        var signed = HTTPMessageReader()
+        signed.append(Array("HTTP/1.1 +20 OK\r\nContent-Length: 0\r\n\r\n".utf8))
+        XCTAssertThrowsError(try signed.nextResponse(), "a status code is three digits")
+
         var head = HTTPMessageReader()
         head.append(Array("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n".utf8))
         XCTAssertEqual(try head.nextResponse(toHEAD: true)?.body, [], "a HEAD answer has no body whatever its length says")
@@ -67,6 +74,11 @@ final class HTTPMessageReaderTests: XCTestCase {
         XCTAssertEqual(status("GET /x HTTP/1.1\r\nX: " + String(repeating: "a", count: 70_000)), 431)
         XCTAssertEqual(status("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"), 400)
         XCTAssertNil(status("POST /x HTTP/1.1\r\nContent-Length: 5\r\n\r\nab"), "an incomplete body waits")
+        XCTAssertEqual(status("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n-2\r\nab\r\n0\r\n\r\n"), 400,
+                       "a signed chunk size (once a crash: it read before the chunk)")
+        XCTAssertEqual(status("POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n+2\r\nab\r\n0\r\n\r\n"), 400)
+        XCTAssertEqual(status("GET /a\u{7F}b HTTP/1.1\r\n\r\n"), 400, "a control character in the target")
+        XCTAssertEqual(status("POST /x HTTP/1.1\r\nContent-Length: 67108865\r\n\r\n"), 413, "a request body over 64 MiB")
     }
 
     func testPassedOnMessagesDropHopByHopFieldsAndReframe() throws {
@@ -95,23 +107,34 @@ final class HTTPMessageReaderTests: XCTestCase {
     func testLoopbackPeerIsFoundInTheSocketTable() throws {
         let table = """
           sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-           0: 0100007F:115C 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 1 1 0000000000000000 100 0 0 10 0
-           1: 0100007F:C350 0100007F:115C 01 00000000:00000000 00:00000000 00000000  1001        0 2 1 0000000000000000 20 4 30 10 -1
-           2: 0100007F:115C 0100007F:C350 01 00000000:00000000 00:00000000 00000000  1000        0 3 1 0000000000000000 20 4 30 10 -1
+           0: 0100007F:115C 00000000:0000 0A 00000000:00000000 00:00000000 00000000  1000        0 11 1 0000000000000000 100 0 0 10 0
+           1: 0100007F:C350 0100007F:115C 01 00000000:00000000 00:00000000 00000000  1001        0 12 1 0000000000000000 20 4 30 10 -1
+           2: 0100007F:115C 0100007F:C350 01 00000000:00000000 00:00000000 00000000  1000        0 13 1 0000000000000000 20 4 30 10 -1
+           3: 0100007F:C351 0100007F:115C 06 00000000:00000000 03:00000000 00000000     0        0 0 3 0000000000000000
+           4: 0100007F:C352 0100007F:115C 04 00000000:00000000 00:00000000 00000000     0        0 0 3 0000000000000000
+           5: 0200007F:C353 0100007F:115C 01 00000000:00000000 00:00000000 00000000  1001        0 14 1 0000000000000000 20 4 30 10 -1
         """
-        XCTAssertEqual(LoopbackPeer.owner(peerPort: 0xC350, localPort: 0x115C, in: table), 1001, "the connecting socket's row")
-        XCTAssertNil(LoopbackPeer.owner(peerPort: 0xC351, localPort: 0x115C, in: table))
+        let ours = IPv4Endpoint(address: IPv4Endpoint.loopback, port: 0x115C)
+        func peer(_ port: UInt16, _ address: UInt32 = IPv4Endpoint.loopback) -> IPv4Endpoint { IPv4Endpoint(address: address, port: port) }
+        XCTAssertEqual(LoopbackPeer.owner(peer: peer(0xC350), local: ours, in: table), 1001, "the connecting socket's row")
+        XCTAssertNil(LoopbackPeer.owner(peer: peer(0xC351), local: ours, in: table), "TIME_WAIT reads uid 0: not root, nobody")
+        XCTAssertNil(LoopbackPeer.owner(peer: peer(0xC352), local: ours, in: table), "a closed socket (FIN_WAIT, inode 0): nobody")
+        XCTAssertNil(LoopbackPeer.owner(peer: peer(0xC350, 0x7F00_0002), local: ours, in: table),
+                     "127.0.0.2:P is not 127.0.0.1:P, whose row another user could read")
+        XCTAssertEqual(LoopbackPeer.listenerOwner(port: 0x115C, in: table), 1000)
+        XCTAssertNil(LoopbackPeer.listenerOwner(port: 0xC350, in: table))
 
         let (listener, port) = try FileDescriptor.loopbackListener(port: 0)
         defer { listener.close() }
+        XCTAssertEqual(LoopbackPeer.listenerOwner(port: port), getuid())
         let client = try FileDescriptor.connectLoopback(port: port, timeoutMilliseconds: 2_000)
         defer { client.close() }
         _ = try Poller.wait(for: [listener.rawValue], timeoutMilliseconds: 2_000)
         let accepted = try listener.accept()
         defer { accepted.close() }
-        let ports = try accepted.loopbackPorts()
-        XCTAssertEqual(ports.local, port)
-        XCTAssertEqual(ports.peer, try client.loopbackPorts().local)
-        XCTAssertEqual(LoopbackPeer.owner(peerPort: ports.peer, localPort: ports.local), getuid(), "this process's own connection")
+        let endpoints = try accepted.loopbackEndpoints()
+        XCTAssertEqual(endpoints.local.port, port)
+        XCTAssertEqual(endpoints.peer, try client.loopbackEndpoints().local)
+        XCTAssertEqual(LoopbackPeer.owner(peer: endpoints.peer, local: endpoints.local), getuid(), "this process's own connection")
     }
 }

@@ -1,5 +1,10 @@
+import CBOR
+import CTAP
 import Encoding
+import FIDOClient
+import FIDOCrypto
 import Foundation
+import LinuxHID
 import LatchkeyTestSupport
 @testable import Rig
 import SystemIO
@@ -151,6 +156,31 @@ final class VirtualAuthenticatorsTests: XCTestCase {
         XCTAssertFalse(authenticators.isKnown(session: "s1"))
         let line = rig.respond(to: Array(#"{"v":1,"method":"listAuthenticators"}"#.utf8))
         XCTAssertEqual(JSONDocument.parse(line)?["result"]?["authenticators"], .array([]), "the session's keys went with it")
+    }
+
+    /// A virtual authenticator keeps every credential it makes: Get Credentials lists a
+    /// non-resident one a client made, with its key and counter, as WebDriver's do.
+    func testNonResidentCredentialsAKeyMakesAreListed() throws {
+        let id = try addAuthenticator(#"{"protocol":"ctap2","transport":"usb"}"#)
+        let path = try XCTUnwrap(try rigInfo(id)["socketPath"]?.stringValue)
+        let client = CTAPHIDClient(link: try SocketClient(path: path), replyTimeoutMilliseconds: 5_000)
+        _ = try client.initialize()
+        let request = MakeCredentialRequest(
+            clientDataHash: SHA256.hash([1]), rp: RelyingPartyEntity(id: "localhost", name: nil),
+            user: UserEntity(id: [4, 2], name: "dana", displayName: nil), pubKeyCredParams: [CredentialParameters(algorithm: -7)],
+            excludeList: [], extensions: .init(), options: RequestOptions())
+        let response = try client.cbor([CTAPCommand.makeCredential.rawValue] + request.cborValue.encoded())
+        XCTAssertEqual(response.first, CTAP2StatusCode.success.rawValue)
+        let authData = try XCTUnwrap(try CBORDecoder.decode(Array(response.dropFirst()))[2]?.bytesValue)
+        let idLength = Int(authData[53]) << 8 | Int(authData[54])
+        let credentialID = Array(authData[55..<55 + idLength])
+        guard case .array(let listed) = try run(.getCredentials(id)).1 else { return XCTFail("no list") }
+        XCTAssertEqual(listed.count, 1)
+        XCTAssertEqual(listed.first?["credentialId"], .string(Base64URL.encode(credentialID)))
+        XCTAssertEqual(listed.first?["isResidentCredential"], .bool(false))
+        XCTAssertEqual(listed.first?["rpId"], .string("localhost"))
+        XCTAssertNil(listed.first?["userHandle"], "a non-resident credential names no user")
+        XCTAssertNotNil(listed.first?["privateKey"]?.stringValue)
     }
 
     func testRemovedAuthenticatorIsGone() throws {

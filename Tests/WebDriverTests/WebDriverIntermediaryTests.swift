@@ -112,6 +112,22 @@ final class WebDriverIntermediaryTests: XCTestCase {
         XCTAssertEqual(driver.received.withLock { $0.first?.headers["Host"] }, "127.0.0.1:\(driver.port)")
     }
 
+    /// A web page can make the browser send requests to 127.0.0.1 (a form, fetch, a rebound DNS
+    /// name), as this very user: such requests are refused before anything is routed.
+    func testRequestsAWebPageCanSendAreRefused() {
+        func refusal(_ fields: [(String, String)]) -> String? {
+            WebDriverIntermediary.browserRefusal(HTTPRequest(method: "POST", target: "/session", headers: HTTPHeaders(fields)), port: 4444)
+        }
+        XCTAssertNil(refusal([("Host", "127.0.0.1:4444")]), "Selenium's request")
+        XCTAssertNil(refusal([("Host", "localhost:4444")]))
+        XCTAssertNil(refusal([("Host", "[::1]:4444")]))
+        XCTAssertNil(refusal([]), "HTTP/1.0 without Host")
+        XCTAssertNotNil(refusal([("Host", "attacker.example:4444")]), "DNS rebinding")
+        XCTAssertNotNil(refusal([("Host", "127.0.0.1:9515")]), "another port")
+        XCTAssertNotNil(refusal([("Host", "127.0.0.1:4444"), ("Origin", "http://localhost:8765")]), "a page's cross-origin POST")
+        XCTAssertNotNil(refusal([("Host", "127.0.0.1:4444"), ("Sec-Fetch-Mode", "no-cors")]))
+    }
+
     func testAnUnreachableDriverIsAWebDriverError() throws {
         let (probe, port) = try FileDescriptor.loopbackListener(port: 0)
         probe.close()   // nobody listens there now
