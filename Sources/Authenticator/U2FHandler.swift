@@ -62,15 +62,27 @@ extension Authenticator {
         let keyHandle = Array(apdu.data[65...])
         // Through the cache of recently opened credentials, as getAssertion opens them: a repeated
         // authenticate skips the unsealing and the key import (which derives the public point).
-        guard let opened = openCredential(keyHandle, rpIDHash: application),
-              case let .ecdsa(.es256, key) = opened.key,
-              opened.credProtect == .userVerificationOptional else { throw .wrongData }
+        let key: ECDSA.PrivateKey
         var resident: ResidentCredential?
-        if opened.isResident {
-            // A discoverable credential that was deleted or hidden is gone for U2F too.
-            guard let stored = try? store.residentCredential(id: keyHandle), stored.hiddenSince == nil else {
+        if let opened = openCredential(keyHandle, rpIDHash: application) {
+            guard case let .ecdsa(.es256, openedKey) = opened.key, opened.credProtect == .userVerificationOptional else { throw .wrongData }
+            key = openedKey
+            if opened.isResident {
+                // A discoverable credential that was deleted or hidden is gone for U2F too.
+                guard let stored = try? store.residentCredential(id: keyHandle), stored.hiddenSince == nil else {
+                    throw .wrongData
+                }
+                resident = stored
+            }
+        } else {
+            // A key handle kept in the store (a test rig's added credential, WebDriver's Add
+            // Credential on a ctap1/u2f authenticator): a P-256 key for this application.
+            guard let stored = try? storedCredential(id: keyHandle, rpIDHash: application, userVerified: false),
+                  stored.algorithm == COSEAlgorithm.es256.rawValue, stored.credProtect == .userVerificationOptional,
+                  let candidate = try? candidate(from: stored), case let .ecdsa(.es256, storedKey) = candidate.key else {
                 throw .wrongData
             }
+            key = storedKey
             resident = stored
         }
         let userPresent: UInt8

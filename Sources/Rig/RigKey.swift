@@ -257,7 +257,13 @@ final class RigKey: @unchecked Sendable {
 
     /// Stores a credential given as WebDriver's Credential Parameters.
     func add(_ input: RigCredential, events: RigEventHub) throws(RigFailure) {
-        guard !options.isU2F else { throw .invalidParams("\(id) is a u2f key: it keeps no credentials (U2F key handles wrap them)") }
+        // A u2f key keeps no resident credential; a non-resident one it takes (a P-256 key, the one
+        // U2F signs with), signed with when a client names its key handle.
+        if options.isU2F {
+            guard input.isResidentCredential == false else {
+                throw .invalidParams("\(id) is a u2f key: it has no resident credentials (give isResidentCredential false)")
+            }
+        }
         // A non-resident credential (WebDriver's isResidentCredential false) has an ID this key
         // did not make, so cannot be one whose ID wraps its key: it is stored, but only for
         // allowLists (`ResidentCredential.discoverable`), under a user handle of the store's own.
@@ -300,6 +306,9 @@ final class RigKey: @unchecked Sendable {
         let rsaAlgorithm = options.key.algorithms.first { $0.rsaPadding != nil }
         guard let coseAlgorithm = algorithm == .rsa ? rsaAlgorithm ?? .rs256 : COSEAlgorithm(pkcs8: algorithm) else {
             throw .invalidParams("credential.privateKey: a key of no credential algorithm")
+        }
+        guard !options.isU2F || coseAlgorithm == .es256 else {
+            throw .invalidParams("credential.privateKey: an \(coseAlgorithm.name) key, and \(id) is a u2f key: U2F signs with P-256 (ES256) only")
         }
         guard options.key.algorithms.contains(coseAlgorithm) else {
             throw .invalidParams("credential.privateKey: an \(coseAlgorithm.name) key, and \(id) makes only "

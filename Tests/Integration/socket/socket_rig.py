@@ -802,11 +802,35 @@ def check_u2f_no_resident_key(session):
     expect_refused_add(session, "invalidParams", protocol="u2f", hasResidentKey=True)
 
 
-@check("rig: addCredential on rig-u2f (a valid resident P-256 credential) → invalidParams, and getCredentials stays empty")
+@check("rig: addCredential on rig-u2f: a resident P-256 credential or an Ed25519 one → invalidParams; a non-resident "
+       "P-256 one is listed, and U2F authenticate with its key handle (application SHA-256 of its RP ID, as a browser "
+       "sends it) signs at its counter + 1, the signature verified with its public key")
 def check_u2f_add_credential(session):
     credential = seeded_credential(ec.generate_private_key(ec.SECP256R1()), "u2f.rig.example", os.urandom(16), b"u2f", 0, "u2f")
     expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="rig-u2f", credential=credential)
-    assert session.rig().get_credentials("rig-u2f") == [], "rig-u2f holds credentials"
+    edwards = {"credentialId": latchkey_rig.b64url(os.urandom(16)), "isResidentCredential": False, "rpId": "u2f.rig.example",
+               "privateKey": latchkey_rig.b64url(pkcs8(ed25519.Ed25519PrivateKey.generate())), "signCount": 0}
+    expect_rig_error("invalidParams", session.rig().call, "addCredential", authenticatorId="rig-u2f", credential=edwards)
+    assert session.rig().get_credentials("rig-u2f") == [], "rig-u2f holds a refused credential"
+    private_key = ec.generate_private_key(ec.SECP256R1())
+    key_handle = os.urandom(32)
+    session.rig().call("addCredential", authenticatorId="rig-u2f", credential={
+        "credentialId": latchkey_rig.b64url(key_handle), "isResidentCredential": False, "rpId": "u2f.rig.example",
+        "privateKey": latchkey_rig.b64url(pkcs8(private_key)), "signCount": 7})
+    listed = session.rig().get_credentials("rig-u2f")
+    assert [entry["credentialId"] for entry in listed] == [latchkey_rig.b64url(key_handle)], listed
+    app_param = hashlib.sha256(b"u2f.rig.example").digest()
+    challenge = os.urandom(32)
+    signed = Ctap1(u2f_device(session)).authenticate(challenge, app_param, key_handle)
+    assert signed.counter == 8, f"counter {signed.counter} after signCount 7"
+    private_key.public_key().verify(bytes(signed.signature), app_param + bytes(signed)[:5] + challenge, ec.ECDSA(hashes.SHA256()))
+    expect_ctap1_wrong_data = None
+    try:
+        Ctap1(u2f_device(session)).authenticate(challenge, hashlib.sha256(b"other.example").digest(), key_handle)
+    except ApduError as error:
+        expect_ctap1_wrong_data = error.code
+    assert expect_ctap1_wrong_data == 0x6A80, f"another application's authenticate: {expect_ctap1_wrong_data}"
+    session.rig().call("removeCredential", authenticatorId="rig-u2f", credentialId=latchkey_rig.b64url(key_handle))
 
 
 # --- response overrides (setResponseOverrideBits) ---------------------------------------------
