@@ -25,6 +25,7 @@ let fuzzTargets = [
     "FuzzRig",                  // the rig control API's JSON request lines, on a rig with a key
     "FuzzSignalBridge",         // the native-messaging host: frames and websites' signals, on a real store
     "FuzzImport",               // files to import or restore: CXF, Bitwarden, KeePassXC, encrypted headers, backups
+    "FuzzWebDriver",            // HTTP/1.1 to and from `latchkey rig webdriver`, in pieces; its WebAuthn commands
 ]
 
 let package = Package(
