@@ -230,17 +230,8 @@ public final class ControlSocket: @unchecked Sendable {
             if ready.contains(wakeup.descriptor) { wakeup.drain() }
             guard ready.contains(listener.rawValue) else { continue }
             while !stopped.load(ordering: .acquiring) {
-                let client: FileDescriptor
-                do {
-                    // accept4: close-on-exec from the start; the connection's own reads and
-                    // writes block (with poll for the request's timeout).
-                    client = try listener.accept()
-                    try client.setNonBlocking(false)
-                } catch where error == .connectionAborted {
-                    continue
-                } catch {
-                    break   // EAGAIN: nobody else waiting; EMFILE & co.: try again next turn
-                }
+                // accept4: close-on-exec from the start; the connection's own reads and writes block.
+                guard let client = listener.acceptBlocking(orWaitOn: wakeup) else { break }
                 // Only this user (or root) steers the key: the directory and the mode keep others
                 // out, and so does this, whatever they are.
                 let peer = try? client.peerCredentials()

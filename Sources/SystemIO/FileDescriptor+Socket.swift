@@ -41,6 +41,34 @@ extension FileDescriptor {
         return FileDescriptor(owning: client)
     }
 
+    /// The next connection waiting on this non-blocking listener, made blocking (its reads and
+    /// writes wait, with poll for their deadlines), or nil when none waits. A client gone before
+    /// it was accepted (ECONNABORTED) is passed over. Out of descriptors (EMFILE, ENFILE) or any
+    /// other failure: nil after waiting up to 100 ms on `wakeup` — the connection stays in the
+    /// backlog and the listener readable, so an accept loop that polled again at once would spin.
+    public func acceptBlocking(orWaitOn wakeup: WakeupEvent) -> FileDescriptor? {
+        while true {
+            let client: FileDescriptor
+            do {
+                client = try accept()
+            } catch where error == .connectionAborted {
+                continue
+            } catch where error == .wouldBlock {
+                return nil
+            } catch {
+                _ = try? Poller.wait(for: [wakeup.descriptor], timeoutMilliseconds: 100)
+                return nil
+            }
+            do {
+                try client.setNonBlocking(false)
+            } catch {
+                client.close()
+                continue
+            }
+            return client
+        }
+    }
+
     /// Receives one packet into a buffer of `capacity` bytes with MSG_TRUNC,
     /// so `size` is the packet's true length even when it did not fit
     /// (`bytes` holds at most `capacity` of them). `size` 0 is either an empty

@@ -63,19 +63,8 @@ public final class WebDriverIntermediary: @unchecked Sendable {
             guard let ready = try? Poller.wait(for: [listener.rawValue, wakeup.descriptor], timeoutMilliseconds: -1) else { return }
             guard ready.contains(listener.rawValue) else { continue }
             while !isStopping {
-                let client: FileDescriptor
-                do {
-                    client = try listener.accept()
-                    try client.setNonBlocking(false)
-                } catch where error == .connectionAborted {
-                    continue
-                } catch where error == .tooManyOpenFiles || error == .tooManyOpenFilesInSystem {
-                    // Out of descriptors: the connection waits in the backlog; poll would wake at once.
-                    _ = try? Poller.wait(for: [wakeup.descriptor], timeoutMilliseconds: 100)
-                    break
-                } catch {
-                    break
-                }
+                // accept4: close-on-exec from the start; the connection's own reads and writes block.
+                guard let client = listener.acceptBlocking(orWaitOn: wakeup) else { break }
                 guard admit(client) else { continue }
                 nonisolated(unsafe) let connection = client
                 connectionThreads.enter()

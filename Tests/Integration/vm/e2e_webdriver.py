@@ -31,8 +31,7 @@ import urllib.request
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from fido2.cose import ES256
-from fido2.webauthn import (Aaguid, AttestedCredentialData, AuthenticationResponse, AuthenticatorData,
-                            PublicKeyCredentialDescriptor, PublicKeyCredentialType, ResidentKeyRequirement,
+from fido2.webauthn import (Aaguid, AttestedCredentialData, AuthenticatorData, ResidentKeyRequirement,
                             UserVerificationRequirement)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -109,6 +108,24 @@ class Suite:
         self.differences.append(what)
         print(f"DIFFERS: {what}", flush=True)
 
+    def register(self, user_id, resident, uv, what):
+        """A create() on the page, checked by Fido2Server: (its authenticator data, seconds)."""
+        server = eb.relying_party()
+        user = {"id": user_id, "name": user_id.decode(), "displayName": f"User {user_id.decode()}"}
+        rk = ResidentKeyRequirement.REQUIRED if resident else ResidentKeyRequirement.DISCOURAGED
+        creation, state = server.register_begin(user, resident_key_requirement=rk, user_verification=uv)
+        created, took = eb.webauthn(self.browser, eb.CREATE, dict(creation), what)
+        return server.register_complete(state, created), took
+
+    def sign_in(self, credentials, uv, what, discoverable=False):
+        """A get() on the page naming `credentials` (none when `discoverable`), checked by
+        Fido2Server against them: (the assertion's JSON, seconds)."""
+        server = eb.relying_party()
+        request, state = server.authenticate_begin(None if discoverable else credentials, user_verification=uv)
+        asserted, took = eb.webauthn(self.browser, eb.GET, dict(request), what)
+        server.authenticate_complete(state, credentials, asserted)
+        return asserted, took
+
     def get_fails(self, allow, key_answer, user_verification=UserVerificationRequirement.DISCOURAGED):
         """A get() that must be refused: its error's name. Chromium's virtual authenticator
         rejects at once (NotAllowedError); on a real key Chromium shows the person why (this key
@@ -160,17 +177,10 @@ class Suite:
             return f"authenticatorId {driver.virtual_authenticator_id!r}"
 
         def create_passkey():
-            server = eb.relying_party()
-            user = {"id": b"webdriver-user-1", "name": "wd-user", "displayName": "WebDriver User"}
-            creation, reg = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,
-                                                  user_verification=UserVerificationRequirement.REQUIRED)
-            created, took = eb.webauthn(self.browser, eb.CREATE, dict(creation), "passkey create()")
-            auth_data = server.register_complete(reg, created)
+            auth_data, took = self.register(b"webdriver-user-1", True, UserVerificationRequirement.REQUIRED, "passkey create()")
             assert auth_data.is_user_verified(), "made without the UV flag"
             state["passkey"] = auth_data.credential_data
-            request, auth = server.authenticate_begin(None, user_verification=UserVerificationRequirement.REQUIRED)
-            asserted, took2 = eb.webauthn(self.browser, eb.GET, dict(request), "passkey get()")
-            server.authenticate_complete(auth, [state["passkey"]], asserted)
+            _, took2 = self.sign_in([state["passkey"]], UserVerificationRequirement.REQUIRED, "passkey get()", discoverable=True)
             return f"create() {took:.1f} s, get() with an empty allowCredentials {took2:.1f} s, both UV"
 
         def passkey_listed():
@@ -183,15 +193,9 @@ class Suite:
             return f"resident, signCount {listed[0].sign_count}, a {len(listed[0].private_key)}-byte PKCS#8 key"
 
         def page_non_resident_listed():
-            server = eb.relying_party()
-            user = {"id": b"webdriver-user-nr", "name": "wd-nr", "displayName": "Non-resident"}
-            creation, reg = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.DISCOURAGED,
-                                                  user_verification=UserVerificationRequirement.DISCOURAGED)
-            created, _ = eb.webauthn(self.browser, eb.CREATE, dict(creation), "non-resident create()")
-            made = server.register_complete(reg, created).credential_data
-            request, auth = server.authenticate_begin([made], user_verification=UserVerificationRequirement.DISCOURAGED)
-            asserted, _ = eb.webauthn(self.browser, eb.GET, dict(request), "non-resident get()")
-            server.authenticate_complete(auth, [made], asserted)
+            discouraged = UserVerificationRequirement.DISCOURAGED
+            made = self.register(b"webdriver-user-nr", False, discouraged, "non-resident create()")[0].credential_data
+            asserted, _ = self.sign_in([made], discouraged, "non-resident get()")
             listed = [c for c in driver.get_credentials() if c.id.rstrip("=") == b64url(made.credential_id)]
             assert listed and not listed[0].is_resident_credential and listed[0].sign_count == sign_count(asserted), \
                 f"get_credentials: {[(c.id, c.is_resident_credential, c.sign_count) for c in listed]}, get() signed {sign_count(asserted)}"
@@ -201,11 +205,8 @@ class Suite:
             der, public = new_p256()
             credential_id = os.urandom(16)
             driver.add_credential(Credential.create_non_resident_credential(credential_id, "localhost", der, 5))
-            server = eb.relying_party()
-            request, auth = server.authenticate_begin([attested(credential_id, public)],
-                                                      user_verification=UserVerificationRequirement.DISCOURAGED)
-            asserted, took = eb.webauthn(self.browser, eb.GET, dict(request), "get() of the added credential")
-            server.authenticate_complete(auth, [attested(credential_id, public)], asserted)
+            asserted, took = self.sign_in([attested(credential_id, public)], UserVerificationRequirement.DISCOURAGED,
+                                          "get() of the added credential")
             assert sign_count(asserted) == 6, f"signCount 5 then one assertion signed {sign_count(asserted)}"
             state["non_resident"] = credential_id
             return f"signed in {took:.1f} s, counter 6 after 5"
@@ -216,10 +217,8 @@ class Suite:
             der, public = new_p256()
             credential_id, handle = os.urandom(16), b"webdriver-user-2"
             driver.add_credential(Credential.create_resident_credential(credential_id, "localhost", handle, der, 41))
-            server = eb.relying_party()
-            request, auth = server.authenticate_begin(None, user_verification=UserVerificationRequirement.PREFERRED)
-            asserted, took = eb.webauthn(self.browser, eb.GET, dict(request), "discoverable get() of the added passkey")
-            server.authenticate_complete(auth, [attested(credential_id, public)], asserted)
+            asserted, took = self.sign_in([attested(credential_id, public)], UserVerificationRequirement.PREFERRED,
+                                          "discoverable get() of the added passkey", discoverable=True)
             assert b64url_decode(asserted["response"]["userHandle"]) == handle
             listed = driver.get_credentials()
             assert len(listed) == 1 and listed[0].sign_count == 42, \
@@ -251,11 +250,8 @@ class Suite:
             der, public = new_p256()
             credential_id = os.urandom(32)
             driver.add_credential(Credential.create_non_resident_credential(credential_id, "localhost", der, 0))
-            server = eb.relying_party()
-            request, auth = server.authenticate_begin([attested(credential_id, public)],
-                                                      user_verification=UserVerificationRequirement.DISCOURAGED)
-            asserted, took = eb.webauthn(self.browser, eb.GET, dict(request), "U2F get() of the added credential")
-            server.authenticate_complete(auth, [attested(credential_id, public)], asserted)
+            _, took = self.sign_in([attested(credential_id, public)], UserVerificationRequirement.DISCOURAGED,
+                                   "U2F get() of the added credential")
             driver.remove_virtual_authenticator()
             return f"InvalidArgumentException for a resident one; a non-resident one signed in over U2F in {took:.1f} s"
 
@@ -317,15 +313,9 @@ class Suite:
             return f"{value!r}; without transport: 400 invalid argument"
 
         def create_get():
-            server = eb.relying_party()
-            user = {"id": b"spec-user", "name": "spec", "displayName": "Spec User"}
-            creation, reg = server.register_begin(user, resident_key_requirement=ResidentKeyRequirement.REQUIRED,
-                                                  user_verification=UserVerificationRequirement.REQUIRED)
-            created, _ = eb.webauthn(self.browser, eb.CREATE, dict(creation), "create()")
-            credential = server.register_complete(reg, created).credential_data
-            request, auth = server.authenticate_begin([credential], user_verification=UserVerificationRequirement.REQUIRED)
-            asserted, _ = eb.webauthn(self.browser, eb.GET, dict(request), "get()")
-            server.authenticate_complete(auth, [credential], asserted)
+            required = UserVerificationRequirement.REQUIRED
+            credential = self.register(b"spec-user", True, required, "create()")[0].credential_data
+            asserted, _ = self.sign_in([credential], required, "get()")
             state["made"] = (b64url(credential.credential_id), sign_count(asserted))
             return f"signCount {sign_count(asserted)}"
 
@@ -338,11 +328,7 @@ class Suite:
             assert status == 200 and value in (None, {}), (status, value)
             if value is not None:
                 self.differs(f"Add Credential's value: chromedriver {json.dumps(value)}, Latchkey null (the spec: success with no data)")
-            server = eb.relying_party()
-            request, auth = server.authenticate_begin([attested(credential_id, public)],
-                                                      user_verification=UserVerificationRequirement.DISCOURAGED)
-            asserted, _ = eb.webauthn(self.browser, eb.GET, dict(request), "get() of the added credential")
-            server.authenticate_complete(auth, [attested(credential_id, public)], asserted)
+            self.sign_in([attested(credential_id, public)], UserVerificationRequirement.DISCOURAGED, "get() of the added credential")
             status, credentials = self.http("GET", f"/webauthn/authenticator/{state['id']}/credentials")
             assert status == 200, (status, credentials)
             counts = {c["credentialId"]: c["signCount"] for c in credentials}
@@ -356,11 +342,8 @@ class Suite:
             credential_id, public = state["added"]
             status, value = self.http("POST", f"/webauthn/authenticator/{state['id']}/uv", {"isUserVerified": True})
             assert status == 200 and value in (None, {}), (status, value)
-            server = eb.relying_party()
-            request, auth = server.authenticate_begin([attested(credential_id, public)],
-                                                      user_verification=UserVerificationRequirement.REQUIRED)
-            asserted, _ = eb.webauthn(self.browser, eb.GET, dict(request), "get() with UV required")
-            server.authenticate_complete(auth, [attested(credential_id, public)], asserted)
+            asserted, _ = self.sign_in([attested(credential_id, public)], UserVerificationRequirement.REQUIRED,
+                                       "get() with UV required")
             assert uv_flag(asserted), "no UV flag"
             status, value = self.http("POST", f"/webauthn/authenticator/{state['id']}/uv", {"isUserVerified": False})
             assert status == 200, (status, value)
