@@ -132,7 +132,8 @@ public enum WebDriverHost {
             } catch {
                 throw Failure(message: "cannot create the driver's log \(log): \(error)")
             }
-            arguments += ["--log-path=\(log)", "--verbose"]
+            // With the browser's own output (Chromium's FIDO lines, at the verbosity its flags ask for).
+            arguments += ["--log-path=\(log)", "--verbose", "--enable-chrome-logs"]
         }
         let child: ChildProcess
         do {
@@ -164,7 +165,7 @@ public enum WebDriverHost {
     /// Why the driver listening on 127.0.0.1:`port` may not be used (it is another user's), or nil.
     static func foreignDriver(port: UInt16) -> String? {
         guard let owner = LoopbackPeer.listenerOwner(port: port) else {
-            return "nothing of this machine's listens on 127.0.0.1:\(port) (is the driver running?)"
+            return "nothing listens on 127.0.0.1:\(port) (is the driver running?)"
         }
         guard PeerCredentials.isTrusted(uid: owner) else {
             return "the driver on 127.0.0.1:\(port) belongs to \(PeerCredentials.describe(uid: owner)): it would get every command"

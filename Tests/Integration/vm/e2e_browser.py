@@ -15,6 +15,10 @@ names in allowCredentials, then a passkey that get() finds with an empty allowCr
 with a large blob that the get() reads (WebAuthn largeBlob); a second get() writes another, which
 the rig's getCredential must report. Fido2Server checks each sign-in against the public key the
 test made; the rig's events and getCredential must show the counter the page saw.
+With `--rig`, Chromium is also started through `latchkey rig webdriver` (a WebDriver intermediary
+that starts chromedriver): every command above passes through it, and e2e_webdriver.py's suite
+(WebDriver's virtual authenticators as rig keys) runs last in the same browser, its lines
+("ok:", "FAIL:", "webdriver checks: …") read by e2e_guest.sh's WebDriver step.
 With `--proxy REAL_NODE PROXY_PID_FILE` (Chromium, run in a mount namespace where /dev/null is
 bound over REAL_NODE, key web's node, behind `latchkey proxy`), the same browser first runs the
 flows through the proxy, the only FIDO device it can open; then the proxy stops, the bind goes
@@ -24,6 +28,7 @@ Usage: e2e_browser.py WORK_DIR [chromium|firefox] (chromium when left out) |
        e2e_browser.py WORK_DIR chromium [--proxy REAL_NODE PROXY_PID_FILE] [--rig LATCHKEY_BINARY]
 Exit 77: the browser did not come up or load the page in time, twice (the key was never asked)."""
 
+import functools
 import glob
 import http.server
 import os
@@ -165,13 +170,14 @@ class Firefox:
         print(f"firefox quit in {time.time() - began:.1f} s{step_stamp()}", flush=True)
 
 
-def open_chromium(work, attempt, extra_arguments=()):
+def open_chromium(work, attempt, extra_arguments=(), webdriver_url=None):
     """Starts headless Chromium with a fresh profile ({work}/chromium-profile-{attempt}) and loads
     the test page: (Chromium, None), or (None, "slow") after quitting it when the page does not
     load. Under TCG on these machines Chromium takes about 60 s to start and has taken 100–120 s
     to load even this one-line page; once in a while its network service crashes and the load
     never finishes, hence a second attempt. `extra_arguments`: more command-line switches
-    (e2e_extension.py loads Latchkey's extension)."""
+    (e2e_extension.py loads Latchkey's extension). `webdriver_url`: a remote WebDriver URL to
+    start it through (`latchkey rig webdriver`, which starts chromedriver itself)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
@@ -192,11 +198,14 @@ def open_chromium(work, attempt, extra_arguments=()):
                      # lines a start (histograms too), written while the emulator runs everything else.
                      "--enable-logging=stderr", "--vmodule=device_event_log_impl=1") + tuple(extra_arguments):
         options.add_argument(argument)
-    service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, f"chromedriver-{attempt}.log"),
-                      service_args=["--enable-chrome-logs"])
     started = time.time()
     try:
-        driver = webdriver.Chrome(options=options, service=service)
+        if webdriver_url is not None:
+            driver = webdriver.Remote(command_executor=webdriver_url, options=options)
+        else:
+            service = Service("/usr/bin/chromedriver", log_output=os.path.join(work, f"chromedriver-{attempt}.log"),
+                              service_args=["--enable-chrome-logs"])
+            driver = webdriver.Chrome(options=options, service=service)
     except Exception as error:  # noqa: BLE001 - "chrome not reachable": the browser did not come up, retried
         # Seen on a loaded machine: chromedriver gave up on Chromium's DevTools port before the
         # emulated browser opened it. Nothing has reached the key yet.
@@ -762,8 +771,16 @@ def main(work, browser_name="chromium", rig_binary=None, proxy=None):
     print(f"e2e_browser.py: Python and its imports ready{step_stamp()}", flush=True)
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Page)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    browser, outcomes = None, []
+    browser, outcomes, intermediary, suite = None, [], None, None
     try:
+        if rig_binary is not None:
+            # With --rig, Chromium starts through `latchkey rig webdriver` (which starts chromedriver):
+            # every command of the flows below passes through it, and its WebDriver suite
+            # (e2e_webdriver.py) runs last in the same browser.
+            import e2e_webdriver  # noqa: PLC0415 - beside this file; it imports this module
+            intermediary, url = e2e_webdriver.start_intermediary(work, rig_binary)
+            print(f"latchkey rig webdriver at {url}{step_stamp()}", flush=True)
+            opener = functools.partial(open_chromium, webdriver_url=url)
         for attempt in (1, 2):
             browser, why = opener(work, attempt)
             if browser is not None:
@@ -790,6 +807,9 @@ def main(work, browser_name="chromium", rig_binary=None, proxy=None):
             if rig_binary is not None:
                 run_rig_flows(browser, work, rig_binary)
                 print(f"rig flows done{step_stamp()}", flush=True)
+                suite = e2e_webdriver.Suite(browser.driver, url, False, os.path.join(work, "rig-webdriver.log"))
+                suite.selenium_checks()
+                suite.spec_checks()
         except AssertionError as error:
             if not browser_died(error):
                 raise
@@ -802,6 +822,10 @@ def main(work, browser_name="chromium", rig_binary=None, proxy=None):
     finally:
         if browser is not None:
             browser.quit()
+        if suite is not None:
+            e2e_webdriver.finish(suite)
+        if intermediary is not None:
+            e2e_webdriver.stop_intermediary(intermediary)
         httpd.shutdown()
     return 0
 

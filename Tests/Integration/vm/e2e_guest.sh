@@ -280,6 +280,7 @@ check_browser() {  # headless Chromium: the flows through latchkey proxy, then d
     wait "$proxy_pid"; echo "$?" >"$WORK/proxy-browser.status"
     # The rig's key must not outlive this step (later ones count FIDO devices or ask every one).
     stop_stray_rig "$WORK/rig-browser.pid" || status=1
+    stop_stray_rig "$WORK/rig-webdriver.pid" || status=1   # its keys too (e2e_webdriver.start_intermediary)
     stop_key_if_running web; start_key main || return 1
     cp "$WORK/browser.out" "$WORK/proxy-browser.log" "$RESULTS/" 2>/dev/null   # its timings, passed or not
     grep -q "uv auto" "$WORK/key-web.log" || { echo "key web did not run with --uv auto"; return 1; }
@@ -294,19 +295,17 @@ check_browser() {  # headless Chromium: the flows through latchkey proxy, then d
     if [ -s "$WORK/rig-browser.log" ]; then echo "--- the rig's log:"; tail -n 6 "$WORK/rig-browser.log"; fi
     return 1
 }
-check_webdriver() {  # a WebDriver suite, unchanged but for its URL, on `latchkey rig webdriver` (e2e_webdriver.py)
-    [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ] || { echo "chromium/chromedriver not installed"; return 1; }
-    local main status; main=$(node_of main) || return 1
-    mkdir -p "$WORK/webdriver-home"
-    # The browser must see only the session's rig keys: key main's node is hidden from it (/dev/null
-    # bound over it in a mount namespace of its own; nodes the rig makes later appear there as usual).
-    HOME="$WORK/webdriver-home" timeout -k 15 900 unshare --mount sh -c 'mount --bind /dev/null "$1" && shift && exec "$@"' \
-        sh "$main" "$PYTHON" "$HERE/e2e_webdriver.py" "$WORK" "$BIN" >"$WORK/webdriver.out" 2>&1
-    status=$?
-    cp "$WORK/webdriver.out" "$WORK/rig-webdriver.log" "$RESULTS/" 2>/dev/null
-    grep -Ev "^#[0-9]|^Stacktrace|Session info" "$WORK/webdriver.out" | tail -30
-    [ "$status" -eq 0 ] || { cp "$WORK/chromedriver-webdriver.log" "$RESULTS/" 2>/dev/null; tail -n 8 "$WORK/rig-webdriver.log"; }
-    return "$status"
+check_webdriver() {  # the Chromium step's browser, started through `latchkey rig webdriver`: its WebDriver suite ran last (e2e_webdriver.py)
+    local summary; summary=$(grep -E "^webdriver checks: " "$WORK/browser.out" 2>/dev/null | tail -1)
+    if [ -z "$summary" ]; then
+        # The Chromium step stopped before (its own failure says why): nothing of this step ran.
+        echo "the Chromium step's browser ended before its WebDriver checks (browser.out)"; return 77
+    fi
+    cp "$WORK/rig-webdriver.log" "$RESULTS/" 2>/dev/null
+    grep -E "^(ok|FAIL|DIFFERS): |^webdriver checks: |^latchkey rig webdriver exited" "$WORK/browser.out"
+    [[ "$summary" == *", 0 failed" ]] && grep -q "^latchkey rig webdriver exited with status 0" "$WORK/browser.out" && return 0
+    tail -n 8 "$WORK/rig-webdriver.log"
+    return 1
 }
 check_browser_through_proxy() {  # the Chromium step's first run, through `latchkey proxy`: the flows it then passed directly
     # Under TCG Chromium sometimes never comes up or never loads a page: then nothing ran through the
@@ -820,8 +819,8 @@ step "report descriptor has the FIDO usage page (06 D0 F1 09 01)" check_report_d
 # once, and a page that never loads is NOT RUN (77), not passed: WebAuthn failures still fail.
 step "headless Chromium: navigator.credentials.create() and .get() (ES256, then an RP accepting only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; then a credential added through the rig's control API signs in (allowCredentials and discoverable), the passkey's planted large blob read by the page and one the page writes reported by the rig; verified by Fido2Server (the same browser first ran the flows through latchkey proxy: the next step)" check_browser
 step "headless Chromium through latchkey proxy (the real key's node hidden from the browser; the step above's browser, before its direct run): the same create()/get() and passkey steps pass as directly, the proxy exits 0, and its trace holds their makeCredential and getAssertion" check_browser_through_proxy
+step "a WebDriver suite unchanged but for its URL on latchkey rig webdriver (the Chromium step's browser, started through it: every command above passed through it; e2e_webdriver.py): Selenium's virtual-authenticator API and the spec's HTTP endpoints alone — add authenticator, create() and get(), credentials added from PKCS#8 sign in, get credentials with sign counts (non-resident ones too), remove, set user verified → the UV flag, a u2f key; every answer verified by Fido2Server; the session's keys gone with it, the intermediary exits 0" check_webdriver
 # Firefox ESR: Debian 12 has no geckodriver, so e2e_browser.py speaks Marionette itself (marionette.py).
-step "a WebDriver suite unchanged but for its URL on latchkey rig webdriver (headless Chromium through chromedriver, e2e_webdriver.py): Selenium's virtual-authenticator API and the spec's HTTP endpoints alone — add authenticator, create() and get(), credentials added from PKCS#8 sign in, get credentials with sign counts, remove, set user verified → the UV flag, a u2f key; every answer verified by Fido2Server; the session's keys gone with it" check_webdriver
 step "headless Firefox ESR (Marionette): navigator.credentials.create() and .get() (ES256, then an RP accepting only ES384, then only RS256); passkeys (rk required, uv preferred and required, sign-in with empty allowCredentials) on a --uv auto key with no PIN and no dialog; verified by Fido2Server" check_firefox
 # Websites' signals (page → extension → native host → store) need no uhid: the socket layer runs
 # every signals check in this machine's Chromium and Firefox ESR (socket_browser_signals.py); the

@@ -377,45 +377,11 @@ def start_intermediary(work, binary):
     process = subprocess.Popen([binary, "rig", "webdriver", "--port", "0", "--log-level", "debug",
                                 "--driver-log", os.path.join(work, "chromedriver-webdriver.log")],
                                stdout=subprocess.PIPE, stderr=log)
+    with open(os.path.join(work, "rig-webdriver.pid"), "w") as handle:   # e2e_guest.sh stops one left behind
+        handle.write(str(process.pid))
     line = process.stdout.readline().decode().strip()
     assert line.startswith("http://127.0.0.1:"), f"`latchkey rig webdriver` printed {line!r} (its log: {work}/rig-webdriver.log)"
     return process, line
-
-
-def open_remote(url, work, attempt):
-    """Headless Chromium through the WebDriver URL: (driver, None) with the test page loaded, or (None, why)."""
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-
-    options = Options()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-gpu-process-crash-limit",
-                     "--disable-dev-shm-usage", "--no-first-run", f"--user-data-dir={work}/chromium-webdriver-{attempt}",
-                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                     "--no-default-browser-check", "--disable-breakpad"):
-        options.add_argument(argument)
-    started = time.time()
-    try:
-        driver = webdriver.Remote(command_executor=url, options=options)
-    except Exception as error:  # noqa: BLE001 - the browser did not come up: retried
-        print(f"chromium did not start after {time.time() - started:.1f} s: {type(error).__name__}: {error}", flush=True)
-        return None, "slow"
-    print(f"chromium {driver.capabilities.get('browserVersion')} up through {url} after {time.time() - started:.1f} s"
-          f"{eb.step_stamp()}", flush=True)
-    driver.command_executor.client_config.timeout = 180
-    driver.set_script_timeout(eb.OPERATION_TIMEOUT)
-    driver.set_page_load_timeout(150)
-    try:
-        driver.get(eb.ORIGIN + "/")
-    except Exception as error:  # noqa: BLE001 - retried
-        print(f"page did not load after {time.time() - started:.1f} s: {type(error).__name__}", flush=True)
-        try:
-            driver.quit()
-        except Exception:  # noqa: BLE001 - a wedged browser
-            pass
-        return None, "slow"
-    print(f"page loaded after {time.time() - started:.1f} s{eb.step_stamp()}", flush=True)
-    return driver, None
 
 
 def rig_nodes():
@@ -431,12 +397,39 @@ def rig_nodes():
     return nodes
 
 
+def finish(suite):
+    """After the browser quit: (through the intermediary) the session's keys are gone; then the
+    summary line. Whether every check passed."""
+    if not suite.direct:
+        def keys_gone():
+            left = rig_nodes()
+            assert not left, f"rig keys left: {left}"
+            return "no rig key's hidraw node left"
+        suite.check("Delete Session (quit) removes the session's keys", keys_gone)
+    failed = [name for name, passed, _ in suite.results if not passed]
+    print(f"webdriver checks: {len(suite.results) - len(failed)} passed, {len(failed)} failed"
+          f"{' (chromedriver direct)' if suite.direct else ''}", flush=True)
+    return not failed
+
+
+def stop_intermediary(process):
+    """SIGTERM, and its exit status must be 0 (printed)."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        status = process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        status = process.wait()
+    print(f"latchkey rig webdriver exited with status {status}", flush=True)
+    return status
+
+
 def main(work, binary):
     direct = binary is None
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", eb.PORT), eb.Page)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    process, driver = None, None
+    process, service, driver, suite = None, None, None, None
     try:
         if direct:
             service = subprocess.Popen(["/usr/bin/chromedriver", "--port=9516"], stdout=subprocess.DEVNULL,
@@ -446,8 +439,9 @@ def main(work, binary):
         else:
             process, url = start_intermediary(work, binary)
         for attempt in (1, 2):
-            driver, why = open_remote(url, work, attempt)
-            if driver is not None:
+            browser, _ = eb.open_chromium(work, attempt, webdriver_url=url)
+            if browser is not None:
+                driver = browser.driver
                 break
         if driver is None:
             print("NOT RUN: Chromium did not start or load the test page in two attempts", flush=True)
@@ -455,33 +449,19 @@ def main(work, binary):
         suite = Suite(driver, url, direct, None if direct else os.path.join(work, "rig-webdriver.log"))
         suite.selenium_checks()
         suite.spec_checks()
-        driver.quit()
-        driver = None
-        if not direct:
-            def keys_gone():
-                left = rig_nodes()
-                assert not left, f"rig keys left: {left}"
-                return "no rig key's hidraw node left"
-            suite.check("Delete Session (quit) removes the session's keys", keys_gone)
-        failed = [name for name, passed, _ in suite.results if not passed]
-        print(f"webdriver checks: {len(suite.results) - len(failed)} passed, {len(failed)} failed"
-              f"{' (chromedriver direct)' if direct else ''}", flush=True)
-        return 1 if failed else 0
     finally:
         if driver is not None:
             try:
                 driver.quit()
             except Exception:  # noqa: BLE001 - the browser may be gone
                 pass
-        if process is not None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        if direct:
+        passed = suite is not None and finish(suite)
+        if process is not None and stop_intermediary(process) != 0:
+            passed = False
+        if service is not None:
             service.terminate()
         httpd.shutdown()
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":
