@@ -69,6 +69,45 @@ public final class VirtualAuthenticators: Sendable {
         }
     }
 
+    /// The rig methods a session's keys answer through `POST /session/{id}/latchkey/rig`: what
+    /// WebDriver's commands cannot say (presence and UV answered per request, the account a
+    /// discoverable sign-in picks, faults, response overrides, power cycles). The methods that
+    /// add, remove or list keys are the WebAuthn commands' (a key belongs to its session).
+    static let rigMethods: Set<String> = [
+        "setUserConsenting", "setAutomaticPresenceSimulation", "setAutomaticUserVerification", "answerUserVerification",
+        "answerPresence", "powerCycle", "setResponseOverrideBits", "injectFault", "clearFaults", "selectCredential",
+        "getCredential", "setCredentialProperties",
+    ]
+
+    /// `{"method": …, "params": {…, "authenticatorId": one of the session's keys}}` → the rig's
+    /// result as the command's value, its error as WebDriver's.
+    public func rigRequest(session: String, body: [UInt8]) -> HTTPResponse {
+        do throws(WebDriverError) {
+            guard isKnown(session: session) else {
+                throw .invalidSessionID("no session '\(session)' was started through this intermediary")
+            }
+            guard let document = JSONDocument.parse(body), case .object(let members) = document else {
+                throw .invalidArgument("the parameters must be a JSON object {\"method\": …, \"params\": {…}}")
+            }
+            guard case .string(let method)? = members["method"], Self.rigMethods.contains(method) else {
+                throw .invalidArgument("method must be one of \(Self.rigMethods.sorted().joined(separator: ", ")) "
+                                       + "(keys are added, removed and listed with the WebAuthn commands)")
+            }
+            var params: [String: JSONValue] = [:]
+            switch members["params"] {
+            case nil: break
+            case .object(let given)?: for (name, value) in given { params[name] = JSONValue(value) }
+            case let other?: throw .invalidArgument("params must be an object, not \(other.typeName)")
+            }
+            guard case .string(let id)? = params["authenticatorId"], keys(of: session).contains(id) else {
+                throw .invalidArgument("params.authenticatorId must name a virtual authenticator of this session")
+            }
+            return .success(JSONValue(try call(method, params: params)))
+        } catch {
+            return error.response
+        }
+    }
+
     private func run(_ command: VirtualAuthenticatorCommand, session: String,
                      parameters: [String: JSONDocument]) throws(WebDriverError) -> JSONValue {
         switch command {

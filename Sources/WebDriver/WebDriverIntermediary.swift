@@ -139,6 +139,10 @@ public final class WebDriverIntermediary: @unchecked Sendable {
             let response = authenticators.answer(command, session: session, body: request.body)
             logger.debug("webdriver: \(request.method) \(TerminalText.line(request.target)) → \(response.status) (rig)")
             return response
+        case .rigRequest(let session):
+            let response = authenticators.rigRequest(session: session, body: request.body)
+            logger.debug("webdriver: POST \(TerminalText.line(request.target)) → \(response.status) (rig)")
+            return response
         case .unknownWebAuthn(let session, let methodAllowed):
             guard authenticators.isKnown(session: session) else {
                 return WebDriverError.invalidSessionID("no session '\(session)' was started through this intermediary").response

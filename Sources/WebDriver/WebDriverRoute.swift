@@ -8,6 +8,9 @@ public enum WebDriverRoute: Equatable, Sendable {
     case virtualAuthenticator(session: String, VirtualAuthenticatorCommand)
     /// A path under `/session/{id}/webauthn/` that names no command, or names one with another method.
     case unknownWebAuthn(session: String, methodAllowed: Bool)
+    /// `POST /session/{id}/latchkey/rig`: a rig request on one of the session's keys (Latchkey's
+    /// vendor extension command, as `goog/…` and `moz/…` are Chromium's and Firefox's).
+    case rigRequest(session: String)
     case forward
 
     public init(method: String, segments: [String]) {
@@ -20,6 +23,10 @@ public enum WebDriverRoute: Equatable, Sendable {
             return
         default:
             break
+        }
+        if segments.count == 4, segments[0] == "session", segments[2] == "latchkey", segments[3] == "rig" {
+            self = method == "POST" ? .rigRequest(session: segments[1]) : .unknownWebAuthn(session: segments[1], methodAllowed: true)
+            return
         }
         guard segments.count >= 3, segments[0] == "session", segments[2] == "webauthn" else {
             self = .forward

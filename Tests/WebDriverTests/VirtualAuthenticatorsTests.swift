@@ -183,6 +183,33 @@ final class VirtualAuthenticatorsTests: XCTestCase {
         XCTAssertNotNil(listed.first?["privateKey"]?.stringValue)
     }
 
+    /// Latchkey's vendor command: a rig request on one of the session's own keys only.
+    func testRigRequestsReachOnlyTheSessionsKeys() throws {
+        let id = try addAuthenticator(#"{"protocol":"ctap2_1","transport":"usb","hasResidentKey":true}"#)
+        XCTAssertEqual(try run(.addCredential(id), #"{"credentialId":"AQIDBA","isResidentCredential":true,"rpId":"localhost","#
+                               + #""privateKey":"\#(Self.p256)","userHandle":"dXNlcg","signCount":0}"#).0, 200)
+        func rig(_ body: String, session: String = "s1") throws -> (Int, JSONDocument) {
+            let response = authenticators.rigRequest(session: session, body: Array(body.utf8))
+            return (response.status, try XCTUnwrap(JSONDocument.parse(response.body)?["value"]))
+        }
+        let selected = try rig(#"{"method":"selectCredential","params":{"authenticatorId":"\#(id)","rpId":"localhost","credentialId":"AQIDBA"}}"#)
+        XCTAssertEqual(selected.0, 200)
+        XCTAssertEqual(selected.1, .object([:]))
+        let fault = try rig(#"{"method":"injectFault","params":{"authenticatorId":"\#(id)","command":"getAssertion","fault":"status","status":46}}"#)
+        XCTAssertEqual(fault.1["faultId"], .number(1))
+        XCTAssertEqual(try rig(#"{"method":"getCredential","params":{"authenticatorId":"\#(id)","credentialId":"AQIDBA"}}"#).1["rpId"],
+                       .string("localhost"))
+        XCTAssertEqual(try rig(#"{"method":"removeAuthenticator","params":{"authenticatorId":"\#(id)"}}"#).1["error"],
+                       .string("invalid argument"), "keys go with the WebAuthn commands")
+        XCTAssertEqual(try rig(#"{"method":"powerCycle","params":{"authenticatorId":"k999"}}"#).1["error"], .string("invalid argument"))
+        authenticators.sessionStarted("s2")
+        XCTAssertEqual(try rig(#"{"method":"powerCycle","params":{"authenticatorId":"\#(id)"}}"#, session: "s2").1["error"],
+                       .string("invalid argument"), "another session's key")
+        XCTAssertEqual(try rig(#"{"method":"powerCycle"}"#, session: "nobody").0, 404)
+        XCTAssertEqual(try rig(#"{"method":"injectFault","params":{"authenticatorId":"\#(id)","command":"frob","fault":"status"}}"#).1["error"],
+                       .string("invalid argument"), "the rig's invalidParams")
+    }
+
     func testRemovedAuthenticatorIsGone() throws {
         let id = try addAuthenticator()
         XCTAssertEqual(try run(.removeAuthenticator(id)).0, 200)
@@ -212,5 +239,7 @@ final class VirtualAuthenticatorsTests: XCTestCase {
         XCTAssertEqual(route("GET", "/session/s/webauthn/authenticator"), .unknownWebAuthn(session: "s", methodAllowed: true))
         XCTAssertEqual(route("PUT", "/session/s/webauthn/authenticator/k1/credentials"), .unknownWebAuthn(session: "s", methodAllowed: true))
         XCTAssertEqual(route("POST", "/session/s/webauthn/frobnicate"), .unknownWebAuthn(session: "s", methodAllowed: false))
+        XCTAssertEqual(route("POST", "/session/s/latchkey/rig"), .rigRequest(session: "s"))
+        XCTAssertEqual(route("GET", "/session/s/latchkey/rig"), .unknownWebAuthn(session: "s", methodAllowed: true))
     }
 }

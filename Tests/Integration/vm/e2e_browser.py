@@ -810,6 +810,7 @@ def main(work, browser_name="chromium", rig_binary=None, proxy=None):
                 suite = e2e_webdriver.Suite(browser.driver, url, False, os.path.join(work, "rig-webdriver.log"))
                 suite.selenium_checks()
                 suite.spec_checks()
+                e2e_webdriver.latchkey_checks(suite)
         except AssertionError as error:
             if not browser_died(error):
                 raise

@@ -371,6 +371,41 @@ class Suite:
                 break
 
 
+def latchkey_checks(suite):
+    """Latchkey's vendor command (POST /session/{id}/latchkey/rig), which chromedriver has not:
+    with two passkeys at the site, the rig's selectCredential names the one a discoverable get()
+    answers with, the older one, so no account chooser opens (none can be clicked headless)."""
+    if suite.direct:
+        return
+
+    def pick_account():
+        status, key = suite.http("POST", "/webauthn/authenticator", {
+            "protocol": "ctap2_1", "transport": "usb", "hasResidentKey": True, "hasUserVerification": True,
+            "isUserVerified": True})
+        assert status == 200, (status, key)
+        accounts = []
+        for handle in (b"older-account", b"newer-account"):
+            der, public = new_p256()
+            credential_id = os.urandom(16)
+            status, value = suite.http("POST", f"/webauthn/authenticator/{key}/credential", {
+                "credentialId": b64url(credential_id), "isResidentCredential": True, "rpId": "localhost",
+                "privateKey": b64url(der), "userHandle": b64url(handle), "signCount": 0})
+            assert status == 200, (status, value)
+            accounts.append((handle, attested(credential_id, public)))
+        status, value = suite.http("POST", "/latchkey/rig", {"method": "selectCredential", "params": {
+            "authenticatorId": key, "rpId": "localhost", "userHandle": b64url(accounts[0][0])}})
+        assert status == 200, (status, value)
+        asserted, took = suite.sign_in([credential for _, credential in accounts], UserVerificationRequirement.PREFERRED,
+                                       "discoverable get() with two accounts", discoverable=True)
+        signed_by = b64url_decode(asserted["response"]["userHandle"])
+        assert signed_by == accounts[0][0], f"answered as {signed_by!r}, not the account the rig named"
+        status, _ = suite.http("DELETE", f"/webauthn/authenticator/{key}")
+        assert status == 200
+        return f"{took:.1f} s, signed as {signed_by.decode()} (the newer one would be the key's own pick)"
+
+    suite.check("Latchkey: POST …/latchkey/rig selectCredential picks the account of a discoverable get()", pick_account)
+
+
 def start_intermediary(work, binary):
     """`latchkey rig webdriver --port 0`, chromedriver's log in WORK: (process, URL)."""
     log = open(os.path.join(work, "rig-webdriver.log"), "wb")
@@ -449,6 +484,7 @@ def main(work, binary):
         suite = Suite(driver, url, direct, None if direct else os.path.join(work, "rig-webdriver.log"))
         suite.selenium_checks()
         suite.spec_checks()
+        latchkey_checks(suite)
     finally:
         if driver is not None:
             try:
