@@ -26,7 +26,9 @@ public final class WebDriverIntermediary: @unchecked Sendable {
     private let connections = Atomic<Int>(0)
     private let acceptDone = DispatchSemaphore(value: 0)
     private let connectionThreads = DispatchGroup()
-    private let refusals = ThrottledWarning()
+    /// Refusals another user or a web page can provoke at will: logged, but not at their pace.
+    private let foreignConnections = ThrottledWarning()
+    private let browserRequests = ThrottledWarning()
 
     public init(port: UInt16, driverPort: UInt16, authenticators: VirtualAuthenticators, logger: Logger) throws(Errno) {
         (listener, self.port) = try FileDescriptor.loopbackListener(port: port)
@@ -88,7 +90,7 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         let owner = endpoints.flatMap { LoopbackPeer.owner(peer: $0.peer, local: $0.local) }
         guard let owner, PeerCredentials.isTrusted(uid: owner) else {
             let who = owner.map { PeerCredentials.describe(uid: $0) } ?? "a socket whose user could not be found"
-            refusals.note(logger, "webdriver: refused a connection from \(who)")
+            foreignConnections.note(logger, "webdriver: refused a connection from \(who)")
             stream.write(WebDriverError("unknown error", "this intermediary belongs to \(PeerCredentials.describe(uid: getuid())); "
                                         + "\(who) may not use it").response.serialized(close: true))
             client.close()
@@ -127,7 +129,7 @@ public final class WebDriverIntermediary: @unchecked Sendable {
 
     func respond(to request: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
         if let refusal = Self.browserRefusal(request, port: port) {
-            refusals.note(logger, "webdriver: refused \(request.method) \(TerminalText.line(request.target)): \(refusal)")
+            browserRequests.note(logger, "webdriver: refused \(request.method) \(TerminalText.line(request.target)): \(refusal)")
             return HTTPResponse(status: 403, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]),
                                 body: Array("\(refusal)\n".utf8))
         }

@@ -4,8 +4,12 @@ no answer from a socket reaches the terminal raw, and a socket path appears only
 The second user is `nobody` (65534), through setpriv: so these checks need root (as CI has).
 """
 
+import http.client
+import http.server
+import json
 import os
 import shutil
+import threading
 import signal
 import socket
 import subprocess
@@ -281,6 +285,121 @@ def check_published_when_ready(base):
     assert not refused, f"refused right after the path appeared in rounds {refused}"
 
 
+class StandInDriver(http.server.BaseHTTPRequestHandler):
+    """chromedriver's place: New Session answers a session, anything else null; every request is kept."""
+    seen = []
+
+    def do_POST(self):
+        self.answer()
+
+    def do_GET(self):
+        self.answer()
+
+    def do_DELETE(self):
+        self.answer()
+
+    def answer(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        StandInDriver.seen.append((self.command, self.path, self.headers.get("Host"), body))
+        value = {"sessionId": "s1", "capabilities": {"browserName": "chrome"}} if self.path == "/session" else None
+        data = json.dumps({"value": value}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):
+        pass
+
+
+# What another user runs against the intermediary's port: one request, and what came back.
+FOREIGN_CLIENT = textwrap.dedent("""
+    import socket, sys
+    connection = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    connection.sendall(b"GET /session/s1/webauthn/authenticator/k1/credentials HTTP/1.1\\r\\nHost: 127.0.0.1:" + sys.argv[1].encode()
+                       + b"\\r\\n\\r\\n")
+    answer = b""
+    try:
+        while True:
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            answer += chunk
+    except ConnectionResetError:
+        # Refused at accept: the close can reach the client before it reads the refusal (its request unread).
+        answer += b"(connection reset)"
+    sys.stdout.write(answer.decode(errors="replace"))
+""")
+
+
+@check("latchkey rig webdriver (issue 46): another user's connection is answered a refusal and closed, nothing reaching "
+       "the driver or the keys; a web page's request (an Origin, a rebound Host) gets 403; the owner's commands pass on "
+       "to the driver, a virtual authenticator is a real key on its socket, and SIGTERM exits 0 with the key gone")
+def check_webdriver_intermediary(base):
+    keys = os.path.join(base, "webdriver-keys")
+    os.mkdir(keys, 0o700)
+    StandInDriver.seen = []
+    driver = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StandInDriver)
+    threading.Thread(target=driver.serve_forever, daemon=True).start()
+    log_path = os.path.join(base, "webdriver.log")
+    process = subprocess.Popen([BINARY, "rig", "webdriver", "--port", "0", "--driver-url", f"http://127.0.0.1:{driver.server_port}",
+                                "--socket-keys", keys, "--log-level", "debug"],
+                               stdout=subprocess.PIPE, stderr=open(log_path, "wb"), stdin=subprocess.DEVNULL)
+    try:
+        url = process.stdout.readline().decode().strip()
+        assert url.startswith("http://127.0.0.1:"), f"printed {url!r}: {open(log_path, errors='replace').read()[-400:]}"
+        port = int(url.rsplit(":", 1)[1])
+
+        def send(method, path, body=None, headers=None):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+            data = None if body is None else json.dumps(body).encode()
+            connection.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
+            response = connection.getresponse()
+            payload = response.read()
+            connection.close()
+            return response.status, payload
+
+        status, payload = send("POST", "/session", {"capabilities": {}})
+        assert status == 200 and json.loads(payload)["value"]["sessionId"] == "s1", (status, payload)
+        assert StandInDriver.seen[-1][2] == f"127.0.0.1:{driver.server_port}", StandInDriver.seen[-1]
+        status, payload = send("POST", "/session/s1/webauthn/authenticator", {"protocol": "ctap2_1", "transport": "usb"})
+        assert status == 200 and json.loads(payload)["value"] == "k1", (status, payload)
+        sockets = [name for name in os.listdir(keys) if name.endswith(".sock")]
+        assert len(sockets) == 1, sockets
+        device = open_device(os.path.join(keys, sockets[0]), timeout=10)
+        try:
+            from fido2.ctap2 import Ctap2
+            versions = Ctap2(device).info.versions
+        finally:
+            device.close()
+        assert "FIDO_2_1" in versions, versions
+        seen = len(StandInDriver.seen)
+
+        for headers, why in (({"Origin": "http://localhost:8765"}, "an Origin"),
+                             ({"Host": f"attacker.example:{port}"}, "a rebound Host"),
+                             ({"Sec-Fetch-Mode": "no-cors"}, "Sec-Fetch")):
+            status, payload = send("POST", "/session", {"capabilities": {}}, headers)
+            assert status == 403, f"{why}: {status} {payload[:200]!r}"
+
+        run = subprocess.run(AS_NOBODY + [sys.executable, "-c", FOREIGN_CLIENT, str(port)], capture_output=True, text=True,
+                             timeout=30)
+        assert run.returncode == 0 and ("may not use it" in run.stdout or run.stdout == "(connection reset)") \
+            and "credentialId" not in run.stdout, f"nobody got: {run.stdout[:300]!r} {run.stderr[-300:]!r}"
+        assert len(StandInDriver.seen) == seen, f"the driver heard from a refused request: {StandInDriver.seen[seen:]}"
+        wait_for(lambda: "refused a connection from uid 65534" in open(log_path, errors="replace").read(), 5,
+                 "the refusal in the intermediary's log")
+
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=15) == 0, "exit status"
+        assert not [name for name in os.listdir(keys) if name.endswith(".sock")], os.listdir(keys)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        driver.shutdown()
+
+
 def test_local_users():
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
         print("SKIP  local users: needs root and setpriv (a second user, nobody); not counted", flush=True)
@@ -292,5 +411,6 @@ def test_local_users():
         check_foreign_client(base)
         check_hostile_answer(base)
         check_published_when_ready(base)
+        check_webdriver_intermediary(base)
     finally:
         shutil.rmtree(base, ignore_errors=True)
