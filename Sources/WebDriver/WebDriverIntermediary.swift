@@ -127,7 +127,8 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         }
     }
 
-    func respond(to request: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
+    func respond(to given: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
+        let request = Self.withoutGridPrefix(given)
         if let refusal = Self.browserRefusal(request, port: port) {
             browserRequests.note(logger, "webdriver: refused \(request.method) \(TerminalText.line(request.target)): \(refusal)")
             return HTTPResponse(status: 403, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]),
@@ -169,6 +170,19 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         case .forward:
             return forward(request, driver: &driver)
         }
+    }
+
+    /// Suites written for Selenium Grid 3 (and many examples) name `http://host:4444/wd/hub`: the
+    /// prefix is taken off, as Grid 4 and Selenium's own clients do, and the driver sees the W3C
+    /// path (chromedriver serves none under `/wd/hub` unless started with `--url-base`).
+    static func withoutGridPrefix(_ request: HTTPRequest) -> HTTPRequest {
+        guard request.target == "/wd/hub" || request.target.hasPrefix("/wd/hub/") || request.target.hasPrefix("/wd/hub?") else {
+            return request
+        }
+        var stripped = request
+        stripped.target = String(request.target.dropFirst("/wd/hub".count))
+        if stripped.target.isEmpty || stripped.target.hasPrefix("?") { stripped.target = "/" + stripped.target }
+        return stripped
     }
 
     /// Why a request that may come from a web page is refused, or nil. A page the browser

@@ -101,13 +101,17 @@ final class WebDriverIntermediaryTests: XCTestCase {
         XCTAssertEqual(try send("GET", "/session/abc/webauthn/authenticator/\(id)/frob").1["error"], .string("unknown command"))
         XCTAssertEqual(try send("GET", "/session/abc/webauthn/authenticator").0, 405)
 
+        XCTAssertEqual(try send("GET", "/wd/hub/session/abc/webauthn/authenticator/\(id)/credentials").1, .array([]),
+                       "a Grid 3 URL (/wd/hub) reaches the same commands")
+        XCTAssertEqual(try send("GET", "/wd/hub/session/abc/title").1["target"], .string("/session/abc/title"),
+                       "and the driver sees the W3C path")
         XCTAssertEqual(try send("DELETE", "/session/abc").0, 200)
         XCTAssertEqual(authenticators.keys(of: "abc"), [])
         let line = rig.respond(to: Array(#"{"v":1,"method":"listAuthenticators"}"#.utf8))
         XCTAssertEqual(JSONDocument.parse(line)?["result"]?["authenticators"], .array([]), "Delete Session removed the session's key")
 
         let targets = driver.received.withLock { $0.map { "\($0.method) \($0.target)" } }
-        XCTAssertEqual(targets, ["POST /session", "POST /session/abc/url", "DELETE /session/abc"],
+        XCTAssertEqual(targets, ["POST /session", "POST /session/abc/url", "GET /session/abc/title", "DELETE /session/abc"],
                        "the driver saw every command but the WebAuthn extension's")
         XCTAssertEqual(driver.received.withLock { $0.first?.headers["Host"] }, "127.0.0.1:\(driver.port)")
     }
