@@ -58,12 +58,14 @@ public struct ChildProcessRunner: ProgramRunner {
         return String(decoding: exit.output, as: UTF8.self)
     }
 
-    /// The path of `command` as a shell finds it on PATH (`environment`'s, else this process's);
-    /// a command with a slash is taken as a path. nil when it is not there or not executable.
+    /// The path of `command` as a shell finds it on PATH (`environment`'s, else this process's),
+    /// but only in absolute directories: an empty or relative entry would run what the current
+    /// directory holds. A command with a slash is taken as a path. nil when it is not there or
+    /// not executable.
     public static func locate(_ command: String, environment: [String: String]? = nil) -> String? {
         if command.contains("/") { return access(command, X_OK) == 0 ? command : nil }
         let path = environment.map { $0["PATH"] } ?? getenv("PATH").map { String(cString: $0) }
-        let directories = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
+        let directories = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").filter { $0.hasPrefix("/") }
         return directories.map { String($0) + "/" + command }.first { access($0, X_OK) == 0 }
     }
 }

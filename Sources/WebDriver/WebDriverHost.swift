@@ -111,7 +111,7 @@ public enum WebDriverHost {
     /// Starts `executable` (a path, or a name looked up in PATH) with `--port=N` on a free port,
     /// and waits until it answers GET /status.
     static func startDriver(_ executable: String, log: String?, logger: Logger) throws(Failure) -> (ChildProcess, UInt16) {
-        guard let path = resolve(executable) else {
+        guard let path = ChildProcessRunner.locate(executable) else {
             throw Failure(message: "no driver \(executable) found (install Debian's chromium-driver, or give --driver PATH)")
         }
         let port: UInt16
@@ -169,16 +169,6 @@ public enum WebDriverHost {
         }
         guard PeerCredentials.isTrusted(uid: owner) else {
             return "the driver on 127.0.0.1:\(port) belongs to \(PeerCredentials.describe(uid: owner)): it would get every command"
-        }
-        return nil
-    }
-
-    static func resolve(_ executable: String) -> String? {
-        if executable.contains("/") { return FileManager.default.isExecutableFile(atPath: executable) ? executable : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for directory in path.split(separator: ":") where directory.hasPrefix("/") {
-            let candidate = "\(directory)/\(executable)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
         }
         return nil
     }
