@@ -26,9 +26,10 @@ public final class WebDriverIntermediary: @unchecked Sendable {
     private let connections = Atomic<Int>(0)
     private let acceptDone = DispatchSemaphore(value: 0)
     private let connectionThreads = DispatchGroup()
-    /// Refusals another user or a web page can provoke at will: logged, but not at their pace.
-    private let foreignConnections = ThrottledWarning()
-    private let browserRequests = ThrottledWarning()
+    /// Refusals another user or a web page can provoke at will: logged, but not at their pace
+    /// (one line a second of each kind, the next saying how many were left out).
+    private let foreignConnections = Mutex(WarningThrottle(burst: 1, windowNanoseconds: 1_000_000_000))
+    private let browserRequests = Mutex(WarningThrottle(burst: 1, windowNanoseconds: 1_000_000_000))
 
     public init(port: UInt16, driverPort: UInt16, authenticators: VirtualAuthenticators, logger: Logger) throws(Errno) {
         (listener, self.port) = try FileDescriptor.loopbackListener(port: port)
@@ -60,6 +61,10 @@ public final class WebDriverIntermediary: @unchecked Sendable {
 
     var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
+    private func warn(_ throttle: borrowing Mutex<WarningThrottle>, _ message: String) {
+        if let line = throttle.withLock({ $0.line(message, now: MonotonicClock.nanoseconds()) }) { logger.warning(line) }
+    }
+
     private func acceptLoop() {
         while !isStopping {
             guard let ready = try? Poller.wait(for: [listener.rawValue, wakeup.descriptor], timeoutMilliseconds: -1) else { return }
@@ -90,7 +95,7 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         let owner = endpoints.flatMap { LoopbackPeer.owner(peer: $0.peer, local: $0.local) }
         guard let owner, PeerCredentials.isTrusted(uid: owner) else {
             let who = owner.map { PeerCredentials.describe(uid: $0) } ?? "a socket whose user could not be found"
-            foreignConnections.note(logger, "webdriver: refused a connection from \(who)")
+            warn(foreignConnections, "webdriver: refused a connection from \(who)")
             stream.write(WebDriverError("unknown error", "this intermediary belongs to \(PeerCredentials.describe(uid: getuid())); "
                                         + "\(who) may not use it").response.serialized(close: true))
             client.close()
@@ -130,7 +135,7 @@ public final class WebDriverIntermediary: @unchecked Sendable {
     func respond(to given: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
         let request = Self.withoutGridPrefix(given)
         if let refusal = Self.browserRefusal(request, port: port) {
-            browserRequests.note(logger, "webdriver: refused \(request.method) \(TerminalText.line(request.target)): \(refusal)")
+            warn(browserRequests, "webdriver: refused \(request.method) \(TerminalText.line(request.target)): \(refusal)")
             return HTTPResponse(status: 403, headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8")]),
                                 body: Array("\(refusal)\n".utf8))
         }
@@ -256,28 +261,5 @@ public final class WebDriverIntermediary: @unchecked Sendable {
             guard reused, attempt == 0, !isStopping else { break }
         }
         return WebDriverError.unknownError("the browser's driver closed the connection without an answer").response
-    }
-}
-
-/// A warning another user could provoke at will (a refused connection), logged at most once a
-/// second with the count of those not logged.
-final class ThrottledWarning: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lastLogged: UInt64 = 0
-    private var suppressed = 0
-
-    func note(_ logger: Logger, _ message: String) {
-        lock.lock()
-        let now = MonotonicClock.milliseconds()
-        guard now &- lastLogged >= 1_000 || lastLogged == 0 else {
-            suppressed += 1
-            lock.unlock()
-            return
-        }
-        let skipped = suppressed
-        lastLogged = now
-        suppressed = 0
-        lock.unlock()
-        logger.warning(message + (skipped > 0 ? " (and \(skipped) more not logged)" : ""))
     }
 }

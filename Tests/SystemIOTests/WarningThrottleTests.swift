@@ -1,4 +1,4 @@
-@testable import KeyService
+@testable import SystemIO
 import XCTest
 
 /// A client can make the key warn at will (bad packets, refused connections): the log stays bounded.

@@ -2,7 +2,7 @@
 /// they are counted, and the next line that gets through says how many were left out. A client
 /// that sends 20,000 malformed packets, or a flood of refused connections, then writes a few
 /// dozen lines, not 20,000 (times are CLOCK_MONOTONIC nanoseconds, passed in).
-struct WarningThrottle {
+public struct WarningThrottle: Sendable {
     let burst: Int
     let window: UInt64
     /// When the current window began (its first warning); nil before any.
@@ -10,13 +10,13 @@ struct WarningThrottle {
     private var written = 0
     private var suppressed = 0
 
-    init(burst: Int = 20, windowNanoseconds: UInt64 = 10_000_000_000) {
+    public init(burst: Int = 20, windowNanoseconds: UInt64 = 10_000_000_000) {
         self.burst = burst
         self.window = windowNanoseconds
     }
 
     /// The line to write for `message` at `now`, or nil if this one is left out.
-    mutating func line(_ message: @autoclosure () -> String, now: UInt64) -> String? {
+    public mutating func line(_ message: @autoclosure () -> String, now: UInt64) -> String? {
         if windowStart.map({ now &- $0 >= window }) ?? true {
             windowStart = now
             written = 0
