@@ -27,7 +27,7 @@ extension FileDescriptor {
                 }
             }
             try socket.listen(backlog: backlog)
-            return (socket, try socket.loopbackPorts().local)
+            return (socket, try socket.loopbackEndpoints().local.port)
         } catch {
             socket.close()
             throw error
@@ -79,12 +79,6 @@ extension FileDescriptor {
         }
         guard let local = endpoint({ getsockname($0, $1, $2) }) else { throw Errno.current }
         return (local, endpoint({ getpeername($0, $1, $2) }) ?? IPv4Endpoint(address: 0, port: 0))
-    }
-
-    /// The local and the peer's port (see `loopbackEndpoints`).
-    public func loopbackPorts() throws(Errno) -> (local: UInt16, peer: UInt16) {
-        let endpoints = try loopbackEndpoints()
-        return (endpoints.local.port, endpoints.peer.port)
     }
 
     private static func tcpSocket(nonBlocking: Bool) throws(Errno) -> FileDescriptor {

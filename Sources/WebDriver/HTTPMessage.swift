@@ -1,3 +1,5 @@
+import Foundation
+
 /// HTTP/1.1 as the WebDriver intermediary needs it (RFC 9112), sans IO: a request or a response
 /// read from bytes as they arrive (`HTTPMessageReader`), and written back as bytes. Bodies are
 /// whole in memory — WebDriver messages are JSON documents — and bounded.
@@ -23,6 +25,9 @@ public struct HTTPHeaders: Equatable, Sendable {
 
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
+    /// Whether the message ends its connection (`Connection: close`).
+    public var asksToClose: Bool { values("Connection").contains { $0.lowercased().contains("close") } }
+
     public mutating func remove(_ name: String) { fields.removeAll { $0.name.lowercased() == name.lowercased() } }
 
     /// The fields a message passed on keeps: hop-by-hop ones (RFC 9110 §7.6.1: Connection, those
@@ -36,15 +41,6 @@ public struct HTTPHeaders: Equatable, Sendable {
         }
     }
 
-    /// A hex digit's value (chunk sizes, percent escapes).
-    static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     /// Without the spaces and tabs around it (a field's optional whitespace).
     static func trimmed(_ text: Substring) -> String {
@@ -86,24 +82,14 @@ public struct HTTPRequest: Equatable, Sendable {
         let path = target.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         var segments: [String] = []
         for raw in path.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            guard let decoded = Self.percentDecoded(raw) else { return nil }
+            // `%XX` escapes decoded; nil for one that is not two hex digits, or a result that is not UTF-8.
+            guard let decoded = String(raw).removingPercentEncoding else { return nil }
             segments.append(decoded)
         }
         if segments.last == "" { segments.removeLast() }   // a trailing slash
         return segments
     }
 
-    static func percentDecoded(_ text: Substring) -> String? {
-        var bytes: [UInt8] = []
-        var iterator = Array(text.utf8).makeIterator()
-        while let byte = iterator.next() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard let high = iterator.next().flatMap(HTTPHeaders.hexValue),
-                  let low = iterator.next().flatMap(HTTPHeaders.hexValue) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return String(validating: bytes, as: UTF8.self)
-    }
 
     /// The request as bytes for `host`, its body framed by Content-Length, the connection kept.
     public func serialized(host: String) -> [UInt8] {

@@ -176,11 +176,11 @@ public struct HTTPMessageReader: Sendable {
             }
             // The size in hex (digits only: no sign), then optional extensions after ';' (ignored).
             let digits = buffer[at..<lineEnd].prefix { $0 != UInt8(ascii: ";") }.drop { $0 == 0x20 || $0 == 0x09 }
-            let size = digits.prefix { HTTPHeaders.hexValue($0) != nil }
+            let size = digits.prefix { Self.hexValue($0) != nil }
             guard !size.isEmpty, size.count <= 8, digits.dropFirst(size.count).allSatisfy({ $0 == 0x20 || $0 == 0x09 }) else {
                 throw HTTPError(400, "a chunk's size is not hexadecimal")
             }
-            let length = size.reduce(0) { $0 << 4 | Int(HTTPHeaders.hexValue($1)!) }
+            let length = size.reduce(0) { $0 << 4 | Int(Self.hexValue($1)!) }
             if length == 0 {
                 // Trailer fields, then a blank line; the fields are read past, bounded as a head is.
                 var trailer = lineEnd + 2
@@ -200,6 +200,16 @@ public struct HTTPMessageReader: Sendable {
             guard buffer[data + length] == 0x0D, buffer[data + length + 1] == 0x0A else { throw HTTPError(400, "a chunk does not end in CRLF") }
             body += buffer[data..<data + length]
             at = data + length + 2
+        }
+    }
+
+    /// A hex digit's value (a chunk's size).
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
         }
     }
 

@@ -52,11 +52,16 @@ public final class VirtualAuthenticators: Sendable {
         for session in sessions { sessionEnded(session) }
     }
 
+    /// The error of a command for a session this intermediary did not see start.
+    static func unknownSession(_ id: String) -> WebDriverError {
+        .invalidSessionID("no session '\(id)' was started through this intermediary")
+    }
+
     /// The answer to one command of `session` whose request body is `body`.
     public func answer(_ command: VirtualAuthenticatorCommand, session: String, body: [UInt8]) -> HTTPResponse {
         do throws(WebDriverError) {
             guard isKnown(session: session) else {
-                throw .invalidSessionID("no session '\(session)' was started through this intermediary")
+                throw Self.unknownSession(session)
             }
             if let id = command.authenticatorID {
                 guard keys(of: session).contains(id) else {
@@ -84,7 +89,7 @@ public final class VirtualAuthenticators: Sendable {
     public func rigRequest(session: String, body: [UInt8]) -> HTTPResponse {
         do throws(WebDriverError) {
             guard isKnown(session: session) else {
-                throw .invalidSessionID("no session '\(session)' was started through this intermediary")
+                throw Self.unknownSession(session)
             }
             guard let document = JSONDocument.parse(body), case .object(let members) = document else {
                 throw .invalidArgument("the parameters must be a JSON object {\"method\": …, \"params\": {…}}")

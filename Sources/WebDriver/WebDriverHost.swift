@@ -175,7 +175,7 @@ public enum WebDriverHost {
 
     /// Whether the driver answers GET /status with 200.
     static func status(driverPort: UInt16) -> Bool {
-        exchange(HTTPRequest(method: "GET", target: "/status"), driverPort: driverPort, timeoutMilliseconds: 2_000)?.status == 200
+        exchange(HTTPRequest(method: "GET", target: "/status"), driverPort: driverPort, timeoutMilliseconds: 2_000).status == 200
     }
 
     static func deleteSession(_ id: String, driverPort: UInt16) {
@@ -184,15 +184,10 @@ public enum WebDriverHost {
     }
 
     /// One request on a connection of its own.
-    static func exchange(_ request: HTTPRequest, driverPort: UInt16, timeoutMilliseconds: Int32) -> HTTPResponse? {
-        guard let descriptor = try? FileDescriptor.connectLoopback(port: driverPort, timeoutMilliseconds: 1_000) else { return nil }
-        defer { descriptor.close() }
-        let stream = HTTPStream(descriptor)
-        guard stream.write(request.serialized(host: "127.0.0.1:\(driverPort)")) else { return nil }
-        if case .message(let response) = stream.readResponse(toHEAD: false, timeoutMilliseconds: timeoutMilliseconds,
-                                                             shouldStop: { false }) {
-            return response
-        }
-        return nil
+    static func exchange(_ request: HTTPRequest, driverPort: UInt16, timeoutMilliseconds: Int32) -> HTTPResponse {
+        var connection: HTTPStream?
+        defer { connection?.descriptor.close() }
+        return WebDriverIntermediary.exchange(request, driverPort: driverPort, connection: &connection,
+                                              timeoutMilliseconds: timeoutMilliseconds, shouldStop: { false })
     }
 }

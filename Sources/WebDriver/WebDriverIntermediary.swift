@@ -127,7 +127,7 @@ public final class WebDriverIntermediary: @unchecked Sendable {
                 return
             }
             let response = respond(to: request, driver: &driver)
-            let close = request.headers.values("Connection").contains { $0.lowercased().contains("close") }
+            let close = request.headers.asksToClose
             guard client.write(response.serialized(close: close)), !close else { return }
         }
     }
@@ -153,7 +153,7 @@ public final class WebDriverIntermediary: @unchecked Sendable {
             return response
         case .unknownWebAuthn(let session, let methodAllowed):
             guard authenticators.isKnown(session: session) else {
-                return WebDriverError.invalidSessionID("no session '\(session)' was started through this intermediary").response
+                return VirtualAuthenticators.unknownSession(session).response
             }
             return methodAllowed
                 ? WebDriverError.unknownMethod("\(request.method) is not a method of this WebAuthn command").response
@@ -220,45 +220,52 @@ public final class WebDriverIntermediary: @unchecked Sendable {
         return document["value"]?["sessionId"]?.stringValue ?? document["sessionId"]?.stringValue
     }
 
-    /// The driver's answer to `request`, over this client's own connection to it (opened on first
-    /// use, and once more if a kept one turns out closed before anything came back).
+    /// The driver's answer to `request`, over this client's own connection to it.
     private func forward(_ request: HTTPRequest, driver: inout HTTPStream?) -> HTTPResponse {
+        Self.exchange(request, driverPort: driverPort, connection: &driver, timeoutMilliseconds: Self.driverTimeoutMilliseconds,
+                      shouldStop: { isStopping })
+    }
+
+    /// The driver's answer to `request` over `connection` (opened when nil, and once more if a
+    /// kept one turns out closed before anything came back; left nil when the connection ends):
+    /// a failure is a WebDriver error's response.
+    static func exchange(_ request: HTTPRequest, driverPort: UInt16, connection: inout HTTPStream?, timeoutMilliseconds: Int32,
+                         shouldStop: () -> Bool) -> HTTPResponse {
         let bytes = request.serialized(host: "127.0.0.1:\(driverPort)")
         for attempt in 0..<2 {
-            if driver == nil {
+            if connection == nil {
                 do {
-                    driver = HTTPStream(try FileDescriptor.connectLoopback(port: driverPort, timeoutMilliseconds: 10_000))
+                    connection = HTTPStream(try FileDescriptor.connectLoopback(port: driverPort, timeoutMilliseconds: 10_000))
                 } catch {
                     return WebDriverError.unknownError("cannot reach the browser's driver on 127.0.0.1:\(driverPort): \(error)").response
                 }
             }
-            guard let stream = driver else { break }
+            guard let stream = connection else { break }
             let reused = stream.messagesRead > 0
             if stream.write(bytes) {
-                switch stream.readResponse(toHEAD: request.method == "HEAD", timeoutMilliseconds: Self.driverTimeoutMilliseconds,
-                                           shouldStop: { isStopping }) {
+                switch stream.readResponse(toHEAD: request.method == "HEAD", timeoutMilliseconds: timeoutMilliseconds,
+                                           shouldStop: shouldStop) {
                 case .message(let response):
-                    if response.headers.values("Connection").contains(where: { $0.lowercased().contains("close") }) {
+                    if response.headers.asksToClose {
                         stream.descriptor.close()
-                        driver = nil
+                        connection = nil
                     }
                     return response
                 case .timedOut:
                     stream.descriptor.close()
-                    driver = nil
-                    return WebDriverError("timeout", "the browser's driver did not answer within "
-                                          + "\(Self.driverTimeoutMilliseconds / 1_000) s").response
+                    connection = nil
+                    return WebDriverError("timeout", "the browser's driver did not answer within \(timeoutMilliseconds / 1_000) s").response
                 case .failed(let error):
                     stream.descriptor.close()
-                    driver = nil
+                    connection = nil
                     return WebDriverError.unknownError("the browser's driver answered something that is not HTTP: \(error)").response
                 case .closed:
                     break
                 }
             }
             stream.descriptor.close()
-            driver = nil
-            guard reused, attempt == 0, !isStopping else { break }
+            connection = nil
+            guard reused, attempt == 0, !shouldStop() else { break }
         }
         return WebDriverError.unknownError("the browser's driver closed the connection without an answer").response
     }
