@@ -104,6 +104,12 @@ class Suite:
         print(f"ok: {name} ({time.time() - began:.1f} s){': ' + seen if seen else ''}{eb.step_stamp()}", flush=True)
         return True
 
+    def check_in_order(self, checks):
+        """Each (name, body) in turn, until one fails: the later ones build on it."""
+        for name, body in checks:
+            if not self.check(name, body):
+                break
+
     def differs(self, what):
         self.differences.append(what)
         print(f"DIFFERS: {what}", flush=True)
@@ -270,17 +276,15 @@ class Suite:
                 return "accepted by chromedriver"
             raise AssertionError("an nfc authenticator was added")
 
-        for name, body in (("Selenium: add_virtual_authenticator (ctap2, usb, resident keys, UV)", add_authenticator),
-                           ("Selenium: a passkey made and used by the page, UV flag set", create_passkey),
-                           ("Selenium: get_credentials lists it with its counter and key", passkey_listed),
-                           ("Selenium: a non-resident credential the page made is listed too, with its counter", page_non_resident_listed),
-                           ("Selenium: add_credential (non-resident, PKCS#8 P-256, signCount 5) signs in", add_non_resident),
-                           ("Selenium: remove_all_credentials, then a resident credential added signs in", remove_all_then_resident),
-                           ("Selenium: remove_credential, then get() naming it is refused", remove_credential),
-                           ("Selenium: ctap1/u2f refuses a resident credential, signs with a non-resident one", resident_on_u2f_refused),
-                           ("Selenium: transport nfc", nfc_refused)):
-            if not self.check(name, body):
-                break
+        self.check_in_order((("Selenium: add_virtual_authenticator (ctap2, usb, resident keys, UV)", add_authenticator),
+                            ("Selenium: a passkey made and used by the page, UV flag set", create_passkey),
+                            ("Selenium: get_credentials lists it with its counter and key", passkey_listed),
+                            ("Selenium: a non-resident credential the page made is listed too, with its counter", page_non_resident_listed),
+                            ("Selenium: add_credential (non-resident, PKCS#8 P-256, signCount 5) signs in", add_non_resident),
+                            ("Selenium: remove_all_credentials, then a resident credential added signs in", remove_all_then_resident),
+                            ("Selenium: remove_credential, then get() naming it is refused", remove_credential),
+                            ("Selenium: ctap1/u2f refuses a resident credential, signs with a non-resident one", resident_on_u2f_refused),
+                            ("Selenium: transport nfc", nfc_refused)))
 
     # --- The spec's endpoints alone ------------------------------------------------------------
 
@@ -362,13 +366,11 @@ class Suite:
             assert status == 400 and error["error"] == "invalid argument", (status, error)
             return "removed; the authenticator's credentials then: 400 invalid argument"
 
-        for name, body in (("spec: Add Virtual Authenticator (POST …/webauthn/authenticator)", add),
-                           ("spec: create() and get() on it", create_get),
-                           ("spec: Add Credential from PKCS#8, Get Credentials with sign counts", add_credential_and_count),
-                           ("spec: Set User Verified → the UV flag, then a refused get()", user_verified),
-                           ("spec: Remove Credential, Remove Virtual Authenticator", remove)):
-            if not self.check(name, body):
-                break
+        self.check_in_order((("spec: Add Virtual Authenticator (POST …/webauthn/authenticator)", add),
+                            ("spec: create() and get() on it", create_get),
+                            ("spec: Add Credential from PKCS#8, Get Credentials with sign counts", add_credential_and_count),
+                            ("spec: Set User Verified → the UV flag, then a refused get()", user_verified),
+                            ("spec: Remove Credential, Remove Virtual Authenticator", remove)))
 
 
 def latchkey_checks(suite):
