@@ -108,11 +108,12 @@ public final class KeyRunner: @unchecked Sendable {
                 traceFile.close()
             }
         }
+        var pollSet = PollSet()
         while !stopRequested.load(ordering: .acquiring) {
             let ready: [Int32]
             do {
-                ready = try Poller.wait(for: transport.pollDescriptors + [wakeup.descriptor],
-                                        timeoutMilliseconds: pollTimeoutMilliseconds)
+                ready = try pollSet.wait(for: transport.pollDescriptors, and: wakeup.descriptor,
+                                         timeoutMilliseconds: pollTimeoutMilliseconds)
             } catch {
                 logger.error("poll failed: \(error); stopping")
                 return
@@ -198,19 +199,22 @@ public final class KeyRunner: @unchecked Sendable {
     private func perform(_ actions: [CTAPHIDAction]) {
         // Consecutive reports to one connection (a reply's fragments) go to the transport as one
         // batch: one sendmmsg(2) on the socket instead of one send(2) per report.
+        guard !actions.isEmpty else { return }
         var batch: [[UInt8]] = []
         var batchConnection: TransportConnection?
         func flush() {
             if let batchConnection, !batch.isEmpty { transport.send(reports: batch, to: batchConnection) }
-            batch = []
+            batch.removeAll(keepingCapacity: true)
             batchConnection = nil
         }
         defer { flush() }
+        let tracing = traceFile != nil
         for action in actions {
             if case let .send(report, connection) = action {
-                traceReport(report, .fromKey, connection)
+                if tracing { traceReport(report, .fromKey, connection) }
                 if batchConnection != connection { flush() }
                 batchConnection = connection
+                if batch.capacity == 0 { batch.reserveCapacity(actions.count) }   // one allocation per reply
                 batch.append(report)
                 continue
             }

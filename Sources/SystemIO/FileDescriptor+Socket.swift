@@ -85,30 +85,28 @@ extension FileDescriptor {
         return (buffer, size)
     }
 
-    /// Up to `maximumCount` waiting packets in one recvmmsg(2), each cut to `capacity` bytes with
-    /// its true length beside it (MSG_TRUNC). An empty result never happens: no packet throws
-    /// `.wouldBlock` (with MSG_DONTWAIT).
-    public func receivePackets(capacity: Int, maximumCount: Int, flags: Int32 = 0) throws(Errno) -> [(bytes: [UInt8], size: Int)] {
+    /// The waiting packets, up to `packets.slots` of them, in one recvmmsg(2) into `packets`' own
+    /// storage (each cut to `packets.capacity` bytes, its true length beside it: MSG_TRUNC); returns
+    /// how many. Zero never happens: no packet throws `.wouldBlock` (with MSG_DONTWAIT). The
+    /// storage is the caller's to keep between calls, so a receive allocates nothing.
+    @discardableResult
+    public func receivePackets(into packets: inout ReceivedPackets, flags: Int32 = 0) throws(Errno) -> Int {
         let descriptor = rawValue
-        let slots = max(1, min(maximumCount, 64))
-        // Uninitialized: only the bytes the kernel wrote are copied out.
-        var buffer = [UInt8](unsafeUninitializedCapacity: max(capacity, 1) * slots) { _, count in
-            count = max(capacity, 1) * slots
-        }
-        var sizes = [Int](repeating: 0, count: slots)
+        let capacity = packets.capacity
+        let slots = packets.slots
+        packets.count = 0
+        packets.next = 0
         let count = try Errno.retryingInterrupts {
-            buffer.withUnsafeMutableBufferPointer { buffer in
-                sizes.withUnsafeMutableBufferPointer { sizes in
+            packets.storage.withUnsafeMutableBufferPointer { buffer in
+                packets.sizes.withUnsafeMutableBufferPointer { sizes in
                     sizes.withMemoryRebound(to: size_t.self) { sizes in
-                        Int(lk_receive_packets(descriptor, buffer.baseAddress, max(capacity, 1), UInt32(slots), sizes.baseAddress, flags))
+                        Int(lk_receive_packets(descriptor, buffer.baseAddress, capacity, UInt32(slots), sizes.baseAddress, flags))
                     }
                 }
             }
         }
-        return (0..<count).map { index in
-            let start = index * max(capacity, 1)
-            return (Array(buffer[start..<start + min(sizes[index], capacity)]), sizes[index])
-        }
+        packets.count = count
+        return count
     }
 
     /// Packets of `size` bytes stored back to back in `packets`, in one sendmmsg(2): returns how

@@ -56,3 +56,26 @@ public enum Poller {
 
     private static func monotonicMilliseconds() -> Int64 { Int64(MonotonicClock.milliseconds()) }
 }
+
+/// A poll loop's reusable waiting set: the `pollfd` entries and the ready list are kept from one
+/// wait to the next, so a turn of the loop allocates nothing while its descriptors stay the same.
+public struct PollSet {
+    private var entries: [pollfd] = []
+    private var ready: [Int32] = []
+
+    public init() {}
+
+    /// Waits as `Poller.wait(for:timeoutMilliseconds:)` does on `descriptors` followed by `extra`,
+    /// and answers the same: the descriptors readable, hung up or in error, in that order.
+    public mutating func wait(for descriptors: [Int32], and extra: Int32,
+                              timeoutMilliseconds: Int32) throws(Errno) -> [Int32] {
+        entries.removeAll(keepingCapacity: true)
+        for descriptor in descriptors { entries.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
+        entries.append(pollfd(fd: extra, events: Int16(POLLIN), revents: 0))
+        try Poller.wait(&entries, timeoutMilliseconds: timeoutMilliseconds)
+        let wanted = Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL)
+        ready.removeAll(keepingCapacity: true)
+        for entry in entries where entry.revents & wanted != 0 { ready.append(entry.fd) }
+        return ready
+    }
+}

@@ -33,6 +33,50 @@ final class PollerTests: XCTestCase {
         XCTAssertEqual(try Poller.wait(for: [channel.read, -1], timeoutMilliseconds: 40), [])
         XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(start), 0.035)
     }
+
+    func testPollSetAnswersAsPollerAndIsReusedWithOtherDescriptors() throws {
+        let first = makePipe()
+        let second = makePipe()
+        let extra = makePipe()
+        defer { [first, second, extra].forEach { close($0.read); close($0.write) } }
+        var set = PollSet()
+        XCTAssertEqual(try set.wait(for: [first.read, second.read], and: extra.read, timeoutMilliseconds: 0), [])
+        XCTAssertEqual(write(extra.write, "x", 1), 1)
+        XCTAssertEqual(write(first.write, "x", 1), 1)
+        let ready = try set.wait(for: [first.read, second.read], and: extra.read, timeoutMilliseconds: 1000)
+        XCTAssertEqual(ready, [first.read, extra.read])
+        // A second wait with fewer descriptors leaves the first answer as it was (its own copy).
+        XCTAssertEqual(try set.wait(for: [second.read], and: extra.read, timeoutMilliseconds: 1000), [extra.read])
+        XCTAssertEqual(ready, [first.read, extra.read])
+    }
+}
+
+final class ReceivedPacketsTests: XCTestCase {
+    func testABatchKeepsEachPacketsBytesAndTrueSizeAndIsReusedByTheNextReceive() throws {
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue), 0, &pair), 0)
+        let reader = FileDescriptor(owning: pair[0])
+        defer { reader.close(); close(pair[1]) }
+        for packet in [[UInt8](repeating: 1, count: 4), [], [UInt8](repeating: 2, count: 9)] {
+            XCTAssertEqual(send(pair[1], packet, packet.count, 0), packet.count)
+        }
+        var batch = ReceivedPackets(capacity: 6, slots: 2)
+        XCTAssertEqual(try reader.receivePackets(into: &batch, flags: Int32(MSG_DONTWAIT)), 2)
+        XCTAssertEqual(batch.bytes(at: 0), [1, 1, 1, 1])
+        XCTAssertEqual(batch.size(at: 1), 0)
+        XCTAssertEqual(batch.takeNext()?.bytes, [1, 1, 1, 1])
+        // The next receive starts the batch again: the packet cut to the capacity, its true size beside it.
+        XCTAssertEqual(try reader.receivePackets(into: &batch, flags: Int32(MSG_DONTWAIT)), 1)
+        XCTAssertEqual(batch.count, 1)
+        let cut = try XCTUnwrap(batch.takeNext())
+        XCTAssertEqual(cut.bytes, [UInt8](repeating: 2, count: 6))
+        XCTAssertEqual(cut.size, 9)
+        XCTAssertNil(batch.takeNext())
+        XCTAssertThrowsError(try reader.receivePackets(into: &batch, flags: Int32(MSG_DONTWAIT))) {
+            XCTAssertEqual($0 as? Errno, .wouldBlock)
+        }
+        XCTAssertEqual(batch.count, 0)
+    }
 }
 
 final class WakeupEventTests: XCTestCase {

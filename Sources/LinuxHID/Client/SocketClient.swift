@@ -12,8 +12,8 @@ public final class SocketClient {
 
     public let path: String
     private let socket: FileDescriptor
-    /// Packets received but not yet handed out by `receive`.
-    private var pending: ArraySlice<(bytes: [UInt8], size: Int)> = []
+    /// The last batch received; `receive` hands out its packets one at a time.
+    private var received = ReceivedPackets(capacity: SocketClient.receiveCapacity, slots: SocketClient.packetsPerReceive)
 
     public init(path: String) throws(TransportError) {
         let address: UnixSocketAddress
@@ -88,25 +88,30 @@ public final class SocketClient {
         guard socket.isOpen else {
             throw TransportError(.badFileDescriptor, call: "recv", path: path)
         }
-        if pending.isEmpty {
-            let ready: [Int32]
-            do {
-                ready = try Poller.wait(for: [socket.rawValue], timeoutMilliseconds: timeoutMilliseconds)
-            } catch {
-                throw .poll(error)
-            }
-            guard !ready.isEmpty else { return nil }
-            do {
-                pending = try socket.receivePackets(capacity: Self.receiveCapacity, maximumCount: Self.packetsPerReceive,
-                                                    flags: Int32(MSG_DONTWAIT))[...]
-            } catch {
-                if error == .wouldBlock { return nil }
-                throw TransportError(error, call: "recvmmsg", path: path)
-            }
+        // One access to the batch per packet handed out (class properties are checked for
+        // exclusive access at run time on every access).
+        if let packet = received.takeNext() { return try checked(packet) }
+        let readiness: Int16
+        do {
+            readiness = try Poller.wait(for: socket.rawValue, events: Int16(POLLIN), timeoutMilliseconds: timeoutMilliseconds)
+        } catch {
+            throw .poll(error)
         }
-        guard let packet = pending.popFirst() else { return nil }
+        guard readiness != 0 else { return nil }
+        do {
+            try socket.receivePackets(into: &received, flags: Int32(MSG_DONTWAIT))
+        } catch {
+            if error == .wouldBlock { return nil }
+            throw TransportError(error, call: "recvmmsg", path: path)
+        }
+        guard let packet = received.takeNext() else { return nil }
+        return try checked(packet)
+    }
+
+    /// A packet's bytes, or the end of the connection (an empty packet on a hung-up socket).
+    private func checked(_ packet: (bytes: [UInt8], size: Int)) throws(TransportError) -> [UInt8] {
         if packet.size == 0, socket.isPeerHungUp {
-            pending = []
+            received.discardRest()
             throw .system(call: "recv", errno: ECONNRESET,
                           message: "the key on \(path) closed the connection")
         }

@@ -32,11 +32,16 @@ public final class SocketTransport: ReportTransport {
     /// The socket file this transport published, so `shutdown` unlinks only its own file.
     private let socketFile: PublishedSocket
     private var clients: [TransportConnection: FileDescriptor] = [:] {
-        didSet { connectedDescriptors = nil }
+        didSet { descriptors = nil }
     }
-    /// The clients' descriptors in connection order, kept until a client comes or goes: the loop
-    /// asks for them before every poll.
-    private var connectedDescriptors: [Int32]?
+    /// What `pollDescriptors` answers: the listener's (unless paused) and the clients' in
+    /// connection order, kept until a client comes or goes or the pause begins or ends — the loop
+    /// asks before every poll.
+    private var descriptors: (list: [Int32], listenerPaused: Bool)?
+    /// The batch every client's packets are received into (one recvmmsg each), kept between reads.
+    private var received = ReceivedPackets(capacity: reportSize, slots: SocketTransport.maximumPacketsPerRead)
+    /// A reply's reports back to back for one sendmmsg, kept between sends.
+    private var outgoing: [UInt8] = []
     private var connectionsByDescriptor: [Int32: TransportConnection] = [:]
     private var nextConnection: TransportConnection = 1
     private let maximumConnections: Int
@@ -109,16 +114,15 @@ public final class SocketTransport: ReportTransport {
 
     public var pollDescriptors: [Int32] {
         guard listener.isOpen else { return [] }
-        let connected: [Int32]
-        if let cached = connectedDescriptors {
-            connected = cached
-        } else {
-            connected = clients.keys.sorted().compactMap { clients[$0]?.rawValue }
-            connectedDescriptors = connected
+        var paused = false
+        if listenerPausedUntil > 0 {
+            paused = MonotonicClock.nanoseconds() < listenerPausedUntil
+            if !paused { listenerPausedUntil = 0 }
         }
-        if listenerPausedUntil > 0, MonotonicClock.nanoseconds() < listenerPausedUntil { return connected }
-        listenerPausedUntil = 0
-        return [listener.rawValue] + connected
+        if let descriptors, descriptors.listenerPaused == paused { return descriptors.list }
+        let list = (paused ? [] : [listener.rawValue]) + clients.keys.sorted().compactMap { clients[$0]?.rawValue }
+        descriptors = (list, paused)
+        return list
     }
 
     public func readEvents(from fd: Int32) -> [TransportEvent] {
@@ -140,14 +144,13 @@ public final class SocketTransport: ReportTransport {
     /// One sendmmsg(2) for all of a reply's reports instead of one send(2) each.
     public func send(reports: [[UInt8]], to connection: TransportConnection) {
         guard let client = clients[connection], !reports.isEmpty else { return }
-        var packets: [UInt8] = []
-        packets.reserveCapacity(reports.count * reportSize)
+        outgoing.removeAll(keepingCapacity: true)
         for report in reports {
             precondition(report.count == reportSize, "reports are exactly \(reportSize) bytes")
-            packets += report
+            outgoing += report
         }
         do {
-            let sent = try client.sendPackets(packets, size: reportSize, flags: Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            let sent = try client.sendPackets(outgoing, size: reportSize, flags: Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             lostReportCount += reports.count - sent
         } catch {
             lostReportCount += reports.count   // a hang-up is reported by readEvents when poll sees it
@@ -221,14 +224,12 @@ public final class SocketTransport: ReportTransport {
 
     private func receivePackets(from connection: TransportConnection) -> [TransportEvent] {
         guard let client = clients[connection] else { return [] }
-        let packets: [(bytes: [UInt8], size: Int)]
         do {
             // One recvmmsg per round (maximumPacketsPerRead): up to a batch of waiting packets (a
             // request's fragments) in one call; poll calls again while more wait. MSG_TRUNC: `size`
             // is each packet's true length, so a 65-byte packet is seen as 65 (and dropped), not as
             // its first 64 bytes.
-            packets = try client.receivePackets(capacity: reportSize, maximumCount: Self.maximumPacketsPerRead,
-                                                flags: Int32(MSG_DONTWAIT))
+            try client.receivePackets(into: &received, flags: Int32(MSG_DONTWAIT))
         } catch {
             if error == .wouldBlock { return [] }
             // ECONNRESET or worse: the connection is over.
@@ -236,8 +237,10 @@ public final class SocketTransport: ReportTransport {
             return [.connectionClosed(connection)]
         }
         var events: [TransportEvent] = []
-        for packet in packets {
-            if packet.size == 0 {
+        events.reserveCapacity(received.count)
+        for index in 0..<received.count {
+            let size = received.size(at: index)
+            if size == 0 {
                 // SEQPACKET returns 0 both for an empty packet and at end of
                 // stream; only the latter leaves the socket hung up.
                 if client.isPeerHungUp {
@@ -246,10 +249,10 @@ public final class SocketTransport: ReportTransport {
                     break
                 }
                 events.append(.droppedPacket(size: 0, from: connection))
-            } else if packet.size == reportSize {
-                events.append(.report(packet.bytes, from: connection))
+            } else if size == reportSize {
+                events.append(.report(received.bytes(at: index), from: connection))
             } else {
-                events.append(.droppedPacket(size: packet.size, from: connection))
+                events.append(.droppedPacket(size: size, from: connection))
             }
         }
         return events
