@@ -70,3 +70,52 @@ public enum CTAPHIDPacket: Sendable, Equatable {
         report[3] = UInt8(truncatingIfNeeded: channel)
     }
 }
+
+/// A report's header, read without copying its data: the key's and the clients' receive paths
+/// parse every report with it (a `CTAPHIDPacket` copies its data bytes into an array of its own).
+struct CTAPHIDReportHeader {
+    let channel: UInt32
+    /// Bit 7 of the fifth byte (§11.2.4).
+    let isInitialization: Bool
+    /// The command without the 0x80 bit (initialization) or the sequence number (continuation).
+    let commandOrSequence: UInt8
+    /// The message length an initialization packet declares; 0 for a continuation.
+    let declaredLength: Int
+    /// Where the data bytes start in the report: 7 or 5.
+    let dataStart: Int
+
+    /// `nil` unless `report` is exactly 64 bytes, as `CTAPHIDPacket(report:)`.
+    init?(report: [UInt8]) {
+        guard report.count == CTAPHIDPacket.reportSize else { return nil }
+        channel = UInt32(report[0]) << 24 | UInt32(report[1]) << 16 | UInt32(report[2]) << 8 | UInt32(report[3])
+        let typeByte = report[4]
+        isInitialization = typeByte & 0x80 != 0
+        if isInitialization {
+            commandOrSequence = typeByte & 0x7F
+            declaredLength = Int(report[5]) << 8 | Int(report[6])
+            dataStart = 7
+        } else {
+            commandOrSequence = typeByte
+            declaredLength = 0
+            dataStart = 5
+        }
+    }
+
+    init(_ packet: CTAPHIDPacket) {
+        switch packet {
+        case let .initialization(channel, command, declaredLength, _):
+            self.channel = channel
+            isInitialization = true
+            commandOrSequence = command
+            self.declaredLength = declaredLength
+            dataStart = 7
+        case let .continuation(channel, sequence, _):
+            self.channel = channel
+            isInitialization = false
+            commandOrSequence = sequence
+            declaredLength = 0
+            dataStart = 5
+        }
+    }
+}
+

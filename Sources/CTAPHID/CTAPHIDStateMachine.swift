@@ -105,14 +105,12 @@ public struct CTAPHIDStateMachine: Sendable {
     /// A report arrived from `connection`. A report that is not exactly 64 bytes
     /// is dropped (returns []; the caller logs).
     public mutating func receive(report: [UInt8], from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
-        guard let packet = CTAPHIDPacket(report: report) else { return [] }
+        guard let header = CTAPHIDReportHeader(report: report) else { return [] }
         expireLock(now: now)
-        switch packet {
-        case .initialization(let channel, let command, _, _):
-            return receiveInitialization(packet, channel: channel, command: command, from: connection, now: now)
-        case .continuation(let channel, _, _):
-            return receiveContinuation(packet, channel: channel, from: connection, now: now)
+        if header.isInitialization {
+            return receiveInitialization(header, report: report, from: connection, now: now)
         }
+        return receiveContinuation(header, report: report, from: connection, now: now)
     }
 
     /// The worker finished `transactionID`: the response is fragmented on the
@@ -125,8 +123,7 @@ public struct CTAPHIDStateMachine: Sendable {
             // A response that cannot be framed is an internal failure: ERR_OTHER rather than a truncated message.
             return [errorReport(.other, channel: request.channel, to: request.connection)]
         }
-        return MessageFragmenter.reports(channel: request.channel, command: request.command, payload: response)
-            .map { .send(report: $0, to: request.connection) }
+        return send(channel: request.channel, command: request.command, payload: response, to: request.connection)
     }
 
     /// The worker's keepalive status changed (e.g. to waiting for user presence).
@@ -192,33 +189,36 @@ public struct CTAPHIDStateMachine: Sendable {
 
     // MARK: - Packets
 
-    private mutating func receiveInitialization(_ packet: CTAPHIDPacket, channel: UInt32, command: UInt8,
+    private mutating func receiveInitialization(_ header: CTAPHIDReportHeader, report: [UInt8],
                                                 from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
+        let channel = header.channel
+        let command = header.commandOrSequence
         // §11.2.3: CID 0 is reserved and never valid.
         if channel == CTAPHIDPacket.reservedChannel {
             return [errorReport(.invalidChannel, channel: channel, to: connection)]
         }
         // §11.2.9.1.3: INIT is always served, even while another channel is busy or holds the lock.
         if command == CTAPHIDCommand.initialize.rawValue {
-            return handleInit(packet, channel: channel, from: connection)
+            return handleInit(declaredLength: header.declaredLength, nonce: report[7..<15], channel: channel, from: connection)
         }
         // §11.2.3: the broadcast channel only carries INIT.
         if channel == CTAPHIDPacket.broadcastChannel {
             return [errorReport(.invalidChannel, channel: channel, to: connection)]
         }
         // §11.2.3: a non-INIT command on a channel that was never allocated is ERR_INVALID_CHANNEL.
-        guard state.channels.contains(channel) else {
-            return [errorReport(.invalidChannel, channel: channel, to: connection)]
-        }
         // A channel belongs to the connection that allocated it: another one naming its CID (on
         // the socket transport, where IDs are sequential and guessable) cannot send on it, cancel
         // its request or take its getNextAssertion — ERR_INVALID_CHANNEL, and CANCEL, as ever,
-        // gets no answer.
-        guard state.channels.owner(of: channel) == connection else {
+        // gets no answer. The connection's own channel is touched (LRU).
+        switch state.channels.use(channel, by: connection) {
+        case .unknown:
+            return [errorReport(.invalidChannel, channel: channel, to: connection)]
+        case .owned:
             if command == CTAPHIDCommand.cancel.rawValue { return [] }
             return [errorReport(.invalidChannel, channel: channel, to: connection)]
+        case .touched:
+            break
         }
-        state.channels.touch(channel)
 
         // §11.2.5.4: an initialization packet on a channel that is mid-message drops it with ERR_INVALID_SEQ.
         if let assembly = state.assembly, assembly.channel == channel {
@@ -245,7 +245,7 @@ public struct CTAPHIDStateMachine: Sendable {
         }
 
         var assembler = MessageAssembler(channel: channel)
-        switch assembler.feed(packet) {
+        switch assembler.feed(header, data: report[header.dataStart...]) {
         case let .complete(command, payload):
             return handleMessage(channel: channel, command: command, payload: payload, from: connection, now: now)
         case .needMore:
@@ -261,15 +261,16 @@ public struct CTAPHIDStateMachine: Sendable {
         }
     }
 
-    private mutating func receiveContinuation(_ packet: CTAPHIDPacket, channel: UInt32,
+    private mutating func receiveContinuation(_ header: CTAPHIDReportHeader, report: [UInt8],
                                               from connection: ConnectionID, now: UInt64) -> [CTAPHIDAction] {
+        let channel = header.channel
         // §11.2.5.4: a continuation packet for a channel with no message in progress is ignored silently.
         guard var assembly = state.assembly, assembly.channel == channel, assembly.connection == connection else {
             return []
         }
         state.transaction = .idle  // keeps the assembler's buffer uniquely referenced
         state.channels.touch(channel)
-        switch assembly.assembler.feed(packet) {
+        switch assembly.assembler.feed(header, data: report[header.dataStart...]) {
         case .needMore:
             // §11.2.5.2: the message timeout restarts with every packet received, within the
             // whole message's budget.
@@ -288,8 +289,8 @@ public struct CTAPHIDStateMachine: Sendable {
 
     // MARK: - Commands
 
-    private mutating func handleInit(_ packet: CTAPHIDPacket, channel: UInt32, from connection: ConnectionID) -> [CTAPHIDAction] {
-        guard case let .initialization(_, _, declaredLength, data) = packet else { return [] }
+    private mutating func handleInit(declaredLength: Int, nonce: ArraySlice<UInt8>, channel: UInt32,
+                                     from connection: ConnectionID) -> [CTAPHIDAction] {
         // §11.2.9.1.3: the INIT request payload is an 8-byte nonce, nothing else.
         guard declaredLength == 8 else {
             return [errorReport(.invalidLength, channel: channel, to: connection)]
@@ -319,7 +320,7 @@ public struct CTAPHIDStateMachine: Sendable {
         }
         state.channels.touch(assignedChannel)
 
-        var response = Array(data[0..<8])
+        var response = Array(nonce)
         response.append(UInt8(truncatingIfNeeded: assignedChannel >> 24))
         response.append(UInt8(truncatingIfNeeded: assignedChannel >> 16))
         response.append(UInt8(truncatingIfNeeded: assignedChannel >> 8))
@@ -434,8 +435,12 @@ public struct CTAPHIDStateMachine: Sendable {
     }
 
     private func send(channel: UInt32, command: UInt8, payload: [UInt8], to connection: ConnectionID) -> [CTAPHIDAction] {
-        MessageFragmenter.reports(channel: channel, command: command, payload: payload)
-            .map { .send(report: $0, to: connection) }
+        var actions: [CTAPHIDAction] = []
+        actions.reserveCapacity(MessageFragmenter.reportCount(payloadCount: payload.count))
+        MessageFragmenter.forEachReport(channel: channel, command: command, payload: payload) {
+            actions.append(.send(report: $0, to: connection))
+        }
+        return actions
     }
 
     private func errorReport(_ error: CTAPHIDError, channel: UInt32, to connection: ConnectionID) -> CTAPHIDAction {

@@ -5,10 +5,11 @@
 /// tests), skipping the reserved ID 0, the broadcast ID and IDs in use.
 struct ChannelTable: Sendable {
     let capacity: Int
-    private var lastUse: [UInt32: UInt64] = [:]
-    /// Which connection a channel belongs to (docs/architecture.md, How a request travels: channel state
-    /// belongs to the connection that owns the channel). On uhid every reader is connection 0.
-    private var owners: [UInt32: ConnectionID] = [:]
+    /// Every allocated channel: when it was last used, and which connection it belongs to
+    /// (docs/architecture.md, How a request travels: channel state belongs to the connection that
+    /// owns the channel; on uhid every reader is connection 0). One table, so a packet's checks
+    /// and its touch cost one hash of the channel ID each.
+    private var channels: [UInt32: Channel] = [:]
     /// Per connection: how many channels it holds, and its channels in order of use (oldest
     /// first), appended on every use; an entry whose stamp is no longer the channel's
     /// `lastUse` is stale and skipped. Eviction is then amortised O(1) instead of a scan of
@@ -18,10 +19,33 @@ struct ChannelTable: Sendable {
     private var useClock: UInt64 = 0
     private var nextCandidate: UInt32
 
+    private struct Channel: Sendable {
+        var lastUse: UInt64
+        let owner: ConnectionID
+    }
+
     private struct UseQueue: Sendable {
         var held = 0
         var entries: [(channel: UInt32, use: UInt64)] = []
         var head = 0
+
+        /// Appends a use; true when stale entries outnumber live ones enough to compact. A use of
+        /// the channel used last only restamps its entry (the entry before it would be stale),
+        /// so a client using one channel over and over adds nothing.
+        mutating func append(_ channel: UInt32, use: UInt64) -> Bool {
+            if entries.count > head, entries[entries.count - 1].channel == channel {
+                entries[entries.count - 1].use = use
+                return false
+            }
+            entries.append((channel, use))
+            return entries.count - head > 2 * held + 64
+        }
+
+        /// Keeps only the entries from `head` on that `isLive` accepts.
+        mutating func compact(_ isLive: ((channel: UInt32, use: UInt64)) -> Bool) {
+            entries = entries[head...].filter(isLive)
+            head = 0
+        }
     }
 
     init(capacity: Int, seed: UInt32) {
@@ -29,32 +53,51 @@ struct ChannelTable: Sendable {
         self.nextCandidate = seed
     }
 
-    var count: Int { lastUse.count }
+    var count: Int { channels.count }
 
     func contains(_ channel: UInt32) -> Bool {
-        lastUse[channel] != nil
+        channels[channel] != nil
     }
 
     /// The connection that allocated or adopted `channel`; nil for an unknown channel.
     func owner(of channel: UInt32) -> ConnectionID? {
-        owners[channel]
+        channels[channel]?.owner
     }
 
     /// Forgets every channel of `connection` (it is gone; its channel IDs are never reused by it).
     mutating func release(ownedBy connection: ConnectionID) {
-        for (channel, owner) in owners where owner == connection {
-            owners[channel] = nil
-            lastUse[channel] = nil
-        }
+        channels = channels.filter { $0.value.owner != connection }
         uses[connection] = nil
+    }
+
+    /// What `use(_:by:)` found.
+    enum Use: Equatable {
+        /// No such channel.
+        case unknown
+        /// The channel is another connection's: left as it was.
+        case owned(by: ConnectionID)
+        /// The connection's own channel, now marked as just used.
+        case touched
+    }
+
+    /// A packet on `channel` from `connection`: the channel's owner checked and, when it is
+    /// `connection`, the channel touched — one lookup of the channel for both.
+    mutating func use(_ channel: UInt32, by connection: ConnectionID) -> Use {
+        guard let index = channels.index(forKey: channel) else { return .unknown }
+        let owner = channels.values[index].owner
+        guard owner == connection else { return .owned(by: owner) }
+        useClock += 1
+        channels.values[index].lastUse = useClock
+        record(channel, owner: owner)
+        return .touched
     }
 
     /// Marks a channel as just used (for LRU eviction); no-op for unknown channels.
     mutating func touch(_ channel: UInt32) {
-        guard lastUse[channel] != nil, let owner = owners[channel] else { return }
+        guard let index = channels.index(forKey: channel) else { return }
         useClock += 1
-        lastUse[channel] = useClock
-        record(channel, owner: owner)
+        channels.values[index].lastUse = useClock
+        record(channel, owner: channels.values[index].owner)
     }
 
     /// Allocates a fresh channel ID, evicting the least recently used channel
@@ -66,7 +109,7 @@ struct ChannelTable: Sendable {
             nextCandidate &+= 1
             // §11.2.3: 0 is reserved and 0xFFFFFFFF is broadcast; never hand them out.
             if candidate == CTAPHIDPacket.reservedChannel || candidate == CTAPHIDPacket.broadcastChannel { continue }
-            if lastUse[candidate] != nil { continue }
+            if channels[candidate] != nil { continue }
             insert(candidate, owner: connection)
             return candidate
         }
@@ -74,33 +117,34 @@ struct ChannelTable: Sendable {
 
     /// Registers a channel ID chosen by the host (INIT on an unknown channel) for `connection`.
     mutating func adopt(_ channel: UInt32, for connection: ConnectionID, protecting protected: [UInt32]) {
-        guard lastUse[channel] == nil else { touch(channel); return }
+        guard channels[channel] == nil else { touch(channel); return }
         makeRoom(protecting: protected)
         insert(channel, owner: connection)
     }
 
     private mutating func insert(_ channel: UInt32, owner: ConnectionID) {
         useClock += 1
-        lastUse[channel] = useClock
-        owners[channel] = owner
+        channels[channel] = Channel(lastUse: useClock, owner: owner)
         uses[owner, default: UseQueue()].held += 1
         record(channel, owner: owner)
     }
 
     /// Appends a use; compacts the queue when stale entries outnumber live ones.
     private mutating func record(_ channel: UInt32, owner: ConnectionID) {
-        var queue = uses.removeValue(forKey: owner) ?? UseQueue()
-        queue.entries.append((channel, useClock))
-        if queue.entries.count - queue.head > 2 * queue.held + 64 {
-            queue.entries = queue.entries[queue.head...].filter { lastUse[$0.channel] == $0.use && owners[$0.channel] == owner }
-            queue.head = 0
+        let use = useClock
+        // Modified in place in the dictionary: one hash of the owner, and no copy of its array.
+        let needsCompaction = uses[owner, default: UseQueue()].append(channel, use: use)
+        if needsCompaction {
+            let channels = self.channels
+            uses[owner]?.compact { entry in
+                guard let live = channels[entry.channel] else { return false }
+                return live.lastUse == entry.use && live.owner == owner
+            }
         }
-        uses[owner] = queue
     }
 
     private mutating func evict(_ channel: UInt32) {
-        lastUse[channel] = nil
-        if let owner = owners.removeValue(forKey: channel) { uses[owner]?.held -= 1 }
+        if let removed = channels.removeValue(forKey: channel) { uses[removed.owner]?.held -= 1 }
     }
 
     // Bounded memory: a client allocating channels in a loop can't exhaust the device — nor
@@ -108,7 +152,7 @@ struct ChannelTable: Sendable {
     // connection holding the most (the allocating flooder, not an idle client with one channel).
     // On uhid every reader is connection 0, so this is plain LRU there.
     private mutating func makeRoom(protecting protected: [UInt32]) {
-        while lastUse.count >= capacity {
+        while channels.count >= capacity {
             if let greediest = uses.max(by: { $0.value.held < $1.value.held || ($0.value.held == $1.value.held && $0.key > $1.key) })?.key,
                let victim = oldestUnprotected(of: greediest, protecting: protected) {
                 evict(victim)
@@ -118,7 +162,8 @@ struct ChannelTable: Sendable {
             // unprotected channel anywhere, else the oldest of all — a scan, and rare.
             var victim: (channel: UInt32, use: UInt64)?
             var fallback: (channel: UInt32, use: UInt64)?
-            for (channel, use) in lastUse {
+            for (channel, entry) in channels {
+                let use = entry.lastUse
                 if fallback == nil || use < fallback!.use { fallback = (channel, use) }
                 if !protected.contains(channel), victim == nil || use < victim!.use { victim = (channel, use) }
             }
@@ -137,7 +182,7 @@ struct ChannelTable: Sendable {
         while queue.head < queue.entries.count {
             let entry = queue.entries[queue.head]
             queue.head += 1
-            guard lastUse[entry.channel] == entry.use, owners[entry.channel] == owner else { continue }   // stale
+            guard let live = channels[entry.channel], live.lastUse == entry.use, live.owner == owner else { continue }   // stale
             if protected.contains(entry.channel) { kept.append(entry); continue }
             found = entry.channel
             break

@@ -55,14 +55,24 @@ public struct MessageAssembler: Sendable {
 
     /// Parses and feeds a raw report; a report that is not 64 bytes is `.ignored`.
     public mutating func feed(report: [UInt8]) -> Result {
-        guard let packet = CTAPHIDPacket(report: report) else { return .ignored }
-        return feed(packet)
+        guard let header = CTAPHIDReportHeader(report: report) else { return .ignored }
+        return feed(header, data: report[header.dataStart...])
     }
 
     public mutating func feed(_ packet: CTAPHIDPacket) -> Result {
-        if let channel, packet.channel != channel { return .ignored }
         switch packet {
-        case let .initialization(channel, command, declaredLength, data):
+        case let .initialization(_, _, _, data), let .continuation(_, _, data):
+            return feed(CTAPHIDReportHeader(packet), data: data[...])
+        }
+    }
+
+    /// One packet, its header parsed and its data bytes a slice of the report (no copy of them
+    /// but into the message).
+    mutating func feed(_ header: CTAPHIDReportHeader, data: ArraySlice<UInt8>) -> Result {
+        if let channel, header.channel != channel { return .ignored }
+        if header.isInitialization {
+            let command = header.commandOrSequence
+            let declaredLength = header.declaredLength
             if skipsKeepalives && command == CTAPHIDCommand.keepalive.rawValue { return .ignored }
             // §11.2.5.4: a new initialization packet while a message is in progress aborts it with ERR_INVALID_SEQ.
             if partial != nil {
@@ -72,29 +82,27 @@ public struct MessageAssembler: Sendable {
             // §11.2.4: at most 57 + 128 * 59 = 7609 bytes fit one message.
             guard declaredLength <= CTAPHIDPacket.maxMessageLength else { return .error(.invalidLength) }
             if declaredLength <= data.count {
-                return .complete(command: command, payload: Array(data[0..<declaredLength]))
+                return .complete(command: command, payload: Array(data.prefix(declaredLength)))
             }
             var payload: [UInt8] = []
             payload.reserveCapacity(declaredLength)
             payload.append(contentsOf: data)
-            partial = Partial(channel: channel, command: command, length: declaredLength,
+            partial = Partial(channel: header.channel, command: command, length: declaredLength,
                               payload: payload, nextSequence: 0)
             return .needMore
-
-        case let .continuation(channel, sequence, data):
-            // §11.2.5.4: a continuation packet with no message in progress is ignored.
-            guard var current = partial, current.channel == channel else { return .ignored }
-            partial = nil  // keeps `current.payload` uniquely referenced while appending
-            // §11.2.5.4: continuation packets carry sequence numbers 0, 1, 2, ... in order; otherwise ERR_INVALID_SEQ.
-            guard sequence == current.nextSequence else { return .error(.invalidSequence) }
-            let take = min(current.length - current.payload.count, data.count)
-            current.payload.append(contentsOf: data[0..<take])
-            if current.payload.count == current.length {
-                return .complete(command: current.command, payload: current.payload)
-            }
-            current.nextSequence += 1
-            partial = current
-            return .needMore
         }
+        // §11.2.5.4: a continuation packet with no message in progress is ignored.
+        guard var current = partial, current.channel == header.channel else { return .ignored }
+        partial = nil  // keeps `current.payload` uniquely referenced while appending
+        // §11.2.5.4: continuation packets carry sequence numbers 0, 1, 2, ... in order; otherwise ERR_INVALID_SEQ.
+        guard header.commandOrSequence == current.nextSequence else { return .error(.invalidSequence) }
+        let take = min(current.length - current.payload.count, data.count)
+        current.payload.append(contentsOf: data.prefix(take))
+        if current.payload.count == current.length {
+            return .complete(command: current.command, payload: current.payload)
+        }
+        current.nextSequence += 1
+        partial = current
+        return .needMore
     }
 }

@@ -61,4 +61,32 @@ final class MessageAssemblerTests: XCTestCase {
         assembler.reset()
         XCTAssertEqual(assembler.feed(report: contReport(5, seq: 0)), .ignored)
     }
+
+    /// The key reads reports without making packets; tools feed packets. Both ways answer alike,
+    /// a packet with fewer data bytes than its report included (its report is zero-padded).
+    func test_reportsAndPacketsAreAssembledAlike() {
+        let packets: [CTAPHIDPacket] = [
+            .initialization(channel: 5, command: 0x10, declaredLength: 3, data: [1, 2, 3]),
+            .initialization(channel: 5, command: 0x10, declaredLength: 130, data: pattern(57)),
+            .continuation(channel: 6, sequence: 0, data: pattern(59)),
+            .continuation(channel: 5, sequence: 0, data: pattern(59, salt: 1)),
+            .continuation(channel: 5, sequence: 2, data: pattern(59)),
+            .initialization(channel: 5, command: 0x01, declaredLength: 70, data: pattern(57)),
+            .continuation(channel: 5, sequence: 0, data: pattern(13)),
+            .initialization(channel: 5, command: 0x3B, declaredLength: 1, data: [2]),
+            .initialization(channel: 5, command: 0x01, declaredLength: 7610, data: pattern(57)),
+        ]
+        var byReport = MessageAssembler()
+        var byPacket = MessageAssembler()
+        var results: [MessageAssembler.Result] = []
+        for packet in packets {
+            let result = byReport.feed(report: packet.report)
+            XCTAssertEqual(result, byPacket.feed(packet), "\(packet)")
+            results.append(result)
+        }
+        XCTAssertEqual(results, [.complete(command: 0x10, payload: [1, 2, 3]), .needMore, .ignored, .needMore,
+                                 .error(.invalidSequence), .needMore,
+                                 .complete(command: 0x01, payload: pattern(57) + Array(pattern(13).prefix(13))),
+                                 .complete(command: 0x3B, payload: [2]), .error(.invalidLength)])
+    }
 }

@@ -45,4 +45,15 @@ final class MessageFragmenterTests: XCTestCase {
             }
         }
     }
+
+    func test_forEachReport_handsOutTheSameReportsInOrder() {
+        for length in [0, 1, 57, 58, 116, 117, 500, 7609] {
+            var handed: [[UInt8]] = []
+            MessageFragmenter.forEachReport(channel: 0x0102_0304, command: 0x10, payload: pattern(length)) { handed.append($0) }
+            let reports = MessageFragmenter.reports(channel: 0x0102_0304, command: 0x10, payload: pattern(length))
+            XCTAssertEqual(handed, reports, "length \(length)")
+            XCTAssertEqual(reports.count, MessageFragmenter.reportCount(payloadCount: length))
+            XCTAssertEqual(reports.first.map { Array($0[0..<7]) }, [1, 2, 3, 4, 0x90, UInt8(length >> 8), UInt8(length & 0xFF)])
+        }
+    }
 }
