@@ -62,7 +62,9 @@ extension UnsafeMutableRawBufferPointer {
 @inline(__always)
 func makeBytes(count: Int,
                _ body: (UnsafeMutableRawBufferPointer) throws(CryptoError) -> Int) throws(CryptoError) -> [UInt8] {
-    var output = [UInt8](repeating: 0, count: Swift.max(count, 1))
+    // Not `[UInt8](repeating:count:)`: its allocation is not specialized and looks the array's
+    // type up at run time on every call (about 250 instructions, measured with callgrind).
+    var output = Array(repeatElement(UInt8(0), count: Swift.max(count, 1)))
     let written = try output.withMutableBytes { (buffer) throws(CryptoError) -> Int in
         try body(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<count]))
     }
