@@ -42,9 +42,9 @@ public final class AccountChooser: Sendable {
 
     private struct State {
         /// rpIDHash → the account named for the next discoverable sign-in there.
-        var named: [[UInt8]: Choice] = [:]
+        var named: [ByteKey: Choice] = [:]
         /// rpIDHash → the credential ID that signed last there.
-        var recent: [[UInt8]: [UInt8]] = [:]
+        var recent: [ByteKey: [UInt8]] = [:]
     }
 
     public init(policy: Policy = .recent) {
@@ -53,27 +53,35 @@ public final class AccountChooser: Sendable {
 
     /// Names the account the next discoverable sign-in at `rpIDHash` answers with (once).
     public func select(_ choice: Choice, rpIDHash: [UInt8]) {
-        state.withLock { $0.named[rpIDHash] = choice }
+        state.withLock { $0.named[ByteKey(rpIDHash)] = choice }
     }
 
     /// The account named for `rpIDHash`, if any, left in place.
     func peekNamed(rpIDHash: [UInt8]) -> Choice? {
-        state.withLock { $0.named[rpIDHash] }
+        state.withLock { $0.named[ByteKey(rpIDHash)] }
     }
 
     /// The account named for `rpIDHash`, if any, taken: it answers one sign-in.
     func takeNamed(rpIDHash: [UInt8]) -> Choice? {
-        state.withLock { $0.named.removeValue(forKey: rpIDHash) }
+        state.withLock { $0.named.removeValue(forKey: ByteKey(rpIDHash)) }
     }
 
     /// The credential that signed last at `rpIDHash`.
     func recent(rpIDHash: [UInt8]) -> [UInt8]? {
-        state.withLock { $0.recent[rpIDHash] }
+        state.withLock { $0.recent[ByteKey(rpIDHash)] }
     }
 
     /// Records that `credentialID` signed (or was made) at `rpIDHash`.
     func used(credentialID: [UInt8], rpIDHash: [UInt8]) {
-        state.withLock { $0.recent[rpIDHash] = credentialID }
+        state.withLock { state in
+            let key = ByteKey(rpIDHash)
+            // Most sign-ins repeat the last one: no write then (one lookup, no copy of the ID).
+            if let index = state.recent.index(forKey: key) {
+                if !ByteKey.sameBytes(state.recent.values[index], credentialID) { state.recent.values[index] = credentialID }
+            } else {
+                state.recent[key] = credentialID
+            }
+        }
     }
 
     /// Of `accounts` (credential ID and user handle, newest first), the one the key picks: the

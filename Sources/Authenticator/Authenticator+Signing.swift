@@ -13,7 +13,7 @@ extension Authenticator {
             return try? opened.key.signature(for: message)
         }
         let found = try? withStore { store throws(StoreError) in try store.residentCredential(id: credentialID) }
-        guard let stored = found ?? nil, stored.rpIDHash == rpIDHash, let candidate = try? candidate(from: stored) else { return nil }
+        guard let stored = found ?? nil, ByteKey.sameBytes(stored.rpIDHash, rpIDHash), let candidate = try? candidate(from: stored) else { return nil }
         return try? candidate.key.signature(for: message)
     }
 

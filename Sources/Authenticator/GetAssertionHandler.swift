@@ -149,7 +149,7 @@ extension Authenticator {
                             userVerified: Bool) throws(CTAP2StatusCode) -> ResidentCredential {
         func usable(_ id: [UInt8]) throws(CTAP2StatusCode) -> ResidentCredential? {
             let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: id) }
-            guard let stored, stored.rpIDHash == rpIDHash, stored.isDiscoverable(userVerified: userVerified),
+            guard let stored, ByteKey.sameBytes(stored.rpIDHash, rpIDHash), stored.isDiscoverable(userVerified: userVerified),
                   holdsKey(of: stored) else { return nil }
             return stored
         }
@@ -235,7 +235,7 @@ extension Authenticator {
             if opened.isResident {
                 let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: descriptor.id) }
                 // A deleted or hidden discoverable credential is gone, even if its ID still opens.
-                guard let stored, stored.hiddenSince == nil, stored.rpIDHash == rpIDHash else { continue }
+                guard let stored, stored.hiddenSince == nil, ByteKey.sameBytes(stored.rpIDHash, rpIDHash) else { continue }
                 if stored.credProtect == .userVerificationRequired && !userVerified { continue }
                 // The cache holds the key this ID opened to; a credential stored under the ID since
                 // (deleted and added again with another key) signs with its own.
@@ -257,7 +257,7 @@ extension Authenticator {
     func storedCredential(id: [UInt8], rpIDHash: [UInt8], userVerified: Bool) throws(CTAP2StatusCode) -> ResidentCredential? {
         guard !id.isEmpty, id.count <= 1023 else { return nil }
         let stored = try withStore { store throws(StoreError) in try store.residentCredential(id: id) }
-        guard let stored, stored.rpIDHash == rpIDHash, stored.hiddenSince == nil,
+        guard let stored, ByteKey.sameBytes(stored.rpIDHash, rpIDHash), stored.hiddenSince == nil,
               stored.credProtect != .userVerificationRequired || userVerified, holdsKey(of: stored) else { return nil }
         return stored
     }

@@ -28,7 +28,7 @@ struct OpenedCredentialCache {
     init(capacity: Int = 16) { self.capacity = capacity }
 
     mutating func credential(id: [UInt8], rpIDHash: [UInt8]) -> OpenedCredential? {
-        guard let index = entries.lastIndex(where: { sameBytes($0.credentialID, id) && sameBytes($0.rpIDHash, rpIDHash) }) else {
+        guard let index = entries.lastIndex(where: { ByteKey.sameBytes($0.credentialID, id) && ByteKey.sameBytes($0.rpIDHash, rpIDHash) }) else {
             return nil
         }
         let entry = entries.remove(at: index)
@@ -43,29 +43,6 @@ struct OpenedCredentialCache {
     }
 
     mutating func removeAll() { entries.removeAll() }
-}
-
-/// `a == b` eight bytes at a time: Array's `==` compares element by element, several times the
-/// cost for a 64-byte credential ID looked up on every assertion. Neither side is secret, so not
-/// FIDOCrypto's `constantTimeEquals`, whose CRYPTO_memcmp goes byte by byte on purpose (measured:
-/// 600 instructions more per non-resident getAssertion).
-private func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-    guard a.count == b.count else { return false }
-    return a.withUnsafeBytes { x in
-        b.withUnsafeBytes { y in
-            var offset = 0
-            while offset + 8 <= x.count {
-                guard x.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-                        == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
-                offset += 8
-            }
-            while offset < x.count {
-                guard x[offset] == y[offset] else { return false }
-                offset += 1
-            }
-            return true
-        }
-    }
 }
 
 /// The same UTF-8 bytes (not String's `==`, which equates canonically equivalent text whose

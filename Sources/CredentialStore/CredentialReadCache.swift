@@ -1,4 +1,5 @@
 import Authenticator
+import Glibc
 
 /// Tells whether the database may have changed, without a read transaction: the WAL-index
 /// header at the start of the `-shm` mapping (sqlite.org/walformat.html §2.1: two copies of a
@@ -14,7 +15,7 @@ enum WALIndexHeader {
     static func current(_ connection: SQLiteConnection) -> [UInt8]? {
         guard let bytes = connection.walIndexPrefix(count: length), bytes.count == length,
               bytes[12] != 0,   // isInit
-              bytes[0..<48].elementsEqual(bytes[48..<96]) else { return nil }
+              bytes.withUnsafeBytes({ memcmp($0.baseAddress!, $0.baseAddress! + 48, 48) == 0 }) else { return nil }
         return bytes
     }
 }
@@ -32,20 +33,22 @@ struct CredentialReadCache {
     static let capacity = 32
 
     struct DiscoverableKey: Hashable {
-        var rpIDHash: [UInt8]
+        var rpIDHash: ByteKey
         var userVerified: Bool
     }
 
     private var header: [UInt8]?
-    private var byID: [[UInt8]: ResidentCredential?] = [:]
+    private var byID: [ByteKey: ResidentCredential?] = [:]
     private var discoverable: [DiscoverableKey: DiscoverableCredentials?] = [:]
 
     /// Drops everything unless `current` is the header the entries were read under. Call first,
     /// with the header read before any statement (`WALIndexHeader.current`).
     mutating func validate(_ current: [UInt8]?) {
-        if current == nil || current != header {
+        // Compared eight bytes at a time: this runs before every statement of the serving key.
+        guard let now = current, let then = header, ByteKey.sameBytes(now, then) else {
             clear()
             header = current
+            return
         }
     }
 
@@ -56,12 +59,12 @@ struct CredentialReadCache {
     }
 
     /// `.some(nil)`: known not to be stored.
-    func credential(id: [UInt8]) -> ResidentCredential?? { header == nil ? nil : byID[id] }
+    func credential(id: [UInt8]) -> ResidentCredential?? { header == nil ? nil : byID[ByteKey(id)] }
 
     mutating func insert(_ credential: ResidentCredential?, id: [UInt8]) {
         guard header != nil else { return }
         if byID.count >= Self.capacity { byID.removeAll() }
-        byID[id] = .some(credential)
+        byID[ByteKey(id)] = .some(credential)
     }
 
     func discoverableCredentials(_ key: DiscoverableKey) -> DiscoverableCredentials?? {

@@ -8,6 +8,7 @@ extension SQLiteCredentialStore {
         // transaction with its fcntl locks: ~3 µs, a tenth of a getAssertion) is skipped.
         let dataVersion = holdsExclusiveLock ? 0 : try db.dataVersion()
         if var block = counters[scope] {
+            var usable = true
             if block.verifiedDataVersion != dataVersion {
                 // Another process committed something. Our block stays usable only while the
                 // durable mark is still the one we wrote: if someone reserved past it, values
@@ -17,9 +18,10 @@ extension SQLiteCredentialStore {
                     counters[scope] = block
                 } else {
                     counters[scope] = nil
+                    usable = false
                 }
             }
-            if counters[scope] != nil, !block.isExhausted {
+            if usable, !block.isExhausted {
                 block.last += 1
                 counters[scope] = block
                 return UInt32(block.last)

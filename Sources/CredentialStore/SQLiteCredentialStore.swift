@@ -271,7 +271,7 @@ extension SQLiteCredentialStore {
     /// position is (created_at, rowid) as two integers, so continuing needs neither a list nor a decryption.
     public func discoverableCredentials(rpIDHash: [UInt8], userVerified: Bool) throws(StoreError) -> DiscoverableCredentials? {
         try withConnection { db throws(StoreError) in
-            let key = CredentialReadCache.DiscoverableKey(rpIDHash: rpIDHash, userVerified: userVerified)
+            let key = CredentialReadCache.DiscoverableKey(rpIDHash: ByteKey(rpIDHash), userVerified: userVerified)
             readCache.validate(cacheHeader(db))   // before the statement (CredentialReadCache)
             if let cached = readCache.discoverableCredentials(key) { return cached }
             let found = try db.queryFirst(StoreSQL.firstDiscoverableCredential,

@@ -1,3 +1,5 @@
+import Authenticator
+
 /// A signature counter: the device-global one, or one resident credential's own.
 enum CounterScope: Hashable {
     case global
@@ -31,22 +33,29 @@ struct CounterReservations {
     /// The global scope's block apart: every non-resident assertion draws from it, and a
     /// dictionary look-up (hashing the scope) cost a fifth of the store's share of one.
     private var global: CounterReservation?
-    private var blocks: [CounterScope: CounterReservation] = [:]
+    /// Keyed by `cred_key`, hashed in one pass (`ByteKey`): a resident assertion looks its block
+    /// up twice.
+    private var blocks: [ByteKey: CounterReservation] = [:]
 
     subscript(scope: CounterScope) -> CounterReservation? {
         get {
-            if case .global = scope { return global }
-            return blocks[scope]
+            switch scope {
+            case .global: return global
+            case .credential(let key): return blocks[ByteKey(key)]
+            }
         }
         set {
-            if case .global = scope { global = newValue } else { blocks[scope] = newValue }
+            switch scope {
+            case .global: global = newValue
+            case .credential(let key): blocks[ByteKey(key)] = newValue
+            }
         }
     }
 
     /// Forgets the blocks of credentials this process deleted or replaced, so that a row
     /// re-created with the same ID (durable mark 0) never draws from a stale block.
     mutating func forgetCredentials<S: Sequence>(keys: S) where S.Element == [UInt8] {
-        for key in keys { blocks[.credential(key: key)] = nil }
+        for key in keys { blocks[ByteKey(key)] = nil }
     }
 
     mutating func forgetAllCredentials() {

@@ -1,0 +1,41 @@
+/// A byte string (a credential ID, an RP ID hash) as a dictionary key. `[UInt8]`'s own
+/// `hash(into:)` feeds the hasher one byte at a time (about 15 instructions a byte: a 64-byte
+/// credential ID cost 1,000 per lookup, measured with callgrind) and its `==` compares element by
+/// element; this key hashes the bytes in one pass and compares them eight at a time.
+public struct ByteKey: Hashable, Sendable {
+    public let bytes: [UInt8]
+
+    public init(_ bytes: [UInt8]) {
+        self.bytes = bytes
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
+
+    public static func == (a: ByteKey, b: ByteKey) -> Bool {
+        sameBytes(a.bytes, b.bytes)
+    }
+
+    /// `a == b` eight bytes at a time. Neither side may be secret: not FIDOCrypto's
+    /// `constantTimeEquals`, whose CRYPTO_memcmp goes byte by byte on purpose (measured: 600
+    /// instructions more per non-resident getAssertion).
+    public static func sameBytes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        return a.withUnsafeBytes { x in
+            b.withUnsafeBytes { y in
+                var offset = 0
+                while offset + 8 <= x.count {
+                    guard x.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                            == y.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+                    offset += 8
+                }
+                while offset < x.count {
+                    guard x[offset] == y[offset] else { return false }
+                    offset += 1
+                }
+                return true
+            }
+        }
+    }
+}
