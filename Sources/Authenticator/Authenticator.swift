@@ -215,7 +215,7 @@ public final class Authenticator: @unchecked Sendable {
         }
     }
 
-    func nonce() -> [UInt8] { random.bytes(count: 12) }
+    func nonce() -> [UInt8] { random.nonce(count: 12) }
 
     /// A configured duration (milliseconds) in the clock's unit, nanoseconds; saturating, so a
     /// window of "forever" stays forever.

@@ -16,9 +16,13 @@ struct RowSealer {
     private static let salt = Array("latchkey credential store v1".utf8)
 
     private let sealKey: SecretBytes
+    /// `sealKey` made ready for sealing once (`AES256GCM.KeyedSealer`); nil only if OpenSSL
+    /// could not make the context, and then every seal keys its own.
+    private let sealer: AES256GCM.KeyedSealer?
     /// HMAC under `indexKey`, keyed once (lookups MAC on every request).
     private let indexMAC: HMACSHA256.KeyedContext
     private let recentCredentialKeys = RecentLookupKeys()
+    private let recentRPKeys = RecentLookupKeys()
 
     init(masterKey: SecretBytes) {
         var master = masterKey.copyBytes()
@@ -28,6 +32,7 @@ struct RowSealer {
         var index = HKDFSHA256.deriveKey(inputKeyMaterial: master, salt: Self.salt,
                                          info: Array("index key".utf8), outputByteCount: 32)
         sealKey = SecretBytes(seal)
+        sealer = try? AES256GCM.KeyedSealer(key: sealKey)
         indexMAC = HMACSHA256.KeyedContext(key: SecretBytes(index))
         wipe(&seal)
         wipe(&index)
@@ -45,9 +50,14 @@ struct RowSealer {
         return key
     }
 
-    /// `rp_key = HMAC(indexKey, "rp" ‖ rpIDHash)`
+    /// `rp_key = HMAC(indexKey, "rp" ‖ rpIDHash)`. Remembered like credential keys: a key
+    /// registering account after account at one RP (a test rig), or reading its discoverable
+    /// credentials again after each commit, asks for the same one.
     func relyingPartyKey(rpIDHash: [UInt8]) -> [UInt8] {
-        indexMAC.authenticationCode(Array("rp".utf8) + rpIDHash)
+        if let known = recentRPKeys.key(for: rpIDHash) { return known }
+        let key = indexMAC.authenticationCode(Array("rp".utf8) + rpIDHash)
+        recentRPKeys.remember(key, for: rpIDHash)
+        return key
     }
 
     /// `user_key = HMAC(indexKey, "user" ‖ rpIDHash ‖ userHandle)`
@@ -60,10 +70,10 @@ struct RowSealer {
     /// Seals `plaintext` and wipes it.
     func seal(_ plaintext: inout [UInt8], binding aad: RowBinding) throws(StoreError) -> [UInt8] {
         defer { wipe(&plaintext) }
-        let nonce = SecureRandom.bytes(count: Self.nonceCount)
+        let nonce = NoncePool.bytes(count: Self.nonceCount)
         do {
-            let (ciphertext, tag) = try AES256GCM.seal(plaintext, key: sealKey, nonce: nonce,
-                                                       authenticating: aad.bytes)
+            let (ciphertext, tag) = try sealer?.seal(plaintext, nonce: nonce, authenticating: aad.bytes)
+                ?? AES256GCM.seal(plaintext, key: sealKey, nonce: nonce, authenticating: aad.bytes)
             return nonce + ciphertext + tag
         } catch {
             throw .io("sealing a row of \(aad.table) failed")
@@ -134,12 +144,12 @@ final class RecentLookupKeys: Sendable {
     private let entries = Mutex<[(id: [UInt8], key: [UInt8])]>([])
 
     func key(for id: [UInt8]) -> [UInt8]? {
-        entries.withLock { entries in entries.last { $0.id == id }?.key }
+        entries.withLock { entries in entries.last { ByteKey.sameBytes($0.id, id) }?.key }
     }
 
     func remember(_ key: [UInt8], for id: [UInt8]) {
         entries.withLock { entries in
-            entries.removeAll { $0.id == id }
+            entries.removeAll { ByteKey.sameBytes($0.id, id) }
             if entries.count >= Self.capacity { entries.removeFirst() }
             entries.append((id, key))
         }
