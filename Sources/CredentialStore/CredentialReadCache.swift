@@ -10,6 +10,18 @@ import Glibc
 enum WALIndexHeader {
     static let length = 96
 
+    /// Whether `after` follows `before` by exactly one transaction: its `iChange` (offset 8, a
+    /// native-endian 32-bit counter every commit increments — and a WAL restart too, which then
+    /// reads as two) is one more. Read around a transaction of this process's own, it tells
+    /// that no other connection committed in between.
+    static func isOneTransaction(_ after: [UInt8], after before: [UInt8]) -> Bool {
+        guard after.count == length, before.count == length else { return false }
+        func change(_ header: [UInt8]) -> UInt32 {
+            header.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: UInt32.self) }
+        }
+        return change(after) == change(before) &+ 1
+    }
+
     /// The header as it is now; nil when it cannot be trusted (no mapping, the two copies
     /// differ — a commit is rewriting them —, or not initialised).
     static func current(_ connection: SQLiteConnection) -> [UInt8]? {
@@ -40,6 +52,9 @@ struct CredentialReadCache {
     private var header: [UInt8]?
     private var byID: [ByteKey: ResidentCredential?] = [:]
     private var discoverable: [DiscoverableKey: DiscoverableCredentials?] = [:]
+    /// The PIN state as last read (`.some(nil)`: no PIN row): every makeCredential asks whether
+    /// a PIN is set, and the query cost a fifth of the store's share of one.
+    private var pin: PINState??
 
     /// Drops everything unless `current` is the header the entries were read under. Call first,
     /// with the header read before any statement (`WALIndexHeader.current`).
@@ -55,7 +70,35 @@ struct CredentialReadCache {
     mutating func clear() {
         byID.removeAll()
         discoverable.removeAll()
+        pin = nil
         header = nil
+    }
+
+    var pinState: PINState?? { header == nil ? nil : pin }
+
+    /// This process committed a transaction that changed credentials and nothing else (a
+    /// resident credential saved), between the headers `before` and `after`. The credentials
+    /// read are dropped; the PIN state read under `before` is kept under `after` when nothing
+    /// else committed in between — every makeCredential asks whether a PIN is set, and its own
+    /// last commit would otherwise send it back to the database each time.
+    mutating func credentialsCommitted(before: [UInt8]?, after: [UInt8]?) {
+        let kept: PINState??
+        if let before, let after, let header, ByteKey.sameBytes(before, header),
+           WALIndexHeader.isOneTransaction(after, after: before) {
+            kept = pin
+        } else {
+            kept = nil
+        }
+        clear()
+        if let kept, let after {
+            header = after
+            pin = kept
+        }
+    }
+
+    mutating func insert(pinState: PINState?) {
+        guard header != nil else { return }
+        pin = .some(pinState)
     }
 
     /// `.some(nil)`: known not to be stored.

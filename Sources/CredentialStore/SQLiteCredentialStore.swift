@@ -351,12 +351,14 @@ extension SQLiteCredentialStore {
     /// makeCredential that stores it signs without a second durable commit.
     public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         try withConnection { db throws(StoreError) in
+            let before = cacheHeader(db)
             try db.transaction { () throws(StoreError) in
                 let rows = try sealedRows(credential)
                 try insert(rows, db: db)
                 // The row's key as insert computed it: one keyed hash fewer than from the ID.
                 if holdsExclusiveLock { try reserveFirstCounterBlock(credentialKey: rows.credentialKey, db: db) }
             }
+            readCache.credentialsCommitted(before: before, after: cacheHeader(db))
         }
     }
 
@@ -468,9 +470,13 @@ extension SQLiteCredentialStore {
 
     public func loadPINState() throws(StoreError) -> PINState? {
         try withConnection { db throws(StoreError) in
-            try loadDeviceRow(DeviceRow.pin, kind: .pinState, db: db) { record throws(StoreError) in
+            readCache.validate(cacheHeader(db))   // before the statement (CredentialReadCache)
+            if let cached = readCache.pinState { return cached }
+            let state = try loadDeviceRow(DeviceRow.pin, kind: .pinState, db: db) { record throws(StoreError) in
                 try PINState(record: record)
             }
+            readCache.insert(pinState: state)
+            return state
         }
     }
 

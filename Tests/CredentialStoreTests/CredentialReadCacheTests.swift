@@ -63,6 +63,47 @@ final class CredentialReadCacheTests: XCTestCase {
         XCTAssertNil(try serving.discoverableCredentials(rpIDHash: hash, userVerified: true))
     }
 
+    /// The PIN state is kept across the serving key's own credential saves (each makeCredential
+    /// asks whether a PIN is set) but never across anyone else's commit: a PIN set, changed or
+    /// removed by another connection is what the next read returns, whether it came before or
+    /// after such a save.
+    func testThePINStateSurvivesOwnSavesButNotAnotherConnectionsCommits() throws {
+        let temporary = TemporaryDirectory()
+        let serving = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let cli = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        func pinState(codePoints: Int) -> PINState {
+            PINState(pinHash: SecretBytes(SecureRandom.bytes(count: 16)), pinCodePoints: codePoints, retries: 8, forcePINChange: false)
+        }
+        XCTAssertNil(try serving.loadPINState())
+        try serving.saveResidentCredential(makeCredential())
+        XCTAssertNil(try serving.loadPINState(), "kept across its own save")
+        try cli.savePINState(pinState(codePoints: 4))
+        XCTAssertEqual(try serving.loadPINState()?.pinCodePoints, 4, "another connection's PIN")
+        try serving.saveResidentCredential(makeCredential())
+        XCTAssertEqual(try serving.loadPINState()?.pinCodePoints, 4)
+        // Another connection commits between the serving key's read and its save: the save's
+        // headers then differ by two transactions, and the PIN is read again.
+        try cli.savePINState(pinState(codePoints: 6))
+        try serving.saveResidentCredential(makeCredential())
+        XCTAssertEqual(try serving.loadPINState()?.pinCodePoints, 6)
+        try serving.savePINState(pinState(codePoints: 8))
+        XCTAssertEqual(try serving.loadPINState()?.pinCodePoints, 8, "its own PIN change")
+        try cli.savePINState(nil)
+        XCTAssertNil(try serving.loadPINState(), "removed by another connection")
+    }
+
+    func testOnlyTheNextTransactionCountsAsOne() {
+        var before = [UInt8](repeating: 0, count: WALIndexHeader.length)
+        before.withUnsafeMutableBytes { $0.storeBytes(of: UInt32.max, toByteOffset: 8, as: UInt32.self) }
+        var after = before
+        after.withUnsafeMutableBytes { $0.storeBytes(of: 0, toByteOffset: 8, as: UInt32.self) }
+        XCTAssertTrue(WALIndexHeader.isOneTransaction(after, after: before), "the counter wraps")
+        after.withUnsafeMutableBytes { $0.storeBytes(of: 1, toByteOffset: 8, as: UInt32.self) }
+        XCTAssertFalse(WALIndexHeader.isOneTransaction(after, after: before), "two transactions")
+        XCTAssertFalse(WALIndexHeader.isOneTransaction(before, after: before), "none")
+        XCTAssertFalse(WALIndexHeader.isOneTransaction(Array(after.prefix(48)), after: before))
+    }
+
     func testItsOwnChangesAreSeenToo() throws {
         let temporary = TemporaryDirectory()
         let serving = try SQLiteCredentialStore.open(directory: temporary.storePath)
