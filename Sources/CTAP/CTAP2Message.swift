@@ -76,7 +76,7 @@ public enum CTAP2Response: Sendable, Equatable {
     public func encodedBody() -> [UInt8] {
         switch self {
         case let .info(info): info.cborValue.encoded()
-        case let .credential(response): response.cborValue.encoded()
+        case let .credential(response): response.encoded()
         case let .assertion(response): response.encoded()
         case let .clientPIN(response): response.cborValue.encoded()
         case let .credentialManagement(response): response.cborValue.encoded()
@@ -92,6 +92,7 @@ extension Result where Success == CTAP2Response, Failure == CTAP2StatusCode {
         switch self {
         // An assertion, the reply sent most, is written after its status byte in one buffer.
         case let .success(.assertion(response)): response.encoded(status: CTAP2StatusCode.success.rawValue)
+        case let .success(.credential(response)): response.encoded(status: CTAP2StatusCode.success.rawValue)
         case let .success(response): [CTAP2StatusCode.success.rawValue] + response.encodedBody()
         case let .failure(status): [status.rawValue]
         }

@@ -38,8 +38,30 @@ public struct MakeCredentialRequest: Sendable, Equatable {
     /// inputs are decoded last (`MakeCredentialExtensions`), after every other member.
     public init(cbor value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        guard let hashValue = map[1], let rpValue = map[2], let userValue = map[3],
-              let paramsValue = map[4] else { throw .missingParameter }
+        // The members in one pass over the map rather than a hashed lookup each (eleven, most of
+        // them absent: about 4,000 instructions of a resident makeCredential); the checks below
+        // then run in the order they always did.
+        var hashMember, rpMember, userMember, paramsMember, excludeMember, extensionsMember: CBORValue?
+        var optionsMember, pinUvAuthParamMember, protocolMember, enterpriseMember, formatsMember: CBORValue?
+        for (key, member) in map {
+            guard case let .unsignedInt(number) = key else { continue }
+            switch number {
+            case 1: hashMember = member
+            case 2: rpMember = member
+            case 3: userMember = member
+            case 4: paramsMember = member
+            case 5: excludeMember = member
+            case 6: extensionsMember = member
+            case 7: optionsMember = member
+            case 8: pinUvAuthParamMember = member
+            case 9: protocolMember = member
+            case 10: enterpriseMember = member
+            case 11: formatsMember = member
+            default: continue
+            }
+        }
+        guard let hashValue = hashMember, let rpValue = rpMember, let userValue = userMember,
+              let paramsValue = paramsMember else { throw .missingParameter }
         guard let clientDataHash = hashValue.bytesValue else { throw .cborUnexpectedType }
         self.clientDataHash = try ClientDataHash.checked(clientDataHash)
         self.rp = try RelyingPartyEntity(parsing: rpValue)
@@ -49,15 +71,15 @@ public struct MakeCredentialRequest: Sendable, Equatable {
         for entry in params { parsedParams.append(try CredentialParameters(parsing: entry)) }
         self.pubKeyCredParams = parsedParams
         var excludes: [CredentialDescriptor] = []
-        for entry in try map[5].optionalArray() ?? [] { excludes.append(try CredentialDescriptor(parsing: entry)) }
+        for entry in try excludeMember.optionalArray() ?? [] { excludes.append(try CredentialDescriptor(parsing: entry)) }
         self.excludeList = excludes
-        let extensionInputs = try map[6].optionalMap() ?? [:]
+        let extensionInputs = try extensionsMember.optionalMap() ?? [:]
         self.extensionInputs = extensionInputs
-        self.options = try RequestOptions(parsing: map[7])
-        self.pinUvAuthParam = try map[8].optionalBytes()
-        self.pinUvAuthProtocol = try map[9].optionalUnsigned()
-        self.enterpriseAttestation = try map[10].optionalUnsigned()
-        if let formats = try map[11].optionalArray() {
+        self.options = try RequestOptions(parsing: optionsMember)
+        self.pinUvAuthParam = try pinUvAuthParamMember.optionalBytes()
+        self.pinUvAuthProtocol = try protocolMember.optionalUnsigned()
+        self.enterpriseAttestation = try enterpriseMember.optionalUnsigned()
+        if let formats = try formatsMember.optionalArray() {
             var names: [String] = []
             for format in formats {
                 guard let name = format.stringValue else { throw .cborUnexpectedType }

@@ -8,10 +8,19 @@ public struct RelyingPartyEntity: Sendable, Equatable {
 
     init(parsing value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        guard let idValue = map["id"] else { throw .missingParameter }
+        var idMember, nameMember: CBORValue?
+        for (key, member) in map {   // one pass, not a hashed lookup per member
+            guard case let .textString(name) = key else { continue }
+            switch name {
+            case "id": idMember = member
+            case "name": nameMember = member
+            default: continue
+            }
+        }
+        guard let idValue = idMember else { throw .missingParameter }
         guard let id = idValue.stringValue else { throw .cborUnexpectedType }
         self.id = id
-        self.name = try map["name"].optionalText()
+        self.name = try nameMember.optionalText()
     }
 
     public var cborValue: CBORValue {
@@ -32,13 +41,23 @@ public struct UserEntity: Sendable, Equatable {
 
     init(parsing value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        guard let idValue = map["id"] else { throw .missingParameter }
+        var idMember, nameMember, displayNameMember: CBORValue?
+        for (key, member) in map {   // one pass, not a hashed lookup per member
+            guard case let .textString(name) = key else { continue }
+            switch name {
+            case "id": idMember = member
+            case "name": nameMember = member
+            case "displayName": displayNameMember = member
+            default: continue
+            }
+        }
+        guard let idValue = idMember else { throw .missingParameter }
         guard let id = idValue.bytesValue else { throw .cborUnexpectedType }
         // WebAuthn §5.4.3: user handle is at most 64 bytes.
         guard id.count <= 64 else { throw .invalidLength }
         self.id = id
-        self.name = try map["name"].optionalText()
-        self.displayName = try map["displayName"].optionalText()
+        self.name = try nameMember.optionalText()
+        self.displayName = try displayNameMember.optionalText()
     }
 
     /// The map sent back in assertions; `includeIdentifyingInfo` only after user verification
@@ -77,7 +96,16 @@ public struct CredentialParameters: Sendable, Equatable {
 
     init(parsing value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        guard let typeValue = map["type"], let algValue = map["alg"] else { throw .missingParameter }
+        var typeMember, algMember: CBORValue?
+        for (key, member) in map {   // one pass, not a hashed lookup per member
+            guard case let .textString(name) = key else { continue }
+            switch name {
+            case "type": typeMember = member
+            case "alg": algMember = member
+            default: continue
+            }
+        }
+        guard let typeValue = typeMember, let algValue = algMember else { throw .missingParameter }
         guard let type = typeValue.stringValue else { throw .cborUnexpectedType }
         guard let algorithm = algValue.intValue else { throw .cborUnexpectedType }
         self.type = type; self.algorithm = algorithm

@@ -25,6 +25,42 @@ public struct MakeCredentialResponse: Sendable, Equatable {
         if let unsignedExtensionOutputs { map[6] = .map(unsignedExtensionOutputs) }
         return .map(map)
     }
+
+    /// `cborValue.encoded()`, written member by member without building the map: the keys 1–6
+    /// are single bytes in ascending order, CTAP2 canonical order.
+    public func encoded() -> [UInt8] { encoded(status: nil) }
+
+    /// The encoding after `status` (the reply's first byte), in the one buffer.
+    func encoded(status: UInt8?) -> [UInt8] {
+        var count: UInt64 = 3
+        if enterpriseAttestation != nil { count += 1 }
+        if largeBlobKey != nil { count += 1 }
+        if unsignedExtensionOutputs != nil { count += 1 }
+        var output: [UInt8] = []
+        output.reserveCapacity(48 + format.utf8.count + authenticatorData.count + (largeBlobKey?.count ?? 0))
+        if let status { output.append(status) }
+        CBORValue.appendHead(major: 5, argument: count, into: &output)
+        output.append(0x01)
+        let format = self.format.utf8
+        CBORValue.appendHead(major: 3, argument: UInt64(format.count), into: &output)
+        output += format
+        output.append(0x02)
+        CBORValue.appendHead(major: 2, argument: UInt64(authenticatorData.count), into: &output)
+        output += authenticatorData
+        output.append(0x03)
+        attestationStatement.encode(into: &output)
+        if let enterpriseAttestation { output.append(0x04); output.append(enterpriseAttestation ? 0xF5 : 0xF4) }
+        if let largeBlobKey {
+            output.append(0x05)
+            CBORValue.appendHead(major: 2, argument: UInt64(largeBlobKey.count), into: &output)
+            output += largeBlobKey
+        }
+        if let unsignedExtensionOutputs {
+            output.append(0x06)
+            CBORValue.map(unsignedExtensionOutputs).encode(into: &output)
+        }
+        return output
+    }
 }
 
 /// authenticatorGetAssertion / GetNextAssertion response map (CTAP 2.1 §6.2.2).

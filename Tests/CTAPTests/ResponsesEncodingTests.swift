@@ -24,4 +24,29 @@ final class ResponsesEncodingTests: XCTestCase {
                                         signature: [UInt8](repeating: 3, count: 4_627))
         XCTAssertEqual(long.encoded(), long.cborValue.encoded())
     }
+
+    /// MakeCredentialResponse.encoded() likewise, for every combination of its optional members
+    /// and each attestation statement shape the key makes (none, packed self and with x5c).
+    func testMakeCredentialDirectEncodingIsTheCanonicalEncodingOfTheMap() {
+        let statements: [CBORValue] = [
+            .map([:]),
+            .map(["alg": CBORValue(-7), "sig": .byteString([UInt8](repeating: 5, count: 71))]),
+            .map(["alg": CBORValue(-7), "sig": .byteString([UInt8](repeating: 5, count: 72)),
+                  "x5c": .array([.byteString([UInt8](repeating: 6, count: 600))])]),
+        ]
+        let outputs: [CBORValue: CBORValue] = ["hmac-secret": .boolean(true), "credProps": .map(["rk": .boolean(true)])]
+        for (format, statement) in zip(["none", "packed", "packed"], statements) {
+            for authenticatorData in [[UInt8](repeating: 0xAB, count: 164), [UInt8](repeating: 0xAC, count: 2_700)] {
+                for (enterprise, blobKey, unsigned) in [(nil, nil, nil), (true, [UInt8](repeating: 1, count: 32), outputs),
+                                                        (false, nil, outputs)] as [(Bool?, [UInt8]?, [CBORValue: CBORValue]?)] {
+                    let response = MakeCredentialResponse(format: format, authenticatorData: authenticatorData,
+                                                          attestationStatement: statement, largeBlobKey: blobKey,
+                                                          enterpriseAttestation: enterprise, unsignedExtensionOutputs: unsigned)
+                    XCTAssertEqual(response.encoded(), response.cborValue.encoded())
+                    XCTAssertEqual(Result<CTAP2Response, CTAP2StatusCode>.success(.credential(response)).encoded(),
+                                   [0] + response.cborValue.encoded())
+                }
+            }
+        }
+    }
 }
