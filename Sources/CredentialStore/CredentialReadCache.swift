@@ -55,6 +55,8 @@ struct CredentialReadCache {
     /// The PIN state as last read (`.some(nil)`: no PIN row): every makeCredential asks whether
     /// a PIN is set, and the query cost a fifth of the store's share of one.
     private var pin: PINState??
+    /// How many credentials the store holds: every makeCredential checks that one more fits.
+    private var count: Int?
 
     /// Drops everything unless `current` is the header the entries were read under. Call first,
     /// with the header read before any statement (`WALIndexHeader.current`).
@@ -71,28 +73,37 @@ struct CredentialReadCache {
         byID.removeAll()
         discoverable.removeAll()
         pin = nil
+        count = nil
         header = nil
     }
 
     var pinState: PINState?? { header == nil ? nil : pin }
 
+    var residentCount: Int? { header == nil ? nil : count }
+
+    mutating func insert(residentCount: Int) {
+        guard header != nil else { return }
+        count = residentCount
+    }
+
     /// This process committed a transaction that changed credentials and nothing else (a
-    /// resident credential saved), between the headers `before` and `after`. The credentials
-    /// read are dropped; the PIN state read under `before` is kept under `after` when nothing
-    /// else committed in between — every makeCredential asks whether a PIN is set, and its own
-    /// last commit would otherwise send it back to the database each time.
-    mutating func credentialsCommitted(before: [UInt8]?, after: [UInt8]?) {
-        let kept: PINState??
-        if let before, let after, let header, ByteKey.sameBytes(before, header),
-           WALIndexHeader.isOneTransaction(after, after: before) {
-            kept = pin
-        } else {
-            kept = nil
+    /// resident credential saved), between the headers `before` and `after`, leaving
+    /// `residentCount` credentials in the store (counted inside it). The credentials read are
+    /// dropped; the PIN state read under `before` is kept under `after`, with the new count, when
+    /// nothing else committed in between — every makeCredential asks whether a PIN is set and
+    /// whether one more credential fits, and its own last commit would otherwise send both
+    /// questions back to the database each time.
+    mutating func credentialsCommitted(before: [UInt8]?, after: [UInt8]?, residentCount: Int) {
+        var continues = false
+        if let before, let after, let header {
+            continues = ByteKey.sameBytes(before, header) && WALIndexHeader.isOneTransaction(after, after: before)
         }
+        let keptPIN = pin
         clear()
-        if let kept, let after {
+        if continues, let after {
             header = after
-            pin = kept
+            pin = keptPIN
+            count = residentCount
         }
     }
 

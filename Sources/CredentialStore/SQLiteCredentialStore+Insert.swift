@@ -39,13 +39,16 @@ extension SQLiteCredentialStore {
                                     hiddenSince: credential.hiddenSince, protection: credential.protectionColumn)
     }
 
-    /// The SQL of a save: the replaced rows deleted, the count checked, the RP upserted, the row inserted.
-    func insert(_ rows: SealedCredentialRows, db: SQLiteConnection) throws(StoreError) {
+    /// The SQL of a save: the replaced rows deleted, the count checked, the RP upserted, the row
+    /// inserted. Returns how many credentials the store holds with it.
+    @discardableResult
+    func insert(_ rows: SealedCredentialRows, db: SQLiteConnection) throws(StoreError) -> Int {
         var removed = try db.query(StoreSQL.deleteCredentialByUser, [.blob(rows.userKey)]) { $0.blob(0) }
         removed += try db.query(StoreSQL.deleteCredentialByKey, [.blob(rows.credentialKey)]) { $0.blob(0) }
         counters.forgetCredentials(keys: removed + [rows.credentialKey])
 
-        guard try credentialCount(db: db) < maxResidentCredentials else { throw .full }
+        let count = try credentialCount(db: db)
+        guard count < maxResidentCredentials else { throw .full }
 
         // The newest registration names the RP; one without a name keeps the name already known.
         try db.run(rows.relyingPartyNamed ? StoreSQL.upsertRelyingParty : StoreSQL.insertRelyingPartyIfAbsent,
@@ -55,6 +58,7 @@ extension SQLiteCredentialStore {
             .integer(rows.createdAt), .optionalInteger(rows.hiddenSince), .blob(rows.credential),
             .integer(rows.protection),
         ])
+        return count + 1
     }
 }
 

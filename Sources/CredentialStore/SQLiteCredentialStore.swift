@@ -352,13 +352,14 @@ extension SQLiteCredentialStore {
     public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         try withConnection { db throws(StoreError) in
             let before = cacheHeader(db)
-            try db.transaction { () throws(StoreError) in
+            let count = try db.transaction { () throws(StoreError) -> Int in
                 let rows = try sealedRows(credential)
-                try insert(rows, db: db)
+                let count = try insert(rows, db: db)
                 // The row's key as insert computed it: one keyed hash fewer than from the ID.
                 if holdsExclusiveLock { try reserveFirstCounterBlock(credentialKey: rows.credentialKey, db: db) }
+                return count
             }
-            readCache.credentialsCommitted(before: before, after: cacheHeader(db))
+            readCache.credentialsCommitted(before: before, after: cacheHeader(db), residentCount: count)
         }
     }
 
@@ -419,7 +420,13 @@ extension SQLiteCredentialStore {
     }
 
     public func residentCredentialCount() throws(StoreError) -> Int {
-        try withConnection { db throws(StoreError) in try credentialCount(db: db) }
+        try withConnection { db throws(StoreError) in
+            readCache.validate(cacheHeader(db))   // before the statement (CredentialReadCache)
+            if let cached = readCache.residentCount { return cached }
+            let count = try credentialCount(db: db)
+            readCache.insert(residentCount: count)
+            return count
+        }
     }
 
     public func credentialChangeCount() throws(StoreError) -> UInt64 {

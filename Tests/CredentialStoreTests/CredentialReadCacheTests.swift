@@ -92,6 +92,32 @@ final class CredentialReadCacheTests: XCTestCase {
         XCTAssertNil(try serving.loadPINState(), "removed by another connection")
     }
 
+    /// The credential count carried across the key's own saves is the one counted inside them:
+    /// one more for a new account, the same for a replaced one, and another connection's
+    /// additions and deletions are counted again.
+    func testTheCredentialCountFollowsOwnSavesAndOtherConnections() throws {
+        let temporary = TemporaryDirectory()
+        let serving = try SQLiteCredentialStore.open(directory: temporary.storePath)
+        let cli = try SQLiteCredentialStore.open(directory: temporary.storePath, lock: .none)
+        XCTAssertEqual(try serving.residentCredentialCount(), 0)
+        let alice = makeCredential(rpID: "rp.example", userHandle: [1])
+        try serving.saveResidentCredential(alice)
+        XCTAssertEqual(try serving.residentCredentialCount(), 1)
+        try serving.saveResidentCredential(makeCredential(rpID: "rp.example", userHandle: [2]))
+        XCTAssertEqual(try serving.residentCredentialCount(), 2)
+        try serving.saveResidentCredential(makeCredential(rpID: "rp.example", userHandle: [1]))
+        XCTAssertEqual(try serving.residentCredentialCount(), 2, "alice's credential replaced")
+        try cli.saveResidentCredential(makeCredential(rpID: "other.example", userHandle: [3]))
+        XCTAssertEqual(try serving.residentCredentialCount(), 3, "another connection's")
+        try serving.saveResidentCredential(makeCredential(rpID: "rp.example", userHandle: [4]))
+        XCTAssertEqual(try serving.residentCredentialCount(), 4)
+        XCTAssertFalse(try cli.deleteResidentCredential(id: alice.credentialID), "replaced already")
+        XCTAssertEqual(try cli.residentCredentials(rpIDHash: rpIDHash("rp.example")).count, 3)
+        let first = try XCTUnwrap(cli.residentCredentials(rpIDHash: rpIDHash("rp.example")).first)
+        XCTAssertTrue(try cli.deleteResidentCredential(id: first.credentialID))
+        XCTAssertEqual(try serving.residentCredentialCount(), 3, "another connection's deletion")
+    }
+
     func testOnlyTheNextTransactionCountsAsOne() {
         var before = [UInt8](repeating: 0, count: WALIndexHeader.length)
         before.withUnsafeMutableBytes { $0.storeBytes(of: UInt32.max, toByteOffset: 8, as: UInt32.self) }
