@@ -9,8 +9,14 @@ public struct ByteKey: Hashable, Sendable {
         self.bytes = bytes
     }
 
+    /// The length and at most the first 16 bytes: every key this project makes one of is a hash
+    /// or a random ID (cred_key, an RP ID hash, a credential ID), so 16 bytes tell them apart;
+    /// equality still compares every byte. A table filled with keys somebody chose (credential
+    /// IDs from an allowList) must be bounded, as the read cache is: equal prefixes only make
+    /// lookups slower there.
     public func hash(into hasher: inout Hasher) {
-        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        hasher.combine(bytes.count)
+        bytes.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0.prefix(16))) }
     }
 
     public static func == (a: ByteKey, b: ByteKey) -> Bool {
