@@ -341,10 +341,10 @@ extension Authenticator {
         // (A stored credential that is not discoverable has no user the RP gave.)
         let user = candidate.resident.flatMap { $0.discoverable ? $0 : nil }.map {
             UserEntity(id: $0.userHandle, name: $0.userName, displayName: $0.userDisplayName)
-                .cborValue(includeIdentifyingInfo: userVerified)
         }
         return GetAssertionResponse(credential: CredentialDescriptor(id: candidate.credentialID),
-                                    authenticatorData: authenticatorData, signature: signature, user: user,
+                                    authenticatorData: authenticatorData, signature: signature,
+                                    userEntity: user, identifying: userVerified,
                                     numberOfCredentials: numberOfCredentials, userSelected: userSelected ? true : nil,
                                     largeBlobKey: wantsLargeBlobKey ? candidate.resident?.largeBlobKey?.copyBytes() : nil)
     }

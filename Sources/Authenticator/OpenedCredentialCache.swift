@@ -1,5 +1,6 @@
 import CTAP
 import FIDOCrypto
+import Glibc
 
 /// A credential ID that has been opened (unsealed) and whose private key is ready to sign.
 struct OpenedCredential {
@@ -50,7 +51,9 @@ struct OpenedCredentialCache {
 private func sameUTF8(_ a: String, _ b: String) -> Bool {
     guard a.utf8.count == b.utf8.count else { return false }
     let inPlace = a.utf8.withContiguousStorageIfAvailable { x in
-        b.utf8.withContiguousStorageIfAvailable { y in x.elementsEqual(y) }
+        b.utf8.withContiguousStorageIfAvailable { y in
+            x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0   // counts are equal
+        }
     }
     return (inPlace ?? nil) ?? a.utf8.elementsEqual(b.utf8)
 }

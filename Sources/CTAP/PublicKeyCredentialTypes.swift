@@ -62,6 +62,27 @@ public struct UserEntity: Sendable, Equatable {
 
     /// The map sent back in assertions; `includeIdentifyingInfo` only after user verification
     /// (CTAP 2.1 §6.2.2: name/displayName MUST NOT be returned without UV).
+    /// `cborValue(includeIdentifyingInfo:).encoded()` written without the map: "id", "name",
+    /// "displayName" is their canonical order (shorter keys first).
+    func encode(includeIdentifyingInfo: Bool, into output: inout [UInt8]) {
+        let name = includeIdentifyingInfo ? self.name.flatMap { $0.isEmpty ? nil : $0 } : nil
+        let displayName = includeIdentifyingInfo ? self.displayName.flatMap { $0.isEmpty ? nil : $0 } : nil
+        CBORValue.appendHead(major: 5, argument: 1 + (name == nil ? 0 : 1) + (displayName == nil ? 0 : 1), into: &output)
+        output.append(0x62); output.append(0x69); output.append(0x64)   // "id"
+        CBORValue.appendHead(major: 2, argument: UInt64(id.count), into: &output)
+        output += id
+        if let name {
+            output.append(0x64); output += "name".utf8
+            CBORValue.appendHead(major: 3, argument: UInt64(name.utf8.count), into: &output)
+            output += name.utf8
+        }
+        if let displayName {
+            output.append(0x6B); output += "displayName".utf8
+            CBORValue.appendHead(major: 3, argument: UInt64(displayName.utf8.count), into: &output)
+            output += displayName.utf8
+        }
+    }
+
     public func cborValue(includeIdentifyingInfo: Bool) -> CBORValue {
         var map: [CBORValue: CBORValue] = ["id": .byteString(id)]
         if includeIdentifyingInfo {

@@ -68,17 +68,54 @@ public struct GetAssertionResponse: Sendable, Equatable {
     public var credential: CredentialDescriptor
     public var authenticatorData: [UInt8]
     public var signature: [UInt8]
-    public var user: CBORValue?
+    /// The user map (4). A key answering from its store gives the entity itself
+    /// (`init(…, userEntity:identifying:…)`) and the map is written straight into the reply; it
+    /// is built only when somebody reads it here (the map cost 2,000 instructions an assertion).
+    public var user: CBORValue? {
+        get {
+            switch userMember {
+            case .none: nil
+            case let .value(value): value
+            case let .entity(entity, identifying): entity.cborValue(includeIdentifyingInfo: identifying)
+            }
+        }
+        set { userMember = newValue.map { .value($0) } ?? .none }
+    }
     public var numberOfCredentials: Int?
     public var userSelected: Bool?
     public var largeBlobKey: [UInt8]?
+
+    private enum UserMember: Sendable {
+        case none
+        case value(CBORValue)
+        case entity(UserEntity, identifying: Bool)
+    }
+    private var userMember: UserMember
 
     public init(credential: CredentialDescriptor, authenticatorData: [UInt8], signature: [UInt8],
                 user: CBORValue? = nil, numberOfCredentials: Int? = nil, userSelected: Bool? = nil,
                 largeBlobKey: [UInt8]? = nil) {
         self.credential = credential; self.authenticatorData = authenticatorData
-        self.signature = signature; self.user = user; self.numberOfCredentials = numberOfCredentials
+        self.signature = signature; self.userMember = user.map { .value($0) } ?? .none
+        self.numberOfCredentials = numberOfCredentials
         self.userSelected = userSelected; self.largeBlobKey = largeBlobKey
+    }
+
+    /// The same response with its user given as the entity: `user` reads
+    /// `userEntity.cborValue(includeIdentifyingInfo: identifying)`.
+    public init(credential: CredentialDescriptor, authenticatorData: [UInt8], signature: [UInt8],
+                userEntity: UserEntity?, identifying: Bool, numberOfCredentials: Int? = nil, userSelected: Bool? = nil,
+                largeBlobKey: [UInt8]? = nil) {
+        self.credential = credential; self.authenticatorData = authenticatorData; self.signature = signature
+        self.userMember = userEntity.map { .entity($0, identifying: identifying) } ?? .none
+        self.numberOfCredentials = numberOfCredentials
+        self.userSelected = userSelected; self.largeBlobKey = largeBlobKey
+    }
+
+    public static func == (a: GetAssertionResponse, b: GetAssertionResponse) -> Bool {
+        a.credential == b.credential && a.authenticatorData == b.authenticatorData && a.signature == b.signature
+            && a.user == b.user && a.numberOfCredentials == b.numberOfCredentials && a.userSelected == b.userSelected
+            && a.largeBlobKey == b.largeBlobKey
     }
 
     public var cborValue: CBORValue {
@@ -99,7 +136,7 @@ public struct GetAssertionResponse: Sendable, Equatable {
     /// The encoding after `status` (the reply's first byte), in the one buffer.
     func encoded(status: UInt8?) -> [UInt8] {
         var count: UInt64 = 3
-        if user != nil { count += 1 }
+        if case .none = userMember {} else { count += 1 }
         if numberOfCredentials != nil { count += 1 }
         if userSelected != nil { count += 1 }
         if largeBlobKey != nil { count += 1 }
@@ -122,9 +159,15 @@ public struct GetAssertionResponse: Sendable, Equatable {
         output.append(0x03)
         CBORValue.appendHead(major: 2, argument: UInt64(signature.count), into: &output)
         output += signature
-        if let user {
+        switch userMember {
+        case .none:
+            break
+        case let .value(user):
             output.append(0x04)
             user.encode(into: &output)
+        case let .entity(entity, identifying):
+            output.append(0x04)
+            entity.encode(includeIdentifyingInfo: identifying, into: &output)
         }
         if let numberOfCredentials {
             output.append(0x05)

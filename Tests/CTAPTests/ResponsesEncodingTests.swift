@@ -49,4 +49,32 @@ final class ResponsesEncodingTests: XCTestCase {
             }
         }
     }
+
+    /// A response given its user as the entity reads and encodes exactly as one given the map.
+    func testAUserEntityIsTheMapItStandsFor() {
+        let entities = [UserEntity(id: [1, 2, 3], name: "alice", displayName: "Alice"),
+                        UserEntity(id: [UInt8](repeating: 4, count: 64), name: "", displayName: nil),
+                        UserEntity(id: [5], name: nil, displayName: "Zoë Ünïcode"),
+                        UserEntity(id: [], name: String(repeating: "n", count: 300), displayName: "d")]
+        for entity in entities {
+            for identifying in [false, true] {
+                let map = entity.cborValue(includeIdentifyingInfo: identifying)
+                let given = GetAssertionResponse(credential: CredentialDescriptor(id: [9]), authenticatorData: [1, 2],
+                                                 signature: [3], user: map, numberOfCredentials: 2)
+                var fromEntity = GetAssertionResponse(credential: CredentialDescriptor(id: [9]), authenticatorData: [1, 2],
+                                                      signature: [3], userEntity: entity, identifying: identifying,
+                                                      numberOfCredentials: 2)
+                XCTAssertEqual(fromEntity.user, map)
+                XCTAssertEqual(fromEntity, given)
+                XCTAssertEqual(fromEntity.encoded(), given.encoded())
+                XCTAssertEqual(fromEntity.encoded(), fromEntity.cborValue.encoded())
+                fromEntity.user = nil
+                XCTAssertNil(fromEntity.user)
+                XCTAssertEqual(fromEntity.encoded(), fromEntity.cborValue.encoded())
+            }
+        }
+        XCTAssertNil(GetAssertionResponse(credential: CredentialDescriptor(id: [9]), authenticatorData: [], signature: [],
+                                          userEntity: nil, identifying: true).user)
+    }
 }
+
