@@ -34,14 +34,6 @@ struct CredentialIDCodec {
         .map { overhead + $0 })
 
     let wrappingKey: SecretBytes
-    /// The wrapping key made ready for sealing once (`AES256GCM.KeyedSealer`); nil only if
-    /// OpenSSL could not make the context, and then every seal keys its own.
-    private let sealer: AES256GCM.KeyedSealer?
-
-    init(wrappingKey: SecretBytes) {
-        self.wrappingKey = wrappingKey
-        sealer = try? AES256GCM.KeyedSealer(key: wrappingKey)
-    }
 
     func seal(_ source: CredentialSource, rpIDHash: [UInt8], nonce: [UInt8]) throws(CTAP2StatusCode) -> [UInt8] {
         let flags: UInt8 = (source.isResident ? 0x01 : 0x00) | (source.hasHMACSecret ? 0x02 : 0x00)
@@ -52,8 +44,7 @@ struct CredentialIDCodec {
         plaintext += [flags, Self.algorithmByte(source.algorithm), source.credProtect.rawValue]
         source.privateKey.append(to: &plaintext)
         do {
-            let sealed = try sealer?.seal(plaintext, nonce: nonce, authenticating: rpIDHash)
-                ?? AES256GCM.seal(plaintext, key: wrappingKey, nonce: nonce, authenticating: rpIDHash)
+            let sealed = try AES256GCM.seal(plaintext, key: wrappingKey, nonce: nonce, authenticating: rpIDHash)
             return [Self.version] + nonce + sealed.ciphertext + sealed.tag
         } catch {
             throw .other

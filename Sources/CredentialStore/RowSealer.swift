@@ -16,9 +16,6 @@ struct RowSealer {
     private static let salt = Array("latchkey credential store v1".utf8)
 
     private let sealKey: SecretBytes
-    /// `sealKey` made ready for sealing once (`AES256GCM.KeyedSealer`); nil only if OpenSSL
-    /// could not make the context, and then every seal keys its own.
-    private let sealer: AES256GCM.KeyedSealer?
     /// HMAC under `indexKey`, keyed once (lookups MAC on every request).
     private let indexMAC: HMACSHA256.KeyedContext
     private let recentCredentialKeys = RecentLookupKeys()
@@ -32,7 +29,6 @@ struct RowSealer {
         var index = HKDFSHA256.deriveKey(inputKeyMaterial: master, salt: Self.salt,
                                          info: Array("index key".utf8), outputByteCount: 32)
         sealKey = SecretBytes(seal)
-        sealer = try? AES256GCM.KeyedSealer(key: sealKey)
         indexMAC = HMACSHA256.KeyedContext(key: SecretBytes(index))
         wipe(&seal)
         wipe(&index)
@@ -72,8 +68,11 @@ struct RowSealer {
         defer { wipe(&plaintext) }
         let nonce = NoncePool.bytes(count: Self.nonceCount)
         do {
-            let (ciphertext, tag) = try sealer?.seal(plaintext, nonce: nonce, authenticating: aad.bytes)
-                ?? AES256GCM.seal(plaintext, key: sealKey, nonce: nonce, authenticating: aad.bytes)
+            // A fresh context each time, not one kept keyed: AES's key schedule begins with the key
+            // itself, and a context kept would hold it outside the secure heap for the process's
+            // life (the socket suite's secrets-at-rest check reads the key's memory for it).
+            let (ciphertext, tag) = try AES256GCM.seal(plaintext, key: sealKey, nonce: nonce,
+                                                       authenticating: aad.bytes)
             return nonce + ciphertext + tag
         } catch {
             throw .io("sealing a row of \(aad.table) failed")

@@ -1,5 +1,4 @@
 import COpenSSL
-import Synchronization
 
 /// AES-256-GCM with a 12-byte nonce and a full 16-byte tag.
 public enum AES256GCM {
@@ -15,12 +14,6 @@ public enum AES256GCM {
                             authenticating aad: [UInt8]) throws(CryptoError) -> (ciphertext: [UInt8], tag: [UInt8]) {
         guard plaintext.count <= Int(Int32.max), aad.count <= Int(Int32.max) else { throw .invalidLength }
         let context = try initialise(key: key, nonce: nonce, encrypting: true)
-        return try seal(plaintext, authenticating: aad, context: context)
-    }
-
-    /// The rest of a seal, on a context keyed and given its nonce.
-    fileprivate static func seal(_ plaintext: [UInt8], authenticating aad: [UInt8],
-                                 context: EVPCipherContext) throws(CryptoError) -> (ciphertext: [UInt8], tag: [UInt8]) {
         try addAAD(aad, context: context)
         let ciphertext = try plaintext.withBytes { (input) throws(CryptoError) -> [UInt8] in
             try makeBytes(count: input.count) { (output) throws(CryptoError) -> Int in
@@ -107,43 +100,6 @@ public enum AES256GCM {
             var length: Int32 = 0
             try check("EVP_CipherUpdate(aad)",
                       EVP_CipherUpdate(context.pointer, nil, &length, bytes.uint8Pointer, Int32(bytes.count)))
-        }
-    }
-}
-
-extension AES256GCM {
-    /// One AES-256-GCM key made ready once, for a key that seals many short records (the store's
-    /// rows, credential IDs): the cipher is fetched and the key expanded at creation, and each
-    /// seal only sets its nonce (`EVP_CipherInit_ex2` with no cipher and no key keeps both).
-    /// That was a third of a seal's cost. Its output is `AES256GCM.seal`'s, byte for byte.
-    /// OpenSSL keeps the expanded key in the context until the sealer is freed (and cleanses
-    /// it then). Safe to use from several threads: one seal at a time.
-    public final class KeyedSealer: Sendable {
-        private let context: Mutex<EVPCipherContext>
-
-        public init(key: SecretBytes) throws(CryptoError) {
-            guard key.count == keyByteCount else { throw .invalidLength }
-            let context = try EVPCipherContext()
-            try key.withUnsafeBytes { (keyBytes) throws(CryptoError) in
-                try check("EVP_CipherInit_ex2",
-                          EVP_CipherInit_ex2(context.pointer, cipher.pointer, keyBytes.uint8Pointer, nil, 1, nil))
-            }
-            self.context = Mutex(context)
-        }
-
-        /// `AES256GCM.seal(plaintext, key:, nonce:, authenticating:)` under this sealer's key.
-        public func seal(_ plaintext: [UInt8], nonce: [UInt8],
-                         authenticating aad: [UInt8]) throws(CryptoError) -> (ciphertext: [UInt8], tag: [UInt8]) {
-            guard nonce.count == nonceByteCount, plaintext.count <= Int(Int32.max), aad.count <= Int(Int32.max) else {
-                throw .invalidLength
-            }
-            return try context.withLock { (context) throws(CryptoError) -> (ciphertext: [UInt8], tag: [UInt8]) in
-                try nonce.withBytes { (nonceBytes) throws(CryptoError) in
-                    try check("EVP_CipherInit_ex2",
-                              EVP_CipherInit_ex2(context.pointer, nil, nil, nonceBytes.uint8Pointer, 1, nil))
-                }
-                return try AES256GCM.seal(plaintext, authenticating: aad, context: context)
-            }
         }
     }
 }

@@ -128,27 +128,6 @@ final class AES256GCMTests: XCTestCase {
                                               authenticating: [1, 2, 3]), message)
         }
     }
-
-    /// The keyed sealer answers the published vector, then — one context, nonce after nonce, the
-    /// vector's seal in between — exactly what a fresh seal does each time.
-    func testKeyedSealerSealsAsAFreshSealDoes() throws {
-        let sealer = try AES256GCM.KeyedSealer(key: key)
-        let first = try sealer.seal(plaintext, nonce: nonce, authenticating: aad)
-        XCTAssertEqual(first.ciphertext, ciphertext)
-        XCTAssertEqual(first.tag, tag)
-        for length in [0, 1, 16, 60, 333] {
-            let message = SecureRandom.bytes(count: length), other = SecureRandom.bytes(count: 12)
-            let keyed = try sealer.seal(message, nonce: other, authenticating: [UInt8](repeating: 7, count: length % 5))
-            let fresh = try AES256GCM.seal(message, key: key, nonce: other, authenticating: [UInt8](repeating: 7, count: length % 5))
-            XCTAssertEqual(keyed.ciphertext, fresh.ciphertext)
-            XCTAssertEqual(keyed.tag, fresh.tag)
-            XCTAssertEqual(try AES256GCM.open(keyed.ciphertext, tag: keyed.tag, key: key, nonce: other,
-                                              authenticating: [UInt8](repeating: 7, count: length % 5)), message)
-        }
-        XCTAssertEqual(try sealer.seal(plaintext, nonce: nonce, authenticating: aad).tag, tag, "the same after other nonces")
-        XCTAssertThrowsError(try sealer.seal(plaintext, nonce: Array(nonce.prefix(8)), authenticating: aad))
-        XCTAssertThrowsError(try AES256GCM.KeyedSealer(key: SecretBytes([UInt8](repeating: 1, count: 16))))
-    }
 }
 
 final class NoncePoolTests: XCTestCase {
