@@ -51,9 +51,10 @@ struct RecordWriter {
     mutating func append(_ tag: UInt8, bytes value: UnsafeRawBufferPointer) {
         reserve(5 + value.count)
         bytes.append(tag)
+        // Byte by byte: an array literal here was an allocation per field.
         let count = UInt32(value.count)
-        bytes.append(contentsOf: [UInt8(count >> 24), UInt8((count >> 16) & 0xFF),
-                                  UInt8((count >> 8) & 0xFF), UInt8(count & 0xFF)])
+        bytes.append(UInt8(count >> 24)); bytes.append(UInt8((count >> 16) & 0xFF))
+        bytes.append(UInt8((count >> 8) & 0xFF)); bytes.append(UInt8(count & 0xFF))
         bytes.append(contentsOf: value)
     }
 
@@ -69,16 +70,17 @@ struct RecordWriter {
 
     mutating func append(_ tag: UInt8, string value: String?) {
         guard let value else { return }
-        append(tag, bytes: Array(value.utf8))
+        let appended: Void? = value.utf8.withContiguousStorageIfAvailable { append(tag, bytes: UnsafeRawBufferPointer($0)) }
+        if appended == nil { append(tag, bytes: Array(value.utf8)) }
     }
 
     mutating func append(_ tag: UInt8, integer value: Int64?) {
         guard let value else { return }
-        append(tag, bytes: SealedRecord.bigEndian(value))
+        withUnsafeBytes(of: UInt64(bitPattern: value).bigEndian) { append(tag, bytes: $0) }
     }
 
     mutating func append(_ tag: UInt8, bool value: Bool) {
-        append(tag, bytes: [value ? 1 : 0])
+        withUnsafeBytes(of: UInt8(value ? 1 : 0)) { append(tag, bytes: $0) }
     }
 
     /// A record larger than the room reserved (a planted RSA-4096 key with long names) moves to
