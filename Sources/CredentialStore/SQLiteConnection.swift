@@ -1,5 +1,6 @@
 import Authenticator
 import CSQLite
+import Glibc
 
 /// One SQLite connection; the only owner of its `sqlite3*`, closed in `deinit` or `close()`.
 ///
@@ -9,7 +10,7 @@ import CSQLite
 /// Prepared statements are cached per connection, keyed by their SQL text.
 final class SQLiteConnection {
     private var handle: OpaquePointer?
-    private var statements: [String: SQLiteStatement] = [:]
+    private var statements: [StatementKey: SQLiteStatement] = [:]
     let path: String
 
     /// Opens (creating if needed) the database at `path`. Symbolic links are refused.
@@ -88,7 +89,7 @@ final class SQLiteConnection {
 
     /// A cached prepared statement for `sql`, reset and ready to bind.
     func statement(_ sql: String) throws(StoreError) -> SQLiteStatement {
-        if let cached = statements[sql] {
+        if let cached = statements[StatementKey(sql)] {
             cached.reset()
             return cached
         }
@@ -98,7 +99,7 @@ final class SQLiteConnection {
                   "preparing a statement")
         guard let prepared else { throw .io("preparing an empty statement in \(path)") }
         let statement = SQLiteStatement(handle: prepared, sql: sql)
-        statements[sql] = statement
+        statements[StatementKey(sql)] = statement
         return statement
     }
 
@@ -189,3 +190,34 @@ final class SQLiteConnection {
         try query(sql) { $0.text(column) }
     }
 }
+
+/// A statement's SQL as the cache's key, hashed by its length and its first and last 16 bytes:
+/// String's own hash reads all of it (a few hundred bytes, on every statement a request runs).
+/// Equality compares every byte (with the hash, not String's canonical equivalence); texts that
+/// share those 32 bytes only share a bucket.
+private struct StatementKey: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    static func == (a: StatementKey, b: StatementKey) -> Bool {
+        let x = a.sql.utf8, y = b.sql.utf8
+        guard x.count == y.count else { return false }
+        let same = x.withContiguousStorageIfAvailable { x in
+            y.withContiguousStorageIfAvailable { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
+        }
+        return (same ?? nil) ?? x.elementsEqual(y)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        let utf8 = sql.utf8
+        hasher.combine(utf8.count)
+        let hashed: Void? = utf8.withContiguousStorageIfAvailable { bytes in
+            let raw = UnsafeRawBufferPointer(bytes)
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.prefix(16)))
+            hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: raw.suffix(16)))
+        }
+        if hashed == nil { hasher.combine(sql) }
+    }
+}
+
