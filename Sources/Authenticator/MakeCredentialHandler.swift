@@ -232,7 +232,7 @@ extension Authenticator {
         let authenticatorData = AuthenticatorData(
             rpIDHash: rpIDHash, flags: flags, signCount: counter,
             attestedCredentialData: .init(aaguid: secrets.aaguid, credentialID: credentialID,
-                                          publicKey: key.cosePublicKey.cborValue),
+                                          coseKey: key.cosePublicKey),
             extensions: extensionOutputs.isEmpty ? nil : .map(extensionOutputs)).encoded()
 
         let (formatName, statement) = try attest(authenticatorData)

@@ -24,9 +24,42 @@ public struct AuthenticatorData: Sendable, Equatable {
     public struct AttestedCredentialData: Sendable, Equatable {
         public var aaguid: [UInt8]
         public var credentialID: [UInt8]
-        public var publicKey: CBORValue
+        /// The COSE_Key map. A key making a credential gives the `COSEKey` itself
+        /// (`init(aaguid:credentialID:coseKey:)`) and its bytes are written straight into the
+        /// authenticator data; the map is built only when somebody reads it here.
+        public var publicKey: CBORValue {
+            get {
+                switch key {
+                case let .value(value): value
+                case let .cose(key): key.cborValue
+                }
+            }
+            set { key = .value(newValue) }
+        }
+
+        private enum PublicKey: Sendable {
+            case value(CBORValue)
+            case cose(COSEKey)
+        }
+        private var key: PublicKey
+
         public init(aaguid: [UInt8], credentialID: [UInt8], publicKey: CBORValue) {
-            self.aaguid = aaguid; self.credentialID = credentialID; self.publicKey = publicKey
+            self.aaguid = aaguid; self.credentialID = credentialID; self.key = .value(publicKey)
+        }
+
+        public init(aaguid: [UInt8], credentialID: [UInt8], coseKey: COSEKey) {
+            self.aaguid = aaguid; self.credentialID = credentialID; self.key = .cose(coseKey)
+        }
+
+        public static func == (a: AttestedCredentialData, b: AttestedCredentialData) -> Bool {
+            a.aaguid == b.aaguid && a.credentialID == b.credentialID && a.publicKey == b.publicKey
+        }
+
+        func encodePublicKey(into output: inout [UInt8]) {
+            switch key {
+            case let .value(value): value.encode(into: &output)
+            case let .cose(key): key.encode(into: &output)
+            }
         }
     }
 
@@ -55,14 +88,15 @@ public struct AuthenticatorData: Sendable, Equatable {
         out.reserveCapacity(37 + (attestedCredentialData.map { 18 + $0.credentialID.count + 77 } ?? 0))
         out += rpIDHash
         out.append(flags.rawValue)
-        out += [UInt8(truncatingIfNeeded: signCount >> 24), UInt8(truncatingIfNeeded: signCount >> 16),
-                UInt8(truncatingIfNeeded: signCount >> 8), UInt8(truncatingIfNeeded: signCount)]
+        // Byte by byte: an array literal is an allocation (on every assertion).
+        out.append(UInt8(truncatingIfNeeded: signCount >> 24)); out.append(UInt8(truncatingIfNeeded: signCount >> 16))
+        out.append(UInt8(truncatingIfNeeded: signCount >> 8)); out.append(UInt8(truncatingIfNeeded: signCount))
         if let attested = attestedCredentialData {
             out += attested.aaguid
-            out += [UInt8(truncatingIfNeeded: attested.credentialID.count >> 8),
-                    UInt8(truncatingIfNeeded: attested.credentialID.count)]
+            out.append(UInt8(truncatingIfNeeded: attested.credentialID.count >> 8))
+            out.append(UInt8(truncatingIfNeeded: attested.credentialID.count))
             out += attested.credentialID
-            attested.publicKey.encode(into: &out)
+            attested.encodePublicKey(into: &out)
         }
         extensions?.encode(into: &out)
         return out

@@ -174,6 +174,38 @@ public enum COSEKey: Sendable, Equatable {
         }
     }
 
+    /// `cborValue.encoded()` written without the map: every shape's labels 1, 3, -1, -2, -3
+    /// come in that order, which is CTAP2 canonical order (0x01, 0x03, 0x20, 0x21, 0x22).
+    public func encode(into output: inout [UInt8]) {
+        func bytes(_ value: [UInt8]) {
+            CBORValue.appendHead(major: 2, argument: UInt64(value.count), into: &output)
+            output += value
+        }
+        func integer(_ value: Int) { CBORValue(value).encode(into: &output) }
+        switch self {
+        case let .ec2P256(algorithm, x, y):
+            output.append(0xA5)
+            output.append(0x01); integer(2); output.append(0x03); integer(algorithm.rawValue)
+            output.append(0x20); integer(1); output.append(0x21); bytes(x); output.append(0x22); bytes(y)
+        case let .ec2(curve, algorithm, x, y):
+            output.append(0xA5)
+            output.append(0x01); integer(2); output.append(0x03); integer(algorithm.rawValue)
+            output.append(0x20); integer(curve.rawValue); output.append(0x21); bytes(x); output.append(0x22); bytes(y)
+        case let .okpEd25519(x):
+            output.append(0xA4)
+            output.append(0x01); integer(1); output.append(0x03); integer(COSEAlgorithm.edDSA.rawValue)
+            output.append(0x20); integer(6); output.append(0x21); bytes(x)
+        case let .rsa(algorithm, n, e):
+            output.append(0xA4)
+            output.append(0x01); integer(3); output.append(0x03); integer(algorithm.rawValue)
+            output.append(0x20); bytes(n); output.append(0x21); bytes(e)
+        case let .akp(algorithm, publicKey):
+            output.append(0xA3)
+            output.append(0x01); integer(7); output.append(0x03); integer(algorithm.rawValue)
+            output.append(0x20); bytes(publicKey)
+        }
+    }
+
     /// Parse a COSE_Key of a shape Latchkey accepts; `nil` for anything else.
     public init?(_ value: CBORValue) {
         if value[1]?.intValue == 7 {

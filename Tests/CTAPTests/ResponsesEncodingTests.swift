@@ -76,5 +76,38 @@ final class ResponsesEncodingTests: XCTestCase {
         XCTAssertNil(GetAssertionResponse(credential: CredentialDescriptor(id: [9]), authenticatorData: [], signature: [],
                                           userEntity: nil, identifying: true).user)
     }
+
+    /// Every COSE key shape written directly is its map's canonical encoding, and authenticator
+    /// data given the key reads, compares and encodes as authenticator data given the map.
+    func testCOSEKeysWrittenDirectlyAreTheirMapsEncoding() {
+        let keys: [COSEKey] = [
+            .ec2P256(algorithm: .es256, x: [UInt8](repeating: 1, count: 32), y: [UInt8](repeating: 2, count: 32)),
+            .ec2(curve: .p384, algorithm: .es384, x: [UInt8](repeating: 3, count: 48), y: [UInt8](repeating: 4, count: 48)),
+            .ec2(curve: .p521, algorithm: .es512, x: [UInt8](repeating: 5, count: 66), y: [UInt8](repeating: 6, count: 66)),
+            .ec2(curve: .secp256k1, algorithm: .es256K, x: [UInt8](repeating: 7, count: 32), y: [UInt8](repeating: 8, count: 32)),
+            .okpEd25519(x: [UInt8](repeating: 9, count: 32)),
+            .rsa(algorithm: .rs256, n: [UInt8](repeating: 10, count: 256), e: [1, 0, 1]),
+            .rsa(algorithm: .ps256, n: [UInt8](repeating: 11, count: 512), e: [3]),
+            .akp(algorithm: .mlDSA44, publicKey: [UInt8](repeating: 12, count: 1_312)),
+            .akp(algorithm: .mlDSA87, publicKey: [UInt8](repeating: 13, count: 2_592)),
+        ]
+        for key in keys {
+            var direct: [UInt8] = []
+            key.encode(into: &direct)
+            XCTAssertEqual(direct, key.cborValue.encoded(), "\(key)")
+            let fromKey = AuthenticatorData.AttestedCredentialData(aaguid: [UInt8](repeating: 0xAA, count: 16),
+                                                                   credentialID: [1, 2, 3], coseKey: key)
+            let fromMap = AuthenticatorData.AttestedCredentialData(aaguid: [UInt8](repeating: 0xAA, count: 16),
+                                                                   credentialID: [1, 2, 3], publicKey: key.cborValue)
+            XCTAssertEqual(fromKey, fromMap)
+            XCTAssertEqual(fromKey.publicKey, key.cborValue)
+            let data = { (attested: AuthenticatorData.AttestedCredentialData) in
+                AuthenticatorData(rpIDHash: [UInt8](repeating: 0x11, count: 32), flags: [.userPresent], signCount: 0x0102_0304,
+                                  attestedCredentialData: attested, extensions: .map(["credProtect": 2]))
+            }
+            XCTAssertEqual(data(fromKey).encoded(), data(fromMap).encoded())
+            XCTAssertEqual(try AuthenticatorData(decoding: data(fromKey).encoded()), data(fromMap))
+        }
+    }
 }
 
