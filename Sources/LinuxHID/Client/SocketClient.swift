@@ -60,11 +60,15 @@ public final class SocketClient {
             for report in reports { try send(report) }
             return
         }
-        var packets = reports.flatMap { $0 }
+        var packets: [UInt8] = []
+        packets.reserveCapacity(size * reports.count)   // one allocation, not flatMap's growing one
+        for report in reports { packets += report }
         do {
-            while !packets.isEmpty {
-                let sent = try socket.sendPackets(packets, size: size, flags: Int32(MSG_NOSIGNAL))
-                packets.removeFirst(sent * size)
+            var offset = 0
+            while offset < packets.count {
+                let rest = offset == 0 ? packets : Array(packets[offset...])   // a blocking send takes all at once
+                let sent = try socket.sendPackets(rest, size: size, flags: Int32(MSG_NOSIGNAL))
+                offset += sent * size
             }
         } catch {
             throw TransportError(error, call: "sendmmsg", path: path)

@@ -42,7 +42,12 @@ public final class SocketTransport: ReportTransport {
     private var received = ReceivedPackets(capacity: reportSize, slots: SocketTransport.maximumPacketsPerRead)
     /// A reply's reports back to back for one sendmmsg, kept between sends.
     private var outgoing: [UInt8] = []
-    private var connectionsByDescriptor: [Int32: TransportConnection] = [:]
+    /// Each client's connection and descriptor by descriptor number: a readable descriptor is one lookup.
+    private var connectionsByDescriptor: [Int32: Client] = [:]
+    private struct Client {
+        let connection: TransportConnection
+        let descriptor: FileDescriptor
+    }
     private var nextConnection: TransportConnection = 1
     private let maximumConnections: Int
     /// A descriptor held in reserve (/dev/null): out of descriptors (EMFILE), it is closed so
@@ -130,8 +135,8 @@ public final class SocketTransport: ReportTransport {
         if fd == listener.rawValue {
             return acceptClients()
         }
-        guard let connection = connectionsByDescriptor[fd] else { return [] }
-        return receivePackets(from: connection)
+        guard let client = connectionsByDescriptor[fd] else { return [] }
+        return receivePackets(from: client.descriptor, connection: client.connection)
     }
 
     /// Queues `report` for the client without waiting (MSG_DONTWAIT; and
@@ -200,7 +205,7 @@ public final class SocketTransport: ReportTransport {
             let connection = nextConnection
             nextConnection += 1
             clients[connection] = client
-            connectionsByDescriptor[client.rawValue] = connection
+            connectionsByDescriptor[client.rawValue] = Client(connection: connection, descriptor: client)
             events.append(.connectionOpened(connection))
         }
         return events
@@ -222,8 +227,7 @@ public final class SocketTransport: ReportTransport {
         return .connectionRefused(reason: reason)
     }
 
-    private func receivePackets(from connection: TransportConnection) -> [TransportEvent] {
-        guard let client = clients[connection] else { return [] }
+    private func receivePackets(from client: FileDescriptor, connection: TransportConnection) -> [TransportEvent] {
         do {
             // One recvmmsg per round (maximumPacketsPerRead): up to a batch of waiting packets (a
             // request's fragments) in one call; poll calls again while more wait. MSG_TRUNC: `size`
