@@ -11,7 +11,30 @@ import Foundation
 enum Profile {
     static let names = ["es256-sign", "core-getassertion", "socket-getassertion", "socket-ping", "resident-allowlist",
                         "discoverable-1", "discoverable-1000", "resident-makecredential", "durable-commit", "store-lookup", "store-statement",
-                        "p256-keygen", "sql-insert", "u2f-authenticate"]
+                        "p256-keygen", "sql-insert", "u2f-authenticate", "discoverable-1-1m", "discoverable-1000-1m"]
+
+    /// The 1,000,000-credential store the `-1m` profiles open (`LATCHKEY_PROFILE_STORE`): made
+    /// once, outside callgrind, by `latchkey-bench --prepare-store DIR` (filling it under callgrind
+    /// would take hours; opening it is cheap).
+    static let scaleStoreEnvironment = "LATCHKEY_PROFILE_STORE"
+    static let scaleBigRP = "big.example", scaleSoloRP = "solo.example"
+
+    /// A new store at `directory` with `count` resident credentials: 1,000 accounts at
+    /// big.example and one at solo.example (the two `-1m` profiles' RPs, as discoverable-1000's
+    /// and discoverable-1's), the rest spread over 50,000 other RPs.
+    static func prepareStore(directory: String, count: Int) throws {
+        let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive,
+                                                   options: StoreOptions(maxResidentCredentials: max(2_000_000, count)))
+        defer { store.close() }
+        let privateKey = try P256.Signing.PrivateKey().rawRepresentation
+        var batch: [ResidentCredential] = []
+        for index in 0..<count {
+            let rpID = index < 1_000 ? scaleBigRP : index == 1_000 ? scaleSoloRP : "rp\(index % 50_000).example"
+            batch.append(BenchKey.fillerCredential(rpID: rpID, index: index, privateKey: privateKey, deterministic: index <= 1_000))
+            if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
+        }
+        if !batch.isEmpty { try store.saveResidentCredentials(batch) }
+    }
 
     static func run(_ name: String, iterations: Int) throws {
         switch name {
@@ -121,6 +144,17 @@ enum Profile {
                 BenchKey.fillerCredential(rpID: rpID, index: $0, privateKey: privateKey, deterministic: true)
             })
             let message = BenchKey.getAssertionMessage(rpID: rpID, allow: [])
+            for _ in 0..<iterations { try key.expectSuccess(message) }
+        case "discoverable-1-1m", "discoverable-1000-1m":
+            // discoverable-1 and discoverable-1000 in a store of 1,000,000 credentials.
+            guard let directory = ProcessInfo.processInfo.environment[scaleStoreEnvironment],
+                  FileManager.default.fileExists(atPath: directory) else {
+                throw BenchError.failed("\(name) opens the store \(scaleStoreEnvironment) names: make it with "
+                                        + "`latchkey-bench --prepare-store DIR` and set \(scaleStoreEnvironment)=DIR")
+            }
+            let key = try BenchKey(directory: directory)
+            defer { key.close(removing: false) }
+            let message = BenchKey.getAssertionMessage(rpID: name == "discoverable-1-1m" ? scaleSoloRP : scaleBigRP, allow: [])
             for _ in 0..<iterations { try key.expectSuccess(message) }
         default:
             throw BenchError.failed("unknown profile '\(name)' (one of: \(names.joined(separator: ", ")))")

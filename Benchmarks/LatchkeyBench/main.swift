@@ -9,6 +9,9 @@ import Foundation
 ///   latchkey-bench --remote socket:PATH --remote /dev/hidrawN [--seconds S] [--json FILE]
 ///                                                    running keys only (scripts/bench --vm)
 ///   latchkey-bench --profile NAME [--iterations N]    one hot path N times, for callgrind (scripts/profile)
+///   latchkey-bench --prepare-store DIR [--credentials N]
+///                                                    the store of N (1,000,000) credentials that the
+///                                                    -1m profiles open (LATCHKEY_PROFILE_STORE=DIR)
 ///   latchkey-bench --tpm [--seconds S]              the baselines and the TPM-bound key rows only
 ///   latchkey-bench --backup-memory PATH/TO/latchkey [--sizes N,N]
 ///                                                    peak memory of `latchkey backup` and `restore`
@@ -24,6 +27,8 @@ var seconds = 1.0
 var concurrencySeconds = 10.0
 var jsonPath: String?
 var profile: String?
+var prepareStore: String?
+var prepareCount = 1_000_000
 var remotes: [String] = []
 var iterations = 1000
 var soakBinary: String?
@@ -49,6 +54,12 @@ while let argument = arguments.first {
     case "--remote":
         remotes.append(arguments.first ?? "")
         arguments = Array(arguments.dropFirst())
+    case "--prepare-store":
+        prepareStore = arguments.first
+        arguments = Array(arguments.dropFirst())
+    case "--credentials":
+        prepareCount = Int(arguments.first ?? "") ?? prepareCount
+        arguments = Array(arguments.dropFirst())
     case "--profile":
         profile = arguments.first
         arguments = Array(arguments.dropFirst())
@@ -70,7 +81,7 @@ while let argument = arguments.first {
         iterations = Int(arguments.first ?? "") ?? iterations
         arguments = Array(arguments.dropFirst())
     case "-h", "--help":
-        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --tpm | --backup-memory LATCHKEY [--sizes N,N] | --profile NAME [--iterations N] | --soak LATCHKEY [--requests N] [--clients C]")
+        print("usage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --tpm | --backup-memory LATCHKEY [--sizes N,N] | --profile NAME [--iterations N] | --prepare-store DIR [--credentials N] | --soak LATCHKEY [--requests N] [--clients C]")
         exit(0)
     default:
         FileHandle.standardError.write(Data("Error: unknown argument '\(argument)'\nusage: latchkey-bench [--quick] [--sizes N,N,…] [--seconds S] [--json FILE] [--remote socket:PATH|/dev/hidrawN …] | --profile NAME [--iterations N]\n".utf8))
@@ -78,6 +89,13 @@ while let argument = arguments.first {
     }
 }
 
+if let prepareStore {
+    do { try Profile.prepareStore(directory: prepareStore, count: prepareCount) } catch {
+        FileHandle.standardError.write(Data("latchkey-bench --prepare-store failed: \(error)\n".utf8))
+        exit(1)
+    }
+    exit(0)
+}
 if let profile {
     do { try Profile.run(profile, iterations: iterations) } catch {
         FileHandle.standardError.write(Data("latchkey-bench --profile failed: \(error)\n".utf8))
