@@ -8,15 +8,7 @@ public struct RelyingPartyEntity: Sendable, Equatable {
 
     init(parsing value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        var idMember, nameMember: CBORValue?
-        for (key, member) in map {   // one pass, not a hashed lookup per member
-            guard case let .textString(name) = key else { continue }
-            switch name {
-            case "id": idMember = member
-            case "name": nameMember = member
-            default: continue
-            }
-        }
+        let (idMember, nameMember, _) = textKeyedMembers(of: map, "id", "name")
         guard let idValue = idMember else { throw .missingParameter }
         guard let id = idValue.stringValue else { throw .cborUnexpectedType }
         self.id = id
@@ -41,16 +33,7 @@ public struct UserEntity: Sendable, Equatable {
 
     init(parsing value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        var idMember, nameMember, displayNameMember: CBORValue?
-        for (key, member) in map {   // one pass, not a hashed lookup per member
-            guard case let .textString(name) = key else { continue }
-            switch name {
-            case "id": idMember = member
-            case "name": nameMember = member
-            case "displayName": displayNameMember = member
-            default: continue
-            }
-        }
+        let (idMember, nameMember, displayNameMember) = textKeyedMembers(of: map, "id", "name", "displayName")
         guard let idValue = idMember else { throw .missingParameter }
         guard let id = idValue.bytesValue else { throw .cborUnexpectedType }
         // WebAuthn §5.4.3: user handle is at most 64 bytes.
@@ -117,15 +100,7 @@ public struct CredentialParameters: Sendable, Equatable {
 
     init(parsing value: CBORValue) throws(CTAP2StatusCode) {
         guard let map = value.mapValue else { throw .cborUnexpectedType }
-        var typeMember, algMember: CBORValue?
-        for (key, member) in map {   // one pass, not a hashed lookup per member
-            guard case let .textString(name) = key else { continue }
-            switch name {
-            case "type": typeMember = member
-            case "alg": algMember = member
-            default: continue
-            }
-        }
+        let (typeMember, algMember, _) = textKeyedMembers(of: map, "type", "alg")
         guard let typeValue = typeMember, let algValue = algMember else { throw .missingParameter }
         guard let type = typeValue.stringValue else { throw .cborUnexpectedType }
         guard let algorithm = algValue.intValue else { throw .cborUnexpectedType }
@@ -133,6 +108,18 @@ public struct CredentialParameters: Sendable, Equatable {
     }
 
     public var cborValue: CBORValue { .map(["alg": CBORValue(algorithm), "type": .textString(type)]) }
+}
+
+/// The members of `map` under the text keys `first`, `second` and `third`, in one pass over it
+/// rather than a hashed lookup each (a request's entities are parsed on every makeCredential).
+func textKeyedMembers(of map: [CBORValue: CBORValue], _ first: String, _ second: String,
+                      _ third: String? = nil) -> (CBORValue?, CBORValue?, CBORValue?) {
+    var members: (CBORValue?, CBORValue?, CBORValue?) = (nil, nil, nil)
+    for (key, member) in map {
+        guard case let .textString(name) = key else { continue }
+        if name == first { members.0 = member } else if name == second { members.1 = member } else if name == third { members.2 = member }
+    }
+    return members
 }
 
 extension Optional where Wrapped == CBORValue {
