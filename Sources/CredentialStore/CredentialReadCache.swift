@@ -87,7 +87,8 @@ struct CredentialReadCache {
     }
 
     /// This process committed a transaction that changed credentials and nothing else (a
-    /// resident credential saved), between the headers `before` and `after`, leaving
+    /// resident credential saved), between the headers `before` (read inside it, under the write
+    /// lock) and `after`, leaving
     /// `residentCount` credentials in the store (counted inside it). The credentials read are
     /// dropped; the PIN state read under `before` is kept under `after`, with the new count, when
     /// nothing else committed in between — every makeCredential asks whether a PIN is set and

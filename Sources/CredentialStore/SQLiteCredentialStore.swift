@@ -351,8 +351,12 @@ extension SQLiteCredentialStore {
     /// makeCredential that stores it signs without a second durable commit.
     public func saveResidentCredential(_ credential: ResidentCredential) throws(StoreError) {
         try withConnection { db throws(StoreError) in
-            let before = cacheHeader(db)
+            var before: [UInt8]?
             let count = try db.transaction { () throws(StoreError) -> Int in
+                // Read under the write lock (BEGIN IMMEDIATE), after any rebuild of the WAL index
+                // the BEGIN did: read before it, a commit or a rebuild (which resets iChange) in
+                // between could go unseen by the one-transaction check.
+                before = cacheHeader(db)
                 let rows = try sealedRows(credential)
                 let count = try insert(rows, db: db)
                 // The row's key as insert computed it: one keyed hash fewer than from the ID.
