@@ -1,3 +1,5 @@
+import Glibc
+
 /// A byte string (a credential ID, an RP ID hash) as a dictionary key. `[UInt8]`'s own
 /// `hash(into:)` feeds the hasher one byte at a time (about 15 instructions a byte: a 64-byte
 /// credential ID cost 1,000 per lookup, measured with callgrind) and its `==` compares element by
@@ -43,5 +45,18 @@ public struct ByteKey: Hashable, Sendable {
                 return true
             }
         }
+    }
+
+    /// The same UTF-8 bytes (not String's `==`, which equates canonically equivalent text whose
+    /// bytes, and so whose hash, differ), compared in place where the strings allow it.
+    public static func sameUTF8(_ a: String, _ b: String) -> Bool {
+        let x = a.utf8, y = b.utf8
+        guard x.count == y.count else { return false }
+        let inPlace = x.withContiguousStorageIfAvailable { x in
+            y.withContiguousStorageIfAvailable { y in
+                x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0   // counts are equal
+            }
+        }
+        return (inPlace ?? nil) ?? x.elementsEqual(y)
     }
 }

@@ -1,6 +1,5 @@
 import CTAP
 import FIDOCrypto
-import Glibc
 
 /// A credential ID that has been opened (unsealed) and whose private key is ready to sign.
 struct OpenedCredential {
@@ -46,18 +45,6 @@ struct OpenedCredentialCache {
     mutating func removeAll() { entries.removeAll() }
 }
 
-/// The same UTF-8 bytes (not String's `==`, which equates canonically equivalent text whose
-/// bytes, and so whose hash, differ), read in place where the strings allow it.
-private func sameUTF8(_ a: String, _ b: String) -> Bool {
-    guard a.utf8.count == b.utf8.count else { return false }
-    let inPlace = a.utf8.withContiguousStorageIfAvailable { x in
-        b.utf8.withContiguousStorageIfAvailable { y in
-            x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0   // counts are equal
-        }
-    }
-    return (inPlace ?? nil) ?? a.utf8.elementsEqual(b.utf8)
-}
-
 /// SHA-256 of the last few RP IDs seen. Clients repeat the same RP ID request after request, and
 /// a one-shot EVP digest of a short string costs about as much as the rest of the request
 /// parsing (see `scripts/profile`). RP IDs and their hashes are public, so nothing here is secret.
@@ -68,7 +55,7 @@ struct RPIDHashCache {
     init(capacity: Int = 8) { self.capacity = capacity }
 
     mutating func hash(of rpID: String) -> [UInt8] {
-        if let index = entries.lastIndex(where: { sameUTF8($0.rpID, rpID) }) {
+        if let index = entries.lastIndex(where: { ByteKey.sameUTF8($0.rpID, rpID) }) {
             if index != entries.count - 1 { entries.append(entries.remove(at: index)) }
             return entries[entries.count - 1].hash
         }

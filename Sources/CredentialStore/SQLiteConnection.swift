@@ -1,6 +1,5 @@
 import Authenticator
 import CSQLite
-import Glibc
 
 /// One SQLite connection; the only owner of its `sqlite3*`, closed in `deinit` or `close()`.
 ///
@@ -200,14 +199,7 @@ private struct StatementKey: Hashable {
 
     init(_ sql: String) { self.sql = sql }
 
-    static func == (a: StatementKey, b: StatementKey) -> Bool {
-        let x = a.sql.utf8, y = b.sql.utf8
-        guard x.count == y.count else { return false }
-        let same = x.withContiguousStorageIfAvailable { x in
-            y.withContiguousStorageIfAvailable { y in x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0 }
-        }
-        return (same ?? nil) ?? x.elementsEqual(y)
-    }
+    static func == (a: StatementKey, b: StatementKey) -> Bool { ByteKey.sameUTF8(a.sql, b.sql) }
 
     func hash(into hasher: inout Hasher) {
         let utf8 = sql.utf8
