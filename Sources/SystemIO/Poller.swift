@@ -7,23 +7,8 @@ public enum Poller {
     /// timeout), in the order given. EINTR is retried with the time left.
     /// Negative entries in `fds` are ignored, as poll(2) does.
     public static func wait(for fds: [Int32], timeoutMilliseconds: Int32) throws(Errno) -> [Int32] {
-        var entries = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        let deadline = timeoutMilliseconds >= 0
-            ? monotonicMilliseconds() + Int64(timeoutMilliseconds) : nil
-        var timeout = timeoutMilliseconds
-        while true {
-            let ready = poll(&entries, nfds_t(entries.count), timeout)
-            if ready >= 0 { break }
-            let error = Errno.current
-            guard error == .interrupted else { throw error }
-            if let deadline {
-                timeout = Int32(clamping: max(0, deadline - monotonicMilliseconds()))
-            }
-        }
-        let wanted = Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL)
-        var ready: [Int32] = []
-        for entry in entries where entry.revents & wanted != 0 { ready.append(entry.fd) }
-        return ready
+        var set = PollSet()
+        return try set.wait(for: fds, timeoutMilliseconds: timeoutMilliseconds)
     }
 
     /// Waits until `fd` has one of `events` (POLLIN, POLLOUT, …) or the timeout passes; returns
@@ -65,13 +50,15 @@ public struct PollSet {
 
     public init() {}
 
-    /// Waits as `Poller.wait(for:timeoutMilliseconds:)` does on `descriptors` followed by `extra`,
-    /// and answers the same: the descriptors readable, hung up or in error, in that order.
-    public mutating func wait(for descriptors: [Int32], and extra: Int32,
+    /// Waits until one of `descriptors` (then `extra`, if given) is readable, hung up or in
+    /// error, or the timeout passes (−1: no timeout); returns those descriptors (empty on
+    /// timeout), in that order. EINTR is retried with the time left. Negative descriptors are
+    /// ignored, as poll(2) does.
+    public mutating func wait(for descriptors: [Int32], and extra: Int32? = nil,
                               timeoutMilliseconds: Int32) throws(Errno) -> [Int32] {
         entries.removeAll(keepingCapacity: true)
         for descriptor in descriptors { entries.append(pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)) }
-        entries.append(pollfd(fd: extra, events: Int16(POLLIN), revents: 0))
+        if let extra { entries.append(pollfd(fd: extra, events: Int16(POLLIN), revents: 0)) }
         try Poller.wait(&entries, timeoutMilliseconds: timeoutMilliseconds)
         let wanted = Int16(POLLIN | POLLHUP | POLLERR | POLLNVAL)
         ready.removeAll(keepingCapacity: true)
