@@ -55,10 +55,6 @@ struct ChannelTable: Sendable {
 
     var count: Int { channels.count }
 
-    func contains(_ channel: UInt32) -> Bool {
-        channels[channel] != nil
-    }
-
     /// The connection that allocated or adopted `channel`; nil for an unknown channel.
     func owner(of channel: UInt32) -> ConnectionID? {
         channels[channel]?.owner
@@ -86,15 +82,18 @@ struct ChannelTable: Sendable {
         guard let index = channels.index(forKey: channel) else { return .unknown }
         let owner = channels.values[index].owner
         guard owner == connection else { return .owned(by: owner) }
-        useClock += 1
-        channels.values[index].lastUse = useClock
-        record(channel, owner: owner)
+        stamp(channel, at: index)
         return .touched
     }
 
     /// Marks a channel as just used (for LRU eviction); no-op for unknown channels.
     mutating func touch(_ channel: UInt32) {
         guard let index = channels.index(forKey: channel) else { return }
+        stamp(channel, at: index)
+    }
+
+    /// The use of the channel at `index` in `channels`: its stamp, and its owner's use queue.
+    private mutating func stamp(_ channel: UInt32, at index: Dictionary<UInt32, Channel>.Index) {
         useClock += 1
         channels.values[index].lastUse = useClock
         record(channel, owner: channels.values[index].owner)
