@@ -1,7 +1,7 @@
 import Authenticator
 
 /// A signature counter: the device-global one, or one resident credential's own.
-enum CounterScope: Hashable {
+enum CounterScope {
     case global
     /// Keyed by the credential's `cred_key` (its durable mark is `credentials.counter_hw`).
     case credential(key: [UInt8])

@@ -208,10 +208,9 @@ public final class KeyRunner: @unchecked Sendable {
             batchConnection = nil
         }
         defer { flush() }
-        let tracing = traceFile != nil
         for action in actions {
             if case let .send(report, connection) = action {
-                if tracing { traceReport(report, .fromKey, connection) }
+                traceReport(report, .fromKey, connection)
                 if batchConnection != connection { flush() }
                 batchConnection = connection
                 if batch.capacity == 0 { batch.reserveCapacity(actions.count) }   // one allocation per reply
