@@ -23,17 +23,9 @@ enum Profile {
     /// big.example and one at solo.example (the two `-1m` profiles' RPs, as discoverable-1000's
     /// and discoverable-1's), the rest spread over 50,000 other RPs.
     static func prepareStore(directory: String, count: Int) throws {
-        let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive,
-                                                   options: StoreOptions(maxResidentCredentials: max(2_000_000, count)))
-        defer { store.close() }
-        let privateKey = try P256.Signing.PrivateKey().rawRepresentation
-        var batch: [ResidentCredential] = []
-        for index in 0..<count {
-            let rpID = index < 1_000 ? scaleBigRP : index == 1_000 ? scaleSoloRP : "rp\(index % 50_000).example"
-            batch.append(BenchKey.fillerCredential(rpID: rpID, index: index, privateKey: privateKey, deterministic: index <= 1_000))
-            if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
+        try ScaleBenchmarks.fill(directory: directory, count: count, privateKey: try P256.Signing.PrivateKey().rawRepresentation) {
+            $0 < 1_000 ? scaleBigRP : $0 == 1_000 ? scaleSoloRP : "rp\($0 % 50_000).example"
         }
-        if !batch.isEmpty { try store.saveResidentCredentials(batch) }
     }
 
     static func run(_ name: String, iterations: Int) throws {

@@ -6,17 +6,16 @@ import Foundation
 
 /// How the store behaves as it grows: the same operations at each size.
 enum ScaleBenchmarks {
-    /// A new store in `directory` with `count` resident credentials: one RP with up to 999
-    /// accounts, the rest spread over many RPs.
-    static func fill(directory: String, count: Int, privateKey fillerKey: SecretBytes) throws {
+    /// A new store in `directory` with `count` resident credentials: by default one RP with up to
+    /// 999 accounts, the rest spread over many RPs; `rpID` gives the n-th credential's RP instead.
+    static func fill(directory: String, count: Int, privateKey fillerKey: SecretBytes,
+                     rpID: (Int) -> String = { $0 < 999 ? "big.example" : "rp\($0 % 50_000).example" }) throws {
         let store = try SQLiteCredentialStore.open(directory: directory, lock: .exclusive,
                                                    options: StoreOptions(maxResidentCredentials: 2_000_000))
         defer { store.close() }
         var batch: [ResidentCredential] = []
-        let bigAccounts = min(999, count)
         for index in 0..<count {
-            let rpID = index < bigAccounts ? "big.example" : "rp\(index % 50_000).example"
-            batch.append(BenchKey.fillerCredential(rpID: rpID, index: index, privateKey: fillerKey))
+            batch.append(BenchKey.fillerCredential(rpID: rpID(index), index: index, privateKey: fillerKey))
             if batch.count == 10_000 { try store.saveResidentCredentials(batch); batch.removeAll(keepingCapacity: true) }
         }
         if !batch.isEmpty { try store.saveResidentCredentials(batch) }
